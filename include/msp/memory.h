@@ -1,0 +1,101 @@
+// MemoryLayer: the engine, as every face (CLI, REST, MCP, library) sees it.
+//
+// Open() one per data directory and process. Thread-safe: calls may come from
+// several threads; several processes may open the same data directory (the
+// store serialises writers, the derived indexes catch up before each query).
+#ifndef MSP_MEMORY_H_
+#define MSP_MEMORY_H_
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "msp/options.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp {
+
+// A source of time, so tests can move it.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimeMs NowMs() const = 0;
+};
+// The system clock.
+std::shared_ptr<Clock> SystemClock();
+
+struct ListRequest {
+  Namespace scope;
+  SearchFilter filter;
+  std::string session;   // episodes of one session, by step
+  int limit = 100;       // 0: all
+  int offset = 0;
+  bool newest_first = false;
+  bool include_expired = false;
+};
+
+class MemoryLayer {
+ public:
+  static Result<std::unique_ptr<MemoryLayer>> Open(const Options& options,
+                                                   std::shared_ptr<Clock> clock = nullptr);
+  virtual ~MemoryLayer() = default;
+  MemoryLayer(const MemoryLayer&) = delete;
+  MemoryLayer& operator=(const MemoryLayer&) = delete;
+
+  // A write through the write policy. Refusals come back as kRefused with the
+  // rule that fired; the refusal is audited and nothing is stored.
+  virtual Result<WriteResult> Write(const WriteRequest& request) = 0;
+
+  // Episodic memory: append a step (structural checks only: sensitivity
+  // high, size, UTF-8). Consolidation runs when the session has
+  // every_n_episodes new steps.
+  virtual Result<Memory> AddEpisode(const EpisodeStep& step) = 0;
+  // The last `k` steps of a session, oldest first (k = 0: all).
+  virtual Result<std::vector<Memory>> LastSteps(const Namespace& scope, const std::string& session,
+                                                int k) = 0;
+  // Ends a session: consolidates what is left of it.
+  virtual Result<ConsolidationReport> EndSession(const Namespace& scope,
+                                                 const std::string& session) = 0;
+
+  // Semantic memory: add a fact, or merge it into a near-duplicate.
+  virtual Result<WriteResult> AddFact(const FactRequest& request) = 0;
+  // Replaces fact `old_id` by a new fact; the old one stays in history,
+  // marked superseded and linked to its successor.
+  virtual Result<WriteResult> SupersedeFact(const Namespace& scope, const std::string& old_id,
+                                            const FactRequest& replacement) = 0;
+  // Every version of a record, oldest first, following supersede links.
+  virtual Result<std::vector<Memory>> History(const Namespace& scope, const std::string& id) = 0;
+
+  virtual Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& request) = 0;
+  virtual Result<Memory> Get(const Namespace& scope, const std::string& id) = 0;
+  virtual Result<std::vector<Memory>> List(const ListRequest& request) = 0;
+  virtual Status Delete(const Namespace& scope, const std::string& id, const std::string& reason,
+                        const std::string& actor) = 0;
+
+  // Runs the extractor over the episodes of `scope` not yet consolidated
+  // (one session when `session` is set).
+  virtual Result<ConsolidationReport> Consolidate(const Namespace& scope,
+                                                  const std::string& session) = 0;
+
+  // Rebuilds the derived indexes from the store.
+  virtual Status Reindex() = 0;
+
+  // JSONL, one record a line (format in README). Import is all-or-nothing:
+  // on any bad line nothing is applied and the error names the line.
+  virtual Result<ImportReport> Import(std::istream& in, const std::string& actor) = 0;
+  virtual Result<int64_t> Export(const Namespace& scope, std::ostream& out) = 0;
+
+  virtual Result<Stats> GetStats(const Namespace& scope) = 0;
+  virtual Result<std::vector<AuditEvent>> Audit(const Namespace& scope, const std::string& record_id,
+                                                int limit) = 0;
+
+ protected:
+  MemoryLayer() = default;
+};
+
+}  // namespace msp
+
+#endif  // MSP_MEMORY_H_

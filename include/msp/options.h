@@ -1,0 +1,75 @@
+// Options: every setting msp reads, as typed structs with their defaults.
+//
+// Filled once from flags, MSP_* environment variables and an optional TOML
+// file (see src/config/); the engine never reads configuration elsewhere.
+#ifndef MSP_OPTIONS_H_
+#define MSP_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace msp {
+
+struct StoreOptions {
+  std::string backend = "sqlite";
+  // Data directory: holds msp.db (the truth) and the derived indexes.
+  std::string data_dir = ".msp";
+  // SQLite synchronous mode: "full" survives power loss, "normal" survives a
+  // killed process (WAL).
+  std::string synchronous = "full";
+  int busy_timeout_ms = 10000;
+};
+
+struct EmbedderOptions {
+  std::string provider = "hashing";  // the built-in lexical hashing embedder
+  int dimension = 384;
+};
+
+// The write policy of seed 004. Each rule can be switched off; each refusal
+// names the rule that fired.
+struct WritePolicyOptions {
+  size_t min_chars = 20;                 // shorter text is refused (0: off)
+  std::vector<std::string> trivial_phrases = {"ok", "okay", "thanks", "thank you", "done",
+                                              "ready", "got it", "sure", "yes", "no"};
+  bool refuse_high_sensitivity = true;
+  std::vector<std::string> trusted_sources = {"user", "tool", "policy"};
+  std::vector<std::string> stable_tags = {"preference", "constraint", "profile", "goal"};
+  bool require_stable_tag = true;
+  int ttl_min_days = 1;
+  int ttl_max_days = 365;
+  int default_ttl_days = 0;              // 0: records without a TTL never expire
+  size_t max_items_per_user = 200;       // kind fact per (tenant, user); 0: no limit
+  size_t max_text_bytes = 32768;         // every write, episodes included
+};
+
+struct RetrievalOptions {
+  int rrf_k = 60;
+  double lexical_weight = 1.0;
+  double vector_weight = 1.0;
+  int candidates = 200;                  // per signal, before fusion
+  std::string language = "english";      // Snowball stemmer and stop words
+};
+
+struct FactOptions {
+  double dedup_cosine = 0.95;            // above this a candidate merges
+};
+
+struct ConsolidationOptions {
+  int every_n_episodes = 20;             // 0: only when asked / at session end
+  std::string extractor = "rules";
+};
+
+struct Options {
+  StoreOptions store;
+  EmbedderOptions embedder;
+  WritePolicyOptions policy;
+  RetrievalOptions retrieval;
+  FactOptions facts;
+  ConsolidationOptions consolidation;
+  std::string actor;                     // default caller identity for the audit log
+};
+
+}  // namespace msp
+
+#endif  // MSP_OPTIONS_H_

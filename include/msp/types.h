@@ -1,0 +1,246 @@
+// The memory model: one record type, Memory, and the small value types around it.
+//
+// Every timestamp is milliseconds since the Unix epoch, UTC; 0 means "unset".
+// Bodies are JSON text (the public API carries no third-party types).
+#ifndef MSP_TYPES_H_
+#define MSP_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace msp {
+
+using TimeMs = int64_t;
+
+enum class Kind { kEpisode, kFact, kProcedure, kDecision, kCorrection, kDocumentChunk, kArtifact };
+enum class Layer { kEpisodic, kSemantic, kProcedural, kDomain, kWorkflow, kPractitioner };
+enum class Sensitivity { kLow, kMedium, kHigh };
+enum class Criticality { kLow, kNormal, kHigh, kCritical };
+// A record is active until an explicit supersede replaces it; superseded
+// records stay readable in history but are not retrieved by default.
+enum class RecordState { kActive, kSuperseded };
+enum class EpisodeType { kUserMessage, kAgentResponse, kToolCall, kToolResult, kObservation };
+
+// Canonical lowercase names ("episode", "document_chunk", "user_message").
+std::string_view KindName(Kind k);
+std::string_view LayerName(Layer l);
+std::string_view SensitivityName(Sensitivity s);
+std::string_view CriticalityName(Criticality c);
+std::string_view RecordStateName(RecordState s);
+std::string_view EpisodeTypeName(EpisodeType t);
+// Parsers accept exactly the canonical names; nullopt otherwise.
+std::optional<Kind> ParseKind(std::string_view s);
+std::optional<Layer> ParseLayer(std::string_view s);
+std::optional<Sensitivity> ParseSensitivity(std::string_view s);
+std::optional<Criticality> ParseCriticality(std::string_view s);
+std::optional<RecordState> ParseRecordState(std::string_view s);
+std::optional<EpisodeType> ParseEpisodeType(std::string_view s);
+// The layer a kind lives in when the caller does not say (episode -> episodic,
+// fact -> semantic, procedure -> procedural, document_chunk -> domain,
+// decision/artifact -> workflow, correction -> practitioner).
+Layer DefaultLayer(Kind k);
+
+// Who a record belongs to. tenant is always set ("default" when not given);
+// the other parts are optional. A record is visible to a query scope when the
+// tenant is equal and every non-empty part of the scope equals the record's.
+struct Namespace {
+  std::string tenant = "default";
+  std::string user;
+  std::string agent;
+  std::string session;
+  std::string mission;
+  std::string operator_id;
+
+  bool operator==(const Namespace&) const = default;
+  // True when a record in `record` is visible to this scope (see above).
+  bool Contains(const Namespace& record) const;
+  // "tenant=default/user=ann/session=s1": stable, for logs and messages.
+  std::string ToString() const;
+};
+
+// A pointer from a record to where it came from: another record ("episode",
+// id), a commit ("commit", hash), an issue, a URL, a document page.
+struct ProvenanceRef {
+  std::string type;   // episode, fact, commit, issue, url, document, import, ...
+  std::string ref;    // the id, hash or address
+  std::string detail; // optional: page, section, line, note
+  bool operator==(const ProvenanceRef&) const = default;
+};
+
+struct Memory {
+  std::string id;  // UUID (v7, time-ordered)
+  Namespace ns;
+  Layer layer = Layer::kSemantic;
+  Kind kind = Kind::kFact;
+  std::string text;               // what is indexed and returned
+  std::string body_json = "{}";   // typed JSON body (an object), per kind
+  std::vector<std::string> tags;
+  std::string source;             // user, tool, policy, consolidation, import...
+  Sensitivity sensitivity = Sensitivity::kLow;
+  Criticality criticality = Criticality::kNormal;
+  double confidence = 1.0;        // 0..1
+  TimeMs created_at = 0;          // when msp learned it
+  TimeMs updated_at = 0;
+  TimeMs expires_at = 0;          // 0: never expires
+  TimeMs valid_at = 0;            // when it started to hold in the world (0: unknown)
+  TimeMs invalid_at = 0;          // when it stopped holding (0: still holds)
+  int64_t access_count = 0;
+  TimeMs last_accessed = 0;
+  std::vector<ProvenanceRef> provenance;
+  RecordState state = RecordState::kActive;
+  std::string supersedes;         // id of the record this one replaced
+  std::string superseded_by;      // id of the record that replaced this one
+  // Episodes only: the step's position in its session (ns.session).
+  int64_t step_number = 0;
+  // The vector and the embedder that made it ("hashing-384"); empty if none.
+  std::vector<float> embedding;
+  std::string embedder_id;
+  // The change-sequence number of the last change to this record (read-only;
+  // assigned by the store).
+  int64_t seq = 0;
+
+  bool operator==(const Memory&) const = default;
+};
+
+// One step of an agent session (seed 000, 2.1).
+struct EpisodeStep {
+  Namespace ns;                 // ns.session is the session id (required)
+  int64_t step_number = 0;      // 0: next after the session's last step
+  EpisodeType type = EpisodeType::kUserMessage;
+  std::string content_json;     // JSON object, e.g. {"text": "..."}; or
+  std::string text;             // plain text, used when content_json is empty
+  std::string tool_name;
+  int64_t duration_ms = 0;
+  int64_t token_count = 0;
+  TimeMs timestamp = 0;         // 0: now
+  std::vector<std::string> tags;
+  Sensitivity sensitivity = Sensitivity::kLow;
+  std::string source = "agent";
+  std::string actor;            // who asked, for the audit log
+};
+
+// A general write through the write policy (seed 004).
+struct WriteRequest {
+  Namespace ns;
+  Kind kind = Kind::kFact;
+  std::optional<Layer> layer;   // default: DefaultLayer(kind)
+  std::string text;
+  std::string body_json;        // empty: "{}"
+  std::vector<std::string> tags;
+  std::string source = "user";
+  Sensitivity sensitivity = Sensitivity::kLow;
+  Criticality criticality = Criticality::kNormal;
+  double confidence = 1.0;
+  int ttl_days = 0;             // 0: the configured default (none unless set)
+  TimeMs valid_at = 0;
+  std::vector<ProvenanceRef> provenance;
+  std::string actor;            // who asked, for the audit log
+};
+
+struct WriteResult {
+  std::string id;                        // the stored (or merged-into) record
+  bool merged = false;                   // a near-duplicate fact was updated instead
+  std::vector<std::string> evicted_ids;  // records evicted by the per-user limit
+};
+
+// A durable fact (seed 000, 2.2). Within dedup_cosine of an existing active
+// fact in the same namespace it updates that fact instead of adding one.
+struct FactRequest {
+  Namespace ns;
+  std::string text;
+  double confidence = 1.0;
+  std::vector<std::string> source_episodes;  // episode ids
+  std::vector<std::string> tags;
+  std::string source = "user";
+  Sensitivity sensitivity = Sensitivity::kLow;
+  Criticality criticality = Criticality::kNormal;
+  TimeMs valid_at = 0;
+  std::vector<ProvenanceRef> provenance;
+  std::string actor;
+};
+
+// What retrieval may return. Empty vectors mean "any".
+struct SearchFilter {
+  std::vector<Kind> kinds;
+  std::vector<Layer> layers;
+  std::vector<std::string> tags;     // a record matches when it has any of them
+  std::vector<std::string> sources;
+  std::vector<Criticality> criticalities;
+  TimeMs created_from = 0;           // inclusive; 0: unbounded
+  TimeMs created_to = 0;             // exclusive; 0: unbounded
+  bool include_superseded = false;
+};
+
+struct RetrieveRequest {
+  Namespace scope;
+  std::string query;
+  int top_k = 10;
+  double min_score = 0.0;            // on the normalised scale of SearchHit::score
+  SearchFilter filter;
+  bool explain = false;
+  bool record_access = true;         // bump access_count / last_accessed
+};
+
+// One signal's part in a hit's score (filled when explain is set).
+struct SignalContribution {
+  std::string signal;   // "bm25", "cosine"
+  int rank = 0;         // 1-based rank in that signal; 0: not found by it
+  double raw = 0.0;     // the signal's own score (BM25 weight, cosine)
+  double contribution = 0.0;  // what it added to the fused score
+};
+
+struct SearchHit {
+  Memory memory;
+  // Reciprocal-rank fusion normalised to [0, 1]: 1.0 is first in every
+  // signal; first in one signal and absent from the other is 0.5.
+  double score = 0.0;
+  std::vector<SignalContribution> explain;
+};
+
+enum class AuditAction { kWrite, kRefuse, kUpdate, kMerge, kSupersede, kDelete, kEvict, kImport };
+std::string_view AuditActionName(AuditAction a);
+std::optional<AuditAction> ParseAuditAction(std::string_view s);
+
+struct AuditEvent {
+  int64_t seq = 0;         // assigned by the store
+  TimeMs at = 0;
+  std::string actor;       // caller identity when known
+  AuditAction action = AuditAction::kWrite;
+  std::string record_id;   // empty for a refusal
+  std::string tenant;
+  std::string reason;
+  std::string details_json = "{}";
+};
+
+struct ConsolidationReport {
+  int episodes_read = 0;
+  int candidates = 0;
+  int facts_added = 0;
+  int facts_merged = 0;
+  std::vector<std::string> fact_ids;  // added or merged, in order
+};
+
+struct ImportReport {
+  int lines = 0;
+  int applied = 0;
+};
+
+struct Stats {
+  int64_t records = 0;
+  int64_t active = 0;
+  int64_t expired = 0;
+  std::vector<std::pair<std::string, int64_t>> by_kind;
+  int64_t last_seq = 0;
+  int64_t lexical_applied_seq = 0;
+  int64_t vector_applied_seq = 0;
+  int64_t audit_events = 0;
+  std::string embedder_id;
+  std::string store_path;
+};
+
+}  // namespace msp
+
+#endif  // MSP_TYPES_H_

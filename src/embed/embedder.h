@@ -1,0 +1,34 @@
+// Embedder: text to a fixed-dimension vector. Implementations: hashing/ (the
+// built-in lexical hashing embedder, no model needed); later openai/.
+#ifndef MSP_EMBED_EMBEDDER_H_
+#define MSP_EMBED_EMBEDDER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "msp/options.h"
+#include "msp/status.h"
+
+namespace msp {
+
+class Embedder {
+ public:
+  virtual ~Embedder() = default;
+  virtual int dimension() const = 0;
+  // Names the model and dimension, stored with each vector ("hashing-v1-384").
+  virtual std::string id() const = 0;
+  // One vector per text, L2-normalised (an all-zero vector for text with no
+  // features). Thread-safe.
+  virtual Result<std::vector<std::vector<float>>> Embed(const std::vector<std::string>& texts) = 0;
+};
+
+Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options);
+
+// Dot product of two equal-length vectors (cosine for normalised vectors).
+float Dot(const float* a, const float* b, size_t n);
+
+}  // namespace msp
+
+#endif  // MSP_EMBED_EMBEDDER_H_

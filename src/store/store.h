@@ -1,0 +1,109 @@
+// Store: the source of truth for records, the change sequence, the audit log
+// and small metadata. Backends (sqlite/, later postgres/) implement it and
+// pass one conformance suite (tests/conformance/).
+//
+// Every Apply() is atomic: all of a batch lands or none of it. Every put and
+// delete in a batch gets the next change-sequence number; derived indexes
+// catch up from ChangesSince(). Access statistics (RecordAccess) are
+// bookkeeping and do not enter the change sequence.
+//
+// Thread-safety: an implementation is safe to call from several threads, and
+// several processes may open the same store.
+#ifndef MSP_STORE_STORE_H_
+#define MSP_STORE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "msp/options.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp {
+
+enum class ChangeOp { kPut, kDelete };
+
+struct Change {
+  int64_t seq = 0;
+  std::string record_id;
+  ChangeOp op = ChangeOp::kPut;
+};
+
+// One atomic unit of writes.
+struct WriteBatch {
+  std::vector<Memory> puts;              // insert, or replace the whole record by id
+  std::vector<std::string> deletes;      // ids; deleting a missing id is an error
+  std::vector<AuditEvent> audit;         // appended in the same transaction
+  std::vector<std::pair<std::string, std::string>> meta;  // key/value upserts
+  bool empty() const { return puts.empty() && deletes.empty() && audit.empty() && meta.empty(); }
+};
+
+// Which records List/Count return. Scope follows Namespace::Contains.
+struct RecordQuery {
+  Namespace scope;
+  std::vector<Kind> kinds;               // empty: any
+  std::vector<Layer> layers;             // empty: any
+  std::string session;                   // non-empty: only ns.session == session
+  int64_t min_step = 0;                  // with session: step_number >= min_step
+  std::optional<RecordState> state;      // nullopt: any
+  TimeMs created_from = 0;               // inclusive; 0 unbounded
+  TimeMs created_to = 0;                 // exclusive; 0 unbounded
+  TimeMs not_expired_at = 0;             // > 0: exclude records with 0 < expires_at <= this
+  enum class Order { kCreatedAsc, kCreatedDesc, kStepAsc, kStepDesc } order = Order::kCreatedAsc;
+  int limit = 0;                         // 0: no limit
+  int offset = 0;
+  bool with_embeddings = true;
+};
+
+struct AuditQuery {
+  std::string tenant;                    // required
+  std::string record_id;                 // empty: any
+  int limit = 100;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies `batch` atomically. Puts of records whose id exists replace them.
+  // On success each put's Memory::seq is the number its change got (returned
+  // in order, puts then deletes).
+  virtual Result<std::vector<int64_t>> Apply(const WriteBatch& batch) = 0;
+
+  virtual Result<std::optional<Memory>> Get(const std::string& id) = 0;
+  // Records that exist among `ids`, in the order of `ids`; missing ones skipped.
+  virtual Result<std::vector<Memory>> GetMany(const std::vector<std::string>& ids,
+                                              bool with_embeddings = true) = 0;
+  virtual Result<std::vector<Memory>> List(const RecordQuery& query) = 0;
+  virtual Result<int64_t> Count(const RecordQuery& query) = 0;
+  // Calls `fn` for every record (in id order) until it returns false; for
+  // rebuilding indexes without loading everything at once.
+  virtual Status Scan(const std::function<bool(const Memory&)>& fn) = 0;
+
+  // Changes with seq > after, ascending, at most `limit` (0: all).
+  virtual Result<std::vector<Change>> ChangesSince(int64_t after, int limit) = 0;
+  virtual Result<int64_t> LastSeq() = 0;
+
+  // Bumps access_count by one and sets last_accessed = at, for each id.
+  virtual Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) = 0;
+
+  virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
+  virtual Result<int64_t> CountAudit(const std::string& tenant) = 0;
+
+  virtual Result<std::optional<std::string>> GetMeta(const std::string& key) = 0;
+
+  // Where the store lives, for messages ("/data/.msp/msp.db").
+  virtual std::string Describe() const = 0;
+};
+
+// Opens (creating if needed, migrating forward) the store named by
+// options.backend under options.data_dir.
+Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options);
+
+}  // namespace msp
+
+#endif  // MSP_STORE_STORE_H_

@@ -1,0 +1,48 @@
+// UTF-8 validation (RFC 3629).
+#include "util/utf8.h"
+
+namespace msp {
+
+bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  auto fail = [&](size_t at) {
+    if (bad_offset) *bad_offset = at;
+    return false;
+  };
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return fail(i);
+    }
+    if (i + len > n) return fail(i);
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return fail(i);
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return fail(i);
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace msp

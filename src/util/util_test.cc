@@ -1,0 +1,99 @@
+// Tests for the small utilities: time, ids, UTF-8, names and namespaces.
+#include <gtest/gtest.h>
+
+#include "msp/status.h"
+#include "msp/types.h"
+#include "util/time.h"
+#include "util/utf8.h"
+#include "util/uuid.h"
+
+namespace msp {
+namespace {
+
+TEST(TimeTest, FormatsAndParsesRoundTrip) {
+  const TimeMs t = 1764496800123;  // 2025-11-30T10:00:00.123Z
+  EXPECT_EQ(FormatIso8601(t), "2025-11-30T10:00:00.123Z");
+  auto back = ParseIso8601(FormatIso8601(t));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, t);
+  EXPECT_EQ(FormatIso8601(0), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(TimeTest, ParsesDatesAndZones) {
+  EXPECT_EQ(*ParseIso8601("1970-01-02"), kMsPerDay);
+  EXPECT_EQ(*ParseIso8601("1970-01-01T01:00:00+01:00"), 0);
+  EXPECT_EQ(*ParseIso8601("1970-01-01T00:00:01.5Z"), 1500);
+  EXPECT_EQ(*ParseIso8601("2024-02-29"), *ParseIso8601("2024-03-01") - kMsPerDay);
+}
+
+TEST(TimeTest, RejectsMalformedTimes) {
+  for (const char* s : {"", "2024", "2024-13-01", "2023-02-29", "2024-01-01T25:00", "2024-01-01X",
+                        "2024-01-01T10:00Zjunk", "yesterday"}) {
+    auto r = ParseIso8601(s);
+    EXPECT_FALSE(r.ok()) << s;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+}
+
+TEST(UuidTest, IsVersion7AndUnique) {
+  std::string a = NewUuid(1000), b = NewUuid(1000);
+  EXPECT_TRUE(IsUuid(a));
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a[14], '7');
+  EXPECT_LT(NewUuid(1000), NewUuid(2000));  // time-ordered
+  EXPECT_FALSE(IsUuid("not-a-uuid"));
+}
+
+TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
+  EXPECT_TRUE(IsValidUtf8("plain ascii"));
+  EXPECT_TRUE(IsValidUtf8("Привіт, світ — ✓ 😀"));
+  size_t at = 0;
+  EXPECT_FALSE(IsValidUtf8(std::string("ab\xff", 3), &at));
+  EXPECT_EQ(at, 2u);
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
+}
+
+TEST(TypesTest, NamesRoundTrip) {
+  for (Kind k : {Kind::kEpisode, Kind::kFact, Kind::kProcedure, Kind::kDecision, Kind::kCorrection,
+                 Kind::kDocumentChunk, Kind::kArtifact}) {
+    EXPECT_EQ(ParseKind(KindName(k)), k);
+  }
+  EXPECT_FALSE(ParseKind("Fact").has_value());
+  EXPECT_EQ(DefaultLayer(Kind::kEpisode), Layer::kEpisodic);
+  EXPECT_EQ(DefaultLayer(Kind::kCorrection), Layer::kPractitioner);
+}
+
+TEST(NamespaceTest, ScopeContainsRecordsByNonEmptyParts) {
+  Namespace scope;
+  scope.tenant = "acme";
+  scope.user = "ann";
+  Namespace rec = scope;
+  rec.session = "s1";
+  EXPECT_TRUE(scope.Contains(rec));
+  rec.user = "bob";
+  EXPECT_FALSE(scope.Contains(rec));
+  Namespace other_tenant = scope;
+  other_tenant.tenant = "globex";
+  EXPECT_FALSE(scope.Contains(other_tenant));
+  Namespace tenant_only;
+  tenant_only.tenant = "acme";
+  EXPECT_TRUE(tenant_only.Contains(rec));
+  EXPECT_EQ(rec.ToString(), "tenant=acme/user=bob/session=s1");
+}
+
+TEST(StatusTest, ResultCarriesValueOrError) {
+  Result<int> good = 3;
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, 3);
+  Result<int> bad = Status::NotFound("no record abc");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ToString(), "not_found: no record abc");
+  EXPECT_EQ(bad.status().WithContext("get").message(), "get: no record abc");
+}
+
+}  // namespace
+}  // namespace msp

@@ -1,0 +1,50 @@
+// UUIDv7: 48 bits of Unix ms, version and variant bits, 74 random bits.
+#include "util/uuid.h"
+
+#include <cctype>
+#include <cstdint>
+#include <mutex>
+#include <random>
+
+namespace msp {
+
+std::string NewUuid(TimeMs now) {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<uint64_t>(now) << 16)};
+  uint64_t r1, r2;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    r1 = rng();
+    r2 = rng();
+  }
+  unsigned char b[16];
+  const uint64_t ms = static_cast<uint64_t>(now) & 0xFFFFFFFFFFFFULL;
+  for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(ms >> (40 - 8 * i));
+  b[6] = static_cast<unsigned char>(0x70 | (r1 & 0x0F));
+  b[7] = static_cast<unsigned char>(r1 >> 8);
+  b[8] = static_cast<unsigned char>(0x80 | ((r1 >> 16) & 0x3F));
+  for (int i = 9; i < 16; ++i) b[i] = static_cast<unsigned char>(r2 >> (8 * (i - 9)));
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[b[i] >> 4]);
+    out.push_back(kHex[b[i] & 0xF]);
+  }
+  return out;
+}
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (s[i] != '-') return false;
+    } else if (!std::isxdigit(static_cast<unsigned char>(s[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace msp
