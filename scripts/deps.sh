@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages msp builds and tests with, when any
+# is missing. Safe to run again: it installs nothing when all are present.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libsqlite3-dev libxapian-dev nlohmann-json3-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "msp: installing missing packages: ${missing[*]}" >&2
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
