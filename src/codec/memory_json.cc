@@ -1,0 +1,554 @@
+// JSON encoding and strict decoding of records and reports.
+#include "codec/memory_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+
+#include "util/time.h"
+#include "util/utf8.h"
+#include "util/uuid.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+// "string", "number", "object"... for error messages.
+std::string TypeName(const json& j) {
+  if (j.is_number_integer()) return "integer";
+  if (j.is_number_float()) return "number";
+  return j.type_name();
+}
+
+std::string Quote(std::string_view s) {
+  std::string out = "'";
+  out += s;
+  out += "'";
+  return out;
+}
+
+// The canonical names of an enum, "a, b, c", by walking its values until
+// the name function no longer knows one.
+template <typename E>
+std::string AllowedNames(std::string_view (*name)(E)) {
+  std::string out;
+  for (int i = 0; i < 64; ++i) {
+    std::string_view n = name(static_cast<E>(i));
+    if (n == "unknown") break;
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+json TimeToJson(TimeMs t) { return t == 0 ? json(nullptr) : json(FormatIso8601(t)); }
+
+// The body text as a JSON value: an object when it parses as one, otherwise
+// the raw text (which MemoryFromJson then rejects).
+json BodyToJson(const std::string& body_json) {
+  if (body_json.empty()) return json::object();
+  json parsed = json::parse(body_json, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) return json(body_json);
+  return parsed;
+}
+
+// Validates every string (keys and values) inside `j`; `path` names it.
+Status CheckJsonUtf8(const json& j, const std::string& path) {
+  size_t bad = 0;
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (!IsValidUtf8(s, &bad)) {
+      return Status::InvalidArgument("field " + Quote(path) + " is not valid UTF-8 (bad byte at offset " +
+                                     std::to_string(bad) + ")");
+    }
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (!IsValidUtf8(key, &bad)) {
+        return Status::InvalidArgument("field " + Quote(path) + " has a key that is not valid UTF-8");
+      }
+      MSP_RETURN_IF_ERROR(CheckJsonUtf8(value, path + "." + key));
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      MSP_RETURN_IF_ERROR(CheckJsonUtf8(j[i], path + "[" + std::to_string(i) + "]"));
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads the fields of one JSON object strictly. `prefix` ("", "namespace.",
+// "provenance[2].") qualifies field names in errors.
+class ObjectReader {
+ public:
+  ObjectReader(const json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
+
+  // Every key of the object must be one of `known`.
+  Status CheckKnown(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : obj_.items()) {
+      bool found = false;
+      for (std::string_view k : known) found = found || k == key;
+      if (!found) {
+        std::string list;
+        for (std::string_view k : known) {
+          if (!list.empty()) list += ", ";
+          list += k;
+        }
+        std::string shown = key;
+        size_t bad = 0;
+        if (!IsValidUtf8(shown, &bad)) shown = "(invalid UTF-8)";
+        return Status::InvalidArgument("unknown field " + Quote(prefix_ + shown) + "; known fields are " +
+                                       list);
+      }
+    }
+    return Status::Ok();
+  }
+
+  bool Has(std::string_view key) const { return obj_.contains(key); }
+
+  Status Required(std::string_view key) const {
+    if (!Has(key)) return Status::InvalidArgument("missing field " + Quote(Name(key)));
+    return Status::Ok();
+  }
+
+  Status String(std::string_view key, std::string* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_string()) return WrongType(key, "a string", *v);
+    const auto& s = v->get_ref<const std::string&>();
+    size_t bad = 0;
+    if (!IsValidUtf8(s, &bad)) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " is not valid UTF-8 (bad byte at offset " +
+                                     std::to_string(bad) + ")");
+    }
+    *out = s;
+    return Status::Ok();
+  }
+
+  Status Uuid(std::string_view key, std::string* out) const {
+    std::string s;
+    MSP_RETURN_IF_ERROR(String(key, &s));
+    if (!s.empty() && !IsUuid(s)) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " must be a UUID, got " + Quote(s));
+    }
+    if (Has(key)) *out = s;
+    return Status::Ok();
+  }
+
+  Status StringList(std::string_view key, std::vector<std::string>* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_array()) return WrongType(key, "an array of strings", *v);
+    std::vector<std::string> items;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json& e = (*v)[i];
+      const std::string name = Name(key) + "[" + std::to_string(i) + "]";
+      if (!e.is_string()) {
+        return Status::InvalidArgument("field " + Quote(name) + " must be a string, got " + TypeName(e));
+      }
+      size_t bad = 0;
+      if (!IsValidUtf8(e.get_ref<const std::string&>(), &bad)) {
+        return Status::InvalidArgument("field " + Quote(name) + " is not valid UTF-8 (bad byte at offset " +
+                                       std::to_string(bad) + ")");
+      }
+      items.push_back(e.get<std::string>());
+    }
+    *out = std::move(items);
+    return Status::Ok();
+  }
+
+  Status Int(std::string_view key, int64_t min, int64_t* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_number_integer()) return WrongType(key, "an integer", *v);
+    if (v->is_number_unsigned() &&
+        v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " is out of range");
+    }
+    const int64_t n = v->get<int64_t>();
+    if (n < min) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " must be >= " + std::to_string(min) +
+                                     ", got " + std::to_string(n));
+    }
+    *out = n;
+    return Status::Ok();
+  }
+
+  Status Double(std::string_view key, double lo, double hi, double* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_number()) return WrongType(key, "a number", *v);
+    const double d = v->get<double>();
+    if (!(d >= lo && d <= hi)) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " must be between " + Num(lo) + " and " +
+                                     Num(hi) + ", got " + v->dump());
+    }
+    *out = d;
+    return Status::Ok();
+  }
+
+  // An ISO 8601 string, or null for "unset" (0).
+  Status Time(std::string_view key, TimeMs* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (v->is_null()) {
+      *out = 0;
+      return Status::Ok();
+    }
+    if (!v->is_string()) return WrongType(key, "an ISO 8601 string or null", *v);
+    const auto& s = v->get_ref<const std::string&>();
+    size_t bad = 0;
+    if (!IsValidUtf8(s, &bad)) {
+      return Status::InvalidArgument("field " + Quote(Name(key)) + " is not valid UTF-8");
+    }
+    Result<TimeMs> t = ParseIso8601(s);
+    if (!t.ok()) return t.status().WithContext("field " + Quote(Name(key)));
+    *out = *t;
+    return Status::Ok();
+  }
+
+  template <typename E>
+  Status Enum(std::string_view key, std::string_view (*name)(E), std::optional<E> (*parse)(std::string_view),
+              E* out) const {
+    const json* v = Find(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_string()) return WrongType(key, "a string", *v);
+    const auto& s = v->get_ref<const std::string&>();
+    std::optional<E> e = parse(s);
+    if (!e) {
+      size_t bad = 0;
+      const std::string shown = IsValidUtf8(s, &bad) ? Quote(s) : "(invalid UTF-8)";
+      return Status::InvalidArgument("field " + Quote(Name(key)) + ": unknown value " + shown +
+                                     "; allowed: " + AllowedNames(name));
+    }
+    *out = *e;
+    return Status::Ok();
+  }
+
+  const json* Find(std::string_view key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
+
+  std::string Name(std::string_view key) const { return prefix_ + std::string(key); }
+
+  Status WrongType(std::string_view key, const char* expected, const json& got) const {
+    return Status::InvalidArgument("field " + Quote(Name(key)) + " must be " + expected + ", got " +
+                                   TypeName(got));
+  }
+
+ private:
+  // 0.5 -> "0.5", 1.0 -> "1".
+  static std::string Num(double d) {
+    if (std::fabs(d) < 1e15 && d == std::floor(d)) return std::to_string(static_cast<int64_t>(d));
+    return json(d).dump();
+  }
+
+  const json& obj_;
+  std::string prefix_;
+};
+
+Result<ProvenanceRef> ProvenanceFromJson(const json& j, const std::string& name) {
+  if (!j.is_object()) {
+    return Status::InvalidArgument("field " + Quote(name) + " must be an object {type, ref, detail}, got " +
+                                   TypeName(j));
+  }
+  ObjectReader r(j, name + ".");
+  MSP_RETURN_IF_ERROR(r.CheckKnown({"type", "ref", "detail"}));
+  MSP_RETURN_IF_ERROR(r.Required("type"));
+  MSP_RETURN_IF_ERROR(r.Required("ref"));
+  ProvenanceRef p;
+  MSP_RETURN_IF_ERROR(r.String("type", &p.type));
+  MSP_RETURN_IF_ERROR(r.String("ref", &p.ref));
+  MSP_RETURN_IF_ERROR(r.String("detail", &p.detail));
+  if (p.type.empty()) return Status::InvalidArgument("field " + Quote(name + ".type") + " must not be empty");
+  return p;
+}
+
+// Finds the nesting depth of `text` without parsing it, so that hostile
+// input cannot make later recursive walks overflow the stack. Returns the
+// byte offset where kMaxJsonDepth is exceeded, or npos.
+size_t DepthExceededAt(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view what) {
+  const std::string prefix(what);
+  size_t bad = 0;
+  if (!IsValidUtf8(text, &bad)) {
+    return Status::InvalidArgument(prefix + ": invalid UTF-8 at byte " + std::to_string(bad));
+  }
+  if (size_t at = DepthExceededAt(text); at != std::string_view::npos) {
+    return Status::InvalidArgument(prefix + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                   " levels at byte " + std::to_string(at));
+  }
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string detail = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 5: ".
+    const size_t col = detail.find("column ");
+    if (col != std::string::npos) {
+      const size_t colon = detail.find(": ", col);
+      if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    }
+    return Status::InvalidArgument(prefix + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
+                                   detail);
+  } catch (const json::exception& e) {
+    return Status::InvalidArgument(prefix + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) {
+    return Status::InvalidArgument(prefix + ": expected a JSON object, got " + TypeName(j));
+  }
+  return j;
+}
+
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+nlohmann::json NamespaceToJson(const Namespace& ns) {
+  return json{{"tenant", ns.tenant},   {"user", ns.user},       {"agent", ns.agent},
+              {"session", ns.session}, {"mission", ns.mission}, {"operator", ns.operator_id}};
+}
+
+Result<Namespace> NamespaceFromJson(const nlohmann::json& j, std::string_view field) {
+  const std::string name(field);
+  if (!j.is_object()) {
+    return Status::InvalidArgument("field " + Quote(name) + " must be an object, got " + TypeName(j));
+  }
+  ObjectReader r(j, name + ".");
+  MSP_RETURN_IF_ERROR(r.CheckKnown({"tenant", "user", "agent", "session", "mission", "operator"}));
+  Namespace ns;
+  MSP_RETURN_IF_ERROR(r.String("tenant", &ns.tenant));
+  MSP_RETURN_IF_ERROR(r.String("user", &ns.user));
+  MSP_RETURN_IF_ERROR(r.String("agent", &ns.agent));
+  MSP_RETURN_IF_ERROR(r.String("session", &ns.session));
+  MSP_RETURN_IF_ERROR(r.String("mission", &ns.mission));
+  MSP_RETURN_IF_ERROR(r.String("operator", &ns.operator_id));
+  if (ns.tenant.empty()) {
+    return Status::InvalidArgument("field " + Quote(name + ".tenant") + " must not be empty");
+  }
+  return ns;
+}
+
+nlohmann::json MemoryToJson(const Memory& m, bool with_embedding) {
+  json provenance = json::array();
+  for (const ProvenanceRef& p : m.provenance) {
+    provenance.push_back(json{{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
+  }
+  json j = {
+      {"id", m.id},
+      {"namespace", NamespaceToJson(m.ns)},
+      {"layer", LayerName(m.layer)},
+      {"kind", KindName(m.kind)},
+      {"text", m.text},
+      {"body", BodyToJson(m.body_json)},
+      {"tags", m.tags},
+      {"source", m.source},
+      {"sensitivity", SensitivityName(m.sensitivity)},
+      {"criticality", CriticalityName(m.criticality)},
+      {"confidence", m.confidence},
+      {"created_at", TimeToJson(m.created_at)},
+      {"updated_at", TimeToJson(m.updated_at)},
+      {"expires_at", TimeToJson(m.expires_at)},
+      {"valid_at", TimeToJson(m.valid_at)},
+      {"invalid_at", TimeToJson(m.invalid_at)},
+      {"access_count", m.access_count},
+      {"last_accessed", TimeToJson(m.last_accessed)},
+      {"provenance", std::move(provenance)},
+      {"state", RecordStateName(m.state)},
+      {"supersedes", m.supersedes},
+      {"superseded_by", m.superseded_by},
+      {"step_number", m.step_number},
+  };
+  if (with_embedding) {
+    j["embedder_id"] = m.embedder_id;
+    json vec = json::array();
+    for (float f : m.embedding) vec.push_back(static_cast<double>(f));
+    j["embedding"] = std::move(vec);
+  }
+  return j;
+}
+
+Result<Memory> MemoryFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    return Status::InvalidArgument("a record must be a JSON object, got " + TypeName(j));
+  }
+  ObjectReader r(j, "");
+  MSP_RETURN_IF_ERROR(r.CheckKnown({"id",
+                                    "namespace",
+                                    "layer",
+                                    "kind",
+                                    "text",
+                                    "body",
+                                    "tags",
+                                    "source",
+                                    "sensitivity",
+                                    "criticality",
+                                    "confidence",
+                                    "created_at",
+                                    "updated_at",
+                                    "expires_at",
+                                    "valid_at",
+                                    "invalid_at",
+                                    "access_count",
+                                    "last_accessed",
+                                    "provenance",
+                                    "state",
+                                    "supersedes",
+                                    "superseded_by",
+                                    "step_number",
+                                    "embedder_id",
+                                    "embedding"}));
+  MSP_RETURN_IF_ERROR(r.Required("text"));
+  Memory m;
+  MSP_RETURN_IF_ERROR(r.Uuid("id", &m.id));
+  if (const json* ns = r.Find("namespace")) {
+    MSP_ASSIGN_OR_RETURN(m.ns, NamespaceFromJson(*ns, "namespace"));
+  }
+  MSP_RETURN_IF_ERROR(r.Enum("kind", &KindName, &ParseKind, &m.kind));
+  m.layer = DefaultLayer(m.kind);
+  MSP_RETURN_IF_ERROR(r.Enum("layer", &LayerName, &ParseLayer, &m.layer));
+  MSP_RETURN_IF_ERROR(r.String("text", &m.text));
+  if (const json* body = r.Find("body")) {
+    if (!body->is_object()) return r.WrongType("body", "an object", *body);
+    MSP_RETURN_IF_ERROR(CheckJsonUtf8(*body, "body"));
+    m.body_json = body->dump();
+  }
+  MSP_RETURN_IF_ERROR(r.StringList("tags", &m.tags));
+  MSP_RETURN_IF_ERROR(r.String("source", &m.source));
+  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &SensitivityName, &ParseSensitivity, &m.sensitivity));
+  MSP_RETURN_IF_ERROR(r.Enum("criticality", &CriticalityName, &ParseCriticality, &m.criticality));
+  MSP_RETURN_IF_ERROR(r.Double("confidence", 0.0, 1.0, &m.confidence));
+  MSP_RETURN_IF_ERROR(r.Time("created_at", &m.created_at));
+  MSP_RETURN_IF_ERROR(r.Time("updated_at", &m.updated_at));
+  MSP_RETURN_IF_ERROR(r.Time("expires_at", &m.expires_at));
+  MSP_RETURN_IF_ERROR(r.Time("valid_at", &m.valid_at));
+  MSP_RETURN_IF_ERROR(r.Time("invalid_at", &m.invalid_at));
+  MSP_RETURN_IF_ERROR(r.Int("access_count", 0, &m.access_count));
+  MSP_RETURN_IF_ERROR(r.Time("last_accessed", &m.last_accessed));
+  if (const json* prov = r.Find("provenance")) {
+    if (!prov->is_array()) return r.WrongType("provenance", "an array of {type, ref, detail}", *prov);
+    for (size_t i = 0; i < prov->size(); ++i) {
+      MSP_ASSIGN_OR_RETURN(ProvenanceRef p,
+                           ProvenanceFromJson((*prov)[i], "provenance[" + std::to_string(i) + "]"));
+      m.provenance.push_back(std::move(p));
+    }
+  }
+  MSP_RETURN_IF_ERROR(r.Enum("state", &RecordStateName, &ParseRecordState, &m.state));
+  MSP_RETURN_IF_ERROR(r.Uuid("supersedes", &m.supersedes));
+  MSP_RETURN_IF_ERROR(r.Uuid("superseded_by", &m.superseded_by));
+  MSP_RETURN_IF_ERROR(r.Int("step_number", 0, &m.step_number));
+  MSP_RETURN_IF_ERROR(r.String("embedder_id", &m.embedder_id));
+  if (const json* vec = r.Find("embedding")) {
+    if (!vec->is_array()) return r.WrongType("embedding", "an array of numbers", *vec);
+    m.embedding.reserve(vec->size());
+    for (size_t i = 0; i < vec->size(); ++i) {
+      const json& e = (*vec)[i];
+      const std::string name = "embedding[" + std::to_string(i) + "]";
+      if (!e.is_number()) {
+        return Status::InvalidArgument("field " + Quote(name) + " must be a number, got " + TypeName(e));
+      }
+      const double d = e.get<double>();
+      if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {
+        return Status::InvalidArgument("field " + Quote(name) + " is out of range for a float");
+      }
+      m.embedding.push_back(static_cast<float>(d));
+    }
+  }
+  if (!m.embedding.empty() && m.embedder_id.empty()) {
+    return Status::InvalidArgument("field 'embedder_id' is required with 'embedding'");
+  }
+  return m;
+}
+
+Result<Memory> MemoryFromJsonText(std::string_view text, std::string_view what) {
+  MSP_ASSIGN_OR_RETURN(json j, ParseJsonObject(text, what));
+  Result<Memory> m = MemoryFromJson(j);
+  if (!m.ok()) return m.status().WithContext(std::string(what));
+  return m;
+}
+
+nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding) {
+  json explain = json::array();
+  for (const SignalContribution& c : hit.explain) {
+    explain.push_back(
+        json{{"signal", c.signal}, {"rank", c.rank}, {"raw", c.raw}, {"contribution", c.contribution}});
+  }
+  return json{{"memory", MemoryToJson(hit.memory, with_embedding)},
+              {"score", hit.score},
+              {"explain", std::move(explain)}};
+}
+
+nlohmann::json AuditEventToJson(const AuditEvent& e) {
+  return json{{"seq", e.seq},
+              {"at", TimeToJson(e.at)},
+              {"actor", e.actor},
+              {"action", AuditActionName(e.action)},
+              {"record_id", e.record_id},
+              {"tenant", e.tenant},
+              {"reason", e.reason},
+              {"details", BodyToJson(e.details_json)}};
+}
+
+nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r) {
+  return json{{"episodes_read", r.episodes_read},
+              {"candidates", r.candidates},
+              {"facts_added", r.facts_added},
+              {"facts_merged", r.facts_merged},
+              {"fact_ids", r.fact_ids}};
+}
+
+nlohmann::json StatsToJson(const Stats& s) {
+  json by_kind = json::object();
+  for (const auto& [kind, n] : s.by_kind) by_kind[kind] = n;
+  return json{{"records", s.records},
+              {"active", s.active},
+              {"expired", s.expired},
+              {"by_kind", std::move(by_kind)},
+              {"last_seq", s.last_seq},
+              {"lexical_applied_seq", s.lexical_applied_seq},
+              {"vector_applied_seq", s.vector_applied_seq},
+              {"audit_events", s.audit_events},
+              {"embedder_id", s.embedder_id},
+              {"store_path", s.store_path}};
+}
+
+nlohmann::json WriteResultToJson(const WriteResult& r) {
+  return json{{"id", r.id}, {"merged", r.merged}, {"evicted_ids", r.evicted_ids}};
+}
+
+nlohmann::json ImportReportToJson(const ImportReport& r) {
+  return json{{"lines", r.lines}, {"applied", r.applied}};
+}
+
+}  // namespace msp
