@@ -48,6 +48,10 @@ class MemoryLayer {
   // A write through the write policy. Refusals come back as kRefused with the
   // rule that fired; the refusal is audited and nothing is stored.
   virtual Result<WriteResult> Write(const WriteRequest& request) = 0;
+  // Many writes in one atomic transaction (the fast path for bulk loads).
+  // All or nothing: the first invalid or refused request fails the whole
+  // batch, naming its index, and nothing is stored.
+  virtual Result<std::vector<WriteResult>> WriteMany(const std::vector<WriteRequest>& requests) = 0;
 
   // Episodic memory: append a step (structural checks only: sensitivity
   // high, size, UTF-8). Consolidation runs when the session has

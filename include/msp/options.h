@@ -48,6 +48,10 @@ struct RetrievalOptions {
   double lexical_weight = 1.0;
   double vector_weight = 1.0;
   int candidates = 200;                  // per signal, before fusion
+  // The vector signal ignores records below this cosine: with a lexical
+  // embedder unrelated texts share stray hash buckets and would otherwise
+  // still earn reciprocal-rank credit.
+  double vector_min_cosine = 0.05;
   std::string language = "english";      // Snowball stemmer and stop words
 };
 

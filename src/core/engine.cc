@@ -1,0 +1,955 @@
+// The engine: MemoryLayer over a Store, an Embedder and the derived indexes.
+//
+// Every write goes: validate -> policy -> build records -> one atomic
+// Store::Apply (records, audit events, progress markers together). Indexes
+// are never written directly: before each query they catch up from the
+// store's change sequence, so any process's writes are seen by all.
+#include "core/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fusion.h"
+#include "core/import_export.h"
+#include "core/write_policy.h"
+#include "util/time.h"
+#include "util/uuid.h"
+
+namespace msp {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kCatchUpPage = 5000;
+constexpr char kEmbedderMetaKey[] = "embedder_id";
+
+class SystemClockImpl final : public Clock {
+ public:
+  TimeMs NowMs() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+std::string ConsolidationKey(const Namespace& ns, const std::string& session) {
+  Namespace base = ns;
+  base.session.clear();
+  return "consolidated/" + base.ToString() + "/session=" + session;
+}
+
+std::vector<std::string> Union(std::vector<std::string> a, const std::vector<std::string>& b) {
+  for (const auto& x : b) {
+    if (std::find(a.begin(), a.end(), x) == a.end()) a.push_back(x);
+  }
+  return a;
+}
+
+std::vector<ProvenanceRef> UnionRefs(std::vector<ProvenanceRef> a, const std::vector<ProvenanceRef>& b) {
+  for (const auto& x : b) {
+    if (std::find(a.begin(), a.end(), x) == a.end()) a.push_back(x);
+  }
+  return a;
+}
+
+// The text an episode is indexed and shown by: the explicit text, else the
+// content's "text" string, else every string in the content joined.
+std::string EpisodeText(const EpisodeStep& step, const json& content) {
+  if (!step.text.empty()) return step.text;
+  if (content.is_object() && content.contains("text") && content["text"].is_string()) {
+    return content["text"].get<std::string>();
+  }
+  std::string out;
+  std::vector<const json*> stack{&content};
+  while (!stack.empty()) {
+    const json* j = stack.back();
+    stack.pop_back();
+    if (j->is_string()) {
+      if (!out.empty()) out += ' ';
+      out += j->get<std::string>();
+    } else if (j->is_structured()) {
+      std::vector<const json*> kids;
+      for (const auto& kid : *j) kids.push_back(&kid);
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    }
+  }
+  return out;
+}
+
+AuditEvent MakeAudit(TimeMs now, const std::string& actor, AuditAction action,
+                     const std::string& record_id, const std::string& tenant, std::string reason,
+                     json details = json::object()) {
+  AuditEvent e;
+  e.at = now;
+  e.actor = actor;
+  e.action = action;
+  e.record_id = record_id;
+  e.tenant = tenant;
+  e.reason = std::move(reason);
+  e.details_json = details.dump();
+  return e;
+}
+
+class Engine final : public MemoryLayer {
+ public:
+  Engine(const Options& options, EngineParts parts)
+      : options_(options),
+        store_(std::move(parts.store)),
+        embedder_(std::move(parts.embedder)),
+        lexical_(std::move(parts.lexical)),
+        vector_(std::move(parts.vector)),
+        extractor_(std::move(parts.extractor)),
+        clock_(parts.clock ? std::move(parts.clock) : SystemClock()) {}
+
+  Status Init() {
+    MSP_ASSIGN_OR_RETURN(std::optional<std::string> recorded, store_->GetMeta(kEmbedderMetaKey));
+    if (!recorded) {
+      WriteBatch batch;
+      batch.meta.emplace_back(kEmbedderMetaKey, embedder_->id());
+      MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
+      (void)seqs;
+    } else if (*recorded != embedder_->id()) {
+      return Status::FailedPrecondition(
+          "the store at " + store_->Describe() + " holds vectors made by embedder '" + *recorded +
+          "', but this msp is configured with '" + embedder_->id() +
+          "'; configure the embedder the store was made with (embedder.provider / "
+          "embedder.dimension)");
+    }
+    return Status::Ok();
+  }
+
+  // ---- writes ---------------------------------------------------------
+
+  Result<WriteResult> Write(const WriteRequest& r) override {
+    MSP_ASSIGN_OR_RETURN(auto results, WriteMany({r}));
+    return std::move(results.front());
+  }
+
+  Result<std::vector<WriteResult>> WriteMany(const std::vector<WriteRequest>& requests) override {
+    const TimeMs now = clock_->NowMs();
+    std::vector<Memory> records;
+    records.reserve(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      auto m = PrepareWrite(requests[i], now);
+      if (!m.ok()) {
+        if (requests.size() == 1) return m.status();
+        return Status(m.status().code(), "request " + std::to_string(i) + ": " + m.status().message() +
+                                             " (nothing in this batch was stored)");
+      }
+      records.push_back(std::move(m).value());
+    }
+    MSP_RETURN_IF_ERROR(EmbedAll(&records));
+    std::lock_guard<std::mutex> lock(write_mu_);
+    WriteBatch batch;
+    std::vector<Memory> pending;
+    std::vector<WriteResult> results(records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      const std::string actor = ActorOf(requests[i].actor);
+      if (records[i].kind == Kind::kFact) {
+        MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(records[i]), actor, now, &batch, &pending));
+        results[i].id = placed.first;
+        results[i].merged = placed.second;
+        continue;
+      }
+      results[i].id = records[i].id;
+      batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, records[i].id,
+                                      records[i].ns.tenant, "write"));
+      batch.puts.push_back(std::move(records[i]));
+    }
+    MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, ActorOf(""), now));
+    if (!results.empty()) results.back().evicted_ids = std::move(evicted);
+    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+    return results;
+  }
+
+  Result<Memory> AddEpisode(const EpisodeStep& step) override {
+    if (step.ns.session.empty()) return Status::InvalidArgument("session is required for an episode");
+    json content = json::object();
+    if (!step.content_json.empty()) {
+      content = json::parse(step.content_json, nullptr, false);
+      if (content.is_discarded()) return Status::InvalidArgument("content is not valid JSON");
+      if (!content.is_object()) return Status::InvalidArgument("content must be a JSON object");
+    }
+    const std::string text = EpisodeText(step, content);
+    MSP_RETURN_IF_ERROR(ValidateText("text", text, options_.policy.max_text_bytes));
+    MSP_RETURN_IF_ERROR(ValidateCommon(step.ns, step.tags, step.source, 1.0, "", {}));
+    if (step.step_number < 0) return Status::InvalidArgument("step_number must be >= 0");
+    if (step.duration_ms < 0 || step.token_count < 0) {
+      return Status::InvalidArgument("duration_ms and token_count must be >= 0");
+    }
+    if (!step.tool_name.empty()) {
+      MSP_RETURN_IF_ERROR(ValidateCommon(step.ns, {step.tool_name}, "", 1.0, "", {})
+                              .WithContext("tool_name"));
+    }
+    const TimeMs now = clock_->NowMs();
+    const std::string actor = ActorOf(step.actor);
+    if (Status s = CheckStructural(step.sensitivity, options_.policy); !s.ok()) {
+      return RefuseAndAudit(s, step.ns.tenant, actor, now, text);
+    }
+    if (content.empty() && !step.text.empty()) content["text"] = step.text;
+    Memory m = NewRecord(step.ns, Kind::kEpisode, Layer::kEpisodic, text, now);
+    if (step.timestamp > 0) m.created_at = m.updated_at = step.timestamp;
+    json metadata = json::object();
+    if (!step.tool_name.empty()) metadata["tool_name"] = step.tool_name;
+    if (step.duration_ms > 0) metadata["duration_ms"] = step.duration_ms;
+    if (step.token_count > 0) metadata["token_count"] = step.token_count;
+    m.body_json = json{{"type", std::string(EpisodeTypeName(step.type))},
+                       {"content", content},
+                       {"metadata", metadata}}
+                      .dump();
+    m.tags = step.tags;
+    m.source = step.source;
+    m.sensitivity = step.sensitivity;
+    MSP_RETURN_IF_ERROR(Embed(&m));
+    {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      MSP_ASSIGN_OR_RETURN(int64_t last_step, LastStepNumber(step.ns, step.ns.session));
+      if (step.step_number == 0) {
+        m.step_number = last_step + 1;
+      } else {
+        RecordQuery q;
+        q.scope = step.ns;
+        q.kinds = {Kind::kEpisode};
+        q.session = step.ns.session;
+        q.min_step = step.step_number;
+        q.order = RecordQuery::Order::kStepAsc;
+        q.limit = 1;
+        q.with_embeddings = false;
+        MSP_ASSIGN_OR_RETURN(auto existing, store_->List(q));
+        if (!existing.empty() && existing.front().step_number == step.step_number) {
+          return Status::AlreadyExists("session '" + step.ns.session + "' already has step " +
+                                       std::to_string(step.step_number));
+        }
+        m.step_number = step.step_number;
+      }
+      WriteBatch batch;
+      batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "episode"));
+      batch.puts.push_back(m);
+      MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
+      m.seq = seqs.empty() ? 0 : seqs.front();
+    }
+    // Consolidate when the session has gathered every_n_episodes new steps.
+    const int every = options_.consolidation.every_n_episodes;
+    if (every > 0) {
+      MSP_ASSIGN_OR_RETURN(int64_t done, ConsolidatedUpTo(step.ns, step.ns.session));
+      if (m.step_number - done >= every) {
+        MSP_ASSIGN_OR_RETURN(auto report, ConsolidateSession(step.ns, step.ns.session, actor));
+        (void)report;
+      }
+    }
+    return m;
+  }
+
+  Result<std::vector<Memory>> LastSteps(const Namespace& scope, const std::string& session,
+                                        int k) override {
+    if (session.empty()) return Status::InvalidArgument("session is required");
+    if (k < 0) return Status::InvalidArgument("k must be >= 0");
+    RecordQuery q;
+    q.scope = scope;
+    q.kinds = {Kind::kEpisode};
+    q.session = session;
+    q.order = RecordQuery::Order::kStepDesc;
+    q.limit = k;
+    q.not_expired_at = clock_->NowMs();
+    q.with_embeddings = false;
+    MSP_ASSIGN_OR_RETURN(auto steps, store_->List(q));
+    std::reverse(steps.begin(), steps.end());
+    return steps;
+  }
+
+  Result<ConsolidationReport> EndSession(const Namespace& scope, const std::string& session) override {
+    if (session.empty()) return Status::InvalidArgument("session is required");
+    return Consolidate(scope, session);
+  }
+
+  Result<WriteResult> AddFact(const FactRequest& r) override {
+    MSP_RETURN_IF_ERROR(ValidateText("text", r.text, options_.policy.max_text_bytes));
+    MSP_RETURN_IF_ERROR(ValidateCommon(r.ns, r.tags, r.source, r.confidence, "", r.provenance));
+    const TimeMs now = clock_->NowMs();
+    const std::string actor = ActorOf(r.actor);
+    if (Status s = CheckStructural(r.sensitivity, options_.policy); !s.ok()) {
+      return RefuseAndAudit(s, r.ns.tenant, actor, now, r.text);
+    }
+    MSP_ASSIGN_OR_RETURN(Memory m, FactRecord(r, now));
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return StoreFact(std::move(m), actor, now);
+  }
+
+  Result<WriteResult> SupersedeFact(const Namespace& scope, const std::string& old_id,
+                                    const FactRequest& r) override {
+    MSP_RETURN_IF_ERROR(ValidateText("text", r.text, options_.policy.max_text_bytes));
+    MSP_RETURN_IF_ERROR(ValidateCommon(scope, r.tags, r.source, r.confidence, "", r.provenance));
+    const TimeMs now = clock_->NowMs();
+    const std::string actor = ActorOf(r.actor);
+    if (Status s = CheckStructural(r.sensitivity, options_.policy); !s.ok()) {
+      return RefuseAndAudit(s, scope.tenant, actor, now, r.text);
+    }
+    std::lock_guard<std::mutex> lock(write_mu_);
+    MSP_ASSIGN_OR_RETURN(Memory old, GetVisible(scope, old_id, /*allow_expired=*/true));
+    if (old.kind != Kind::kFact) {
+      return Status::InvalidArgument("record " + old_id + " is a " + std::string(KindName(old.kind)) +
+                                     ", not a fact");
+    }
+    if (old.state == RecordState::kSuperseded) {
+      return Status::FailedPrecondition("fact " + old_id + " was already superseded by " +
+                                        old.superseded_by + "; supersede that one");
+    }
+    FactRequest req = r;
+    req.ns = old.ns;
+    MSP_ASSIGN_OR_RETURN(Memory next, FactRecord(req, now));
+    next.supersedes = old.id;
+    old.state = RecordState::kSuperseded;
+    old.superseded_by = next.id;
+    old.invalid_at = r.valid_at > 0 ? r.valid_at : now;
+    old.updated_at = now;
+    WriteBatch batch;
+    batch.audit.push_back(MakeAudit(now, actor, AuditAction::kSupersede, old.id, old.ns.tenant,
+                                    "superseded", json{{"successor", next.id}}));
+    batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, next.id, next.ns.tenant,
+                                    "supersedes " + old.id));
+    batch.puts.push_back(old);
+    batch.puts.push_back(next);
+    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+    WriteResult out;
+    out.id = next.id;
+    return out;
+  }
+
+  Result<std::vector<Memory>> History(const Namespace& scope, const std::string& id) override {
+    MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(scope, id, /*allow_expired=*/true));
+    std::set<std::string> seen{m.id};
+    std::vector<Memory> back;  // predecessors, newest first
+    Memory cur = m;
+    while (!cur.supersedes.empty() && !seen.count(cur.supersedes)) {
+      MSP_ASSIGN_OR_RETURN(auto prev, store_->Get(cur.supersedes));
+      if (!prev || !scope.Contains(prev->ns)) break;
+      seen.insert(prev->id);
+      back.push_back(*prev);
+      cur = *prev;
+    }
+    std::vector<Memory> out(back.rbegin(), back.rend());
+    out.push_back(m);
+    cur = m;
+    while (!cur.superseded_by.empty() && !seen.count(cur.superseded_by)) {
+      MSP_ASSIGN_OR_RETURN(auto next, store_->Get(cur.superseded_by));
+      if (!next || !scope.Contains(next->ns)) break;
+      seen.insert(next->id);
+      out.push_back(*next);
+      cur = *next;
+    }
+    for (auto& r : out) r.embedding.clear();
+    return out;
+  }
+
+  // ---- reads ------------------------------------------------------------
+
+  Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& r) override {
+    MSP_RETURN_IF_ERROR(ValidateText("query", r.query, options_.policy.max_text_bytes));
+    MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
+    if (r.top_k < 1 || r.top_k > 1000) {
+      return Status::InvalidArgument("top_k must be between 1 and 1000, got " + std::to_string(r.top_k));
+    }
+    if (!(r.min_score >= 0.0 && r.min_score <= 1.0)) {
+      return Status::InvalidArgument("min_score must be between 0 and 1");
+    }
+    MSP_RETURN_IF_ERROR(CatchUp());
+    const TimeMs now = clock_->NowMs();
+    IndexQuery q;
+    q.scope = r.scope;
+    q.filter = r.filter;
+    q.now = now;
+    q.text = r.query;
+    q.limit = std::max(options_.retrieval.candidates, r.top_k);
+
+    RankedSignal lexical{"bm25", options_.retrieval.lexical_weight, {}};
+    MSP_ASSIGN_OR_RETURN(lexical.hits, lexical_->Search(q));
+    MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));
+    RankedSignal vector{"cosine", options_.retrieval.vector_weight, {}};
+    MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(vecs.front(), q));
+    const double min_cos = options_.retrieval.vector_min_cosine;
+    vector.hits.erase(std::remove_if(vector.hits.begin(), vector.hits.end(),
+                                     [&](const IndexHit& h) { return h.score < min_cos; }),
+                      vector.hits.end());
+
+    std::vector<FusedHit> fused =
+        FuseReciprocalRank({lexical, vector}, std::max(1, options_.retrieval.rrf_k));
+    std::vector<std::string> ids;
+    for (const auto& f : fused) {
+      if (f.score + 1e-12 < r.min_score) break;  // sorted: the rest score lower
+      ids.push_back(f.id);
+      if (static_cast<int>(ids.size()) >= r.top_k * 2) break;  // room for stale hits
+    }
+    MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
+    std::unordered_map<std::string, Memory*> by_id;
+    for (auto& m : records) by_id[m.id] = &m;
+    std::vector<SearchHit> out;
+    for (const auto& f : fused) {
+      if (static_cast<int>(out.size()) >= r.top_k) break;
+      auto it = by_id.find(f.id);
+      // Re-check against the record as stored now: the index may lag a
+      // concurrent writer, and visibility must never depend on it.
+      if (it == by_id.end() || !MatchesQuery(*it->second, q)) continue;
+      SearchHit hit;
+      hit.memory = std::move(*it->second);
+      hit.score = f.score;
+      if (r.explain) hit.explain = f.contributions;
+      out.push_back(std::move(hit));
+    }
+    if (r.record_access && !out.empty()) {
+      std::vector<std::string> served;
+      for (auto& h : out) {
+        served.push_back(h.memory.id);
+        h.memory.access_count += 1;
+        h.memory.last_accessed = now;
+      }
+      MSP_RETURN_IF_ERROR(store_->RecordAccess(served, now));
+    }
+    return out;
+  }
+
+  Result<Memory> Get(const Namespace& scope, const std::string& id) override {
+    MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(scope, id, /*allow_expired=*/false));
+    m.embedding.clear();
+    return m;
+  }
+
+  Result<std::vector<Memory>> List(const ListRequest& r) override {
+    if (r.limit < 0 || r.offset < 0) return Status::InvalidArgument("limit and offset must be >= 0");
+    RecordQuery q;
+    q.scope = r.scope;
+    q.kinds = r.filter.kinds;
+    q.layers = r.filter.layers;
+    q.session = r.session;
+    q.created_from = r.filter.created_from;
+    q.created_to = r.filter.created_to;
+    if (!r.filter.include_superseded) q.state = RecordState::kActive;
+    if (!r.include_expired) q.not_expired_at = clock_->NowMs();
+    q.order = !r.session.empty()
+                  ? (r.newest_first ? RecordQuery::Order::kStepDesc : RecordQuery::Order::kStepAsc)
+                  : (r.newest_first ? RecordQuery::Order::kCreatedDesc : RecordQuery::Order::kCreatedAsc);
+    q.with_embeddings = false;
+    // Tags, sources and criticalities are filtered here: page until full.
+    const bool post_filter = !r.filter.tags.empty() || !r.filter.sources.empty() ||
+                             !r.filter.criticalities.empty();
+    if (!post_filter) {
+      q.limit = r.limit;
+      q.offset = r.offset;
+      return store_->List(q);
+    }
+    IndexQuery match;
+    match.scope = r.scope;
+    match.filter = r.filter;
+    match.now = r.include_expired ? 0 : clock_->NowMs();
+    std::vector<Memory> out;
+    int skipped = 0;
+    q.limit = 1000;
+    for (q.offset = 0;; q.offset += q.limit) {
+      MSP_ASSIGN_OR_RETURN(auto page, store_->List(q));
+      for (auto& m : page) {
+        if (!MatchesQuery(m, match)) continue;
+        if (skipped < r.offset) {
+          ++skipped;
+          continue;
+        }
+        out.push_back(std::move(m));
+        if (r.limit > 0 && static_cast<int>(out.size()) >= r.limit) return out;
+      }
+      if (static_cast<int>(page.size()) < q.limit) break;
+    }
+    return out;
+  }
+
+  Status Delete(const Namespace& scope, const std::string& id, const std::string& reason,
+                const std::string& actor) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(scope, id, /*allow_expired=*/true));
+    WriteBatch batch;
+    batch.deletes.push_back(m.id);
+    batch.audit.push_back(MakeAudit(clock_->NowMs(), ActorOf(actor), AuditAction::kDelete, m.id,
+                                    m.ns.tenant, reason.empty() ? "deleted on request" : reason,
+                                    json{{"kind", KindName(m.kind)}}));
+    return ApplyBatch(batch);
+  }
+
+  // ---- consolidation ----------------------------------------------------
+
+  Result<ConsolidationReport> Consolidate(const Namespace& scope, const std::string& session) override {
+    MSP_RETURN_IF_ERROR(ValidateCommon(scope, {}, "", 1.0, "", {}));
+    const std::string actor = ActorOf("");
+    if (!session.empty()) return ConsolidateSession(scope, session, actor);
+    // Every (namespace, session) in scope with episodes.
+    std::map<std::string, std::pair<Namespace, std::string>> sessions;
+    RecordQuery q;
+    q.scope = scope;
+    q.kinds = {Kind::kEpisode};
+    q.with_embeddings = false;
+    q.limit = 2000;
+    for (q.offset = 0;; q.offset += q.limit) {
+      MSP_ASSIGN_OR_RETURN(auto page, store_->List(q));
+      for (const auto& m : page) {
+        sessions.try_emplace(ConsolidationKey(m.ns, m.ns.session), m.ns, m.ns.session);
+      }
+      if (static_cast<int>(page.size()) < q.limit) break;
+    }
+    ConsolidationReport total;
+    for (const auto& [key, where] : sessions) {
+      MSP_ASSIGN_OR_RETURN(auto one, ConsolidateSession(where.first, where.second, actor));
+      total.episodes_read += one.episodes_read;
+      total.candidates += one.candidates;
+      total.facts_added += one.facts_added;
+      total.facts_merged += one.facts_merged;
+      total.fact_ids.insert(total.fact_ids.end(), one.fact_ids.begin(), one.fact_ids.end());
+    }
+    return total;
+  }
+
+  Status Reindex() override {
+    std::lock_guard<std::mutex> lock(catchup_mu_);
+    MSP_RETURN_IF_ERROR(lexical_->Clear());
+    vector_->Clear();
+    return CatchUpLocked();
+  }
+
+  Result<ImportReport> Import(std::istream& in, const std::string& actor) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return ImportJsonl(in, *store_, *embedder_, options_, clock_->NowMs(), ActorOf(actor));
+  }
+
+  Result<int64_t> Export(const Namespace& scope, std::ostream& out) override {
+    MSP_RETURN_IF_ERROR(ValidateCommon(scope, {}, "", 1.0, "", {}));
+    return ExportJsonl(*store_, scope, out);
+  }
+
+  Result<Stats> GetStats(const Namespace& scope) override {
+    MSP_RETURN_IF_ERROR(CatchUp());
+    const TimeMs now = clock_->NowMs();
+    Stats s;
+    RecordQuery q;
+    q.scope = scope;
+    q.with_embeddings = false;
+    MSP_ASSIGN_OR_RETURN(s.records, store_->Count(q));
+    RecordQuery live = q;
+    live.state = RecordState::kActive;
+    live.not_expired_at = now;
+    MSP_ASSIGN_OR_RETURN(s.active, store_->Count(live));
+    RecordQuery unexpired = q;
+    unexpired.not_expired_at = now;
+    MSP_ASSIGN_OR_RETURN(int64_t not_expired, store_->Count(unexpired));
+    s.expired = s.records - not_expired;
+    for (Kind k : {Kind::kEpisode, Kind::kFact, Kind::kProcedure, Kind::kDecision, Kind::kCorrection,
+                   Kind::kDocumentChunk, Kind::kArtifact}) {
+      RecordQuery byk = q;
+      byk.kinds = {k};
+      MSP_ASSIGN_OR_RETURN(int64_t n, store_->Count(byk));
+      if (n > 0) s.by_kind.emplace_back(std::string(KindName(k)), n);
+    }
+    MSP_ASSIGN_OR_RETURN(s.last_seq, store_->LastSeq());
+    MSP_ASSIGN_OR_RETURN(s.lexical_applied_seq, lexical_->AppliedSeq());
+    s.vector_applied_seq = vector_->AppliedSeq();
+    MSP_ASSIGN_OR_RETURN(s.audit_events, store_->CountAudit(scope.tenant));
+    s.embedder_id = embedder_->id();
+    s.store_path = store_->Describe();
+    return s;
+  }
+
+  Result<std::vector<AuditEvent>> Audit(const Namespace& scope, const std::string& record_id,
+                                        int limit) override {
+    if (limit < 1) return Status::InvalidArgument("limit must be >= 1");
+    AuditQuery q;
+    q.tenant = scope.tenant;
+    q.record_id = record_id;
+    q.limit = limit;
+    return store_->ListAudit(q);
+  }
+
+ private:
+  std::string ActorOf(const std::string& actor) const { return actor.empty() ? options_.actor : actor; }
+
+  Memory NewRecord(const Namespace& ns, Kind kind, Layer layer, const std::string& text, TimeMs now) {
+    Memory m;
+    m.id = NewUuid(now);
+    m.ns = ns;
+    m.kind = kind;
+    m.layer = layer;
+    m.text = text;
+    m.created_at = m.updated_at = now;
+    return m;
+  }
+
+  Result<Memory> FactRecord(const FactRequest& r, TimeMs now) {
+    Memory m = NewRecord(r.ns, Kind::kFact, Layer::kSemantic, r.text, now);
+    m.confidence = r.confidence;
+    m.tags = r.tags;
+    m.source = r.source;
+    m.sensitivity = r.sensitivity;
+    m.criticality = r.criticality;
+    m.valid_at = r.valid_at;
+    m.provenance = r.provenance;
+    for (const auto& ep : r.source_episodes) {
+      ProvenanceRef ref{"episode", ep, ""};
+      if (std::find(m.provenance.begin(), m.provenance.end(), ref) == m.provenance.end()) {
+        m.provenance.push_back(ref);
+      }
+    }
+    MSP_RETURN_IF_ERROR(Embed(&m));
+    return m;
+  }
+
+  // Validates `r`, applies the write policy (auditing a refusal) and builds
+  // the record, without its vector.
+  Result<Memory> PrepareWrite(const WriteRequest& r, TimeMs now) {
+    if (r.kind == Kind::kEpisode) {
+      return Status::InvalidArgument("kind episode is written with episode add (AddEpisode), not write");
+    }
+    MSP_RETURN_IF_ERROR(ValidateText("text", r.text, options_.policy.max_text_bytes));
+    MSP_RETURN_IF_ERROR(ValidateCommon(r.ns, r.tags, r.source, r.confidence, r.body_json, r.provenance));
+    if (r.ttl_days < 0) return Status::InvalidArgument("ttl_days must be >= 0, got " + std::to_string(r.ttl_days));
+    if (Status policy = CheckWorthStoring(r, options_.policy); !policy.ok()) {
+      return RefuseAndAudit(policy, r.ns.tenant, ActorOf(r.actor), now, r.text);
+    }
+    Memory m = NewRecord(r.ns, r.kind, r.layer.value_or(DefaultLayer(r.kind)), r.text, now);
+    m.body_json = r.body_json.empty() ? "{}" : json::parse(r.body_json).dump();
+    m.tags = r.tags;
+    m.source = r.source;
+    m.sensitivity = r.sensitivity;
+    m.criticality = r.criticality;
+    m.confidence = r.confidence;
+    m.valid_at = r.valid_at;
+    m.provenance = r.provenance;
+    const int ttl = r.ttl_days != 0 ? r.ttl_days : options_.policy.default_ttl_days;
+    if (ttl > 0) m.expires_at = now + ttl * kMsPerDay;
+    return m;
+  }
+
+  Status EmbedAll(std::vector<Memory>* records) {
+    constexpr size_t kBatch = 256;
+    for (size_t i = 0; i < records->size(); i += kBatch) {
+      std::vector<std::string> texts;
+      const size_t end = std::min(records->size(), i + kBatch);
+      for (size_t j = i; j < end; ++j) texts.push_back((*records)[j].text);
+      MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed(texts));
+      for (size_t j = i; j < end; ++j) {
+        (*records)[j].embedding = std::move(vecs[j - i]);
+        (*records)[j].embedder_id = embedder_->id();
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Embed(Memory* m) {
+    MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({m->text}));
+    m->embedding = std::move(vecs.front());
+    m->embedder_id = embedder_->id();
+    return Status::Ok();
+  }
+
+  // Audits a refusal. The refused text is not kept (it may be the very
+  // thing that must not be stored); only its size is.
+  Status RefuseAndAudit(const Status& refusal, const std::string& tenant, const std::string& actor,
+                        TimeMs now, const std::string& text) {
+    WriteBatch batch;
+    batch.audit.push_back(MakeAudit(now, actor, AuditAction::kRefuse, "", tenant, refusal.message(),
+                                    json{{"text_bytes", text.size()}}));
+    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+    return refusal;
+  }
+
+  Status ApplyBatch(const WriteBatch& batch) {
+    MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
+    (void)seqs;
+    return Status::Ok();
+  }
+
+  Result<Memory> GetVisible(const Namespace& scope, const std::string& id, bool allow_expired) {
+    if (id.empty()) return Status::InvalidArgument("id is empty");
+    MSP_ASSIGN_OR_RETURN(auto m, store_->Get(id));
+    if (!m || !scope.Contains(m->ns)) {
+      return Status::NotFound("no record " + id + " in " + scope.ToString());
+    }
+    if (!allow_expired && m->expires_at > 0 && m->expires_at <= clock_->NowMs()) {
+      return Status::NotFound("record " + id + " expired at " + FormatIso8601(m->expires_at));
+    }
+    return *std::move(m);
+  }
+
+  // The active fact in exactly `ns` most similar to `m`, if above the dedup
+  // threshold. `pending` holds facts of the same batch not yet stored.
+  Result<std::optional<Memory>> FindTwin(const Memory& m, const std::vector<Memory>& pending) {
+    const double threshold = options_.facts.dedup_cosine;
+    std::optional<Memory> best;
+    double best_sim = threshold;
+    auto consider = [&](const Memory& c) {
+      if (c.id == m.id || c.kind != Kind::kFact || c.state != RecordState::kActive || !(c.ns == m.ns) ||
+          c.embedding.size() != m.embedding.size()) {
+        return;
+      }
+      const double sim = Dot(c.embedding.data(), m.embedding.data(), m.embedding.size());
+      if (sim > best_sim) {
+        best_sim = sim;
+        best = c;
+      }
+    };
+    for (const auto& p : pending) consider(p);
+    MSP_RETURN_IF_ERROR(CatchUp());
+    IndexQuery q;
+    q.scope = m.ns;
+    q.filter.kinds = {Kind::kFact};
+    q.now = clock_->NowMs();
+    q.limit = 8;
+    MSP_ASSIGN_OR_RETURN(auto hits, vector_->Search(m.embedding, q));
+    std::vector<std::string> ids;
+    for (const auto& h : hits) {
+      if (h.score > threshold) ids.push_back(h.id);
+    }
+    MSP_ASSIGN_OR_RETURN(auto found, store_->GetMany(ids, /*with_embeddings=*/true));
+    for (const auto& c : found) consider(c);
+    return best;
+  }
+
+  // Adds `m` (a new fact) to `batch`, or merges it into its twin. Returns the
+  // stored id and whether it merged. REQUIRES: write_mu_ held.
+  Result<std::pair<std::string, bool>> PlanFact(Memory m, const std::string& actor, TimeMs now,
+                                               WriteBatch* batch, std::vector<Memory>* pending) {
+    MSP_ASSIGN_OR_RETURN(auto twin, FindTwin(m, *pending));
+    if (twin) {
+      Memory t = std::move(*twin);
+      const double sim = Dot(t.embedding.data(), m.embedding.data(), m.embedding.size());
+      json details{{"candidate", m.text}, {"similarity", sim}, {"confidence_before", t.confidence}};
+      t.confidence = std::max(t.confidence, m.confidence);
+      t.provenance = UnionRefs(t.provenance, m.provenance);
+      t.tags = Union(t.tags, m.tags);
+      t.updated_at = now;
+      if (m.expires_at == 0 || (t.expires_at != 0 && m.expires_at > t.expires_at)) t.expires_at = m.expires_at;
+      batch->audit.push_back(MakeAudit(now, actor, AuditAction::kMerge, t.id, t.ns.tenant,
+                                       "near-duplicate fact merged", details));
+      // Replace an earlier put of the same record in this batch.
+      auto same = [&](const Memory& x) { return x.id == t.id; };
+      batch->puts.erase(std::remove_if(batch->puts.begin(), batch->puts.end(), same), batch->puts.end());
+      pending->erase(std::remove_if(pending->begin(), pending->end(), same), pending->end());
+      batch->puts.push_back(t);
+      pending->push_back(t);
+      return std::make_pair(t.id, true);
+    }
+    batch->audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "fact"));
+    batch->puts.push_back(m);
+    pending->push_back(m);
+    return std::make_pair(m.id, false);
+  }
+
+  // Adds evictions to `batch` for every user whose active facts would pass
+  // max_items_per_user once `batch` lands. REQUIRES: write_mu_ held.
+  Result<std::vector<std::string>> PlanEvictions(WriteBatch* batch, const std::string& actor, TimeMs now) {
+    const size_t limit = options_.policy.max_items_per_user;
+    std::vector<std::string> evicted;
+    if (limit == 0) return evicted;
+    std::map<std::pair<std::string, std::string>, std::vector<std::string>> new_by_user;
+    for (const auto& p : batch->puts) {
+      if (p.kind == Kind::kFact && !p.ns.user.empty() && p.state == RecordState::kActive) {
+        new_by_user[{p.ns.tenant, p.ns.user}].push_back(p.id);
+      }
+    }
+    for (const auto& [user, new_ids] : new_by_user) {
+      RecordQuery q;
+      q.scope.tenant = user.first;
+      q.scope.user = user.second;
+      q.kinds = {Kind::kFact};
+      q.state = RecordState::kActive;
+      q.with_embeddings = false;
+      MSP_ASSIGN_OR_RETURN(auto existing, store_->List(q));
+      size_t adding = 0;
+      for (const auto& id : new_ids) {
+        bool stored = std::any_of(existing.begin(), existing.end(), [&](const Memory& e) { return e.id == id; });
+        if (!stored) ++adding;
+      }
+      for (const auto& id : SelectEvictions(existing, adding, limit, now, new_ids)) {
+        batch->deletes.push_back(id);
+        batch->audit.push_back(MakeAudit(now, actor, AuditAction::kEvict, id, user.first,
+                                         "per-user limit of " + std::to_string(limit) + " facts reached"));
+        evicted.push_back(id);
+      }
+    }
+    return evicted;
+  }
+
+  // REQUIRES: write_mu_ held.
+  Result<WriteResult> StoreFact(Memory m, const std::string& actor, TimeMs now) {
+    WriteBatch batch;
+    std::vector<Memory> pending;
+    MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(m), actor, now, &batch, &pending));
+    WriteResult out;
+    out.id = placed.first;
+    out.merged = placed.second;
+    MSP_ASSIGN_OR_RETURN(out.evicted_ids, PlanEvictions(&batch, actor, now));
+    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+    return out;
+  }
+
+  Result<int64_t> LastStepNumber(const Namespace& ns, const std::string& session) {
+    RecordQuery q;
+    q.scope = ns;
+    q.kinds = {Kind::kEpisode};
+    q.session = session;
+    q.order = RecordQuery::Order::kStepDesc;
+    q.limit = 1;
+    q.with_embeddings = false;
+    MSP_ASSIGN_OR_RETURN(auto last, store_->List(q));
+    return last.empty() ? int64_t{0} : last.front().step_number;
+  }
+
+  Result<int64_t> ConsolidatedUpTo(const Namespace& ns, const std::string& session) {
+    MSP_ASSIGN_OR_RETURN(auto v, store_->GetMeta(ConsolidationKey(ns, session)));
+    if (!v) return int64_t{0};
+    try {
+      return static_cast<int64_t>(std::stoll(*v));
+    } catch (...) {
+      return Status::Corruption("consolidation progress for session '" + session + "' is not a number: " + *v);
+    }
+  }
+
+  // Facts from the session's episodes after the last consolidated step; the
+  // facts and the new progress mark land in one batch, so a crash neither
+  // loses nor duplicates facts.
+  Result<ConsolidationReport> ConsolidateSession(const Namespace& ns, const std::string& session,
+                                                 const std::string& actor) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    ConsolidationReport report;
+    MSP_ASSIGN_OR_RETURN(int64_t done, ConsolidatedUpTo(ns, session));
+    RecordQuery q;
+    q.scope = ns;
+    q.kinds = {Kind::kEpisode};
+    q.session = session;
+    q.min_step = done + 1;
+    q.order = RecordQuery::Order::kStepAsc;
+    q.with_embeddings = false;
+    MSP_ASSIGN_OR_RETURN(auto episodes, store_->List(q));
+    if (episodes.empty()) return report;
+    // Episodes of one session may come from several namespaces only when the
+    // scope is wider than the session's owner; consolidate each owner alone.
+    const Namespace owner = episodes.front().ns;
+    episodes.erase(std::remove_if(episodes.begin(), episodes.end(),
+                                  [&](const Memory& e) { return !(e.ns == owner); }),
+                   episodes.end());
+    report.episodes_read = static_cast<int>(episodes.size());
+    MSP_ASSIGN_OR_RETURN(auto candidates, extractor_->Extract(episodes));
+    report.candidates = static_cast<int>(candidates.size());
+    const TimeMs now = clock_->NowMs();
+    Namespace fact_ns = owner;
+    fact_ns.session.clear();  // facts outlive the session they came from
+    WriteBatch batch;
+    std::vector<Memory> pending;
+    for (const auto& c : candidates) {
+      if (!ValidateText("fact", c.text, options_.policy.max_text_bytes).ok()) continue;
+      FactRequest r;
+      r.ns = fact_ns;
+      r.text = c.text;
+      r.confidence = std::clamp(c.confidence, 0.0, 1.0);
+      r.source_episodes = c.source_episodes;
+      r.tags = c.tags;
+      r.source = "consolidation";
+      MSP_ASSIGN_OR_RETURN(Memory m, FactRecord(r, now));
+      MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(m), actor, now, &batch, &pending));
+      if (placed.second) {
+        ++report.facts_merged;
+      } else {
+        ++report.facts_added;
+      }
+      report.fact_ids.push_back(placed.first);
+    }
+    MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, actor, now));
+    (void)evicted;
+    batch.meta.emplace_back(ConsolidationKey(owner, session), std::to_string(episodes.back().step_number));
+    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+    return report;
+  }
+
+  // ---- index catch-up ---------------------------------------------------
+
+  Status CatchUp() {
+    std::lock_guard<std::mutex> lock(catchup_mu_);
+    return CatchUpLocked();
+  }
+
+  // Replays the change sequence into both indexes, a page at a time. Each
+  // page applies the records' current state (a put of a record since
+  // deleted becomes a delete), so replaying is idempotent.
+  Status CatchUpLocked() {
+    MSP_ASSIGN_OR_RETURN(int64_t last, store_->LastSeq());
+    MSP_ASSIGN_OR_RETURN(int64_t lex_at, lexical_->AppliedSeq());
+    int64_t vec_at = vector_->AppliedSeq();
+    int64_t from = std::min(lex_at, vec_at);
+    while (from < last) {
+      MSP_ASSIGN_OR_RETURN(auto changes, store_->ChangesSince(from, kCatchUpPage));
+      if (changes.empty()) break;
+      std::vector<std::string> ids;
+      std::set<std::string> seen;
+      for (const auto& c : changes) {
+        if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
+      }
+      MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/true));
+      std::set<std::string> present;
+      for (const auto& r : records) present.insert(r.id);
+      std::vector<std::string> deletes;
+      for (const auto& id : ids) {
+        if (!present.count(id)) deletes.push_back(id);
+      }
+      const int64_t up_to = changes.back().seq;
+      if (lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_->Apply(records, deletes, up_to));
+      if (vec_at < up_to) MSP_RETURN_IF_ERROR(vector_->Apply(records, deletes, up_to));
+      lex_at = std::max(lex_at, up_to);
+      vec_at = std::max(vec_at, up_to);
+      from = up_to;
+    }
+    return Status::Ok();
+  }
+
+  const Options options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Embedder> embedder_;
+  std::unique_ptr<LexicalIndex> lexical_;
+  std::unique_ptr<VectorIndex> vector_;
+  std::unique_ptr<Extractor> extractor_;
+  std::shared_ptr<Clock> clock_;
+  // Serialises this process's read-modify-write sequences (dedup, step
+  // numbers, eviction). Other processes are serialised by the store.
+  std::mutex write_mu_;
+  std::mutex catchup_mu_;
+};
+
+}  // namespace
+
+std::shared_ptr<Clock> SystemClock() {
+  static std::shared_ptr<Clock> clock = std::make_shared<SystemClockImpl>();
+  return clock;
+}
+
+Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EngineParts parts) {
+  if (!parts.store || !parts.embedder || !parts.lexical || !parts.vector || !parts.extractor) {
+    return Status::InvalidArgument("MakeEngine: every part must be given");
+  }
+  if (parts.vector->dimension() != parts.embedder->dimension()) {
+    return Status::InvalidArgument("vector index dimension differs from the embedder's");
+  }
+  auto engine = std::make_unique<Engine>(options, std::move(parts));
+  MSP_RETURN_IF_ERROR(engine->Init());
+  return std::unique_ptr<MemoryLayer>(std::move(engine));
+}
+
+Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, std::shared_ptr<Clock> clock) {
+  EngineParts parts;
+  MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
+  MSP_ASSIGN_OR_RETURN(parts.embedder, MakeEmbedder(options.embedder));
+  MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
+  parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
+  MSP_ASSIGN_OR_RETURN(parts.extractor, MakeExtractor(options.consolidation));
+  parts.clock = std::move(clock);
+  return MakeEngine(options, std::move(parts));
+}
+
+}  // namespace msp

@@ -1,0 +1,34 @@
+// The engine behind MemoryLayer: write policy, episodes, facts, retrieval,
+// consolidation and index catch-up over one Store, one Embedder and the two
+// derived indexes. Faces (CLI, REST, MCP, library) reach it only through
+// include/msp/memory.h.
+#ifndef MSP_CORE_ENGINE_H_
+#define MSP_CORE_ENGINE_H_
+
+#include <memory>
+
+#include "consolidate/extractor.h"
+#include "embed/embedder.h"
+#include "index/index.h"
+#include "msp/memory.h"
+#include "store/store.h"
+
+namespace msp {
+
+// Everything the engine runs on, so tests can hand in their own parts.
+struct EngineParts {
+  std::unique_ptr<Store> store;
+  std::unique_ptr<Embedder> embedder;
+  std::unique_ptr<LexicalIndex> lexical;
+  std::unique_ptr<VectorIndex> vector;
+  std::unique_ptr<Extractor> extractor;
+  std::shared_ptr<Clock> clock;
+};
+
+// Builds an engine from parts. Checks that the store's vectors were made by
+// this embedder (FailedPrecondition otherwise) and records it on first use.
+Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EngineParts parts);
+
+}  // namespace msp
+
+#endif  // MSP_CORE_ENGINE_H_

@@ -1,0 +1,404 @@
+// Engine tests over the real parts: SQLite store, Xapian index, exact vector
+// index, hashing embedder and the rule-based extractor, in a temp directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "msp/memory.h"
+#include "util/time.h"
+
+namespace msp {
+namespace {
+
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(TimeMs t) : now_(t) {}
+  TimeMs NowMs() const override { return now_.load(); }
+  void Advance(TimeMs d) { now_ += d; }
+
+ private:
+  std::atomic<TimeMs> now_;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* base = std::getenv("MSP_TEST_TMP");
+    std::filesystem::path root = base ? base : std::filesystem::temp_directory_path();
+    std::filesystem::create_directories(root);
+    std::string tmpl = (root / "engine-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    clock_ = std::make_shared<FakeClock>(*ParseIso8601("2026-01-01T09:00:00Z"));
+    options_.store.data_dir = dir_ + "/data";
+    options_.store.synchronous = "normal";
+    options_.consolidation.every_n_episodes = 4;
+    options_.actor = "tester";
+    engine_ = Open(options_);
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::unique_ptr<MemoryLayer> Open(const Options& o) {
+    auto r = MemoryLayer::Open(o, clock_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }
+
+  Namespace Ns(const std::string& tenant = "acme", const std::string& user = "ann") {
+    Namespace ns;
+    ns.tenant = tenant;
+    ns.user = user;
+    return ns;
+  }
+
+  WriteRequest Req(const std::string& text, const Namespace& ns) {
+    WriteRequest r;
+    r.ns = ns;
+    r.text = text;
+    r.tags = {"preference"};
+    return r;
+  }
+
+  std::vector<SearchHit> Search(MemoryLayer& e, const Namespace& scope, const std::string& q, int k = 5) {
+    RetrieveRequest r;
+    r.scope = scope;
+    r.query = q;
+    r.top_k = k;
+    auto hits = e.Retrieve(r);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    return hits.ok() ? *hits : std::vector<SearchHit>{};
+  }
+
+  std::string dir_;
+  std::shared_ptr<FakeClock> clock_;
+  Options options_;
+  std::unique_ptr<MemoryLayer> engine_;
+};
+
+TEST_F(EngineTest, WriteThenRetrieveFindsIt) {
+  auto w = engine_->Write(Req("Ann prefers dark roast coffee in the morning", Ns()));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE(engine_->Write(Req("Ann is allergic to peanuts and avoids them", Ns())).ok());
+  auto hits = Search(*engine_, Ns(), "what coffee does she like?");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].memory.id, w->id);
+  EXPECT_GT(hits[0].score, 0.0);
+  EXPECT_LE(hits[0].score, 1.0);
+  EXPECT_EQ(hits[0].memory.access_count, 1);
+  auto got = engine_->Get(Ns(), w->id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->access_count, 1);
+  EXPECT_EQ(got->text, "Ann prefers dark roast coffee in the morning");
+}
+
+TEST_F(EngineTest, ExplainShowsEachSignal) {
+  ASSERT_TRUE(engine_->Write(Req("The deployment runbook lives in the ops wiki", Ns())).ok());
+  RetrieveRequest r;
+  r.scope = Ns();
+  r.query = "deployment runbook";
+  r.explain = true;
+  auto hits = engine_->Retrieve(r);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  ASSERT_EQ((*hits)[0].explain.size(), 2u);
+  EXPECT_EQ((*hits)[0].explain[0].signal, "bm25");
+  EXPECT_EQ((*hits)[0].explain[0].rank, 1);
+  EXPECT_GT((*hits)[0].explain[0].raw, 0.0);
+  EXPECT_EQ((*hits)[0].explain[1].signal, "cosine");
+  EXPECT_DOUBLE_EQ((*hits)[0].score, 1.0);
+}
+
+TEST_F(EngineTest, RefusalIsAuditedAndStoresNothing) {
+  auto before = engine_->GetStats(Ns());
+  ASSERT_TRUE(before.ok());
+  WriteRequest r = Req("a secret password: hunter2 is mine", Ns());
+  r.sensitivity = Sensitivity::kHigh;
+  auto w = engine_->Write(r);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kRefused);
+  EXPECT_NE(w.status().message().find("sensitivity"), std::string::npos);
+  auto after = engine_->GetStats(Ns());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->records, before->records);
+  EXPECT_EQ(after->last_seq, before->last_seq);
+  auto audit = engine_->Audit(Ns(), "", 10);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_FALSE(audit->empty());
+  EXPECT_EQ(audit->back().action, AuditAction::kRefuse);
+  EXPECT_EQ(audit->back().actor, "tester");
+  // The refused text itself is not kept anywhere, the audit log included.
+  EXPECT_EQ(audit->back().details_json.find("hunter2"), std::string::npos);
+}
+
+TEST_F(EngineTest, BadInputChangesNothing) {
+  auto before = engine_->GetStats(Ns());
+  ASSERT_TRUE(before.ok());
+  WriteRequest r = Req("valid text that is long enough", Ns());
+  r.body_json = "[not an object";
+  EXPECT_EQ(engine_->Write(r).status().code(), StatusCode::kInvalidArgument);
+  r = Req("bad utf8 \xc3\x28 inside this text", Ns());
+  EXPECT_EQ(engine_->Write(r).status().code(), StatusCode::kInvalidArgument);
+  r = Req("valid text that is long enough", Ns());
+  r.confidence = 2;
+  EXPECT_EQ(engine_->Write(r).status().code(), StatusCode::kInvalidArgument);
+  r.confidence = 1;
+  r.ttl_days = -3;
+  EXPECT_EQ(engine_->Write(r).status().code(), StatusCode::kInvalidArgument);
+  EpisodeStep step;
+  step.ns = Ns();
+  step.text = "no session given";
+  EXPECT_EQ(engine_->AddEpisode(step).status().code(), StatusCode::kInvalidArgument);
+  auto after = engine_->GetStats(Ns());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->last_seq, before->last_seq);
+  EXPECT_EQ(after->audit_events, before->audit_events);
+}
+
+TEST_F(EngineTest, TenantsNeverSeeEachOther) {
+  auto w = engine_->Write(Req("Acme's build server runs Debian bookworm", Ns("acme")));
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(Search(*engine_, Ns("globex", "ann"), "build server Debian bookworm").empty());
+  Namespace globex_tenant;
+  globex_tenant.tenant = "globex";
+  EXPECT_TRUE(Search(*engine_, globex_tenant, "build server Debian bookworm").empty());
+  EXPECT_TRUE(engine_->Get(Ns("globex"), w->id).status().IsNotFound());
+  EXPECT_TRUE(engine_->Delete(Ns("globex"), w->id, "", "").IsNotFound());
+  EXPECT_EQ(Search(*engine_, Ns("acme"), "build server Debian bookworm").size(), 1u);
+  // Another user of the same tenant is not in a user-scoped search either.
+  EXPECT_TRUE(Search(*engine_, Ns("acme", "bob"), "build server Debian bookworm").empty());
+}
+
+TEST_F(EngineTest, ExpiredRecordsAreNeverReturned) {
+  WriteRequest r = Req("Ann is travelling in Lisbon this week", Ns());
+  r.ttl_days = 1;
+  auto w = engine_->Write(r);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(Search(*engine_, Ns(), "Lisbon travel").size(), 1u);
+  clock_->Advance(2 * kMsPerDay);
+  EXPECT_TRUE(Search(*engine_, Ns(), "Lisbon travel").empty());
+  EXPECT_TRUE(engine_->Get(Ns(), w->id).status().IsNotFound());
+  auto stats = engine_->GetStats(Ns());
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->expired, 1);
+}
+
+TEST_F(EngineTest, NearDuplicateFactsMerge) {
+  FactRequest f;
+  f.ns = Ns();
+  f.text = "User runs Windows 11 on the office laptop";
+  f.confidence = 0.6;
+  f.source_episodes = {"ep-1"};
+  auto a = engine_->AddFact(f);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(a->merged);
+  f.confidence = 0.9;
+  f.source_episodes = {"ep-2"};
+  auto b = engine_->AddFact(f);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->merged);
+  EXPECT_EQ(b->id, a->id);
+  auto got = engine_->Get(Ns(), a->id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_DOUBLE_EQ(got->confidence, 0.9);
+  ASSERT_EQ(got->provenance.size(), 2u);
+  EXPECT_EQ(got->provenance[1].ref, "ep-2");
+  f.text = "User's favourite editor is Neovim";
+  auto c = engine_->AddFact(f);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->merged);
+  // The same text in another namespace is another fact.
+  f.ns = Ns("acme", "bob");
+  f.text = "User runs Windows 11 on the office laptop";
+  auto d = engine_->AddFact(f);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->merged);
+}
+
+TEST_F(EngineTest, SupersedeKeepsHistoryAndRetrievesOnlyTheNewest) {
+  FactRequest f;
+  f.ns = Ns();
+  f.text = "The team deploys on Fridays at noon";
+  auto a = engine_->AddFact(f);
+  ASSERT_TRUE(a.ok());
+  clock_->Advance(1000);
+  f.text = "The team deploys on Tuesdays at noon";
+  auto b = engine_->SupersedeFact(Ns(), a->id, f);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto hist = engine_->History(Ns(), b->id);
+  ASSERT_TRUE(hist.ok());
+  ASSERT_EQ(hist->size(), 2u);
+  EXPECT_EQ((*hist)[0].id, a->id);
+  EXPECT_EQ((*hist)[0].state, RecordState::kSuperseded);
+  EXPECT_EQ((*hist)[0].superseded_by, b->id);
+  EXPECT_GT((*hist)[0].invalid_at, 0);
+  EXPECT_EQ((*hist)[1].supersedes, a->id);
+  auto hits = Search(*engine_, Ns(), "when does the team deploy");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].memory.id, b->id);
+  EXPECT_EQ(engine_->SupersedeFact(Ns(), a->id, f).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(EngineTest, EpisodesNumberStepsAndConsolidateEveryN) {
+  Namespace ns = Ns();
+  ns.session = "s1";
+  const char* turns[] = {"I use Python 3.11 on Windows 11", "Searching the web for the error",
+                         "pip install numpy fails with an error", "Try upgrading pip first"};
+  EpisodeType types[] = {EpisodeType::kUserMessage, EpisodeType::kToolCall, EpisodeType::kUserMessage,
+                         EpisodeType::kAgentResponse};
+  for (int i = 0; i < 4; ++i) {
+    EpisodeStep s;
+    s.ns = ns;
+    s.type = types[i];
+    s.text = turns[i];
+    auto e = engine_->AddEpisode(s);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ(e->step_number, i + 1);
+    EXPECT_EQ(e->kind, Kind::kEpisode);
+  }
+  auto last2 = engine_->LastSteps(ns, "s1", 2);
+  ASSERT_TRUE(last2.ok());
+  ASSERT_EQ(last2->size(), 2u);
+  EXPECT_EQ((*last2)[0].step_number, 3);
+  EXPECT_EQ((*last2)[1].text, "Try upgrading pip first");
+  // Four steps reached every_n_episodes: facts exist at user level, citing episodes.
+  ListRequest lr;
+  lr.scope = Ns();
+  lr.filter.kinds = {Kind::kFact};
+  auto facts = engine_->List(lr);
+  ASSERT_TRUE(facts.ok());
+  ASSERT_FALSE(facts->empty());
+  for (const auto& f : *facts) {
+    EXPECT_TRUE(f.ns.session.empty());
+    EXPECT_EQ(f.source, "consolidation");
+    ASSERT_FALSE(f.provenance.empty());
+    EXPECT_EQ(f.provenance[0].type, "episode");
+  }
+  // Nothing new to consolidate: a second run adds nothing.
+  auto again = engine_->EndSession(ns, "s1");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->episodes_read, 0);
+  // An explicit step number that exists is refused.
+  EpisodeStep dup;
+  dup.ns = ns;
+  dup.step_number = 2;
+  dup.text = "duplicate step";
+  EXPECT_EQ(engine_->AddEpisode(dup).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(EngineTest, PerUserLimitEvictsLeastValuable) {
+  Options o = options_;
+  o.policy.max_items_per_user = 3;
+  engine_.reset();
+  engine_ = Open(o);
+  std::vector<std::string> ids;
+  const char* texts[] = {"Ann likes hiking in the Alps", "Ann drives an electric car",
+                         "Ann reads science fiction novels", "Ann plays the cello on weekends"};
+  for (int i = 0; i < 4; ++i) {
+    FactRequest f;
+    f.ns = Ns();
+    f.text = texts[i];
+    f.confidence = i == 1 ? 0.2 : 0.9;
+    auto w = engine_->AddFact(f);
+    ASSERT_TRUE(w.ok());
+    ids.push_back(w->id);
+    if (i == 3) {
+      ASSERT_EQ(w->evicted_ids.size(), 1u);
+      EXPECT_EQ(w->evicted_ids[0], ids[1]);
+    }
+  }
+  EXPECT_TRUE(engine_->Get(Ns(), ids[1]).status().IsNotFound());
+  auto audit = engine_->Audit(Ns(), ids[1], 10);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_FALSE(audit->empty());
+  EXPECT_EQ(audit->back().action, AuditAction::kEvict);
+}
+
+TEST_F(EngineTest, TwoOpenersSeeEachOthersWrites) {
+  auto other = Open(options_);
+  ASSERT_NE(other, nullptr);
+  auto w = other->Write(Req("The staging database password rotates monthly", Ns()));
+  ASSERT_TRUE(w.ok());
+  auto hits = Search(*engine_, Ns(), "staging database rotation");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].memory.id, w->id);
+  ASSERT_TRUE(engine_->Delete(Ns(), w->id, "obsolete", "").ok());
+  EXPECT_TRUE(Search(*other, Ns(), "staging database rotation").empty());
+}
+
+TEST_F(EngineTest, ReindexGivesTheSameResults) {
+  for (const char* t : {"Quarterly report is due on the fifth", "The VPN needs the new certificate",
+                        "Lunch orders go in the shared sheet"}) {
+    ASSERT_TRUE(engine_->Write(Req(t, Ns())).ok());
+  }
+  auto before = Search(*engine_, Ns(), "VPN certificate");
+  ASSERT_TRUE(engine_->Reindex().ok());
+  auto after = Search(*engine_, Ns(), "VPN certificate");
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i].memory.id, after[i].memory.id);
+  std::filesystem::remove_all(options_.store.data_dir + "/lexical");
+  auto fresh = Open(options_);
+  ASSERT_NE(fresh, nullptr);
+  auto rebuilt = Search(*fresh, Ns(), "VPN certificate");
+  ASSERT_FALSE(rebuilt.empty());
+  EXPECT_EQ(rebuilt[0].memory.id, before[0].memory.id);
+}
+
+TEST_F(EngineTest, ExportImportRoundTrip) {
+  ASSERT_TRUE(engine_->Write(Req("Ann prefers tea over coffee after lunch", Ns())).ok());
+  EpisodeStep s;
+  s.ns = Ns();
+  s.ns.session = "s9";
+  s.content_json = R"({"text":"hello there, Привіт","extra":[1,2]})";
+  s.tool_name = "search";
+  ASSERT_TRUE(engine_->AddEpisode(s).ok());
+  std::ostringstream out1;
+  auto n = engine_->Export(Namespace{}, out1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 2);
+  Options o2 = options_;
+  o2.store.data_dir = dir_ + "/copy";
+  auto copy = Open(o2);
+  ASSERT_NE(copy, nullptr);
+  std::istringstream in(out1.str());
+  auto rep = copy->Import(in, "restorer");
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  EXPECT_EQ(rep->applied, 2);
+  std::ostringstream out2;
+  ASSERT_TRUE(copy->Export(Namespace{}, out2).ok());
+  EXPECT_EQ(out1.str(), out2.str());
+  EXPECT_EQ(Search(*copy, Ns(), "tea or coffee").size(), 1u);
+}
+
+TEST_F(EngineTest, ImportIsAllOrNothing) {
+  std::istringstream in(
+      "{\"text\":\"a valid record of sufficient length\",\"namespace\":{\"tenant\":\"acme\"}}\n"
+      "{\"text\":\"second\",\"kind\":\"gossip\"}\n");
+  auto before = engine_->GetStats(Namespace{});
+  ASSERT_TRUE(before.ok());
+  auto rep = engine_->Import(in, "");
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rep.status().message().find("line 2"), std::string::npos) << rep.status().message();
+  auto after = engine_->GetStats(Namespace{});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->last_seq, before->last_seq);
+}
+
+TEST_F(EngineTest, AnotherEmbedderIsRefused) {
+  Options o = options_;
+  o.embedder.dimension = 128;
+  auto r = MemoryLayer::Open(o, clock_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("hashing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace msp

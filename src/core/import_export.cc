@@ -1,0 +1,95 @@
+// JSONL import and export.
+#include "core/import_export.h"
+
+#include <istream>
+#include <ostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/memory_json.h"
+#include "core/write_policy.h"
+#include "util/uuid.h"
+
+namespace msp {
+
+Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embedder,
+                                 const Options& options, TimeMs now, const std::string& actor) {
+  ImportReport report;
+  WriteBatch batch;
+  std::set<std::string> ids;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    ++report.lines;
+    auto fail = [&](const Status& s) {
+      return Status(s.code() == StatusCode::kOk ? StatusCode::kInvalidArgument : s.code(),
+                    "line " + std::to_string(line_no) + ": " + s.message() + " (nothing was imported)");
+    };
+    auto obj = ParseJsonObject(line, "record");
+    if (!obj.ok()) return fail(obj.status());
+    auto rec = MemoryFromJson(*obj);
+    if (!rec.ok()) return fail(rec.status());
+    Memory m = std::move(rec).value();
+    if (m.id.empty()) m.id = NewUuid(now);
+    if (!IsUuid(m.id)) return fail(Status::InvalidArgument("id '" + m.id + "' is not a UUID"));
+    if (!ids.insert(m.id).second) return fail(Status::InvalidArgument("id " + m.id + " appears twice"));
+    if (Status s = ValidateText("text", m.text, options.policy.max_text_bytes); !s.ok()) return fail(s);
+    if (Status s = ValidateCommon(m.ns, m.tags, m.source, m.confidence, m.body_json, m.provenance); !s.ok()) {
+      return fail(s);
+    }
+    if (Status s = CheckStructural(m.sensitivity, options.policy); !s.ok()) return fail(s);
+    if (m.kind == Kind::kEpisode && m.ns.session.empty()) {
+      return fail(Status::InvalidArgument("namespace.session is required for an episode"));
+    }
+    if (m.created_at == 0) m.created_at = now;
+    if (m.updated_at == 0) m.updated_at = m.created_at;
+    m.seq = 0;
+    AuditEvent e;
+    e.at = now;
+    e.actor = actor;
+    e.action = AuditAction::kImport;
+    e.record_id = m.id;
+    e.tenant = m.ns.tenant;
+    e.reason = "import line " + std::to_string(line_no);
+    batch.audit.push_back(std::move(e));
+    batch.puts.push_back(std::move(m));
+  }
+  if (in.bad()) return Status::IoError("reading the import stream failed; nothing was imported");
+  // Vectors are derived: compute them in batches.
+  constexpr size_t kEmbedBatch = 256;
+  for (size_t i = 0; i < batch.puts.size(); i += kEmbedBatch) {
+    std::vector<std::string> texts;
+    for (size_t j = i; j < std::min(batch.puts.size(), i + kEmbedBatch); ++j) {
+      texts.push_back(batch.puts[j].text);
+    }
+    MSP_ASSIGN_OR_RETURN(auto vecs, embedder.Embed(texts));
+    for (size_t j = 0; j < vecs.size(); ++j) {
+      batch.puts[i + j].embedding = std::move(vecs[j]);
+      batch.puts[i + j].embedder_id = embedder.id();
+    }
+  }
+  if (!batch.puts.empty()) {
+    MSP_ASSIGN_OR_RETURN(auto seqs, store.Apply(batch));
+    (void)seqs;
+  }
+  report.applied = static_cast<int>(batch.puts.size());
+  return report;
+}
+
+Result<int64_t> ExportJsonl(Store& store, const Namespace& scope, std::ostream& out) {
+  int64_t n = 0;
+  MSP_RETURN_IF_ERROR(store.Scan([&](const Memory& m) {
+    if (!scope.Contains(m.ns)) return true;
+    out << MemoryToJson(m, /*with_embedding=*/false).dump() << '\n';
+    ++n;
+    return static_cast<bool>(out);
+  }));
+  if (!out) return Status::IoError("writing the export failed after " + std::to_string(n) + " records");
+  return n;
+}
+
+}  // namespace msp
