@@ -1,0 +1,118 @@
+// Retrieval latency at 10,000 records in one namespace on the embedded
+// default: hybrid top-10 (BM25 + cosine, fused), the query's embedding alone,
+// and the cost of access bookkeeping. Queries are LoCoMo's questions.
+//   build/bench/bench/search_bench --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "bench_data.h"
+#include "embed/embedder.h"
+#include "msp/memory.h"
+
+namespace msp::bench {
+namespace {
+
+struct Fixture {
+  std::string dir;
+  std::unique_ptr<MemoryLayer> mem;
+  Corpus corpus;
+  size_t records = 0;
+};
+
+Fixture& Data(size_t n) {
+  static std::map<size_t, std::unique_ptr<Fixture>> fixtures;
+  auto& slot = fixtures[n];
+  if (slot) return *slot;
+  slot = std::make_unique<Fixture>();
+  auto c = LoadLocomo();
+  if (!c.ok()) {
+    fprintf(stderr, "%s\n", c.status().ToString().c_str());
+    std::exit(1);
+  }
+  slot->corpus = std::move(c).value();
+  std::string tmpl = (std::filesystem::temp_directory_path() / "msp-search-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) std::abort();
+  slot->dir = tmpl;
+  Options o;
+  o.store.data_dir = tmpl;
+  o.store.synchronous = "normal";
+  o.policy.max_items_per_user = 0;
+  auto m = MemoryLayer::Open(o);
+  if (!m.ok()) std::abort();
+  slot->mem = std::move(m).value();
+  auto texts = SyntheticRecords(slot->corpus, n, 7);
+  // Mix real LoCoMo turns in, so questions have true matches among the noise.
+  for (size_t i = 0; i < slot->corpus.turns.size() && i < n; i += 2) texts[i] = slot->corpus.turns[i];
+  for (size_t i = 0; i < texts.size(); i += 1000) {
+    std::vector<WriteRequest> batch;
+    for (size_t j = i; j < std::min(texts.size(), i + 1000); ++j) {
+      WriteRequest r;
+      r.ns.tenant = "bench";
+      r.ns.user = "u1";
+      r.kind = Kind::kArtifact;
+      r.text = texts[j];
+      r.tags = {"profile"};
+      batch.push_back(std::move(r));
+    }
+    if (!slot->mem->WriteMany(batch).ok()) std::abort();
+  }
+  Namespace scope;
+  scope.tenant = "bench";
+  if (!slot->mem->GetStats(scope).ok()) std::abort();  // indexes caught up before timing
+  slot->records = n;
+  return *slot;
+}
+
+void Report(benchmark::State& state, std::vector<double>& us) {
+  state.counters["p50_us"] = Percentile(us, 50);
+  state.counters["p99_us"] = Percentile(us, 99);
+}
+
+void BM_Retrieve(benchmark::State& state) {
+  Fixture& f = Data(static_cast<size_t>(state.range(0)));
+  const bool access = state.range(1) != 0;
+  std::vector<double> us;
+  size_t i = 0;
+  for (auto _ : state) {
+    RetrieveRequest r;
+    r.scope.tenant = "bench";
+    r.scope.user = "u1";
+    r.query = f.corpus.questions[i++ % f.corpus.questions.size()];
+    r.top_k = 10;
+    r.record_access = access;
+    auto t0 = std::chrono::steady_clock::now();
+    auto hits = f.mem->Retrieve(r);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!hits.ok()) state.SkipWithError(hits.status().ToString().c_str());
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  Report(state, us);
+  state.SetLabel(access ? "with access bookkeeping" : "read-only");
+}
+BENCHMARK(BM_Retrieve)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_EmbedQuery(benchmark::State& state) {
+  Fixture& f = Data(10000);
+  auto e = MakeEmbedder(EmbedderOptions{});
+  if (!e.ok()) std::abort();
+  std::vector<double> us;
+  size_t i = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto v = (*e)->Embed({f.corpus.questions[i++ % f.corpus.questions.size()]});
+    auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(v);
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  Report(state, us);
+}
+BENCHMARK(BM_EmbedQuery)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+}  // namespace msp::bench
+
+BENCHMARK_MAIN();
