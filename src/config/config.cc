@@ -1,0 +1,673 @@
+// The settings table and the loader that applies defaults, TOML, environment
+// and flags in that order.
+#include "config/config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <variant>
+
+#include <toml++/toml.h>
+
+#include "util/utf8.h"
+
+extern char** environ;
+
+namespace msp {
+namespace {
+
+// Pointers to the Options field a setting fills; the alternative also gives
+// the setting's type.
+using Field = std::variant<std::string* (*)(Options&), int* (*)(Options&), size_t* (*)(Options&),
+                           double* (*)(Options&), bool* (*)(Options&), std::vector<std::string>* (*)(Options&)>;
+
+// A parsed value, before it is range-checked and stored.
+using Value = std::variant<std::string, int64_t, double, bool, std::vector<std::string>>;
+
+struct Setting {
+  SettingInfo info;
+  Field field;
+  // Numeric bounds, inclusive unless lo_open.
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false;
+  // Strings: allowed values separated by '|' (empty: any), and whether "" is allowed.
+  std::string_view choices;
+  bool allow_empty = true;
+};
+
+SettingType TypeOf(const Field& f) {
+  switch (f.index()) {
+    case 0: return SettingType::kString;
+    case 1: return SettingType::kInt;
+    case 2: return SettingType::kSize;
+    case 3: return SettingType::kDouble;
+    case 4: return SettingType::kBool;
+    default: return SettingType::kStringList;
+  }
+}
+
+Setting Make(std::string_view key, std::string_view env, std::string_view flag, Field field,
+             std::string_view description) {
+  Setting s;
+  s.info = SettingInfo{key, env, flag, TypeOf(field), description};
+  s.field = field;
+  return s;
+}
+
+Setting Range(Setting s, double lo, double hi, bool lo_open = false) {
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  return s;
+}
+
+Setting NonEmpty(Setting s, std::string_view choices = {}) {
+  s.allow_empty = false;
+  s.choices = choices;
+  return s;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// THE settings table: every setting msp reads, declared once.
+const std::vector<Setting>& Table() {
+  static const std::vector<Setting> table = {
+      NonEmpty(Make("store.backend", "MSP_BACKEND", "--backend", +[](Options& o) { return &o.store.backend; },
+                    "Store backend: sqlite.")),
+      NonEmpty(Make("store.data_dir", "MSP_DATA_DIR", "--data-dir", +[](Options& o) { return &o.store.data_dir; },
+                    "Data directory: holds msp.db (the truth) and the derived indexes.")),
+      NonEmpty(Make("store.synchronous", "MSP_SYNCHRONOUS", "--synchronous",
+                    +[](Options& o) { return &o.store.synchronous; },
+                    "SQLite synchronous mode: full (survives power loss) or normal (survives a killed "
+                    "process)."),
+               "full|normal"),
+      Range(Make("store.busy_timeout_ms", "MSP_BUSY_TIMEOUT_MS", "--busy-timeout-ms",
+                 +[](Options& o) { return &o.store.busy_timeout_ms; },
+                 "How long a writer waits for a lock held by another process, in ms (>= 0)."),
+            0, kInf),
+      NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
+                    +[](Options& o) { return &o.embedder.provider; },
+                    "Embedder: hashing (built in, no model needed).")),
+      Range(Make("embedder.dimension", "MSP_EMBEDDER_DIMENSION", "--embedder-dimension",
+                 +[](Options& o) { return &o.embedder.dimension; }, "Embedding dimension (1..65536)."),
+            1, 65536),
+      Make("policy.min_chars", "MSP_POLICY_MIN_CHARS", "--policy-min-chars",
+           +[](Options& o) { return &o.policy.min_chars; },
+           "Writes with shorter text are refused (0: rule off)."),
+      Make("policy.trivial_phrases", "MSP_POLICY_TRIVIAL_PHRASES", "--policy-trivial-phrases",
+           +[](Options& o) { return &o.policy.trivial_phrases; },
+           "Acknowledgements refused as trivial (case-insensitive, whole text)."),
+      Make("policy.refuse_high_sensitivity", "MSP_POLICY_REFUSE_HIGH_SENSITIVITY",
+           "--policy-refuse-high-sensitivity", +[](Options& o) { return &o.policy.refuse_high_sensitivity; },
+           "Refuse records of sensitivity high."),
+      Make("policy.trusted_sources", "MSP_POLICY_TRUSTED_SOURCES", "--policy-trusted-sources",
+           +[](Options& o) { return &o.policy.trusted_sources; },
+           "Sources a general write is accepted from (empty: any)."),
+      Make("policy.stable_tags", "MSP_POLICY_STABLE_TAGS", "--policy-stable-tags",
+           +[](Options& o) { return &o.policy.stable_tags; },
+           "Tags of which a general write must carry one when require_stable_tag is on."),
+      Make("policy.require_stable_tag", "MSP_POLICY_REQUIRE_STABLE_TAG", "--policy-require-stable-tag",
+           +[](Options& o) { return &o.policy.require_stable_tag; },
+           "Refuse general writes without one of stable_tags."),
+      Range(Make("policy.ttl_min_days", "MSP_POLICY_TTL_MIN_DAYS", "--policy-ttl-min-days",
+                 +[](Options& o) { return &o.policy.ttl_min_days; },
+                 "Smallest TTL a write may ask for, in days (1..36500, <= ttl_max_days)."),
+            1, 36500),
+      Range(Make("policy.ttl_max_days", "MSP_POLICY_TTL_MAX_DAYS", "--policy-ttl-max-days",
+                 +[](Options& o) { return &o.policy.ttl_max_days; },
+                 "Largest TTL a write may ask for, in days (1..36500, >= ttl_min_days)."),
+            1, 36500),
+      Range(Make("policy.default_ttl_days", "MSP_POLICY_DEFAULT_TTL_DAYS", "--policy-default-ttl-days",
+                 +[](Options& o) { return &o.policy.default_ttl_days; },
+                 "TTL of writes that do not ask for one (0: never expire; else within the TTL bounds)."),
+            0, 36500),
+      Make("policy.max_items_per_user", "MSP_POLICY_MAX_ITEMS_PER_USER", "--policy-max-items-per-user",
+           +[](Options& o) { return &o.policy.max_items_per_user; },
+           "Facts kept per (tenant, user); past it the least valuable are evicted (0: no limit)."),
+      Range(Make("policy.max_text_bytes", "MSP_POLICY_MAX_TEXT_BYTES", "--policy-max-text-bytes",
+                 +[](Options& o) { return &o.policy.max_text_bytes; },
+                 "Largest text of any write, episodes included, in bytes (>= 1)."),
+            1, kInf),
+      Range(Make("retrieval.rrf_k", "MSP_RETRIEVAL_RRF_K", "--retrieval-rrf-k",
+                 +[](Options& o) { return &o.retrieval.rrf_k; },
+                 "Reciprocal-rank fusion constant k (> 0)."),
+            1, kInf),
+      Range(Make("retrieval.lexical_weight", "MSP_RETRIEVAL_LEXICAL_WEIGHT", "--retrieval-lexical-weight",
+                 +[](Options& o) { return &o.retrieval.lexical_weight; },
+                 "Weight of the BM25 signal in fusion (>= 0)."),
+            0, kInf),
+      Range(Make("retrieval.vector_weight", "MSP_RETRIEVAL_VECTOR_WEIGHT", "--retrieval-vector-weight",
+                 +[](Options& o) { return &o.retrieval.vector_weight; },
+                 "Weight of the cosine signal in fusion (>= 0; the two weights may not both be 0)."),
+            0, kInf),
+      Range(Make("retrieval.candidates", "MSP_RETRIEVAL_CANDIDATES", "--retrieval-candidates",
+                 +[](Options& o) { return &o.retrieval.candidates; },
+                 "Candidates taken from each signal before fusion (>= 1)."),
+            1, kInf),
+      NonEmpty(Make("retrieval.language", "MSP_RETRIEVAL_LANGUAGE", "--retrieval-language",
+                    +[](Options& o) { return &o.retrieval.language; },
+                    "Language of the stemmer and stop words (a Snowball name: english, russian, ...).")),
+      Range(Make("facts.dedup_cosine", "MSP_FACTS_DEDUP_COSINE", "--facts-dedup-cosine",
+                 +[](Options& o) { return &o.facts.dedup_cosine; },
+                 "A new fact above this cosine to an active fact merges into it (in (0, 1])."),
+            0, 1, /*lo_open=*/true),
+      Range(Make("consolidation.every_n_episodes", "MSP_CONSOLIDATION_EVERY_N_EPISODES",
+                 "--consolidation-every-n-episodes", +[](Options& o) { return &o.consolidation.every_n_episodes; },
+                 "Consolidate a session after this many new episodes (0: only when asked or at session "
+                 "end)."),
+            0, kInf),
+      NonEmpty(Make("consolidation.extractor", "MSP_CONSOLIDATION_EXTRACTOR", "--consolidation-extractor",
+                    +[](Options& o) { return &o.consolidation.extractor; },
+                    "Fact extractor: rules (built in).")),
+      Make("actor", "MSP_ACTOR", "--actor", +[](Options& o) { return &o.actor; },
+           "Caller identity recorded in the audit log."),
+  };
+  return table;
+}
+
+const Setting* FindByKey(std::string_view key) {
+  for (const Setting& s : Table()) {
+    if (s.info.key == key) return &s;
+  }
+  return nullptr;
+}
+
+const Setting* FindByFlag(std::string_view flag) {
+  for (const Setting& s : Table()) {
+    if (s.info.flag == flag) return &s;
+  }
+  return nullptr;
+}
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string FormatNumber(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (std::fabs(d) < 1e15 && d == std::floor(d)) return std::to_string(static_cast<int64_t>(d));
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+std::string RangeText(const Setting& s) {
+  const bool has_lo = !std::isinf(s.lo);
+  const bool has_hi = !std::isinf(s.hi);
+  if (has_lo && has_hi) {
+    return std::string(s.lo_open ? "> " : ">= ") + FormatNumber(s.lo) + " and <= " + FormatNumber(s.hi);
+  }
+  if (has_lo) return std::string(s.lo_open ? "> " : ">= ") + FormatNumber(s.lo);
+  if (has_hi) return "<= " + FormatNumber(s.hi);
+  return "";
+}
+
+// What a value of the setting must look like: "an integer >= 0".
+std::string Expected(const Setting& s) {
+  switch (s.info.type) {
+    case SettingType::kString: return "a string";
+    case SettingType::kInt: return "an integer";
+    case SettingType::kSize: return "an integer >= 0";
+    case SettingType::kDouble: return "a number";
+    case SettingType::kBool: return "a boolean (true or false)";
+    case SettingType::kStringList: return "a list of strings";
+  }
+  return "a value";
+}
+
+// Range and choice checks, common to every source. Returns the problem, or "".
+std::string CheckValue(const Setting& s, const Value& v) {
+  if (const auto* str = std::get_if<std::string>(&v)) {
+    size_t bad = 0;
+    if (!IsValidUtf8(*str, &bad)) return "is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")";
+    if (!s.allow_empty && str->empty()) return "must not be empty";
+    if (!s.choices.empty()) {
+      std::string_view rest = s.choices;
+      bool found = false;
+      std::string list;
+      while (!rest.empty()) {
+        const size_t bar = rest.find('|');
+        const std::string_view choice = rest.substr(0, bar);
+        found = found || choice == *str;
+        if (!list.empty()) list += ", ";
+        list += choice;
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+      }
+      if (!found) return "must be one of " + list + ", got " + Quote(*str);
+    }
+    return "";
+  }
+  if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    for (const std::string& item : *list) {
+      size_t bad = 0;
+      if (!IsValidUtf8(item, &bad)) return "has an item that is not valid UTF-8";
+    }
+    return "";
+  }
+  double d = 0;
+  std::string shown;
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    if (s.info.type == SettingType::kSize && *i < 0) return "must be >= 0, got " + std::to_string(*i);
+    if (s.info.type == SettingType::kInt &&
+        (*i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max())) {
+      return "is out of range, got " + std::to_string(*i);
+    }
+    d = static_cast<double>(*i);
+    shown = std::to_string(*i);
+  } else if (const auto* f = std::get_if<double>(&v)) {
+    if (!std::isfinite(*f)) return "must be a finite number";
+    d = *f;
+    shown = FormatNumber(*f);
+  } else {
+    return "";
+  }
+  const bool below = s.lo_open ? !(d > s.lo) : !(d >= s.lo);
+  if (below || d > s.hi) return "must be " + RangeText(s) + ", got " + shown;
+  return "";
+}
+
+void StoreValue(const Setting& s, const Value& v, Options& o) {
+  std::visit(
+      [&](auto getter) {
+        auto* field = getter(o);
+        using T = std::remove_pointer_t<decltype(field)>;
+        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
+                      std::is_same_v<T, bool>) {
+          *field = std::get<T>(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          *field = std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                     : static_cast<double>(std::get<int64_t>(v));
+        } else {
+          *field = static_cast<T>(std::get<int64_t>(v));
+        }
+      },
+      s.field);
+}
+
+// The current value of a setting as text (for defaults in the help).
+std::string Show(const Setting& s, Options& o) {
+  return std::visit(
+      [&](auto getter) -> std::string {
+        auto* field = getter(o);
+        using T = std::remove_pointer_t<decltype(field)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return "\"" + *field + "\"";
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::string out = "[";
+          for (size_t i = 0; i < field->size(); ++i) out += (i ? ", \"" : "\"") + (*field)[i] + "\"";
+          return out + "]";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return *field ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return FormatNumber(*field);
+        } else {
+          return std::to_string(*field);
+        }
+      },
+      s.field);
+}
+
+std::string Trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return "";
+  const size_t e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// Parses an environment or flag string as the setting's type. Returns the
+// problem in *error on failure.
+std::optional<Value> ParseText(const Setting& s, const std::string& text, std::string* error) {
+  auto fail = [&]() -> std::optional<Value> {
+    *error = "must be " + Expected(s) + ", got " + Quote(text);
+    return std::nullopt;
+  };
+  switch (s.info.type) {
+    case SettingType::kString: return Value(text);
+    case SettingType::kInt:
+    case SettingType::kSize: {
+      const std::string t = Trim(text);
+      int64_t v = 0;
+      const char* end = t.data() + t.size();
+      auto [ptr, ec] = std::from_chars(t.data(), end, v);
+      if (t.empty() || ec != std::errc() || ptr != end) {
+        if (ec == std::errc::result_out_of_range) {
+          *error = "is out of range, got " + Quote(text);
+          return std::nullopt;
+        }
+        return fail();
+      }
+      return Value(v);
+    }
+    case SettingType::kDouble: {
+      const std::string t = Trim(text);
+      if (t.empty()) return fail();
+      errno = 0;
+      char* end = nullptr;
+      const double v = std::strtod(t.c_str(), &end);
+      if (end != t.c_str() + t.size() || errno == ERANGE || !std::isfinite(v)) return fail();
+      return Value(v);
+    }
+    case SettingType::kBool: {
+      const std::string t = Trim(text);
+      if (t == "true" || t == "1" || t == "yes" || t == "on") return Value(true);
+      if (t == "false" || t == "0" || t == "no" || t == "off") return Value(false);
+      return fail();
+    }
+    case SettingType::kStringList: {
+      std::vector<std::string> items;
+      size_t start = 0;
+      while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const size_t end = comma == std::string::npos ? text.size() : comma;
+        std::string item = Trim(std::string_view(text).substr(start, end - start));
+        if (!item.empty()) items.push_back(std::move(item));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return Value(std::move(items));
+    }
+  }
+  return fail();
+}
+
+std::string TomlTypeName(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    default: return "nothing";
+  }
+}
+
+std::optional<Value> ParseToml(const Setting& s, const toml::node& n, std::string* error) {
+  auto fail = [&]() -> std::optional<Value> {
+    *error = "must be " + Expected(s) + ", got " + TomlTypeName(n);
+    return std::nullopt;
+  };
+  switch (s.info.type) {
+    case SettingType::kString:
+      if (!n.is_string()) return fail();
+      return Value(*n.value<std::string>());
+    case SettingType::kInt:
+    case SettingType::kSize:
+      if (!n.is_integer()) return fail();
+      return Value(*n.value<int64_t>());
+    case SettingType::kDouble:
+      if (n.is_floating_point()) return Value(*n.value<double>());
+      if (n.is_integer()) return Value(static_cast<double>(*n.value<int64_t>()));
+      return fail();
+    case SettingType::kBool:
+      if (!n.is_boolean()) return fail();
+      return Value(*n.value<bool>());
+    case SettingType::kStringList: {
+      if (!n.is_array()) return fail();
+      std::vector<std::string> items;
+      const toml::array& arr = *n.as_array();
+      for (size_t i = 0; i < arr.size(); ++i) {
+        if (!arr[i].is_string()) {
+          *error = "must be a list of strings, but item " + std::to_string(i) + " is " + TomlTypeName(arr[i]);
+          return std::nullopt;
+        }
+        items.push_back(*arr[i].value<std::string>());
+      }
+      return Value(std::move(items));
+    }
+  }
+  return fail();
+}
+
+// The sections of the table ("store", "policy", ...), and the keys in one.
+std::vector<std::string> SectionKeys(std::string_view section) {
+  std::vector<std::string> keys;
+  for (const Setting& s : Table()) {
+    const std::string_view key = s.info.key;
+    const size_t dot = key.find('.');
+    const std::string_view sec = dot == std::string_view::npos ? std::string_view() : key.substr(0, dot);
+    if (sec == section) keys.emplace_back(dot == std::string_view::npos ? key : key.substr(dot + 1));
+  }
+  return keys;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+bool IsSection(std::string_view name) {
+  return !name.empty() && !SectionKeys(name).empty();
+}
+
+class Loader {
+ public:
+  explicit Loader(const ConfigInput& input) : input_(input) {
+    for (const Setting& s : Table()) loaded_.origins[std::string(s.info.key)] = SettingOrigin{};
+  }
+
+  Result<LoadedConfig> Load() {
+    MSP_ASSIGN_OR_RETURN(std::string path, FindFile());
+    if (!path.empty()) MSP_RETURN_IF_ERROR(ApplyFile(path));
+    MSP_RETURN_IF_ERROR(ApplyEnv());
+    MSP_RETURN_IF_ERROR(ApplyFlags());
+    MSP_RETURN_IF_ERROR(CheckCrossRules());
+    return std::move(loaded_);
+  }
+
+ private:
+  // --config, else MSP_CONFIG, else <data_dir>/msp.toml if present.
+  Result<std::string> FindFile() {
+    auto must_exist = [](const std::string& path, const std::string& from) -> Result<std::string> {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) {
+        return Status::NotFound("config file " + Quote(path) + " (from " + from + ") does not exist");
+      }
+      return path;
+    };
+    if (!input_.config_path.empty()) return must_exist(input_.config_path, "--config");
+    if (auto it = input_.env.find("MSP_CONFIG"); it != input_.env.end() && !it->second.empty()) {
+      return must_exist(it->second, "MSP_CONFIG");
+    }
+    // data_dir as the flags, then the environment, then the default give it.
+    std::string data_dir = Options().store.data_dir;
+    if (auto it = input_.env.find("MSP_DATA_DIR"); it != input_.env.end() && !it->second.empty()) {
+      data_dir = it->second;
+    }
+    for (const auto& [flag, value] : input_.flags) {
+      if (flag == "--data-dir" && !value.empty()) data_dir = value;
+    }
+    const std::string candidate = (std::filesystem::path(data_dir) / "msp.toml").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+    return std::string();
+  }
+
+  Status ApplyFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return Status::IoError("cannot read config file " + Quote(path) + ": " + std::strerror(errno));
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string doc = buf.str();
+    toml::table root;
+    try {
+      root = toml::parse(doc, path);
+    } catch (const toml::parse_error& e) {
+      return Status::InvalidArgument(path + " line " + std::to_string(e.source().begin.line) + ", column " +
+                                     std::to_string(e.source().begin.column) +
+                                     ": invalid TOML: " + std::string(e.description()));
+    } catch (const std::exception& e) {
+      return Status::InvalidArgument(path + ": invalid TOML: " + e.what());
+    }
+    loaded_.config_file = path;
+    return ApplyTable(root, "", path);
+  }
+
+  Status ApplyTable(const toml::table& table, const std::string& section, const std::string& path) {
+    for (auto&& [k, node] : table) {
+      const std::string name = std::string(k.str());
+      const std::string key = section.empty() ? name : section + "." + name;
+      const std::string at = path + " line " + std::to_string(node.source().begin.line);
+      if (const Setting* s = FindByKey(key)) {
+        std::string error;
+        std::optional<Value> v = ParseToml(*s, node, &error);
+        if (v) error = CheckValue(*s, *v);
+        if (!error.empty()) return Status::InvalidArgument(at + ": " + key + " " + error);
+        StoreValue(*s, *v, loaded_.options);
+        loaded_.origins[key] = SettingOrigin{SettingSource::kFile, at};
+        continue;
+      }
+      if (section.empty() && node.is_table() && IsSection(name)) {
+        MSP_RETURN_IF_ERROR(ApplyTable(*node.as_table(), name, path));
+        continue;
+      }
+      if (section.empty() && node.is_table()) {
+        std::vector<std::string> sections;
+        for (const Setting& s : Table()) {
+          const std::string_view sk = s.info.key;
+          const size_t dot = sk.find('.');
+          if (dot == std::string_view::npos) continue;
+          const std::string sec(sk.substr(0, dot));
+          if (sections.empty() || sections.back() != sec) sections.push_back(sec);
+        }
+        return Status::InvalidArgument(at + ": unknown section [" + key + "]; known sections are " +
+                                       Join(sections) + " (see `msp help config`)");
+      }
+      return Status::InvalidArgument(at + ": unknown setting " + Quote(key) + "; known " +
+                                     (section.empty() ? std::string("top-level settings") : "settings in [" + section + "]") +
+                                     " are " + Join(SectionKeys(section)) + " (see `msp help config`)");
+    }
+    return Status::Ok();
+  }
+
+  Status ApplyEnv() {
+    for (const Setting& s : Table()) {
+      auto it = input_.env.find(std::string(s.info.env));
+      if (it == input_.env.end()) continue;
+      std::string error;
+      std::optional<Value> v = ParseText(s, it->second, &error);
+      if (v) error = CheckValue(s, *v);
+      if (!error.empty()) {
+        return Status::InvalidArgument("environment variable " + std::string(s.info.env) + " (" +
+                                       std::string(s.info.key) + ") " + error);
+      }
+      StoreValue(s, *v, loaded_.options);
+      loaded_.origins[std::string(s.info.key)] = SettingOrigin{SettingSource::kEnv, std::string(s.info.env)};
+    }
+    return Status::Ok();
+  }
+
+  Status ApplyFlags() {
+    for (const auto& [flag, text] : input_.flags) {
+      const Setting* s = FindByFlag(flag);
+      if (s == nullptr) return Status::InvalidArgument("unknown setting flag " + Quote(flag));
+      std::string error;
+      std::optional<Value> v = ParseText(*s, text, &error);
+      if (v) error = CheckValue(*s, *v);
+      if (!error.empty()) return Status::InvalidArgument(flag + " " + error);
+      StoreValue(*s, *v, loaded_.options);
+      loaded_.origins[std::string(s->info.key)] = SettingOrigin{SettingSource::kFlag, flag};
+    }
+    return Status::Ok();
+  }
+
+  // "policy.ttl_min_days (30, from /x/msp.toml line 3)".
+  std::string Described(std::string_view key) {
+    const Setting* s = FindByKey(key);
+    return std::string(key) + " (" + Show(*s, loaded_.options) + ", from " + loaded_.OriginOf(key).where + ")";
+  }
+
+  Status CheckCrossRules() {
+    const WritePolicyOptions& p = loaded_.options.policy;
+    if (p.ttl_min_days > p.ttl_max_days) {
+      return Status::InvalidArgument(Described("policy.ttl_min_days") + " is greater than " +
+                                     Described("policy.ttl_max_days"));
+    }
+    if (p.default_ttl_days != 0 && (p.default_ttl_days < p.ttl_min_days || p.default_ttl_days > p.ttl_max_days)) {
+      return Status::InvalidArgument(Described("policy.default_ttl_days") + " must be 0 or between " +
+                                     Described("policy.ttl_min_days") + " and " + Described("policy.ttl_max_days"));
+    }
+    const RetrievalOptions& r = loaded_.options.retrieval;
+    if (r.lexical_weight == 0 && r.vector_weight == 0) {
+      return Status::InvalidArgument(Described("retrieval.lexical_weight") + " and " +
+                                     Described("retrieval.vector_weight") + " may not both be 0");
+    }
+    return Status::Ok();
+  }
+
+  const ConfigInput& input_;
+  LoadedConfig loaded_;
+};
+
+}  // namespace
+
+std::string_view SettingTypeName(SettingType t) {
+  switch (t) {
+    case SettingType::kString: return "string";
+    case SettingType::kInt: return "integer";
+    case SettingType::kSize: return "size";
+    case SettingType::kDouble: return "number";
+    case SettingType::kBool: return "boolean";
+    case SettingType::kStringList: return "list of strings";
+  }
+  return "unknown";
+}
+
+std::vector<SettingInfo> AllSettings() {
+  std::vector<SettingInfo> out;
+  for (const Setting& s : Table()) out.push_back(s.info);
+  return out;
+}
+
+bool IsSettingFlag(std::string_view flag) { return FindByFlag(flag) != nullptr; }
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.substr(0, 4) != "MSP_") continue;
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return env;
+}
+
+const SettingOrigin& LoadedConfig::OriginOf(std::string_view key) const {
+  static const SettingOrigin kDefaultOrigin{};
+  auto it = origins.find(key);
+  return it == origins.end() ? kDefaultOrigin : it->second;
+}
+
+Result<LoadedConfig> LoadConfig(const ConfigInput& input) { return Loader(input).Load(); }
+
+std::string SettingsHelp() {
+  Options defaults;
+  std::ostringstream out;
+  out << "Configuration, lowest to highest precedence:\n"
+         "  built-in default < TOML file < MSP_* environment variable < command-line flag\n"
+         "The TOML file is --config PATH, else $MSP_CONFIG, else <data_dir>/msp.toml when it exists.\n"
+         "A key \"section.name\" is written in TOML as `name = value` under `[section]`.\n"
+         "In the environment and in flags, booleans are true/false and lists are comma-separated.\n\n";
+  for (const Setting& s : Table()) {
+    out << s.info.key << "  (" << SettingTypeName(s.info.type) << ", default " << Show(s, defaults) << ")\n"
+        << "    env " << s.info.env << "   flag " << s.info.flag << " VALUE\n"
+        << "    " << s.info.description << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace msp

@@ -1,0 +1,92 @@
+// Configuration loading: fills msp::Options once from, in rising precedence,
+// the built-in defaults, a TOML file, MSP_* environment variables and
+// command-line flags.
+//
+// One table (config.cc) declares every setting exactly once: its TOML key,
+// environment variable, flag, type, description, bounds and the Options field
+// it sets. `msp help config` prints that table (SettingsHelp()).
+//
+// The TOML file is --config PATH, else $MSP_CONFIG, else <data_dir>/msp.toml
+// when that exists (data_dir as given by flag, environment or default).
+// Every error is InvalidArgument (NotFound for a named file that does not
+// exist) and names the key, variable or flag, and the file and line for TOML.
+#ifndef MSP_CONFIG_CONFIG_H_
+#define MSP_CONFIG_CONFIG_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "msp/options.h"
+#include "msp/status.h"
+
+namespace msp {
+
+enum class SettingType { kString, kInt, kSize, kDouble, kBool, kStringList };
+
+// "string", "integer", "size", "number", "boolean", "list of strings".
+std::string_view SettingTypeName(SettingType t);
+
+// The public face of one row of the settings table.
+struct SettingInfo {
+  std::string_view key;          // TOML key: "policy.min_chars"
+  std::string_view env;          // "MSP_POLICY_MIN_CHARS"
+  std::string_view flag;         // "--policy-min-chars"
+  SettingType type;
+  std::string_view description;  // includes the allowed range
+};
+
+// Every setting, in table order.
+std::vector<SettingInfo> AllSettings();
+
+// True when `flag` ("--data-dir") sets a configuration value. Every such
+// flag takes a value (booleans: true/false, lists: comma-separated).
+bool IsSettingFlag(std::string_view flag);
+
+// What the loader reads besides the TOML file.
+struct ConfigInput {
+  // From --config; empty: $MSP_CONFIG, then <data_dir>/msp.toml if present.
+  std::string config_path;
+  // Environment variables; only the table's MSP_* names and MSP_CONFIG are read.
+  std::map<std::string, std::string> env;
+  // Setting flags with their values, in command-line order: {"--data-dir", "/x"}.
+  std::vector<std::pair<std::string, std::string>> flags;
+};
+
+// The MSP_* variables of this process's environment.
+std::map<std::string, std::string> ProcessEnvironment();
+
+enum class SettingSource { kDefault, kFile, kEnv, kFlag };
+
+struct SettingOrigin {
+  SettingSource source = SettingSource::kDefault;
+  std::string where;  // "default", "/x/msp.toml line 3", "MSP_DATA_DIR", "--data-dir"
+};
+
+struct LoadedConfig {
+  Options options;
+  std::string config_file;  // the TOML file that was read; empty if none
+  std::map<std::string, SettingOrigin, std::less<>> origins;  // by TOML key, every setting
+
+  // Where the setting with TOML key `key` got its value. REQUIRES: a table key.
+  const SettingOrigin& OriginOf(std::string_view key) const;
+};
+
+// Loads and validates the configuration. Strings from the environment and
+// flags are parsed as the setting's type: integers and numbers in decimal,
+// booleans as true/false/1/0/yes/no/on/off, lists comma-separated.
+// Validates each value's type and range, unknown TOML keys and sections, and
+// cross-setting rules (ttl_min_days <= ttl_max_days; default_ttl_days 0 or
+// within them; at least one retrieval weight > 0).
+Result<LoadedConfig> LoadConfig(const ConfigInput& input);
+
+// The settings table as text for `msp help config`: precedence, where the
+// file is looked for, then per setting its key, variable, flag, type,
+// default and description.
+std::string SettingsHelp();
+
+}  // namespace msp
+
+#endif  // MSP_CONFIG_CONFIG_H_
