@@ -1,0 +1,719 @@
+// SqliteStore: the Store interface on one SQLite database file.
+#include "store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace msp {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "embeddings are stored as little-endian float32");
+static_assert(sizeof(float) == 4);
+
+using Json = nlohmann::json;
+
+// The records columns in select order; the embedding is always last.
+constexpr std::array<std::string_view, 31> kRecordColumns = {
+    "id",          "tenant",        "user_id",      "agent_id",        "session_id",
+    "mission_id",  "operator_id",   "layer",        "kind",            "text",
+    "body_json",   "tags_json",     "source",       "sensitivity",     "criticality",
+    "confidence",  "created_at",    "updated_at",   "expires_at",      "valid_at",
+    "invalid_at",  "access_count",  "last_accessed", "provenance_json", "state",
+    "supersedes",  "superseded_by", "step_number",  "embedder_id",     "seq",
+    "embedding"};
+
+enum Col : int {
+  kId, kTenant, kUser, kAgent, kSession, kMission, kOperator, kLayer, kKind, kText,
+  kBody, kTags, kSource, kSensitivity, kCriticality, kConfidence, kCreatedAt, kUpdatedAt,
+  kExpiresAt, kValidAt, kInvalidAt, kAccessCount, kLastAccessed, kProvenance, kState,
+  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kEmbedding, kColumnCount
+};
+static_assert(kColumnCount == kRecordColumns.size());
+
+// "id, tenant, ..., embedding" (or NULL in place of the embedding).
+std::string SelectList(bool with_embedding) {
+  std::string out;
+  for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += (i == kEmbedding && !with_embedding) ? std::string_view("NULL") : kRecordColumns[i];
+  }
+  return out;
+}
+
+const std::string& SelectRecords(bool with_embedding) {
+  static const std::string kWith = "SELECT " + SelectList(true) + " FROM records";
+  static const std::string kWithout = "SELECT " + SelectList(false) + " FROM records";
+  return with_embedding ? kWith : kWithout;
+}
+
+// INSERT ... ON CONFLICT(id) DO UPDATE: replaces the whole record in place.
+const std::string& UpsertRecordSql() {
+  static const std::string kSql = [] {
+    std::string cols, params, updates;
+    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+      if (i > 0) {
+        cols += ", ";
+        params += ", ";
+      }
+      cols += kRecordColumns[i];
+      params += "?" + std::to_string(i + 1);
+      if (i == kId) continue;
+      if (!updates.empty()) updates += ", ";
+      updates += std::string(kRecordColumns[i]) + " = excluded." + std::string(kRecordColumns[i]);
+    }
+    return "INSERT INTO records (" + cols + ") VALUES (" + params + ") ON CONFLICT(id) DO UPDATE SET " +
+           updates;
+  }();
+  return kSql;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::string> TagsToJson(const Memory& m) {
+  try {
+    return Json(m.tags).dump();
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument("put: record " + m.id + " has a tag that is not valid UTF-8 (" +
+                                   e.what() + ")");
+  }
+}
+
+Result<std::string> ProvenanceToJson(const Memory& m) {
+  try {
+    Json array = Json::array();
+    for (const ProvenanceRef& p : m.provenance) {
+      array.push_back({{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
+    }
+    return array.dump();
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument("put: record " + m.id +
+                                   " has provenance that is not valid UTF-8 (" + e.what() + ")");
+  }
+}
+
+// Encoded forms of a put, computed before the write lock is taken.
+struct EncodedPut {
+  std::string tags_json;
+  std::string provenance_json;
+};
+
+Status ValidatePut(const Memory& m) {
+  if (m.id.empty()) return Status::InvalidArgument("put: a record has an empty id");
+  if (m.ns.tenant.empty()) {
+    return Status::InvalidArgument("put: record " + m.id + " has an empty tenant");
+  }
+  if (!std::isfinite(m.confidence)) {
+    return Status::InvalidArgument("put: record " + m.id + " has a confidence that is not finite");
+  }
+  return Status::Ok();
+}
+
+void BindRecord(Statement& s, const Memory& m, const EncodedPut& enc, int64_t seq) {
+  s.BindText(kId + 1, m.id);
+  s.BindText(kTenant + 1, m.ns.tenant);
+  s.BindText(kUser + 1, m.ns.user);
+  s.BindText(kAgent + 1, m.ns.agent);
+  s.BindText(kSession + 1, m.ns.session);
+  s.BindText(kMission + 1, m.ns.mission);
+  s.BindText(kOperator + 1, m.ns.operator_id);
+  s.BindText(kLayer + 1, LayerName(m.layer));
+  s.BindText(kKind + 1, KindName(m.kind));
+  s.BindText(kText + 1, m.text);
+  s.BindText(kBody + 1, m.body_json);
+  s.BindText(kTags + 1, enc.tags_json);
+  s.BindText(kSource + 1, m.source);
+  s.BindText(kSensitivity + 1, SensitivityName(m.sensitivity));
+  s.BindText(kCriticality + 1, CriticalityName(m.criticality));
+  s.BindDouble(kConfidence + 1, m.confidence);
+  s.BindInt(kCreatedAt + 1, m.created_at);
+  s.BindInt(kUpdatedAt + 1, m.updated_at);
+  s.BindInt(kExpiresAt + 1, m.expires_at);
+  s.BindInt(kValidAt + 1, m.valid_at);
+  s.BindInt(kInvalidAt + 1, m.invalid_at);
+  s.BindInt(kAccessCount + 1, m.access_count);
+  s.BindInt(kLastAccessed + 1, m.last_accessed);
+  s.BindText(kProvenance + 1, enc.provenance_json);
+  s.BindText(kState + 1, RecordStateName(m.state));
+  s.BindText(kSupersedes + 1, m.supersedes);
+  s.BindText(kSupersededBy + 1, m.superseded_by);
+  s.BindInt(kStepNumber + 1, m.step_number);
+  s.BindText(kEmbedderId + 1, m.embedder_id);
+  s.BindInt(kSeq + 1, seq);
+  if (m.embedding.empty()) {
+    s.BindNull(kEmbedding + 1);
+  } else {
+    s.BindBlob(kEmbedding + 1, m.embedding.data(), m.embedding.size() * sizeof(float));
+  }
+}
+
+template <typename E>
+Status ParseEnum(std::optional<E> (*parse)(std::string_view), const std::string& text,
+                 const Memory& m, const char* column, const std::string& path, E* out) {
+  std::optional<E> v = parse(text);
+  if (!v) {
+    return Status::Corruption("sqlite: record " + m.id + " in " + path + " has an unknown " +
+                              column + " '" + text + "'");
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+// Reads the current row of a SelectRecords() statement into *m.
+Status ReadRecord(const Statement& s, const std::string& path, Memory* m) {
+  m->id = s.ColumnText(kId);
+  m->ns.tenant = s.ColumnText(kTenant);
+  m->ns.user = s.ColumnText(kUser);
+  m->ns.agent = s.ColumnText(kAgent);
+  m->ns.session = s.ColumnText(kSession);
+  m->ns.mission = s.ColumnText(kMission);
+  m->ns.operator_id = s.ColumnText(kOperator);
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseLayer, s.ColumnText(kLayer), *m, "layer", path, &m->layer));
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseKind, s.ColumnText(kKind), *m, "kind", path, &m->kind));
+  m->text = s.ColumnText(kText);
+  m->body_json = s.ColumnText(kBody);
+  m->source = s.ColumnText(kSource);
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseSensitivity, s.ColumnText(kSensitivity), *m, "sensitivity",
+                                path, &m->sensitivity));
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseCriticality, s.ColumnText(kCriticality), *m, "criticality",
+                                path, &m->criticality));
+  m->confidence = s.ColumnDouble(kConfidence);
+  m->created_at = s.ColumnInt(kCreatedAt);
+  m->updated_at = s.ColumnInt(kUpdatedAt);
+  m->expires_at = s.ColumnInt(kExpiresAt);
+  m->valid_at = s.ColumnInt(kValidAt);
+  m->invalid_at = s.ColumnInt(kInvalidAt);
+  m->access_count = s.ColumnInt(kAccessCount);
+  m->last_accessed = s.ColumnInt(kLastAccessed);
+  MSP_RETURN_IF_ERROR(
+      ParseEnum(&ParseRecordState, s.ColumnText(kState), *m, "state", path, &m->state));
+  m->supersedes = s.ColumnText(kSupersedes);
+  m->superseded_by = s.ColumnText(kSupersededBy);
+  m->step_number = s.ColumnInt(kStepNumber);
+  m->embedder_id = s.ColumnText(kEmbedderId);
+  m->seq = s.ColumnInt(kSeq);
+
+  const std::string tags_json = s.ColumnText(kTags);
+  const std::string provenance_json = s.ColumnText(kProvenance);
+  try {
+    const Json tags = Json::parse(tags_json);
+    m->tags.clear();
+    for (const Json& t : tags) m->tags.push_back(t.get<std::string>());
+    const Json provenance = Json::parse(provenance_json);
+    m->provenance.clear();
+    for (const Json& p : provenance) {
+      m->provenance.push_back(ProvenanceRef{p.at("type").get<std::string>(),
+                                            p.at("ref").get<std::string>(),
+                                            p.value("detail", std::string())});
+    }
+  } catch (const Json::exception& e) {
+    return Status::Corruption("sqlite: record " + m->id + " in " + path +
+                              " has malformed tags or provenance JSON: " + e.what());
+  }
+
+  m->embedding.clear();
+  if (!s.IsNull(kEmbedding)) {
+    const size_t bytes = s.ColumnBytes(kEmbedding);
+    if (bytes % sizeof(float) != 0) {
+      return Status::Corruption("sqlite: record " + m->id + " in " + path + " has an embedding of " +
+                                std::to_string(bytes) + " bytes, not a multiple of 4");
+    }
+    m->embedding.resize(bytes / sizeof(float));
+    if (bytes > 0) std::memcpy(m->embedding.data(), s.ColumnBlob(kEmbedding), bytes);
+  }
+  return Status::Ok();
+}
+
+// A WHERE clause and its parameters, built from a RecordQuery.
+struct Filter {
+  std::string sql;
+  std::vector<std::variant<int64_t, std::string>> params;
+
+  void Add(std::string_view clause) {
+    sql += sql.empty() ? " WHERE " : " AND ";
+    sql += clause;
+  }
+  void AddEquals(std::string_view column, const std::string& value) {
+    Add(std::string(column) + " = ?");
+    params.emplace_back(value);
+  }
+  template <typename E>
+  void AddAnyOf(std::string_view column, const std::vector<E>& values,
+                std::string_view (*name)(E)) {
+    if (values.empty()) return;
+    std::string clause = std::string(column) + " IN (";
+    for (size_t i = 0; i < values.size(); ++i) {
+      clause += i == 0 ? "?" : ", ?";
+      params.emplace_back(std::string(name(values[i])));
+    }
+    Add(clause + ")");
+  }
+  void Bind(Statement& s, int first = 1) const {
+    int index = first;
+    for (const auto& p : params) {
+      if (std::holds_alternative<int64_t>(p)) {
+        s.BindInt(index++, std::get<int64_t>(p));
+      } else {
+        s.BindText(index++, std::get<std::string>(p));
+      }
+    }
+  }
+};
+
+Filter BuildFilter(const RecordQuery& q) {
+  Filter f;
+  f.AddEquals("tenant", q.scope.tenant);
+  if (!q.scope.user.empty()) f.AddEquals("user_id", q.scope.user);
+  if (!q.scope.agent.empty()) f.AddEquals("agent_id", q.scope.agent);
+  if (!q.scope.session.empty()) f.AddEquals("session_id", q.scope.session);
+  if (!q.scope.mission.empty()) f.AddEquals("mission_id", q.scope.mission);
+  if (!q.scope.operator_id.empty()) f.AddEquals("operator_id", q.scope.operator_id);
+  f.AddAnyOf("kind", q.kinds, &KindName);
+  f.AddAnyOf("layer", q.layers, &LayerName);
+  if (!q.session.empty()) f.AddEquals("session_id", q.session);
+  if (q.min_step > 0) {
+    f.Add("step_number >= ?");
+    f.params.emplace_back(q.min_step);
+  }
+  if (q.state) f.AddEquals("state", std::string(RecordStateName(*q.state)));
+  if (q.created_from > 0) {
+    f.Add("created_at >= ?");
+    f.params.emplace_back(q.created_from);
+  }
+  if (q.created_to > 0) {
+    f.Add("created_at < ?");
+    f.params.emplace_back(q.created_to);
+  }
+  if (q.not_expired_at > 0) {
+    f.Add("(expires_at = 0 OR expires_at > ?)");
+    f.params.emplace_back(q.not_expired_at);
+  }
+  return f;
+}
+
+std::string_view OrderBy(RecordQuery::Order order) {
+  switch (order) {
+    case RecordQuery::Order::kCreatedAsc: return " ORDER BY created_at ASC, id ASC";
+    case RecordQuery::Order::kCreatedDesc: return " ORDER BY created_at DESC, id DESC";
+    case RecordQuery::Order::kStepAsc: return " ORDER BY step_number ASC, created_at ASC, id ASC";
+    case RecordQuery::Order::kStepDesc:
+      return " ORDER BY step_number DESC, created_at DESC, id DESC";
+  }
+  return " ORDER BY created_at ASC, id ASC";
+}
+
+Status ValidateQuery(const RecordQuery& q, std::string_view op) {
+  if (q.limit < 0 || q.offset < 0) {
+    return Status::InvalidArgument(std::string(op) + ": limit and offset must be >= 0 (got " +
+                                   std::to_string(q.limit) + ", " + std::to_string(q.offset) + ")");
+  }
+  return Status::Ok();
+}
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+
+  Result<std::vector<int64_t>> Apply(const WriteBatch& batch) override;
+  Result<std::optional<Memory>> Get(const std::string& id) override;
+  Result<std::vector<Memory>> GetMany(const std::vector<std::string>& ids,
+                                      bool with_embeddings) override;
+  Result<std::vector<Memory>> List(const RecordQuery& query) override;
+  Result<int64_t> Count(const RecordQuery& query) override;
+  Status Scan(const std::function<bool(const Memory&)>& fn) override;
+  Result<std::vector<Change>> ChangesSince(int64_t after, int limit) override;
+  Result<int64_t> LastSeq() override;
+  Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) override;
+  Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
+  Result<int64_t> CountAudit(const std::string& tenant) override;
+  Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  std::string Describe() const override { return db_->path(); }
+
+ private:
+  static constexpr int kScanPage = 256;
+
+  // Appends a change row; returns its seq. REQUIRES: mu_ held, in a transaction.
+  Result<int64_t> AppendChange(const std::string& id, std::string_view op, int64_t at);
+
+  std::mutex mu_;
+  std::unique_ptr<SqliteDb> db_;
+};
+
+Result<int64_t> SqliteStore::AppendChange(const std::string& id, std::string_view op, int64_t at) {
+  MSP_ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("INSERT INTO changes (record_id, op, at) VALUES (?, ?, ?)", "apply (change)"));
+  s.BindText(1, id);
+  s.BindText(2, op);
+  s.BindInt(3, at);
+  MSP_RETURN_IF_ERROR(s.Run());
+  return db_->LastInsertRowid();
+}
+
+Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
+  std::vector<int64_t> seqs;
+  if (batch.empty()) return seqs;
+
+  // Validate and encode before taking the write lock.
+  std::vector<EncodedPut> encoded;
+  encoded.reserve(batch.puts.size());
+  for (const Memory& m : batch.puts) {
+    MSP_RETURN_IF_ERROR(ValidatePut(m));
+    EncodedPut enc;
+    MSP_ASSIGN_OR_RETURN(enc.tags_json, TagsToJson(m));
+    MSP_ASSIGN_OR_RETURN(enc.provenance_json, ProvenanceToJson(m));
+    encoded.push_back(std::move(enc));
+  }
+  for (const std::string& id : batch.deletes) {
+    if (id.empty()) return Status::InvalidArgument("delete: an id in the batch is empty");
+  }
+  for (const auto& [key, value] : batch.meta) {
+    if (key.empty()) return Status::InvalidArgument("meta: a key in the batch is empty");
+  }
+  seqs.reserve(batch.puts.size() + batch.deletes.size());
+
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_.get(), Transaction::Mode::kImmediate, "apply");
+  MSP_RETURN_IF_ERROR(txn.status());
+  const int64_t at = NowMs();
+
+  if (!batch.puts.empty()) {
+    MSP_ASSIGN_OR_RETURN(Statement upsert, db_->Prepare(UpsertRecordSql(), "apply (put)"));
+    for (size_t i = 0; i < batch.puts.size(); ++i) {
+      const Memory& m = batch.puts[i];
+      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(m.id, "put", at));
+      BindRecord(upsert, m, encoded[i], seq);
+      MSP_RETURN_IF_ERROR(upsert.Run().WithContext("record " + m.id));
+      seqs.push_back(seq);
+    }
+  }
+  if (!batch.deletes.empty()) {
+    MSP_ASSIGN_OR_RETURN(Statement erase,
+                         db_->Prepare("DELETE FROM records WHERE id = ?", "apply (delete)"));
+    for (const std::string& id : batch.deletes) {
+      erase.BindText(1, id);
+      MSP_RETURN_IF_ERROR(erase.Run());
+      if (db_->Changes() == 0) {
+        return Status::NotFound("delete: no record with id " + id + " in " + db_->path() +
+                                "; nothing in the batch was applied");
+      }
+      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(id, "delete", at));
+      seqs.push_back(seq);
+    }
+  }
+  if (!batch.audit.empty()) {
+    MSP_ASSIGN_OR_RETURN(
+        Statement insert,
+        db_->Prepare("INSERT INTO audit (at, actor, action, record_id, tenant, reason, "
+                     "details_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     "apply (audit)"));
+    for (const AuditEvent& e : batch.audit) {
+      insert.BindInt(1, e.at);
+      insert.BindText(2, e.actor);
+      insert.BindText(3, AuditActionName(e.action));
+      insert.BindText(4, e.record_id);
+      insert.BindText(5, e.tenant);
+      insert.BindText(6, e.reason);
+      insert.BindText(7, e.details_json);
+      MSP_RETURN_IF_ERROR(insert.Run());
+    }
+  }
+  if (!batch.meta.empty()) {
+    MSP_ASSIGN_OR_RETURN(
+        Statement upsert,
+        db_->Prepare("INSERT INTO meta (key, value) VALUES (?, ?) "
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                     "apply (meta)"));
+    for (const auto& [key, value] : batch.meta) {
+      upsert.BindText(1, key);
+      upsert.BindText(2, value);
+      MSP_RETURN_IF_ERROR(upsert.Run());
+    }
+  }
+  MSP_RETURN_IF_ERROR(txn.Commit());
+  return seqs;
+}
+
+Result<std::optional<Memory>> SqliteStore::Get(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(SelectRecords(true) + " WHERE id = ?", "get"));
+  s.BindText(1, id);
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<Memory>();
+  Memory m;
+  MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &m));
+  return std::optional<Memory>(std::move(m));
+}
+
+Result<std::vector<Memory>> SqliteStore::GetMany(const std::vector<std::string>& ids,
+                                                 bool with_embeddings) {
+  std::vector<Memory> out;
+  if (ids.empty()) return out;
+  out.reserve(ids.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  // One read transaction: every record comes from the same snapshot.
+  Transaction txn(db_.get(), Transaction::Mode::kDeferred, "get many");
+  MSP_RETURN_IF_ERROR(txn.status());
+  MSP_ASSIGN_OR_RETURN(
+      Statement s, db_->Prepare(SelectRecords(with_embeddings) + " WHERE id = ?", "get many"));
+  for (const std::string& id : ids) {
+    s.BindText(1, id);
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) {
+      Memory m;
+      MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &m));
+      out.push_back(std::move(m));
+    }
+    s.Reset();
+  }
+  MSP_RETURN_IF_ERROR(txn.Commit());
+  return out;
+}
+
+Result<std::vector<Memory>> SqliteStore::List(const RecordQuery& query) {
+  MSP_RETURN_IF_ERROR(ValidateQuery(query, "list"));
+  const Filter filter = BuildFilter(query);
+  const std::string sql = SelectRecords(query.with_embeddings) + filter.sql +
+                          std::string(OrderBy(query.order)) + " LIMIT ? OFFSET ?";
+  std::vector<Memory> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql, "list"));
+  filter.Bind(s);
+  const int next = static_cast<int>(filter.params.size()) + 1;
+  s.BindInt(next, query.limit > 0 ? query.limit : -1);
+  s.BindInt(next + 1, query.offset);
+  while (true) {
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    Memory m;
+    MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &m));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<int64_t> SqliteStore::Count(const RecordQuery& query) {
+  MSP_RETURN_IF_ERROR(ValidateQuery(query, "count"));
+  const Filter filter = BuildFilter(query);
+  std::string sql;
+  if (query.limit == 0 && query.offset == 0) {
+    sql = "SELECT count(*) FROM records" + filter.sql;
+  } else {
+    sql = "SELECT count(*) FROM (SELECT 1 FROM records" + filter.sql + " LIMIT ? OFFSET ?)";
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql, "count"));
+  filter.Bind(s);
+  if (query.limit != 0 || query.offset != 0) {
+    const int next = static_cast<int>(filter.params.size()) + 1;
+    s.BindInt(next, query.limit > 0 ? query.limit : -1);
+    s.BindInt(next + 1, query.offset);
+  }
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::Internal("sqlite: count on " + db_->path() + " returned no row");
+  return s.ColumnInt(0);
+}
+
+Status SqliteStore::Scan(const std::function<bool(const Memory&)>& fn) {
+  const std::string sql = SelectRecords(true) + " WHERE id > ? ORDER BY id LIMIT " +
+                          std::to_string(kScanPage);
+  std::string after;
+  while (true) {
+    // Load one page under the lock, then call `fn` without it, so `fn` may
+    // use the store.
+    std::vector<Memory> page;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql, "scan"));
+      s.BindText(1, after);
+      while (true) {
+        MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+        if (!row) break;
+        Memory m;
+        MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &m));
+        page.push_back(std::move(m));
+      }
+    }
+    for (const Memory& m : page) {
+      if (!fn(m)) return Status::Ok();
+    }
+    if (page.size() < static_cast<size_t>(kScanPage)) return Status::Ok();
+    after = page.back().id;
+  }
+}
+
+Result<std::vector<Change>> SqliteStore::ChangesSince(int64_t after, int limit) {
+  if (limit < 0) {
+    return Status::InvalidArgument("changes since: limit must be >= 0 (got " +
+                                   std::to_string(limit) + ")");
+  }
+  std::vector<Change> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(
+      Statement s,
+      db_->Prepare("SELECT seq, record_id, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+                   "changes since"));
+  s.BindInt(1, after);
+  s.BindInt(2, limit > 0 ? limit : -1);
+  while (true) {
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    Change c;
+    c.seq = s.ColumnInt(0);
+    c.record_id = s.ColumnText(1);
+    const std::string op = s.ColumnText(2);
+    if (op == "put") {
+      c.op = ChangeOp::kPut;
+    } else if (op == "delete") {
+      c.op = ChangeOp::kDelete;
+    } else {
+      return Status::Corruption("sqlite: change " + std::to_string(c.seq) + " in " + db_->path() +
+                                " has an unknown op '" + op + "'");
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<int64_t> SqliteStore::LastSeq() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s,
+                       db_->Prepare("SELECT COALESCE(MAX(seq), 0) FROM changes", "last seq"));
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::Internal("sqlite: last seq on " + db_->path() + " returned no row");
+  return s.ColumnInt(0);
+}
+
+Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
+  if (ids.empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_.get(), Transaction::Mode::kImmediate, "record access");
+  MSP_RETURN_IF_ERROR(txn.status());
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE records SET access_count = access_count "
+                                                 "+ 1, last_accessed = ? WHERE id = ?",
+                                                 "record access"));
+  for (const std::string& id : ids) {
+    s.BindInt(1, at);
+    s.BindText(2, id);
+    MSP_RETURN_IF_ERROR(s.Run());
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<AuditEvent>> SqliteStore::ListAudit(const AuditQuery& query) {
+  if (query.tenant.empty()) return Status::InvalidArgument("list audit: tenant is required");
+  if (query.limit < 0) {
+    return Status::InvalidArgument("list audit: limit must be >= 0 (got " +
+                                   std::to_string(query.limit) + ")");
+  }
+  std::string sql =
+      "SELECT seq, at, actor, action, record_id, tenant, reason, details_json FROM audit "
+      "WHERE tenant = ?";
+  if (!query.record_id.empty()) sql += " AND record_id = ?";
+  sql += " ORDER BY seq DESC LIMIT ?";
+  std::vector<AuditEvent> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(sql, "list audit"));
+  int index = 1;
+  s.BindText(index++, query.tenant);
+  if (!query.record_id.empty()) s.BindText(index++, query.record_id);
+  s.BindInt(index, query.limit > 0 ? query.limit : -1);
+  while (true) {
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    AuditEvent e;
+    e.seq = s.ColumnInt(0);
+    e.at = s.ColumnInt(1);
+    e.actor = s.ColumnText(2);
+    const std::string action = s.ColumnText(3);
+    std::optional<AuditAction> parsed = ParseAuditAction(action);
+    if (!parsed) {
+      return Status::Corruption("sqlite: audit event " + std::to_string(e.seq) + " in " +
+                                db_->path() + " has an unknown action '" + action + "'");
+    }
+    e.action = *parsed;
+    e.record_id = s.ColumnText(4);
+    e.tenant = s.ColumnText(5);
+    e.reason = s.ColumnText(6);
+    e.details_json = s.ColumnText(7);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<int64_t> SqliteStore::CountAudit(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s,
+                       db_->Prepare("SELECT count(*) FROM audit WHERE tenant = ?", "count audit"));
+  s.BindText(1, tenant);
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return Status::Internal("sqlite: count audit on " + db_->path() + " returned no row");
+  return s.ColumnInt(0);
+}
+
+Result<std::optional<std::string>> SqliteStore::GetMeta(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s,
+                       db_->Prepare("SELECT value FROM meta WHERE key = ?", "get meta"));
+  s.BindText(1, key);
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(s.ColumnText(0));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
+                                               const StoreOptions& options) {
+  std::string synchronous;
+  if (options.synchronous == "full") {
+    synchronous = "FULL";
+  } else if (options.synchronous == "normal") {
+    synchronous = "NORMAL";
+  } else {
+    return Status::InvalidArgument("store synchronous must be \"full\" or \"normal\", got \"" +
+                                   options.synchronous + "\"");
+  }
+  if (options.busy_timeout_ms < 0) {
+    return Status::InvalidArgument("store busy_timeout_ms must be >= 0, got " +
+                                   std::to_string(options.busy_timeout_ms));
+  }
+
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path));
+  sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms);
+
+  {
+    MSP_ASSIGN_OR_RETURN(Statement s, db->Prepare("PRAGMA journal_mode = WAL",
+                                                  "set journal mode", /*cache=*/false));
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    const std::string mode = row ? s.ColumnText(0) : std::string();
+    if (mode != "wal") {
+      return Status::IoError("sqlite: cannot use WAL mode for " + db_path + " (journal mode is '" +
+                             mode + "'); put the data directory on a local file system");
+    }
+  }
+  MSP_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = " + synchronous, "set synchronous"));
+  MSP_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
+  MSP_RETURN_IF_ERROR(Migrate(*db, SchemaMigrations()));
+  return std::unique_ptr<Store>(new SqliteStore(std::move(db)));
+}
+
+}  // namespace msp
