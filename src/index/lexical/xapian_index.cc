@@ -1,0 +1,474 @@
+// The lexical index on Xapian 1.4: BM25 over record text, with the visibility
+// rules of MatchesQuery encoded as boolean terms and value ranges.
+//
+// Layout of one document (one record):
+//   data           the record id
+//   "Q" id         the unique id term (replace / delete by term)
+//   "X?:" value    boolean filter terms, one family per prefix below
+//   value slot 0   created_at, 8-byte order-preserving encoding
+//   value slot 1   expires_at, same encoding; "never" (expires_at <= 0) is a
+//                  9-byte string that sorts after every time
+//   text terms     TermGenerator with the stemmer and stop words (STEM_SOME:
+//                  raw words with positions plus "Z"-prefixed stems)
+//   metadata       "last_seq": the change sequence the index reflects
+//
+// Times are encoded exactly (big-endian, sign bit flipped) rather than with
+// sortable_serialise(), which rounds int64 through double.
+//
+// Sharing: several LexicalIndex objects, in one process or several, may use
+// one directory. A write opens the WritableDatabase (waiting for the lock),
+// applies, commits and closes, so no writer holds the lock between calls.
+// Readers are pooled Xapian::Database handles, reopened before every read.
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <xapian.h>
+
+#include "index/index.h"
+
+namespace msp {
+namespace {
+
+constexpr Xapian::valueno kSlotCreatedAt = 0;
+constexpr Xapian::valueno kSlotExpiresAt = 1;
+constexpr char kLastSeqKey[] = "last_seq";
+constexpr int kModifiedRetries = 5;
+constexpr size_t kMaxIdleReaders = 8;
+
+// Boolean term prefixes. Every prefix ends in ':' so that no value can make
+// one family's term look like another's.
+constexpr std::string_view kPrefixId = "Q";
+constexpr std::string_view kPrefixTenant = "XT:";
+constexpr std::string_view kPrefixUser = "XU:";
+constexpr std::string_view kPrefixAgent = "XA:";
+constexpr std::string_view kPrefixSession = "XS:";
+constexpr std::string_view kPrefixMission = "XM:";
+constexpr std::string_view kPrefixOperator = "XO:";
+constexpr std::string_view kPrefixKind = "XK:";
+constexpr std::string_view kPrefixLayer = "XL:";
+constexpr std::string_view kPrefixTag = "XG:";
+constexpr std::string_view kPrefixSource = "XR:";
+constexpr std::string_view kPrefixCriticality = "XC:";
+constexpr std::string_view kPrefixState = "XE:";
+
+// Xapian (glass) terms are at most 245 bytes. Longer values keep a prefix of
+// themselves plus a 64-bit hash of the whole value.
+constexpr size_t kMaxTermValue = 200;
+constexpr size_t kKeptValuePrefix = 160;
+
+// An English stop-word list: function words that carry no topic.
+constexpr std::string_view kEnglishStopWords[] = {
+    "a",        "about",   "above",   "after",   "again",    "against", "all",     "am",
+    "an",       "and",     "any",     "are",     "as",       "at",      "be",      "because",
+    "been",     "before",  "being",   "below",   "between",  "both",    "but",     "by",
+    "can",      "could",   "did",     "do",      "does",     "doing",   "down",    "during",
+    "each",     "few",     "for",     "from",    "further",  "had",     "has",     "have",
+    "having",   "he",      "her",     "here",    "hers",     "herself", "him",     "himself",
+    "his",      "how",     "i",       "if",      "in",       "into",    "is",      "it",
+    "its",      "itself",  "just",    "me",      "more",     "most",    "my",      "myself",
+    "no",       "nor",     "not",     "now",     "of",       "off",     "on",      "once",
+    "only",     "or",      "other",   "ought",   "our",      "ours",    "ourselves", "out",
+    "over",     "own",     "same",    "shall",   "she",      "should",  "so",      "some",
+    "such",     "than",    "that",    "the",     "their",    "theirs",  "them",    "themselves",
+    "then",     "there",   "these",   "they",    "this",     "those",   "through", "to",
+    "too",      "under",   "until",   "up",      "very",     "was",     "we",      "were",
+    "what",     "when",    "where",   "which",   "while",    "who",     "whom",    "why",
+    "will",     "with",    "would",   "you",     "your",     "yours",   "yourself", "yourselves",
+    "also",     "may",     "might",   "must",    "upon",     "via",     "yet",     "s",
+    "t",        "d",       "ll",      "m",       "re",       "ve",      "don",     "doesn",
+};
+
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string Term(std::string_view prefix, std::string_view value) {
+  std::string t(prefix);
+  if (value.size() <= kMaxTermValue) {
+    t.append(value);
+    return t;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  t.append(value.substr(0, kKeptValuePrefix));
+  t.push_back('#');
+  const uint64_t h = Fnv1a64(value);
+  for (int shift = 60; shift >= 0; shift -= 4) t.push_back(kHex[(h >> shift) & 0xf]);
+  return t;
+}
+
+std::string IdTerm(std::string_view id) { return Term(kPrefixId, id); }
+
+// 8 bytes, big-endian, sign bit flipped: byte order equals int64 order.
+std::string EncodeTime(int64_t t) {
+  const uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[7 - i] = static_cast<char>((u >> (8 * i)) & 0xff);
+  return s;
+}
+
+// Sorts after every EncodeTime() value.
+std::string NeverExpires() { return std::string(9, '\xff'); }
+
+bool IsEnglish(const std::string& language) { return language == "english" || language == "en"; }
+
+std::unique_ptr<Xapian::SimpleStopper> MakeStopper(const std::string& language) {
+  if (!IsEnglish(language)) return nullptr;
+  auto stopper = std::make_unique<Xapian::SimpleStopper>();
+  for (std::string_view w : kEnglishStopWords) stopper->add(std::string(w));
+  return stopper;
+}
+
+std::string AsciiLower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+// The boolean part of a query: everything MatchesQuery checks.
+Xapian::Query FilterQuery(const IndexQuery& q) {
+  std::vector<Xapian::Query> parts;
+  const Namespace& s = q.scope;
+  parts.emplace_back(Term(kPrefixTenant, s.tenant));  // the tenant always counts
+  auto part = [&](std::string_view prefix, const std::string& v) {
+    if (!v.empty()) parts.emplace_back(Term(prefix, v));
+  };
+  part(kPrefixUser, s.user);
+  part(kPrefixAgent, s.agent);
+  part(kPrefixSession, s.session);
+  part(kPrefixMission, s.mission);
+  part(kPrefixOperator, s.operator_id);
+
+  auto any_of = [&](std::string_view prefix, const auto& values, auto name) {
+    if (values.empty()) return;
+    std::vector<Xapian::Query> alternatives;
+    for (const auto& v : values) alternatives.emplace_back(Term(prefix, name(v)));
+    parts.emplace_back(Xapian::Query::OP_OR, alternatives.begin(), alternatives.end());
+  };
+  const SearchFilter& f = q.filter;
+  any_of(kPrefixKind, f.kinds, [](Kind k) { return KindName(k); });
+  any_of(kPrefixLayer, f.layers, [](Layer l) { return LayerName(l); });
+  any_of(kPrefixTag, f.tags, [](const std::string& t) { return std::string_view(t); });
+  any_of(kPrefixSource, f.sources, [](const std::string& t) { return std::string_view(t); });
+  any_of(kPrefixCriticality, f.criticalities, [](Criticality c) { return CriticalityName(c); });
+
+  if (f.created_from != 0) {
+    parts.emplace_back(Xapian::Query::OP_VALUE_GE, kSlotCreatedAt, EncodeTime(f.created_from));
+  }
+  if (f.created_to != 0) {  // exclusive: created_at <= created_to - 1
+    if (f.created_to == INT64_MIN) return Xapian::Query::MatchNothing;
+    parts.emplace_back(Xapian::Query::OP_VALUE_LE, kSlotCreatedAt, EncodeTime(f.created_to - 1));
+  }
+  // Visible unless 0 < expires_at <= now, i.e. the slot (never = +inf) > now.
+  parts.emplace_back(Xapian::Query::OP_VALUE_GE, kSlotExpiresAt,
+                     q.now == INT64_MAX ? NeverExpires() : EncodeTime(q.now + 1));
+  if (!f.include_superseded) parts.emplace_back(Term(kPrefixState, RecordStateName(RecordState::kActive)));
+  return Xapian::Query(Xapian::Query::OP_AND, parts.begin(), parts.end());
+}
+
+Status FromXapian(const std::string& dir, const char* op, const Xapian::Error& e) {
+  std::string msg = "lexical index " + dir + ": " + op + ": " + e.get_type() + ": " + e.get_msg();
+  if (!e.get_context().empty()) msg += " (" + e.get_context() + ")";
+  const std::string type = e.get_type();
+  if (type == "DatabaseLockError") return Status::Unavailable(msg + "; another writer holds the lock, retry");
+  if (type == "DatabaseCorruptError") return Status::Corruption(msg + "; rebuild it with reindex");
+  if (type == "DatabaseVersionError") return Status::Corruption(msg + "; rebuild it with reindex");
+  return Status::IoError(msg);
+}
+
+Result<int64_t> ParseSeq(const std::string& dir, const std::string& s) {
+  if (s.empty()) return int64_t{0};
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) {
+    return Status::Corruption("lexical index " + dir + ": bad last_seq metadata '" + s +
+                              "'; rebuild it with reindex");
+  }
+  return v;
+}
+
+// One read handle with its own parser: Xapian objects are not thread-safe
+// (not even their reference counts), so nothing here is shared.
+struct Reader {
+  Reader(const std::string& dir, const std::string& language)
+      : db(dir), stem(language), stopper(MakeStopper(language)) {
+    parser.set_stemmer(stem);
+    if (stopper) parser.set_stopper(stopper.get());
+    parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+    parser.set_default_op(Xapian::Query::OP_OR);
+  }
+  Xapian::Database db;
+  Xapian::Stem stem;
+  std::unique_ptr<Xapian::SimpleStopper> stopper;
+  Xapian::QueryParser parser;
+};
+
+class XapianLexicalIndex final : public LexicalIndex {
+ public:
+  XapianLexicalIndex(std::string dir, std::string language)
+      : dir_(std::move(dir)), language_(std::move(language)) {}
+
+  Result<int64_t> AppliedSeq() override {
+    return Read<int64_t>("applied_seq", [&](Reader& r) -> Result<int64_t> {
+      return ParseSeq(dir_, r.db.get_metadata(kLastSeqKey));
+    });
+  }
+
+  Result<int64_t> DocCount() override {
+    return Read<int64_t>("doc_count", [](Reader& r) -> Result<int64_t> {
+      return static_cast<int64_t>(r.db.get_doccount());
+    });
+  }
+
+  Status Apply(const std::vector<Memory>& upserts, const std::vector<std::string>& deletes,
+               int64_t up_to_seq) override {
+    return Write("apply", [&](Xapian::WritableDatabase& db) -> Status {
+      MSP_ASSIGN_OR_RETURN(int64_t applied, ParseSeq(dir_, db.get_metadata(kLastSeqKey)));
+      if (applied >= up_to_seq) return Status::Ok();
+      Xapian::Stem stem(language_);
+      auto stopper = MakeStopper(language_);
+      Xapian::TermGenerator generator;
+      generator.set_stemmer(stem);
+      if (stopper) generator.set_stopper(stopper.get());
+      generator.set_stemming_strategy(Xapian::TermGenerator::STEM_SOME);
+      generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
+      db.begin_transaction(/*flushed=*/true);
+      for (const Memory& m : upserts) {
+        Xapian::Document doc = MakeDocument(m, generator);
+        db.replace_document(IdTerm(m.id), doc);
+      }
+      for (const std::string& id : deletes) db.delete_document(IdTerm(id));
+      db.set_metadata(kLastSeqKey, std::to_string(up_to_seq));
+      db.commit_transaction();
+      return Status::Ok();
+    });
+  }
+
+  Status Clear() override {
+    return Write("clear", [&](Xapian::WritableDatabase& db) -> Status {
+      std::vector<Xapian::docid> ids;
+      for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) ids.push_back(*it);
+      db.begin_transaction(/*flushed=*/true);
+      for (Xapian::docid id : ids) db.delete_document(id);
+      db.set_metadata(kLastSeqKey, "0");
+      db.commit_transaction();
+      return Status::Ok();
+    });
+  }
+
+  Result<std::vector<IndexHit>> Search(const IndexQuery& q) override {
+    if (q.limit <= 0) return std::vector<IndexHit>{};
+    return Read<std::vector<IndexHit>>("search", [&](Reader& r) -> Result<std::vector<IndexHit>> {
+      Xapian::Query text = ParseText(r, q.text);
+      std::vector<IndexHit> hits;
+      if (text.empty()) return hits;
+      Xapian::Enquire enquire(r.db);
+      enquire.set_query(Xapian::Query(Xapian::Query::OP_FILTER, text, FilterQuery(q)));
+      enquire.set_weighting_scheme(Xapian::BM25Weight(/*k1=*/1.2, /*k2=*/0.0, /*k3=*/1.0,
+                                                      /*b=*/0.75, /*min_normlen=*/0.5));
+      Xapian::MSet mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.limit));
+      hits.reserve(mset.size());
+      for (auto it = mset.begin(); it != mset.end(); ++it) {
+        hits.push_back(IndexHit{it.get_document().get_data(), it.get_weight()});
+      }
+      return hits;
+    });
+  }
+
+  // Creates the database if `dir` holds none yet.
+  Status Init() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
+    try {
+      Xapian::Database probe(dir_);
+      return Status::Ok();
+    } catch (const Xapian::DatabaseOpeningError&) {
+      // No database yet (or another process is creating it): create it.
+    } catch (const Xapian::Error& e) {
+      return FromXapian(dir_, "open", e);
+    }
+    return Write("create", [](Xapian::WritableDatabase&) { return Status::Ok(); });
+  }
+
+ private:
+  Xapian::Document MakeDocument(const Memory& m, Xapian::TermGenerator& generator) const {
+    Xapian::Document doc;
+    doc.set_data(m.id);
+    doc.add_boolean_term(IdTerm(m.id));
+    doc.add_boolean_term(Term(kPrefixTenant, m.ns.tenant));
+    doc.add_boolean_term(Term(kPrefixUser, m.ns.user));
+    doc.add_boolean_term(Term(kPrefixAgent, m.ns.agent));
+    doc.add_boolean_term(Term(kPrefixSession, m.ns.session));
+    doc.add_boolean_term(Term(kPrefixMission, m.ns.mission));
+    doc.add_boolean_term(Term(kPrefixOperator, m.ns.operator_id));
+    doc.add_boolean_term(Term(kPrefixKind, KindName(m.kind)));
+    doc.add_boolean_term(Term(kPrefixLayer, LayerName(m.layer)));
+    for (const std::string& tag : m.tags) doc.add_boolean_term(Term(kPrefixTag, tag));
+    doc.add_boolean_term(Term(kPrefixSource, m.source));
+    doc.add_boolean_term(Term(kPrefixCriticality, CriticalityName(m.criticality)));
+    doc.add_boolean_term(Term(kPrefixState, RecordStateName(m.state)));
+    doc.add_value(kSlotCreatedAt, EncodeTime(m.created_at));
+    doc.add_value(kSlotExpiresAt, m.expires_at > 0 ? EncodeTime(m.expires_at) : NeverExpires());
+    generator.set_document(doc);
+    generator.index_text(m.text);
+    return doc;
+  }
+
+  // Query text with capitalised words ("Running", "Deploys") lowercased, so
+  // that STEM_SOME stems them too: a sentence-initial capital is no sign of a
+  // proper noun in what agents ask. All-caps words (operators such as AND,
+  // acronyms) are left alone.
+  static std::string LowerTitleCase(const std::string& text) {
+    std::string out = text;
+    auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+    auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+    for (size_t i = 0; i + 1 < out.size(); ++i) {
+      const bool word_start = i == 0 || !(upper(out[i - 1]) || lower(out[i - 1]) ||
+                                          (out[i - 1] >= '0' && out[i - 1] <= '9') ||
+                                          static_cast<unsigned char>(out[i - 1]) >= 0x80);
+      if (word_start && upper(out[i]) && lower(out[i + 1])) out[i] = static_cast<char>(out[i] - 'A' + 'a');
+    }
+    return out;
+  }
+
+  // The user's text as a query. Never fails: on a syntax error the text is
+  // stripped of punctuation and parsed as plain words. Returns an empty query
+  // when nothing but stop words (or nothing at all) is left.
+  Xapian::Query ParseText(Reader& r, const std::string& text) const {
+    constexpr unsigned kFlags = Xapian::QueryParser::FLAG_DEFAULT | Xapian::QueryParser::FLAG_CJK_NGRAM;
+    Xapian::Query query;
+    try {
+      query = r.parser.parse_query(LowerTitleCase(text), kFlags);
+    } catch (const Xapian::QueryParserError&) {
+      std::string plain = LowerTitleCase(text);
+      for (char& c : plain) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x80 && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) c = ' ';
+      }
+      try {
+        query = r.parser.parse_query(plain, Xapian::QueryParser::FLAG_CJK_NGRAM);
+      } catch (const Xapian::QueryParserError&) {
+        return Xapian::Query();
+      }
+    }
+    if (query.empty() || !r.stopper) return query;
+    // QueryParser puts stop words back when the query has nothing else; we
+    // want no hits then.
+    for (auto t = query.get_unique_terms_begin(); t != query.get_unique_terms_end(); ++t) {
+      const std::string term = *t;
+      bool all_stop = true;
+      bool any_word = false;
+      for (auto w = r.parser.unstem_begin(term); w != r.parser.unstem_end(term); ++w) {
+        any_word = true;
+        if (!(*r.stopper)(AsciiLower(*w))) all_stop = false;
+      }
+      if (!any_word) all_stop = (*r.stopper)(term);
+      if (!all_stop) return query;
+    }
+    return Xapian::Query();
+  }
+
+  // Runs `fn` on a pooled reader, reopened first; retries when a writer
+  // moved the database on under it.
+  template <typename T, typename Fn>
+  Result<T> Read(const char* op, Fn&& fn) {
+    std::unique_ptr<Reader> reader;
+    Result<T> result = Status::Internal("unreached");
+    try {
+      reader = AcquireReader();
+      for (int attempt = 0;; ++attempt) {
+        try {
+          reader->db.reopen();
+          result = fn(*reader);
+          break;
+        } catch (const Xapian::DatabaseModifiedError& e) {
+          if (attempt >= kModifiedRetries) {
+            result = FromXapian(dir_, op, e);
+            break;
+          }
+        }
+      }
+    } catch (const Xapian::Error& e) {
+      return FromXapian(dir_, op, e);  // drop the reader: it may be broken
+    } catch (const std::exception& e) {
+      return Status::Internal("lexical index " + dir_ + ": " + op + ": " + e.what());
+    }
+    ReleaseReader(std::move(reader));
+    return result;
+  }
+
+  std::unique_ptr<Reader> AcquireReader() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!idle_.empty()) {
+        auto r = std::move(idle_.back());
+        idle_.pop_back();
+        return r;
+      }
+    }
+    return std::make_unique<Reader>(dir_, language_);
+  }
+
+  void ReleaseReader(std::unique_ptr<Reader> r) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (idle_.size() < kMaxIdleReaders) idle_.push_back(std::move(r));
+  }
+
+  // Opens the writer (waiting for another process's), runs `fn`, commits
+  // and closes. On error an open transaction is cancelled by the close.
+  template <typename Fn>
+  Status Write(const char* op, Fn&& fn) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    try {
+      Xapian::WritableDatabase db(dir_, Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK);
+      Status s = fn(db);
+      if (s.ok()) db.commit();
+      db.close();
+      return s;
+    } catch (const Xapian::Error& e) {
+      return FromXapian(dir_, op, e);
+    } catch (const std::exception& e) {
+      return Status::Internal("lexical index " + dir_ + ": " + op + ": " + e.what());
+    }
+  }
+
+  const std::string dir_;
+  const std::string language_;
+  std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Reader>> idle_;  // guarded by pool_mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
+                                                       const RetrievalOptions& options) {
+  if (dir.empty()) return Status::InvalidArgument("lexical index directory is empty");
+  try {
+    Xapian::Stem check(options.language);
+  } catch (const Xapian::Error&) {
+    return Status::InvalidArgument("unknown retrieval language '" + options.language +
+                                   "'; use one of: " + Xapian::Stem::get_available_languages());
+  }
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options.language);
+  MSP_RETURN_IF_ERROR(index->Init());
+  return std::unique_ptr<LexicalIndex>(std::move(index));
+}
+
+}  // namespace msp

@@ -1,0 +1,394 @@
+// Tests for the Xapian lexical index: indexing, BM25 search, stemming, stop
+// words, filters, change-sequence stamping, sharing a directory, hostile
+// query strings and Clear.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "index/index.h"
+
+namespace msp {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("MSP_TEST_TMP");
+    std::string root = base && *base ? base : "/tmp";
+    std::filesystem::create_directories(root);
+    std::string tmpl = root + "/xapian_index_test.XXXXXX";
+    char* made = mkdtemp(tmpl.data());
+    EXPECT_NE(made, nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Memory Rec(const std::string& id, const std::string& text) {
+  Memory m;
+  m.id = id;
+  m.text = text;
+  m.ns.tenant = "t1";
+  m.ns.user = "ann";
+  m.source = "user";
+  m.created_at = 1000;
+  return m;
+}
+
+IndexQuery Query(const std::string& text, const std::string& tenant = "t1") {
+  IndexQuery q;
+  q.scope.tenant = tenant;
+  q.text = text;
+  q.now = 5000;
+  q.limit = 50;
+  return q;
+}
+
+class XapianIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto idx = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
+    ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+    index_ = std::move(idx).value();
+  }
+
+  std::vector<std::string> Ids(const IndexQuery& q) {
+    auto hits = index_->Search(q);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    std::vector<std::string> ids;
+    if (hits.ok()) {
+      for (const auto& h : *hits) ids.push_back(h.id);
+    }
+    return ids;
+  }
+
+  std::set<std::string> IdSet(const IndexQuery& q) {
+    auto v = Ids(q);
+    return {v.begin(), v.end()};
+  }
+
+  void Put(const std::vector<Memory>& records, int64_t seq) {
+    ASSERT_TRUE(index_->Apply(records, {}, seq).ok());
+  }
+
+  TempDir dir_;
+  std::unique_ptr<LexicalIndex> index_;
+};
+
+TEST_F(XapianIndexTest, NewIndexIsEmpty) {
+  EXPECT_EQ(*index_->AppliedSeq(), 0);
+  EXPECT_EQ(*index_->DocCount(), 0);
+  EXPECT_TRUE(Ids(Query("anything")).empty());
+  EXPECT_TRUE(std::filesystem::is_directory(dir_.path() + "/lexical"));
+}
+
+TEST_F(XapianIndexTest, IndexesSearchesReplacesAndDeletes) {
+  Put({Rec("a", "The deploy pipeline uses GitHub Actions"),
+       Rec("b", "Ann prefers tea over coffee in the morning"),
+       Rec("c", "Coffee machine on floor three is broken")},
+      3);
+  EXPECT_EQ(*index_->DocCount(), 3);
+  EXPECT_EQ(IdSet(Query("coffee")), (std::set<std::string>{"b", "c"}));
+  EXPECT_EQ(Ids(Query("pipeline")), std::vector<std::string>{"a"});
+
+  // Replace "c": the old text no longer matches, the new one does.
+  ASSERT_TRUE(index_->Apply({Rec("c", "Printer on floor three is broken")}, {}, 4).ok());
+  EXPECT_EQ(*index_->DocCount(), 3);
+  EXPECT_EQ(Ids(Query("coffee")), std::vector<std::string>{"b"});
+  EXPECT_EQ(Ids(Query("printer")), std::vector<std::string>{"c"});
+
+  // Delete "b" (and a missing id, which is ignored).
+  ASSERT_TRUE(index_->Apply({}, {"b", "no-such-id"}, 5).ok());
+  EXPECT_EQ(*index_->DocCount(), 2);
+  EXPECT_TRUE(Ids(Query("coffee")).empty());
+}
+
+TEST_F(XapianIndexTest, RanksByBm25AndHonoursLimit) {
+  Put({Rec("once", "kafka appears here once among many other unrelated words in a longer text"),
+       Rec("thrice", "kafka kafka kafka"), Rec("none", "nothing relevant")},
+      1);
+  auto hits = index_->Search(Query("kafka"));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 2u);
+  EXPECT_EQ((*hits)[0].id, "thrice");
+  EXPECT_EQ((*hits)[1].id, "once");
+  EXPECT_GT((*hits)[0].score, (*hits)[1].score);
+  EXPECT_GT((*hits)[1].score, 0.0);
+
+  IndexQuery q = Query("kafka");
+  q.limit = 1;
+  EXPECT_EQ(Ids(q), std::vector<std::string>{"thrice"});
+  q.limit = 0;
+  EXPECT_TRUE(Ids(q).empty());
+}
+
+TEST_F(XapianIndexTest, StemmingMatchesWordForms) {
+  Put({Rec("r", "She runs every day"), Rec("d", "The deployments were configured yesterday")}, 1);
+  EXPECT_EQ(Ids(Query("running")), std::vector<std::string>{"r"});
+  EXPECT_EQ(Ids(Query("Running")), std::vector<std::string>{"r"});
+  EXPECT_EQ(Ids(Query("deployment configuration")), std::vector<std::string>{"d"});
+}
+
+TEST_F(XapianIndexTest, StopWordsAreIgnored) {
+  Put({Rec("cat", "a cat sat on the mat"), Rec("dog", "the dog and the owner of the house"),
+       Rec("x", "is it was")},
+      1);
+  // The stop words in the query match nothing on their own.
+  EXPECT_EQ(Ids(Query("the cat of the")), std::vector<std::string>{"cat"});
+  // A query of nothing but stop words (or nothing at all) finds nothing.
+  for (const char* text : {"the", "the of and", "Was", "IS IT", "", "   ", "?!"}) {
+    auto hits = index_->Search(Query(text));
+    ASSERT_TRUE(hits.ok()) << text;
+    EXPECT_TRUE(hits->empty()) << "'" << text << "' found " << hits->size();
+  }
+}
+
+TEST_F(XapianIndexTest, PhraseQueriesWork) {
+  Put({Rec("ab", "blue green red"), Rec("ba", "green blue red")}, 1);
+  EXPECT_EQ(Ids(Query("\"blue green\"")), std::vector<std::string>{"ab"});
+  EXPECT_EQ(IdSet(Query("blue green")), (std::set<std::string>{"ab", "ba"}));
+}
+
+TEST_F(XapianIndexTest, TenantsAndScopesAreIsolated) {
+  Memory a = Rec("a", "shared secret word");
+  Memory b = Rec("b", "shared secret word");
+  b.ns.tenant = "t2";
+  Memory c = Rec("c", "shared secret word");
+  c.ns.user = "bob";
+  c.ns.session = "s1";
+  Put({a, b, c}, 1);
+  EXPECT_EQ(IdSet(Query("secret", "t1")), (std::set<std::string>{"a", "c"}));
+  EXPECT_EQ(IdSet(Query("secret", "t2")), (std::set<std::string>{"b"}));
+  EXPECT_TRUE(IdSet(Query("secret", "t3")).empty());
+  EXPECT_TRUE(IdSet(Query("secret", "")).empty());
+  IndexQuery q = Query("secret");
+  q.scope.user = "bob";
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"c"}));
+  q.scope.session = "s2";
+  EXPECT_TRUE(IdSet(q).empty());
+  q.scope.user = "";
+  q.scope.session = "s1";
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"c"}));
+}
+
+TEST_F(XapianIndexTest, FiltersByKindLayerTagSourceCriticality) {
+  Memory a = Rec("a", "alpha topic");
+  a.kind = Kind::kEpisode;
+  a.layer = Layer::kEpisodic;
+  a.tags = {"x", "y"};
+  a.source = "tool";
+  a.criticality = Criticality::kHigh;
+  Memory b = Rec("b", "alpha topic");
+  b.tags = {"z"};
+  Put({a, b}, 1);
+  IndexQuery q = Query("alpha");
+  q.filter.kinds = {Kind::kEpisode};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a"}));
+  q.filter.kinds = {Kind::kEpisode, Kind::kFact};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b"}));
+  q = Query("alpha");
+  q.filter.layers = {Layer::kSemantic};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"b"}));
+  q = Query("alpha");
+  q.filter.tags = {"y", "nope"};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a"}));
+  q.filter.tags = {"nope"};
+  EXPECT_TRUE(IdSet(q).empty());
+  q = Query("alpha");
+  q.filter.sources = {"user"};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"b"}));
+  q = Query("alpha");
+  q.filter.criticalities = {Criticality::kHigh, Criticality::kCritical};
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a"}));
+}
+
+TEST_F(XapianIndexTest, FiltersByCreationTimeExpiryAndState) {
+  Memory early = Rec("early", "gamma");
+  early.created_at = 100;
+  Memory late = Rec("late", "gamma");
+  late.created_at = 200;
+  Memory expired = Rec("expired", "gamma");
+  expired.expires_at = 5000;  // == now: expired
+  Memory expiring = Rec("expiring", "gamma");
+  expiring.expires_at = 5001;
+  Memory old = Rec("old", "gamma");
+  old.state = RecordState::kSuperseded;
+  Put({early, late, expired, expiring, old}, 1);
+
+  IndexQuery q = Query("gamma");
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"early", "late", "expiring"}));
+  q.filter.include_superseded = true;
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"early", "late", "expiring", "old"}));
+  q.filter.include_superseded = false;
+  q.filter.created_from = 200;  // inclusive; "expiring" was created at 1000
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"late", "expiring"}));
+  q.filter.created_from = 0;
+  q.filter.created_to = 200;  // exclusive
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"early"}));
+  q.filter.created_to = 0;
+  q.now = 0;  // nothing counts as expired
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"early", "late", "expired", "expiring"}));
+  q.now = 5001;
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"early", "late"}));
+}
+
+TEST_F(XapianIndexTest, LongFilterValuesWork) {
+  const std::string long_tag(300, 't');
+  std::string other_long = long_tag;
+  other_long.back() = 'u';  // same 160-byte prefix, different value
+  Memory a = Rec("a", "delta");
+  a.tags = {long_tag};
+  a.ns.tenant = std::string(250, 'q');
+  Put({a}, 1);
+  IndexQuery q = Query("delta", a.ns.tenant);
+  EXPECT_EQ(Ids(q), std::vector<std::string>{"a"});
+  q.filter.tags = {long_tag};
+  EXPECT_EQ(Ids(q), std::vector<std::string>{"a"});
+  q.filter.tags = {other_long};
+  EXPECT_TRUE(Ids(q).empty());
+}
+
+TEST_F(XapianIndexTest, StampsAppliedSeqAndIgnoresOlderBatches) {
+  Put({Rec("a", "first version")}, 10);
+  EXPECT_EQ(*index_->AppliedSeq(), 10);
+  // An older or equal batch is a no-op.
+  ASSERT_TRUE(index_->Apply({Rec("a", "second version"), Rec("b", "new record")}, {}, 10).ok());
+  ASSERT_TRUE(index_->Apply({}, {"a"}, 7).ok());
+  EXPECT_EQ(*index_->AppliedSeq(), 10);
+  EXPECT_EQ(*index_->DocCount(), 1);
+  EXPECT_EQ(Ids(Query("first")), std::vector<std::string>{"a"});
+  EXPECT_TRUE(Ids(Query("second")).empty());
+  // A newer one applies.
+  ASSERT_TRUE(index_->Apply({Rec("a", "second version")}, {}, 11).ok());
+  EXPECT_EQ(*index_->AppliedSeq(), 11);
+  EXPECT_EQ(Ids(Query("second")), std::vector<std::string>{"a"});
+}
+
+TEST_F(XapianIndexTest, SurvivesReopen) {
+  Put({Rec("a", "persistent words")}, 4);
+  index_.reset();
+  auto again = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*(*again)->AppliedSeq(), 4);
+  auto hits = (*again)->Search(Query("persistent"));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].id, "a");
+}
+
+TEST_F(XapianIndexTest, TwoIndexObjectsShareOneDirectory) {
+  auto other_or = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
+  ASSERT_TRUE(other_or.ok()) << other_or.status().ToString();
+  auto other = std::move(other_or).value();
+  // Prime both readers, then write through one and read through the other.
+  EXPECT_TRUE(Ids(Query("omega")).empty());
+  ASSERT_TRUE(other->Search(Query("omega")).ok());
+  Put({Rec("a", "omega point")}, 1);
+  auto hits = other->Search(Query("omega"));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ(*other->AppliedSeq(), 1);
+  ASSERT_TRUE(other->Apply({Rec("b", "omega again")}, {"a"}, 2).ok());
+  EXPECT_EQ(Ids(Query("omega")), std::vector<std::string>{"b"});
+  EXPECT_EQ(*index_->AppliedSeq(), 2);
+}
+
+TEST_F(XapianIndexTest, ConcurrentWritersAndReadersAgree) {
+  auto other_or = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
+  ASSERT_TRUE(other_or.ok());
+  auto other = std::move(other_or).value();
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 2; ++t) {
+    LexicalIndex* idx = t == 0 ? index_.get() : other.get();
+    threads.emplace_back([&, idx, t] {
+      for (int i = 0; i < 20; ++i) {
+        const std::string id = "w" + std::to_string(t) + "-" + std::to_string(i);
+        // Sequences interleave; a writer that finds a newer stamp skips.
+        if (!idx->Apply({Rec(id, "concurrent sigma")}, {}, t * 1000 + i + 1).ok()) ++failures[t];
+      }
+    });
+    threads.emplace_back([&, idx, t] {
+      for (int i = 0; i < 20; ++i) {
+        if (!idx->Search(Query("sigma")).ok()) ++failures[2 + t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+  EXPECT_EQ(*index_->AppliedSeq(), *other->AppliedSeq());
+  EXPECT_GE(*index_->AppliedSeq(), 20);
+  // Every document that made it in is found through both objects.
+  EXPECT_EQ(IdSet(Query("sigma")).size(), static_cast<size_t>(*index_->DocCount()));
+  auto via_other = other->Search(Query("sigma"));
+  ASSERT_TRUE(via_other.ok());
+  EXPECT_EQ(via_other->size(), static_cast<size_t>(*other->DocCount()));
+}
+
+TEST_F(XapianIndexTest, HostileQueryStringsNeverError) {
+  Put({Rec("a", "unbalanced quotes and parentheses are fine"), Rec("b", "plain text here")}, 1);
+  const std::vector<std::string> nasty = {
+      "\"unbalanced", "AND OR (", "NOT", "OR", "AND", "foo AND", "NOT foo", "((((", "))))",
+      "\"\"", "+", "-", "*", "foo*", "a:b:c", "title:foo", "[", "{}", "~", "\\", "'", "\"a\" NEAR b",
+      "foo ADJ/3 bar", "XT:t2", "Qa", "NEAR", "\xff\xfe\xfd", std::string("nul\0byte", 8),
+      "unbalanced) AND (quotes", std::string(5000, 'x'), "élan vital 東京", "-unbalanced",
+      "+unbalanced -plain"};
+  for (const std::string& text : nasty) {
+    auto hits = index_->Search(Query(text));
+    EXPECT_TRUE(hits.ok()) << "'" << text << "': " << hits.status().ToString();
+  }
+  // A broken query still finds its words.
+  EXPECT_EQ(Ids(Query("\"unbalanced")), std::vector<std::string>{"a"});
+  EXPECT_EQ(Ids(Query("unbalanced) AND (quotes")), std::vector<std::string>{"a"});
+  // Filter terms cannot be reached through the query text.
+  EXPECT_TRUE(Ids(Query("XT:t1")).empty());
+}
+
+TEST_F(XapianIndexTest, ClearEmptiesAndResetsSeq) {
+  Put({Rec("a", "epsilon"), Rec("b", "epsilon")}, 9);
+  ASSERT_TRUE(index_->Clear().ok());
+  EXPECT_EQ(*index_->DocCount(), 0);
+  EXPECT_EQ(*index_->AppliedSeq(), 0);
+  EXPECT_TRUE(Ids(Query("epsilon")).empty());
+  // It can be rebuilt afterwards.
+  Put({Rec("c", "epsilon")}, 3);
+  EXPECT_EQ(Ids(Query("epsilon")), std::vector<std::string>{"c"});
+  EXPECT_EQ(*index_->AppliedSeq(), 3);
+}
+
+TEST(XapianIndexOpenTest, RejectsUnknownLanguageAndEmptyDir) {
+  TempDir dir;
+  RetrievalOptions o;
+  o.language = "klingon";
+  auto idx = OpenLexicalIndex(dir.path() + "/x", o);
+  ASSERT_FALSE(idx.ok());
+  EXPECT_EQ(idx.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(idx.status().message().find("english"), std::string::npos);
+  auto empty = OpenLexicalIndex("", RetrievalOptions{});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(XapianIndexOpenTest, ErrorsNameTheDirectory) {
+  TempDir dir;
+  const std::string file = dir.path() + "/not-a-dir";
+  { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  auto idx = OpenLexicalIndex(file, RetrievalOptions{});
+  ASSERT_FALSE(idx.ok());
+  EXPECT_NE(idx.status().message().find(file), std::string::npos) << idx.status().ToString();
+}
+
+}  // namespace
+}  // namespace msp

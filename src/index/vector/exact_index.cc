@@ -1,0 +1,298 @@
+// The exact vector index: every vector in one flat float array, scanned with
+// Dot() for each query, the best `limit` kept in a small heap.
+//
+// Per slot it keeps only what MatchesQuery looks at, compactly: strings
+// (namespace parts, source, tags) are interned to 32-bit ids, enums stored as
+// bytes. A query is compiled once into ids and bit masks; a value the index
+// has never seen cannot match, so such a query needs no scan. The filter is
+// checked only for slots whose score would enter the heap. Tests check that
+// the compiled filter agrees with MatchesQuery.
+//
+// Deletion swaps the last slot into the hole, so storage stays dense.
+// Interned strings are kept until Clear().
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "embed/embedder.h"
+#include "index/index.h"
+
+namespace msp {
+namespace {
+
+constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
+
+// What MatchesQuery needs of one record.
+struct SlotMeta {
+  uint32_t tenant = 0, user = 0, agent = 0, session = 0, mission = 0, operator_id = 0;
+  uint32_t source = 0;
+  uint8_t kind = 0, layer = 0, criticality = 0, state = 0;
+  int64_t created_at = 0;
+  int64_t expires_at = 0;
+  std::vector<uint32_t> tags;
+};
+
+// A query turned into ids and masks. `impossible` when no record can match.
+struct CompiledQuery {
+  bool impossible = false;
+  uint32_t tenant = kNoId;
+  // kNoId: any value (the scope part is empty).
+  uint32_t user = kNoId, agent = kNoId, session = kNoId, mission = kNoId, operator_id = kNoId;
+  uint32_t kinds = ~0u, layers = ~0u, criticalities = ~0u;  // bit per enum value
+  std::vector<uint32_t> sources;  // empty: any
+  std::vector<uint32_t> tags;     // empty: any
+  int64_t created_from = 0, created_to = 0;
+  int64_t now = 0;
+  bool include_superseded = false;
+};
+
+class ExactVectorIndex final : public VectorIndex {
+ public:
+  explicit ExactVectorIndex(int dimension) : dim_(static_cast<size_t>(std::max(dimension, 0))) {}
+
+  int dimension() const override { return static_cast<int>(dim_); }
+
+  int64_t AppliedSeq() const override {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    return applied_seq_;
+  }
+
+  size_t size() const override {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    return ids_.size();
+  }
+
+  Status Apply(const std::vector<Memory>& upserts, const std::vector<std::string>& deletes,
+               int64_t up_to_seq) override {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (applied_seq_ >= up_to_seq) return Status::Ok();
+    for (const Memory& m : upserts) {
+      if (m.embedding.size() != dim_ || dim_ == 0) {
+        Remove(m.id);  // no usable vector: the record leaves the index
+        continue;
+      }
+      Upsert(m);
+    }
+    for (const std::string& id : deletes) Remove(id);
+    applied_seq_ = up_to_seq;
+    return Status::Ok();
+  }
+
+  void Clear() override {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    vectors_.clear();
+    vectors_.shrink_to_fit();
+    meta_.clear();
+    ids_.clear();
+    slot_of_.clear();
+    strings_.clear();
+    applied_seq_ = 0;
+  }
+
+  Result<std::vector<IndexHit>> Search(const std::vector<float>& query,
+                                       const IndexQuery& q) const override {
+    if (query.size() != dim_) {
+      return Status::InvalidArgument("query vector has " + std::to_string(query.size()) +
+                                     " dimensions; the vector index has " + std::to_string(dim_));
+    }
+    bool any_nonzero = false;
+    for (float x : query) {
+      if (!std::isfinite(x)) return Status::InvalidArgument("query vector holds a NaN or infinity");
+      any_nonzero = any_nonzero || x != 0.0f;
+    }
+    std::vector<IndexHit> out;
+    if (q.limit <= 0 || !any_nonzero) return out;  // a zero query ranks nothing
+
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const CompiledQuery cq = Compile(q);
+    if (cq.impossible || ids_.empty()) return out;
+
+    const size_t k = static_cast<size_t>(q.limit);
+    // Min-heap on "better": the root is the worst of the kept hits.
+    std::vector<std::pair<float, uint32_t>> heap;
+    heap.reserve(std::min(k, ids_.size()) + 1);
+    auto better = [this](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return ids_[a.second] < ids_[b.second];  // ties: smaller id first, whatever the slots
+    };
+    const float* qv = query.data();
+    const size_t n = ids_.size();
+    for (size_t slot = 0; slot < n; ++slot) {
+      const float score = Dot(qv, vectors_.data() + slot * dim_, dim_);
+      const std::pair<float, uint32_t> cand{score, static_cast<uint32_t>(slot)};
+      if (heap.size() == k && !better(cand, heap.front())) continue;
+      if (!Matches(meta_[slot], cq)) continue;
+      heap.push_back(cand);
+      std::push_heap(heap.begin(), heap.end(), better);
+      if (heap.size() > k) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.pop_back();
+      }
+    }
+    std::sort_heap(heap.begin(), heap.end(), better);  // best first
+    out.reserve(heap.size());
+    for (const auto& [score, slot] : heap) out.push_back(IndexHit{ids_[slot], score});
+    return out;
+  }
+
+ private:
+  // REQUIRES: mu_ held exclusively.
+  uint32_t Intern(const std::string& s) {
+    auto [it, inserted] = strings_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    return it->second;
+  }
+
+  // kNoId when never interned (so nothing stored can equal it).
+  uint32_t Lookup(const std::string& s) const {
+    auto it = strings_.find(s);
+    return it == strings_.end() ? kNoId : it->second;
+  }
+
+  void Upsert(const Memory& m) {
+    SlotMeta meta;
+    meta.tenant = Intern(m.ns.tenant);
+    meta.user = Intern(m.ns.user);
+    meta.agent = Intern(m.ns.agent);
+    meta.session = Intern(m.ns.session);
+    meta.mission = Intern(m.ns.mission);
+    meta.operator_id = Intern(m.ns.operator_id);
+    meta.source = Intern(m.source);
+    meta.kind = static_cast<uint8_t>(m.kind);
+    meta.layer = static_cast<uint8_t>(m.layer);
+    meta.criticality = static_cast<uint8_t>(m.criticality);
+    meta.state = static_cast<uint8_t>(m.state);
+    meta.created_at = m.created_at;
+    meta.expires_at = m.expires_at;
+    meta.tags.reserve(m.tags.size());
+    for (const std::string& t : m.tags) meta.tags.push_back(Intern(t));
+
+    auto it = slot_of_.find(m.id);
+    size_t slot;
+    if (it != slot_of_.end()) {
+      slot = it->second;
+    } else {
+      slot = ids_.size();
+      slot_of_.emplace(m.id, slot);
+      ids_.push_back(m.id);
+      meta_.emplace_back();
+      vectors_.resize(vectors_.size() + dim_);
+    }
+    meta_[slot] = std::move(meta);
+    std::copy(m.embedding.begin(), m.embedding.end(), vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+  }
+
+  void Remove(const std::string& id) {
+    auto it = slot_of_.find(id);
+    if (it == slot_of_.end()) return;
+    const size_t slot = it->second;
+    const size_t last = ids_.size() - 1;
+    slot_of_.erase(it);
+    if (slot != last) {
+      std::copy(vectors_.begin() + static_cast<ptrdiff_t>(last * dim_),
+                vectors_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
+                vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+      meta_[slot] = std::move(meta_[last]);
+      ids_[slot] = std::move(ids_[last]);
+      slot_of_[ids_[slot]] = slot;
+    }
+    vectors_.resize(last * dim_);
+    meta_.pop_back();
+    ids_.pop_back();
+  }
+
+  // REQUIRES: mu_ held (shared is enough).
+  CompiledQuery Compile(const IndexQuery& q) const {
+    CompiledQuery c;
+    auto required = [&](const std::string& v) {
+      const uint32_t id = Lookup(v);
+      if (id == kNoId) c.impossible = true;
+      return id;
+    };
+    auto optional = [&](const std::string& v) { return v.empty() ? kNoId : required(v); };
+    c.tenant = required(q.scope.tenant);
+    c.user = optional(q.scope.user);
+    c.agent = optional(q.scope.agent);
+    c.session = optional(q.scope.session);
+    c.mission = optional(q.scope.mission);
+    c.operator_id = optional(q.scope.operator_id);
+
+    const SearchFilter& f = q.filter;
+    auto mask = [](const auto& values) {
+      if (values.empty()) return ~0u;
+      uint32_t m = 0;
+      for (auto v : values) m |= 1u << static_cast<unsigned>(v);
+      return m;
+    };
+    c.kinds = mask(f.kinds);
+    c.layers = mask(f.layers);
+    c.criticalities = mask(f.criticalities);
+    // Any-of over strings: keep the known values; none known matches nothing.
+    auto ids_of = [&](const std::vector<std::string>& values, std::vector<uint32_t>& out) {
+      if (values.empty()) return;
+      for (const std::string& v : values) {
+        const uint32_t id = Lookup(v);
+        if (id != kNoId) out.push_back(id);
+      }
+      if (out.empty()) c.impossible = true;
+    };
+    ids_of(f.sources, c.sources);
+    ids_of(f.tags, c.tags);
+    c.created_from = f.created_from;
+    c.created_to = f.created_to;
+    c.now = q.now;
+    c.include_superseded = f.include_superseded;
+    return c;
+  }
+
+  static bool Matches(const SlotMeta& m, const CompiledQuery& c) {
+    auto part = [](uint32_t want, uint32_t have) { return want == kNoId || want == have; };
+    if (m.tenant != c.tenant || !part(c.user, m.user) || !part(c.agent, m.agent) ||
+        !part(c.session, m.session) || !part(c.mission, m.mission) ||
+        !part(c.operator_id, m.operator_id)) {
+      return false;
+    }
+    if (!((c.kinds >> m.kind) & 1u) || !((c.layers >> m.layer) & 1u) ||
+        !((c.criticalities >> m.criticality) & 1u)) {
+      return false;
+    }
+    if (!c.sources.empty() &&
+        std::find(c.sources.begin(), c.sources.end(), m.source) == c.sources.end()) {
+      return false;
+    }
+    if (!c.tags.empty()) {
+      const bool any = std::any_of(m.tags.begin(), m.tags.end(), [&](uint32_t t) {
+        return std::find(c.tags.begin(), c.tags.end(), t) != c.tags.end();
+      });
+      if (!any) return false;
+    }
+    if (c.created_from != 0 && m.created_at < c.created_from) return false;
+    if (c.created_to != 0 && m.created_at >= c.created_to) return false;
+    if (m.expires_at > 0 && m.expires_at <= c.now) return false;
+    if (!c.include_superseded && m.state == static_cast<uint8_t>(RecordState::kSuperseded)) return false;
+    return true;
+  }
+
+  const size_t dim_;
+  mutable std::shared_mutex mu_;
+  int64_t applied_seq_ = 0;                       // guarded by mu_
+  std::vector<float> vectors_;                    // slot * dim_ .. ; guarded by mu_
+  std::vector<SlotMeta> meta_;                    // per slot; guarded by mu_
+  std::vector<std::string> ids_;                  // per slot; guarded by mu_
+  std::unordered_map<std::string, size_t> slot_of_;    // guarded by mu_
+  std::unordered_map<std::string, uint32_t> strings_;  // interned; guarded by mu_
+};
+
+}  // namespace
+
+std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension) {
+  return std::make_unique<ExactVectorIndex>(dimension);
+}
+
+}  // namespace msp

@@ -1,0 +1,266 @@
+// Tests for the exact vector index: ranking against brute force, filters,
+// replace and delete, dimension checks, sequence stamping, threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "index/index.h"
+
+namespace msp {
+namespace {
+
+constexpr int kDim = 24;
+
+std::vector<float> RandomUnit(std::mt19937& rng, int dim) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(dim));
+  double n = 0;
+  for (float& x : v) {
+    x = g(rng);
+    n += static_cast<double>(x) * x;
+  }
+  for (float& x : v) x = static_cast<float>(x / std::sqrt(n));
+  return v;
+}
+
+double DotRef(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+Memory Rec(const std::string& id, std::vector<float> v) {
+  Memory m;
+  m.id = id;
+  m.ns.tenant = "t1";
+  m.ns.user = "ann";
+  m.source = "user";
+  m.created_at = 1000;
+  m.embedding = std::move(v);
+  return m;
+}
+
+IndexQuery Scope(int limit = 10) {
+  IndexQuery q;
+  q.scope.tenant = "t1";
+  q.now = 5000;
+  q.limit = limit;
+  return q;
+}
+
+std::vector<std::string> Ids(const Result<std::vector<IndexHit>>& r) {
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<std::string> ids;
+  if (r.ok()) {
+    for (const auto& h : *r) ids.push_back(h.id);
+  }
+  return ids;
+}
+
+TEST(ExactIndexTest, TopKEqualsBruteForce) {
+  std::mt19937 rng(42);
+  auto index = MakeExactVectorIndex(kDim);
+  EXPECT_EQ(index->dimension(), kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 500; ++i) records.push_back(Rec("r" + std::to_string(i), RandomUnit(rng, kDim)));
+  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  EXPECT_EQ(index->size(), 500u);
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto query = RandomUnit(rng, kDim);
+    std::vector<std::pair<double, std::string>> expect;
+    for (const auto& m : records) expect.push_back({DotRef(query, m.embedding), m.id});
+    std::sort(expect.begin(), expect.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (int k : {1, 7, 50}) {
+      auto hits = index->Search(query, Scope(k));
+      ASSERT_TRUE(hits.ok());
+      ASSERT_EQ(hits->size(), static_cast<size_t>(k));
+      for (int i = 0; i < k; ++i) {
+        EXPECT_EQ((*hits)[i].id, expect[i].second) << "trial " << trial << " k " << k << " i " << i;
+        EXPECT_NEAR((*hits)[i].score, expect[i].first, 1e-5);
+      }
+    }
+  }
+}
+
+TEST(ExactIndexTest, LimitLargerThanIndexReturnsAllSorted) {
+  std::mt19937 rng(7);
+  auto index = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(index->Apply({Rec("a", RandomUnit(rng, kDim)), Rec("b", RandomUnit(rng, kDim)),
+                            Rec("c", RandomUnit(rng, kDim))},
+                           {}, 1)
+                  .ok());
+  auto hits = index->Search(RandomUnit(rng, kDim), Scope(100));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 3u);
+  EXPECT_GE((*hits)[0].score, (*hits)[1].score);
+  EXPECT_GE((*hits)[1].score, (*hits)[2].score);
+  EXPECT_TRUE(Ids(index->Search(RandomUnit(rng, kDim), Scope(0))).empty());
+}
+
+TEST(ExactIndexTest, EqualScoresOrderById) {
+  auto index = MakeExactVectorIndex(4);
+  const std::vector<float> v = {1, 0, 0, 0};
+  ASSERT_TRUE(index->Apply({Rec("c", v), Rec("a", v), Rec("b", v)}, {}, 1).ok());
+  EXPECT_EQ(Ids(index->Search(v, Scope(2))), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ExactIndexTest, AppliesFilters) {
+  auto index = MakeExactVectorIndex(4);
+  const std::vector<float> v = {0.5f, 0.5f, 0.5f, 0.5f};
+  Memory a = Rec("a", v);
+  Memory b = Rec("b", v);
+  b.ns.tenant = "t2";
+  Memory c = Rec("c", v);
+  c.kind = Kind::kEpisode;
+  c.tags = {"x"};
+  c.ns.session = "s1";
+  Memory d = Rec("d", v);
+  d.expires_at = 5000;
+  Memory e = Rec("e", v);
+  e.state = RecordState::kSuperseded;
+  Memory f = Rec("f", v);
+  f.created_at = 3000;
+  ASSERT_TRUE(index->Apply({a, b, c, d, e, f}, {}, 1).ok());
+  auto set = [&](const IndexQuery& q) {
+    auto ids = Ids(index->Search(v, q));
+    return std::set<std::string>(ids.begin(), ids.end());
+  };
+  IndexQuery q = Scope();
+  EXPECT_EQ(set(q), (std::set<std::string>{"a", "c", "f"}));
+  q.scope.tenant = "t2";
+  EXPECT_EQ(set(q), (std::set<std::string>{"b"}));
+  q.scope.tenant = "unknown";
+  EXPECT_TRUE(set(q).empty());
+  q = Scope();
+  q.scope.session = "s1";
+  EXPECT_EQ(set(q), (std::set<std::string>{"c"}));
+  q = Scope();
+  q.filter.kinds = {Kind::kEpisode};
+  EXPECT_EQ(set(q), (std::set<std::string>{"c"}));
+  q = Scope();
+  q.filter.tags = {"never-seen", "x"};
+  EXPECT_EQ(set(q), (std::set<std::string>{"c"}));
+  q.filter.tags = {"never-seen"};
+  EXPECT_TRUE(set(q).empty());
+  q = Scope();
+  q.filter.include_superseded = true;
+  q.now = 0;
+  EXPECT_EQ(set(q), (std::set<std::string>{"a", "c", "d", "e", "f"}));
+  q = Scope();
+  q.filter.created_from = 2000;
+  EXPECT_EQ(set(q), (std::set<std::string>{"f"}));
+  q.filter.created_from = 0;
+  q.filter.created_to = 3000;
+  EXPECT_EQ(set(q), (std::set<std::string>{"a", "c"}));
+}
+
+TEST(ExactIndexTest, FilteredTopKSkipsBetterNonMatchingRecords) {
+  auto index = MakeExactVectorIndex(2);
+  Memory best = Rec("best", {1, 0});
+  best.ns.tenant = "other";
+  Memory good = Rec("good", {0.8f, 0.6f});
+  Memory poor = Rec("poor", {0, 1});
+  ASSERT_TRUE(index->Apply({best, good, poor}, {}, 1).ok());
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope(1))), std::vector<std::string>{"good"});
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope(5))), (std::vector<std::string>{"good", "poor"}));
+}
+
+TEST(ExactIndexTest, ReplacesAndDeletes) {
+  auto index = MakeExactVectorIndex(2);
+  ASSERT_TRUE(index->Apply({Rec("a", {1, 0}), Rec("b", {0, 1}), Rec("c", {0.6f, 0.8f})}, {}, 1).ok());
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope(1))), std::vector<std::string>{"a"});
+  // Replace "a" with a vector pointing elsewhere; delete "c" (swap-remove).
+  ASSERT_TRUE(index->Apply({Rec("a", {-1, 0})}, {"c", "missing"}, 2).ok());
+  EXPECT_EQ(index->size(), 2u);
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope(3))), (std::vector<std::string>{"b", "a"}));
+  // Delete the first slot: the last one moves into it and stays findable.
+  ASSERT_TRUE(index->Apply({Rec("d", {0.6f, 0.8f})}, {"a"}, 3).ok());
+  EXPECT_EQ(index->size(), 2u);
+  EXPECT_EQ(Ids(index->Search({0, 1}, Scope(3))), (std::vector<std::string>{"b", "d"}));
+  ASSERT_TRUE(index->Apply({}, {"b", "d"}, 4).ok());
+  EXPECT_EQ(index->size(), 0u);
+  EXPECT_TRUE(Ids(index->Search({0, 1}, Scope(3))).empty());
+}
+
+TEST(ExactIndexTest, DropsRecordsWithoutAVectorOfItsDimension) {
+  auto index = MakeExactVectorIndex(3);
+  ASSERT_TRUE(index->Apply({Rec("ok", {1, 0, 0}), Rec("short", {1, 0}), Rec("none", {})}, {}, 1).ok());
+  EXPECT_EQ(index->size(), 1u);
+  // An upsert without a usable vector removes the record's old vector.
+  ASSERT_TRUE(index->Apply({Rec("ok", {1, 0, 0, 0})}, {}, 2).ok());
+  EXPECT_EQ(index->size(), 0u);
+  EXPECT_TRUE(Ids(index->Search({1, 0, 0}, Scope())).empty());
+}
+
+TEST(ExactIndexTest, RejectsQueriesOfTheWrongDimension) {
+  auto index = MakeExactVectorIndex(3);
+  ASSERT_TRUE(index->Apply({Rec("a", {1, 0, 0})}, {}, 1).ok());
+  auto r = index->Search({1, 0}, Scope());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  auto nan = index->Search({NAN, 0, 0}, Scope());
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.status().code(), StatusCode::kInvalidArgument);
+  // A zero query has no direction: nothing is ranked.
+  auto zero = index->Search({0, 0, 0}, Scope());
+  ASSERT_TRUE(zero.ok());
+  EXPECT_TRUE(zero->empty());
+}
+
+TEST(ExactIndexTest, StampsSeqAndIgnoresOlderBatches) {
+  auto index = MakeExactVectorIndex(2);
+  EXPECT_EQ(index->AppliedSeq(), 0);
+  ASSERT_TRUE(index->Apply({Rec("a", {1, 0})}, {}, 5).ok());
+  EXPECT_EQ(index->AppliedSeq(), 5);
+  ASSERT_TRUE(index->Apply({Rec("b", {1, 0})}, {"a"}, 5).ok());
+  ASSERT_TRUE(index->Apply({Rec("c", {1, 0})}, {}, 3).ok());
+  EXPECT_EQ(index->AppliedSeq(), 5);
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope())), std::vector<std::string>{"a"});
+  index->Clear();
+  EXPECT_EQ(index->AppliedSeq(), 0);
+  EXPECT_EQ(index->size(), 0u);
+  ASSERT_TRUE(index->Apply({Rec("c", {1, 0})}, {}, 1).ok());
+  EXPECT_EQ(Ids(index->Search({1, 0}, Scope())), std::vector<std::string>{"c"});
+}
+
+TEST(ExactIndexTest, ReadersRunAlongsideAWriter) {
+  std::mt19937 rng(3);
+  auto index = MakeExactVectorIndex(kDim);
+  std::vector<std::vector<float>> vectors;
+  for (int i = 0; i < 200; ++i) vectors.push_back(RandomUnit(rng, kDim));
+  const auto query = RandomUnit(rng, kDim);
+  std::vector<int> bad(3, 0);
+  std::thread writer([&] {
+    for (int i = 0; i < 200; ++i) {
+      std::vector<std::string> deletes;
+      if (i % 3 == 2) deletes.push_back("r" + std::to_string(i - 1));
+      if (!index->Apply({Rec("r" + std::to_string(i), vectors[i])}, deletes, i + 1).ok()) ++bad[0];
+    }
+  });
+  std::vector<std::thread> readers;
+  for (int t = 1; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        auto hits = index->Search(query, Scope(5));
+        if (!hits.ok() || hits->size() > 5) ++bad[t];
+        for (size_t j = 1; hits.ok() && j < hits->size(); ++j) {
+          if ((*hits)[j - 1].score < (*hits)[j].score) ++bad[t];
+        }
+      }
+    });
+  }
+  writer.join();
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(bad, std::vector<int>(3, 0));
+  EXPECT_EQ(index->size(), 200u - 66u);
+  EXPECT_EQ(index->AppliedSeq(), 200);
+}
+
+}  // namespace
+}  // namespace msp
