@@ -93,6 +93,8 @@ class MemoryLayer {
   virtual Result<int64_t> Export(const Namespace& scope, std::ostream& out) = 0;
 
   virtual Result<Stats> GetStats(const Namespace& scope) = 0;
+  // The audit log of scope.tenant (one record's when record_id is set),
+  // newest first.
   virtual Result<std::vector<AuditEvent>> Audit(const Namespace& scope, const std::string& record_id,
                                                 int limit) = 0;
 

@@ -131,10 +131,10 @@ TEST_F(EngineTest, RefusalIsAuditedAndStoresNothing) {
   auto audit = engine_->Audit(Ns(), "", 10);
   ASSERT_TRUE(audit.ok());
   ASSERT_FALSE(audit->empty());
-  EXPECT_EQ(audit->back().action, AuditAction::kRefuse);
-  EXPECT_EQ(audit->back().actor, "tester");
+  EXPECT_EQ(audit->front().action, AuditAction::kRefuse);
+  EXPECT_EQ(audit->front().actor, "tester");
   // The refused text itself is not kept anywhere, the audit log included.
-  EXPECT_EQ(audit->back().details_json.find("hunter2"), std::string::npos);
+  EXPECT_EQ(audit->front().details_json.find("hunter2"), std::string::npos);
 }
 
 TEST_F(EngineTest, BadInputChangesNothing) {
@@ -317,7 +317,7 @@ TEST_F(EngineTest, PerUserLimitEvictsLeastValuable) {
   auto audit = engine_->Audit(Ns(), ids[1], 10);
   ASSERT_TRUE(audit.ok());
   ASSERT_FALSE(audit->empty());
-  EXPECT_EQ(audit->back().action, AuditAction::kEvict);
+  EXPECT_EQ(audit->front().action, AuditAction::kEvict);
 }
 
 TEST_F(EngineTest, TwoOpenersSeeEachOthersWrites) {
@@ -358,8 +358,10 @@ TEST_F(EngineTest, ExportImportRoundTrip) {
   s.content_json = R"({"text":"hello there, Привіт","extra":[1,2]})";
   s.tool_name = "search";
   ASSERT_TRUE(engine_->AddEpisode(s).ok());
+  Namespace acme;
+  acme.tenant = "acme";
   std::ostringstream out1;
-  auto n = engine_->Export(Namespace{}, out1);
+  auto n = engine_->Export(acme, out1);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 2);
   Options o2 = options_;
@@ -371,7 +373,7 @@ TEST_F(EngineTest, ExportImportRoundTrip) {
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   EXPECT_EQ(rep->applied, 2);
   std::ostringstream out2;
-  ASSERT_TRUE(copy->Export(Namespace{}, out2).ok());
+  ASSERT_TRUE(copy->Export(acme, out2).ok());
   EXPECT_EQ(out1.str(), out2.str());
   EXPECT_EQ(Search(*copy, Ns(), "tea or coffee").size(), 1u);
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/time.h"
+
 namespace msp {
 namespace {
 

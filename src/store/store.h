@@ -91,6 +91,7 @@ class Store {
   // Bumps access_count by one and sets last_accessed = at, for each id.
   virtual Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) = 0;
 
+  // Newest first, at most query.limit events.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
   virtual Result<int64_t> CountAudit(const std::string& tenant) = 0;
 
