@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -147,11 +149,14 @@ TEST(StoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
   const std::string dir = MakeScratchDir();
   ASSERT_FALSE(dir.empty());
   std::mt19937 rng(std::random_device{}());
-  // Kill times in ms after fork; some kills land during open and migration.
-  std::uniform_int_distribution<int> kill_after_ms(0, 60);
+  // The kill comes after a random number of acknowledged batches (0: possibly
+  // during open and migration) plus a random delay, so it lands anywhere in a
+  // batch without the test depending on how fast the machine is.
+  std::uniform_int_distribution<int> acks_before_kill(0, 12);
+  std::uniform_int_distribution<int> extra_delay_us(0, 3000);
 
   std::set<std::string> acked;
-  int rounds_with_acks = 0;
+  int rounds_waiting_for_acks = 0;
   for (int round = 0; round < kRounds; ++round) {
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
@@ -163,27 +168,31 @@ TEST(StoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
     }
     close(fds[1]);
 
+    const int wanted = acks_before_kill(rng);
+    if (wanted > 0) ++rounds_waiting_for_acks;
     std::string buffer;
-    const size_t before = acked.size();
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms(rng));
+    std::set<std::string> round_acked;
     bool open = true;
-    while (open && std::chrono::steady_clock::now() < deadline) {
-      open = Drain(fds[0], 1, &buffer);
-      TakeCompleteLines(&buffer, &acked);
+    // A safety net against a hung writer, not a performance bound.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (open && round_acked.size() < static_cast<size_t>(wanted * kRecordsPerBatch) &&
+           std::chrono::steady_clock::now() < give_up) {
+      open = Drain(fds[0], 10, &buffer);
+      TakeCompleteLines(&buffer, &round_acked);
     }
+    usleep(static_cast<useconds_t>(extra_delay_us(rng)));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     // The child only ever stops by our signal; any exit code is a failure inside it.
     ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited early with code " << WEXITSTATUS(status);
     while (open) open = Drain(fds[0], 100, &buffer);  // what was acknowledged before the kill
-    TakeCompleteLines(&buffer, &acked);               // a partial last line is not an ack
+    TakeCompleteLines(&buffer, &round_acked);         // a partial last line is not an ack
     close(fds[0]);
-    if (acked.size() > before) ++rounds_with_acks;
+    ASSERT_GE(round_acked.size(), static_cast<size_t>(wanted * kRecordsPerBatch))
+        << "round " << round << ": the writer made no progress";
+    acked.insert(round_acked.begin(), round_acked.end());
   }
-  // The test only means something if writers got batches through.
-  EXPECT_GT(rounds_with_acks, kRounds / 3);
   EXPECT_GT(acked.size(), 0u);
 
   // Integrity first, through a raw connection, before the store touches the file.
@@ -213,6 +222,24 @@ TEST(StoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
     EXPECT_EQ(m.embedding.size(), 64u) << m.id;
   }
   for (const std::string& id : acked) EXPECT_TRUE(present.count(id) == 1) << "lost " << id;
+
+  // Every batch landed whole or not at all: each "r<round>-<batch>-" prefix
+  // has all kRecordsPerBatch records or none.
+  std::map<std::string, int> per_batch;
+  int64_t stored = 0;
+  ASSERT_TRUE(store
+                  ->Scan([&](const Memory& m) {
+                    ++stored;
+                    per_batch[m.id.substr(0, m.id.rfind('-') + 1)]++;
+                    return true;
+                  })
+                  .ok());
+  for (const auto& [prefix, count] : per_batch) {
+    EXPECT_EQ(count, kRecordsPerBatch) << "batch " << prefix << " landed partly";
+  }
+  std::cout << "crash test: " << kRounds << " rounds, " << rounds_waiting_for_acks
+            << " killed after acknowledged batches, " << acked.size() << " acknowledged ids, " << stored
+            << " stored\n";
 
   // The store is still writable and its sequence continues.
   auto last = store->LastSeq();
