@@ -41,6 +41,8 @@ Fixture& Data(size_t n) {
   o.store.data_dir = tmpl;
   o.store.synchronous = "normal";
   o.policy.max_items_per_user = 0;
+  o.policy.min_chars = 0;  // LoCoMo turns include short replies ("Sure!")
+  o.policy.trivial_phrases.clear();
   auto m = MemoryLayer::Open(o);
   if (!m.ok()) std::abort();
   slot->mem = std::move(m).value();
@@ -58,7 +60,10 @@ Fixture& Data(size_t n) {
       r.tags = {"profile"};
       batch.push_back(std::move(r));
     }
-    if (!slot->mem->WriteMany(batch).ok()) std::abort();
+    if (auto w = slot->mem->WriteMany(batch); !w.ok()) {
+      fprintf(stderr, "%s\n", w.status().ToString().c_str());
+      std::abort();
+    }
   }
   Namespace scope;
   scope.tenant = "bench";
@@ -76,14 +81,14 @@ void BM_Retrieve(benchmark::State& state) {
   Fixture& f = Data(static_cast<size_t>(state.range(0)));
   const bool access = state.range(1) != 0;
   std::vector<double> us;
+  RetrieveRequest r;
+  r.scope.tenant = "bench";
+  r.scope.user = std::string("u1");
+  r.top_k = 10;
+  r.record_access = access;
   size_t i = 0;
   for (auto _ : state) {
-    RetrieveRequest r;
-    r.scope.tenant = "bench";
-    r.scope.user = "u1";
     r.query = f.corpus.questions[i++ % f.corpus.questions.size()];
-    r.top_k = 10;
-    r.record_access = access;
     auto t0 = std::chrono::steady_clock::now();
     auto hits = f.mem->Retrieve(r);
     auto t1 = std::chrono::steady_clock::now();
