@@ -318,8 +318,8 @@ std::vector<std::string> ExpandAlternatives(std::string_view pattern) {
   std::vector<std::string> out = {""};
   size_t i = 0;
   while (i < pattern.size()) {
-    if (pattern[i] == '(') {
-      const size_t close = pattern.find(')', i);
+    const size_t close = pattern[i] == '(' ? pattern.find(')', i) : std::string_view::npos;
+    if (close != std::string_view::npos) {
       std::vector<std::string> next;
       for (const auto& prefix : out) {
         for (auto alt : SplitBar(pattern.substr(i + 1, close - i - 1))) next.push_back(prefix + std::string(alt));
@@ -407,8 +407,8 @@ struct Clause {
       lower.pop_back();
     }
   }
-  // Removes `phrase` (and what follows it: a comma, "that", spaces) when the
-  // clause starts with it as whole words.
+  // Removes `phrase` (and the commas and spaces after it) when the clause
+  // starts with it as whole words and holds more than it.
   bool StripLeading(std::string_view phrase) {
     if (!PhraseAt(lower, 0, phrase)) return false;
     if (phrase.size() == lower.size()) return false;  // the clause is only this word

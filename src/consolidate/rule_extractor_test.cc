@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -390,6 +391,36 @@ TEST(RuleExtractorTest, LongAndOddInputIsSafe) {
   std::string rambling = "I like";
   for (int i = 0; i < 40; ++i) rambling += " things";
   EXPECT_TRUE(x.ExtractFromText(rambling).empty());
+}
+
+// Random text from words that fire rules, punctuation and odd bytes: no
+// crash (the sanitizer build checks memory), and every fact is well formed.
+TEST(RuleExtractorTest, RandomTextGivesWellFormedFacts) {
+  const std::vector<std::string> pieces = {
+      "I", "I'm", "my", "prefer", "use", "can't", "install", "Python", "3.11", "Windows", "11", "fails",
+      "want", "to", "without", "the", "is", "name", "goal", ",", ".", "?", ";", " - ", "\n", "e.g.",
+      "and", "but", "if", "do you", "error", "C++20", "\xE2\x80\x94", "\xC3\xBC", "\xFF", "'", "\"",
+      "a", "an", "engineer", "34", "years old", "my friend", "don't", "like", "on", "maybe", "really"};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<size_t> pick(0, pieces.size() - 1);
+  std::uniform_int_distribution<int> length(0, 40);
+  RuleExtractor x;
+  size_t produced = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    for (int i = length(rng); i > 0; --i) text += pieces[pick(rng)] + (rng() % 3 == 0 ? "" : " ");
+    for (const auto& f : x.ExtractFromText(text)) {
+      ++produced;
+      EXPECT_EQ(f.text.rfind("User", 0), 0u) << f.text << " from: " << text;
+      EXPECT_EQ(f.text.back(), '.') << f.text;
+      EXPECT_EQ(f.text.find("  "), std::string::npos) << f.text;
+      EXPECT_FALSE(f.tags.empty()) << f.text;
+      EXPECT_GT(f.confidence, 0.0);
+      EXPECT_LE(f.confidence, 1.0);
+      EXPECT_TRUE(f.source_episodes.empty());
+    }
+  }
+  EXPECT_GT(produced, 0u);  // the pieces do fire rules
 }
 
 TEST(ExtractorFactoryTest, MakesTheRuleExtractor) {
