@@ -1,0 +1,585 @@
+// The verb table, the dispatcher, help, and the helpers the verbs share.
+#include "cli/cli.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "codec/memory_json.h"
+#include "util/time.h"
+#include "util/utf8.h"
+
+#ifndef MSP_VERSION
+#define MSP_VERSION "unknown"
+#endif
+
+namespace msp {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<FlagSpec>& NamespaceFlags() {
+  static const std::vector<FlagSpec> flags = {
+      {"--tenant", "NAME", "tenant (default \"default\")"},
+      {"--user", "ID", "user"},
+      {"--agent", "ID", "agent"},
+      {"--session", "ID", "session"},
+      {"--mission", "ID", "mission"},
+      {"--operator", "ID", "operator"},
+  };
+  return flags;
+}
+
+const FlagSpec kJsonFlag{"--json", "", "machine-readable JSON output"};
+const FlagSpec kConfigFlag{"--config", "PATH", "TOML configuration file"};
+const FlagSpec kHelpFlag{"--help", "", "show this help"};
+
+// `flags` followed by the flags shared by the verbs that write records.
+std::vector<FlagSpec> WithRecordFlags(std::vector<FlagSpec> flags) {
+  const std::vector<FlagSpec> shared = {
+      {"--tag", "TAG", "a tag (repeatable)", true},
+      {"--source", "SOURCE", "where it came from (default user)"},
+      {"--sensitivity", "LEVEL", "low | medium | high (default low)"},
+      {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
+      {"--provenance", "TYPE:REF", "where it came from, e.g. commit:abc123 (repeatable)", true},
+      {"--valid-at", "TIME", "when it started to hold (ISO 8601)"},
+  };
+  flags.insert(flags.end(), shared.begin(), shared.end());
+  return flags;
+}
+
+const std::vector<Verb>& Verbs() {
+  constexpr unsigned kRecordVerb = kTakesNamespace | kTakesJson | kTakesSettings;
+  static const std::vector<Verb> verbs = {
+      {"init", "[flags]", "create the data directory and the store; print where", {}, {}, 0,
+       kTakesJson | kTakesSettings, &RunInit},
+      {"write",
+       "TEXT [flags]",
+       "write a record through the write policy (TEXT - reads standard input)",
+       WithRecordFlags({
+           {"--kind", "KIND", "fact | procedure | decision | correction | document_chunk | artifact (default fact)"},
+           {"--layer", "LAYER", "default: the kind's layer"},
+           {"--confidence", "X", "0..1 (default 1)"},
+           {"--ttl-days", "N", "expire after N days (within policy.ttl_min_days..ttl_max_days)"},
+           {"--body", "JSON", "typed body, a JSON object"},
+       }),
+       {"TEXT"},
+       1,
+       kRecordVerb,
+       &RunWrite},
+      {"episode add",
+       "--session ID (--text TEXT | --content JSON) [flags]",
+       "append one step to a session's episodic memory",
+       {{"--type", "TYPE", "user_message | agent_response | tool_call | tool_result | observation"},
+        {"--text", "TEXT", "the step as plain text"},
+        {"--content", "JSON", "the step as a JSON object"},
+        {"--tool-name", "NAME", "tool called in this step"},
+        {"--duration-ms", "N", "how long the step took"},
+        {"--token-count", "N", "tokens in the step"},
+        {"--step", "N", "step number (default: next)"},
+        {"--at", "TIME", "when it happened (ISO 8601; default now)"},
+        {"--tag", "TAG", "a tag (repeatable)", true},
+        {"--source", "SOURCE", "default agent"},
+        {"--sensitivity", "LEVEL", "low | medium | high"}},
+       {},
+       0,
+       kRecordVerb,
+       &RunEpisodeAdd},
+      {"episode list", "--session ID [--last K] [flags]", "the steps of a session, oldest first",
+       {{"--last", "K", "only the last K steps (default: all)"}}, {}, 0, kRecordVerb, &RunEpisodeList},
+      {"session end", "--session ID [flags]", "end a session: consolidate what is left of it", {}, {}, 0,
+       kRecordVerb, &RunSessionEnd},
+      {"fact add",
+       "TEXT [flags]",
+       "add a fact, or merge it into a near-duplicate (TEXT - reads standard input)",
+       WithRecordFlags({
+           {"--confidence", "X", "0..1 (default 1)"},
+           {"--source-episode", "ID", "episode the fact came from (repeatable)", true},
+       }),
+       {"TEXT"},
+       1,
+       kRecordVerb,
+       &RunFactAdd},
+      {"fact supersede",
+       "ID TEXT [flags]",
+       "replace fact ID by a new fact; the old one stays in history",
+       WithRecordFlags({
+           {"--confidence", "X", "0..1 (default 1)"},
+           {"--source-episode", "ID", "episode the fact came from (repeatable)", true},
+       }),
+       {"ID", "TEXT"},
+       2,
+       kRecordVerb,
+       &RunFactSupersede},
+      {"search",
+       "QUERY [flags]",
+       "hybrid retrieval (BM25 + vectors, fused by reciprocal rank)",
+       {{"--top-k", "K", "results to return, 1..1000 (default 10)"},
+        {"--min-score", "X", "drop hits below this score, 0..1 (default 0)"},
+        {"--kind", "KIND", "only this kind (repeatable)", true},
+        {"--layer", "LAYER", "only this layer (repeatable)", true},
+        {"--tag", "TAG", "only records with this tag (repeatable: any of them)", true},
+        {"--source", "SOURCE", "only records from this source (repeatable)", true},
+        {"--since", "TIME", "created at or after (ISO 8601)"},
+        {"--until", "TIME", "created before (ISO 8601)"},
+        {"--include-superseded", "", "also return superseded records"},
+        {"--explain", "", "show each signal's part in the score"}},
+       {"QUERY"},
+       1,
+       kRecordVerb,
+       &RunSearch},
+      {"get", "ID [flags]", "show one record", {}, {"ID"}, 1, kRecordVerb, &RunGet},
+      {"history", "ID [flags]", "every version of a record, oldest first", {}, {"ID"}, 1, kRecordVerb,
+       &RunHistory},
+      {"delete", "ID [--reason TEXT] [flags]", "delete a record (audited)", {{"--reason", "TEXT", "why"}}, {"ID"},
+       1, kRecordVerb, &RunDelete},
+      {"consolidate", "[--session ID] [flags]", "distil facts from episodes not yet consolidated", {}, {}, 0,
+       kRecordVerb, &RunConsolidate},
+      {"reindex", "[flags]", "rebuild the derived indexes from the store", {}, {}, 0, kTakesSettings,
+       &RunReindex},
+      {"import", "FILE|- [flags]", "load records from JSONL (all or nothing)", {}, {"FILE"}, 1,
+       kTakesJson | kTakesSettings, &RunImport},
+      {"export", "[FILE|-] [flags]", "write the records visible to the namespace as JSONL", {}, {"FILE"}, 0,
+       kTakesNamespace | kTakesSettings, &RunExport},
+      {"stats", "[flags]", "record counts and index state", {}, {}, 0, kRecordVerb, &RunStats},
+      {"audit", "[--record ID] [--limit N] [flags]", "the audit log, newest first",
+       {{"--record", "ID", "only events of this record"}, {"--limit", "N", "at most N events (default 100)"}}, {},
+       0, kTakesNamespace | kTakesJson | kTakesSettings, &RunAudit},
+      {"demo", "[--data-dir DIR]", "replay seed 000's example on the embedded default", {}, {}, 0,
+       kTakesSettings, &RunDemoVerb},
+  };
+  return verbs;
+}
+
+const Verb* FindVerb(std::string_view name) {
+  for (const Verb& v : Verbs()) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+bool IsGroup(std::string_view word) {
+  const std::string prefix = std::string(word) + " ";
+  for (const Verb& v : Verbs()) {
+    if (v.name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> GroupVerbs(std::string_view word) {
+  std::vector<std::string> out;
+  const std::string prefix = std::string(word) + " ";
+  for (const Verb& v : Verbs()) {
+    if (v.name.substr(0, prefix.size()) == prefix) out.emplace_back(v.name.substr(prefix.size()));
+  }
+  return out;
+}
+
+// The verb's flags, including the shared ones its traits bring.
+std::vector<FlagSpec> AllFlags(const Verb& v) {
+  std::vector<FlagSpec> flags = v.flags;
+  if (v.traits & kTakesNamespace) {
+    for (const FlagSpec& f : NamespaceFlags()) {
+      if (std::none_of(flags.begin(), flags.end(), [&](const FlagSpec& g) { return g.name == f.name; })) {
+        flags.push_back(f);
+      }
+    }
+  }
+  if (v.traits & kTakesJson) flags.push_back(kJsonFlag);
+  if (v.traits & kTakesSettings) flags.push_back(kConfigFlag);
+  flags.push_back(kHelpFlag);
+  return flags;
+}
+
+void PrintFlagList(std::ostream& out, const std::vector<FlagSpec>& flags) {
+  size_t width = 0;
+  auto label = [](const FlagSpec& f) {
+    return std::string(f.name) + (f.value_name.empty() ? "" : " " + std::string(f.value_name));
+  };
+  for (const FlagSpec& f : flags) width = std::max(width, label(f).size());
+  for (const FlagSpec& f : flags) {
+    const std::string l = label(f);
+    out << "  " << l << std::string(width - l.size() + 2, ' ') << f.help << "\n";
+  }
+}
+
+void PrintVerbHelp(std::ostream& out, const Verb& v) {
+  out << "usage: msp " << v.name << " " << v.synopsis << "\n" << v.summary << "\n";
+  out << "\nflags:\n";
+  PrintFlagList(out, v.flags);
+  if (v.traits & kTakesNamespace) {
+    out << "namespace:\n";
+    PrintFlagList(out, NamespaceFlags());
+  }
+  std::vector<FlagSpec> common;
+  if (v.traits & kTakesJson) common.push_back(kJsonFlag);
+  if (v.traits & kTakesSettings) common.push_back(kConfigFlag);
+  common.push_back(kHelpFlag);
+  out << "common:\n";
+  PrintFlagList(out, common);
+  if (v.traits & kTakesSettings) {
+    out << "  and every configuration flag (--data-dir DIR, ...): see `msp help config`\n";
+  }
+}
+
+void PrintGeneralHelp(std::ostream& out) {
+  out << "msp " << MSP_VERSION << " - persistent memory for LLM agents\n\n"
+      << "usage: msp VERB [ARGS] [flags]\n\nverbs:\n";
+  size_t width = 0;
+  for (const Verb& v : Verbs()) width = std::max(width, v.name.size());
+  for (const Verb& v : Verbs()) {
+    out << "  " << v.name << std::string(width - v.name.size() + 2, ' ') << v.summary << "\n";
+  }
+  out << "  help" << std::string(width - 2, ' ') << "help [VERB | config]: this text, a verb's flags, or the settings\n"
+      << "  version" << std::string(width - 5, ' ') << "print the version\n\n"
+      << "Records belong to a namespace: --tenant (default \"default\"), --user, --agent, --session,\n"
+      << "--mission, --operator. The data directory is --data-dir (default .msp); `msp help config`\n"
+      << "lists every setting with its TOML key, MSP_* variable and flag.\n"
+      << "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 refused by the write policy, 4 not found.\n";
+}
+
+int RunHelp(const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+  if (words.empty()) {
+    PrintGeneralHelp(out);
+    return kExitOk;
+  }
+  std::string name = words[0];
+  for (size_t i = 1; i < words.size(); ++i) name += " " + words[i];
+  if (name == "config") {
+    out << SettingsHelp();
+    return kExitOk;
+  }
+  if (const Verb* v = FindVerb(name)) {
+    PrintVerbHelp(out, *v);
+    return kExitOk;
+  }
+  if (IsGroup(name)) {
+    for (const std::string& sub : GroupVerbs(name)) {
+      PrintVerbHelp(out, *FindVerb(name + " " + sub));
+      out << "\n";
+    }
+    return kExitOk;
+  }
+  if (name == "help" || name == "version") {
+    PrintGeneralHelp(out);
+    return kExitOk;
+  }
+  err << "msp: no help for '" << name << "'; verbs are listed by `msp help`\n";
+  return kExitUsage;
+}
+
+// Flags (outside any verb) that take a value, so that `msp --data-dir X
+// write ...` finds the verb after X.
+bool TakesValueOutsideVerb(std::string_view flag) {
+  if (IsSettingFlag(flag) || flag == "--config") return true;
+  for (const FlagSpec& f : NamespaceFlags()) {
+    if (f.name == flag) return true;
+  }
+  return false;
+}
+
+// Splits off the verb words: returns their positions in `args`.
+std::vector<size_t> FindVerbWords(const std::vector<std::string>& args) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() > 1 && a[0] == '-' && a != "-") {
+      if (a.find('=') == std::string::npos && TakesValueOutsideVerb(a)) ++i;
+      continue;
+    }
+    at.push_back(i);
+    if (at.size() == 1 && IsGroup(a)) {
+      // The sub-verb must follow directly.
+      if (i + 1 < args.size()) at.push_back(i + 1);
+    }
+    break;
+  }
+  return at;
+}
+
+Status LoadSettings(Invocation& inv) {
+  ConfigInput input;
+  input.config_path = inv.flags.Get("--config");
+  if (inv.flags.Has("--config") && input.config_path.empty()) {
+    return Usage(inv, "--config needs a file path");
+  }
+  input.env = ProcessEnvironment();
+  input.flags = inv.flags.setting_flags;
+  MSP_ASSIGN_OR_RETURN(inv.config, LoadConfig(input));
+  inv.actor = inv.config.options.actor.empty() ? "cli" : inv.config.options.actor;
+  return Status::Ok();
+}
+
+Status LoadNamespace(Invocation& inv) {
+  inv.ns.tenant = inv.flags.Get("--tenant", "default");
+  if (inv.ns.tenant.empty()) return Usage(inv, "--tenant must not be empty");
+  inv.ns.user = inv.flags.Get("--user");
+  inv.ns.agent = inv.flags.Get("--agent");
+  inv.ns.session = inv.flags.Get("--session");
+  inv.ns.mission = inv.flags.Get("--mission");
+  inv.ns.operator_id = inv.flags.Get("--operator");
+  return Status::Ok();
+}
+
+}  // namespace
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kInvalidArgument: return kExitUsage;
+    case StatusCode::kRefused: return kExitRefused;
+    case StatusCode::kNotFound: return kExitNotFound;
+    default: return kExitFailure;
+  }
+}
+
+Status Usage(Invocation& inv, std::string message) {
+  inv.show_usage = true;
+  return Status::InvalidArgument(std::move(message));
+}
+
+int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  const std::vector<size_t> at = FindVerbWords(args);
+  if (at.empty()) {
+    const bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+      return a == "--help" || a == "-h";
+    });
+    const bool version = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+      return a == "--version";
+    });
+    if (version) {
+      out << "msp " << MSP_VERSION << "\n";
+      return kExitOk;
+    }
+    if (help) {
+      PrintGeneralHelp(out);
+      return kExitOk;
+    }
+    err << "msp: no verb given\n";
+    PrintGeneralHelp(err);
+    return kExitUsage;
+  }
+  std::string name = args[at[0]];
+  for (size_t k = 1; k < at.size(); ++k) name += " " + args[at[k]];
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (std::find(at.begin(), at.end(), i) == at.end()) rest.push_back(args[i]);
+  }
+
+  if (args[at[0]] == "help") {
+    std::vector<std::string> words;
+    for (size_t i = at[0] + 1; i < args.size(); ++i) words.push_back(args[i]);
+    return RunHelp(words, out, err);
+  }
+  if (name == "version") {
+    out << "msp " << MSP_VERSION << "\n";
+    return kExitOk;
+  }
+  const Verb* verb = FindVerb(name);
+  if (verb == nullptr) {
+    size_t bad = 0;
+    const std::string shown = IsValidUtf8(name, &bad) ? name : name.substr(0, bad) + "...";
+    if (IsGroup(args[at[0]])) {
+      std::string subs;
+      for (const std::string& s : GroupVerbs(args[at[0]])) subs += (subs.empty() ? "" : ", ") + s;
+      err << "msp: '" << shown << "' is not a verb; after '" << args[at[0]] << "' use one of: " << subs << "\n";
+    } else {
+      err << "msp: unknown verb '" << shown << "'; run `msp help` for the list\n";
+    }
+    return kExitUsage;
+  }
+
+  Invocation inv;
+  inv.verb = verb;
+  inv.out = &out;
+  inv.err = &err;
+  inv.in = &in;
+  auto fail = [&](const Status& s) {
+    err << "msp: " << s.message() << "\n";
+    if (inv.show_usage) {
+      err << "\n";
+      PrintVerbHelp(err, *verb);
+    }
+    return ExitCodeFor(s);
+  };
+
+  Result<ParsedFlags> parsed = ParseFlags(rest, AllFlags(*verb), (verb->traits & kTakesSettings) != 0);
+  if (!parsed.ok()) {
+    inv.show_usage = true;
+    return fail(parsed.status());
+  }
+  inv.flags = std::move(parsed).value();
+  if (inv.flags.Has("--help")) {
+    PrintVerbHelp(out, *verb);
+    return kExitOk;
+  }
+  const size_t n = inv.flags.positionals.size();
+  if (n < verb->min_positionals) {
+    return fail(Usage(inv, "missing " + std::string(verb->positionals[n])));
+  }
+  if (n > verb->positionals.size()) {
+    return fail(Usage(inv, "unexpected argument '" + OneLine(inv.flags.positionals[verb->positionals.size()], 40) +
+                               "'" + (verb->positionals.empty() ? "" : " (quote text with spaces)")));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    size_t bad = 0;
+    if (!IsValidUtf8(inv.flags.positionals[i], &bad)) {
+      return fail(Status::InvalidArgument(std::string(verb->positionals[i]) +
+                                          " is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")"));
+    }
+  }
+  inv.json = inv.flags.Has("--json");
+  if (verb->traits & kTakesNamespace) {
+    if (Status s = LoadNamespace(inv); !s.ok()) return fail(s);
+  }
+  if (verb->traits & kTakesSettings) {
+    if (Status s = LoadSettings(inv); !s.ok()) return fail(s);
+  }
+  if (Status s = verb->run(inv); !s.ok()) return fail(s);
+  out.flush();
+  if (!out) {
+    err << "msp: cannot write the output\n";
+    return kExitFailure;
+  }
+  return inv.exit_code;
+}
+
+// --- Helpers ---
+
+Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {
+  const Options& options = inv.config.options;
+  const std::string& dir = options.store.data_dir;
+  const SettingOrigin& origin = inv.config.OriginOf("store.data_dir");
+  const std::string named = "data directory '" + dir + "' (store.data_dir, from " + origin.where + ")";
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    if (!create) {
+      return Status::NotFound("no msp store in " + named + "; run `msp init` first or pass --data-dir");
+    }
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError("cannot create " + named + ": " + ec.message());
+  } else if (!fs::is_directory(dir, ec)) {
+    return Status::IoError(named + " is not a directory");
+  }
+  Result<std::unique_ptr<MemoryLayer>> engine = MemoryLayer::Open(options);
+  if (!engine.ok()) return engine.status().WithContext("cannot open the store in " + named);
+  return engine;
+}
+
+Result<TimeMs> TimeFlag(Invocation& inv, std::string_view flag) {
+  if (!inv.flags.Has(flag)) return TimeMs{0};
+  Result<TimeMs> t = ParseIso8601(inv.flags.Get(flag));
+  if (!t.ok()) return Usage(inv, std::string(flag) + ": " + t.status().message());
+  return t;
+}
+
+Result<std::string> TextArgument(Invocation& inv, size_t index, bool stdin_dash) {
+  std::string text = inv.flags.positionals.at(index);
+  if (stdin_dash && text == "-") {
+    text.assign(std::istreambuf_iterator<char>(*inv.in), std::istreambuf_iterator<char>());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    size_t bad = 0;
+    if (!IsValidUtf8(text, &bad)) {
+      return Status::InvalidArgument(std::string(inv.verb->positionals.at(index)) +
+                                     " from standard input is not valid UTF-8 (bad byte at offset " +
+                                     std::to_string(bad) + ")");
+    }
+  }
+  return text;
+}
+
+Result<std::vector<ProvenanceRef>> ProvenanceFlags(Invocation& inv) {
+  std::vector<ProvenanceRef> out;
+  for (const std::string& v : inv.flags.All("--provenance")) {
+    const size_t colon = v.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) {
+      return Usage(inv, "--provenance must be TYPE:REF (e.g. commit:abc123), got '" + v + "'");
+    }
+    out.push_back(ProvenanceRef{v.substr(0, colon), v.substr(colon + 1), ""});
+  }
+  return out;
+}
+
+void PrintJson(Invocation& inv, const nlohmann::json& j) { *inv.out << DumpJson(j) << "\n"; }
+
+std::string OneLine(std::string_view text, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  bool space = false;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      space = !out.empty();
+      ++i;
+      continue;
+    }
+    size_t len = 1;
+    if (c >= 0xF0) {
+      len = 4;
+    } else if (c >= 0xE0) {
+      len = 3;
+    } else if (c >= 0xC0) {
+      len = 2;
+    }
+    len = std::min(len, text.size() - i);
+    if (chars + (space ? 1 : 0) >= max_chars) {
+      out += "…";
+      return out;
+    }
+    if (space) {
+      out += ' ';
+      ++chars;
+      space = false;
+    }
+    // Control characters would garble a terminal; show them as '?'.
+    if (c < 0x20 || c == 0x7F) {
+      out += '?';
+    } else {
+      out.append(text.substr(i, len));
+    }
+    ++chars;
+    i += len;
+  }
+  return out;
+}
+
+void PrintMemoryLine(std::ostream& out, const Memory& m) {
+  out << m.id << "  " << KindName(m.kind) << "  " << OneLine(m.text) << "\n";
+}
+
+void PrintMemoryDetail(std::ostream& out, const Memory& m) {
+  auto time = [](TimeMs t) { return t == 0 ? std::string("-") : FormatIso8601(t); };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("-") : s;
+  };
+  out << "id:            " << m.id << "\n"
+      << "namespace:     " << m.ns.ToString() << "\n"
+      << "kind:          " << KindName(m.kind) << " (" << LayerName(m.layer) << ")\n"
+      << "state:         " << RecordStateName(m.state) << "\n"
+      << "text:          " << m.text << "\n";
+  if (!m.body_json.empty() && m.body_json != "{}") out << "body:          " << m.body_json << "\n";
+  out << "tags:          " << join(m.tags) << "\n"
+      << "source:        " << (m.source.empty() ? "-" : m.source) << "\n"
+      << "sensitivity:   " << SensitivityName(m.sensitivity) << "\n"
+      << "criticality:   " << CriticalityName(m.criticality) << "\n"
+      << "confidence:    " << m.confidence << "\n"
+      << "created:       " << time(m.created_at) << "\n"
+      << "updated:       " << time(m.updated_at) << "\n";
+  if (m.expires_at != 0) out << "expires:       " << time(m.expires_at) << "\n";
+  if (m.valid_at != 0) out << "valid from:    " << time(m.valid_at) << "\n";
+  if (m.invalid_at != 0) out << "valid until:   " << time(m.invalid_at) << "\n";
+  out << "accessed:      " << m.access_count << " times, last " << time(m.last_accessed) << "\n";
+  if (m.kind == Kind::kEpisode) out << "step:          " << m.step_number << "\n";
+  for (const ProvenanceRef& p : m.provenance) {
+    out << "provenance:    " << p.type << ":" << p.ref << (p.detail.empty() ? "" : " (" + p.detail + ")") << "\n";
+  }
+  if (!m.supersedes.empty()) out << "supersedes:    " << m.supersedes << "\n";
+  if (!m.superseded_by.empty()) out << "superseded by: " << m.superseded_by << "\n";
+}
+
+}  // namespace msp

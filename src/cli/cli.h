@@ -1,0 +1,172 @@
+// The `msp` command line: the verb table, what every verb handler gets, and
+// the helpers the handlers share (opening the store, output, exit codes).
+//
+// Each verb group lives in its own file (verbs_*.cc); cli.cc holds the verb
+// table, the dispatcher and the one Status -> exit code mapping.
+#ifndef MSP_CLI_CLI_H_
+#define MSP_CLI_CLI_H_
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/flags.h"
+#include "config/config.h"
+#include "msp/memory.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp {
+
+// Exit codes of `msp` (documented in docs/cli.md).
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;   // any other engine or system error
+constexpr int kExitUsage = 2;     // bad flags or arguments; invalid input (invalid_argument)
+constexpr int kExitRefused = 3;   // the write policy refused the write
+constexpr int kExitNotFound = 4;  // no such record, store or file
+
+// The one mapping of Status codes to exit codes.
+int ExitCodeFor(const Status& status);
+
+struct Verb;
+
+// What a verb handler works with: its parsed arguments, the loaded
+// configuration and namespace, and where to print.
+struct Invocation {
+  const Verb* verb = nullptr;
+  ParsedFlags flags;
+  LoadedConfig config;    // loaded for verbs that take settings
+  Namespace ns;           // from --tenant, --user, ...
+  bool json = false;      // --json
+  std::string actor;      // options.actor, or "cli"
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  std::istream* in = nullptr;
+  // Set by Usage(): the dispatcher then prints the verb's usage.
+  bool show_usage = false;
+  // A handler that returns Ok may still ask for a non-zero exit (demo).
+  int exit_code = kExitOk;
+};
+
+// Traits of a verb.
+enum VerbTrait : unsigned {
+  kTakesNamespace = 1u << 0,  // --tenant, --user, --agent, --session, --mission, --operator
+  kTakesJson = 1u << 1,       // --json
+  kTakesSettings = 1u << 2,   // every configuration flag, and --config
+};
+
+struct Verb {
+  std::string_view name;        // "episode add"
+  std::string_view synopsis;    // "TEXT [flags]"
+  std::string_view summary;     // one line
+  std::vector<FlagSpec> flags;  // the verb's own flags
+  std::vector<std::string_view> positionals;  // names, for messages: {"TEXT"}
+  size_t min_positionals = 0;
+  unsigned traits = 0;
+  Status (*run)(Invocation&) = nullptr;
+};
+
+// Runs the command line `args` (argv without the program name). Returns the
+// process exit code.
+int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err);
+
+// --- Helpers for the handlers ---
+
+// Marks the invocation as a usage error: returns InvalidArgument(message)
+// and makes the dispatcher print the verb's usage after it.
+Status Usage(Invocation& inv, std::string message);
+
+// Opens the engine on the configured data directory. With `create`, the
+// directory is created when missing; without, a missing directory is
+// NotFound ("run `msp init`"). Errors name the directory and where the
+// setting came from.
+Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create);
+
+// Parses an enum flag (e.g. --kind) with the engine's canonical names;
+// an unknown name is a usage error listing the allowed ones.
+template <typename E>
+Result<E> EnumFlag(Invocation& inv, std::string_view flag, std::string_view value,
+                   std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E));
+// Every value of a repeatable enum flag.
+template <typename E>
+Result<std::vector<E>> EnumFlags(Invocation& inv, std::string_view flag,
+                                 std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E));
+
+// "a, b, c": the canonical names of an enum.
+template <typename E>
+std::string EnumNames(std::string_view (*name)(E)) {
+  std::string out;
+  for (int i = 0; i < 64; ++i) {
+    const std::string_view n = name(static_cast<E>(i));
+    if (n == "unknown") break;
+    out += (out.empty() ? "" : ", ") + std::string(n);
+  }
+  return out;
+}
+
+template <typename E>
+Result<E> EnumFlag(Invocation& inv, std::string_view flag, std::string_view value,
+                   std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E)) {
+  if (std::optional<E> e = parse(value)) return *e;
+  return Usage(inv, std::string(flag) + ": unknown value '" + std::string(value) + "'; allowed: " +
+                        EnumNames(name));
+}
+
+template <typename E>
+Result<std::vector<E>> EnumFlags(Invocation& inv, std::string_view flag,
+                                 std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E)) {
+  std::vector<E> out;
+  for (const std::string& v : inv.flags.All(flag)) {
+    MSP_ASSIGN_OR_RETURN(E e, EnumFlag(inv, flag, v, parse, name));
+    out.push_back(e);
+  }
+  return out;
+}
+
+// An ISO 8601 time flag (--since); absent: 0.
+Result<TimeMs> TimeFlag(Invocation& inv, std::string_view flag);
+
+// The positional at `index`, with "-" read from standard input when
+// `stdin_dash` (for TEXT arguments).
+Result<std::string> TextArgument(Invocation& inv, size_t index, bool stdin_dash);
+
+// --provenance TYPE:REF values.
+Result<std::vector<ProvenanceRef>> ProvenanceFlags(Invocation& inv);
+
+// Output.
+void PrintJson(Invocation& inv, const nlohmann::json& j);
+// One line: the text with whitespace runs collapsed, cut at `max_chars`
+// characters (UTF-8 aware) with "…".
+std::string OneLine(std::string_view text, size_t max_chars = 100);
+// "<id>  <kind>  <text>".
+void PrintMemoryLine(std::ostream& out, const Memory& m);
+// Every field, one per line.
+void PrintMemoryDetail(std::ostream& out, const Memory& m);
+
+// Verb handlers (verbs_*.cc).
+Status RunInit(Invocation& inv);
+Status RunWrite(Invocation& inv);
+Status RunFactAdd(Invocation& inv);
+Status RunFactSupersede(Invocation& inv);
+Status RunDelete(Invocation& inv);
+Status RunEpisodeAdd(Invocation& inv);
+Status RunEpisodeList(Invocation& inv);
+Status RunSessionEnd(Invocation& inv);
+Status RunConsolidate(Invocation& inv);
+Status RunSearch(Invocation& inv);
+Status RunGet(Invocation& inv);
+Status RunHistory(Invocation& inv);
+Status RunStats(Invocation& inv);
+Status RunAudit(Invocation& inv);
+Status RunImport(Invocation& inv);
+Status RunExport(Invocation& inv);
+Status RunReindex(Invocation& inv);
+Status RunDemoVerb(Invocation& inv);
+
+}  // namespace msp
+
+#endif  // MSP_CLI_CLI_H_
