@@ -107,10 +107,11 @@ inline unsigned char Lower(unsigned char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c + ('a' - 'A')) : c;
 }
 
-struct Feature {
-  uint64_t key;  // 0: empty slot
+// A distinct word or word pair of the text, and how often it occurs.
+struct Term {
+  uint64_t key;    // 0: empty slot
   uint32_t count;
-  float weight;
+  int32_t word;    // index into Scratch::words of its first occurrence; -1: a pair
 };
 
 struct Word {
@@ -127,30 +128,29 @@ struct Scratch {
   std::string buf;  // every word as "<word>", lowercased, back to back
   std::vector<Word> words;
   std::vector<uint32_t> code_points;  // starts of the code points of one marked word
-  std::vector<Feature> table;         // open addressing, power-of-two size
-  std::vector<uint32_t> used;         // occupied slots of `table`
+  std::vector<Term> table;            // open addressing, power-of-two size
+  std::vector<uint32_t> used;         // occupied slots of `table`, in insertion order
   uint64_t mask = 0;
 
-  void Reset(size_t max_features) {
+  void Reset(size_t max_terms) {
     size_t size = 16;
-    while (size < 2 * max_features) size <<= 1;
-    table.assign(size, Feature{0, 0, 0.0f});
+    while (size < 2 * max_terms) size <<= 1;
+    table.assign(size, Term{0, 0, 0});
     mask = size - 1;
     used.clear();
   }
 
-  void Add(uint64_t key, float weight) {
+  void Count(uint64_t key, int32_t word) {
     if (key == 0) key = 1;
     uint64_t i = key & mask;
     while (true) {
-      Feature& f = table[i];
-      if (f.key == key) {
-        ++f.count;
-        f.weight = std::max(f.weight, weight);
+      Term& t = table[i];
+      if (t.key == key) {
+        ++t.count;
         return;
       }
-      if (f.key == 0) {
-        f = Feature{key, 1, weight};
+      if (t.key == 0) {
+        t = Term{key, 1, word};
         used.push_back(static_cast<uint32_t>(i));
         return;
       }
@@ -207,7 +207,6 @@ void HashingEmbedder::EmbedInto(std::string_view text, float* out) const {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   const std::vector<uint64_t>& stop_hashes = StopWordHashes();
-  size_t max_features = 0;
   for (size_t i = 0; i < n;) {
     if (!IsWordByte(p[i])) {
       ++i;
@@ -226,23 +225,38 @@ void HashingEmbedder::EmbedInto(std::string_view text, float* out) const {
     w.marked_code_points = cps + 2;
     w.hash = HashWord(std::string_view(s.buf.data() + w.offset + 1, w.length));
     w.stop = std::binary_search(stop_hashes.begin(), stop_hashes.end(), w.hash);
-    max_features += 2 + (w.stop ? 0 : NumGrams(w.marked_code_points));
     s.words.push_back(w);
   }
   if (s.words.empty()) return;
 
-  // 2. Features, counted.
-  s.Reset(max_features);
-  const auto* b = reinterpret_cast<const unsigned char*>(s.buf.data());
+  // 2. Distinct words and word pairs, counted (term frequency).
+  s.Reset(2 * s.words.size());
   for (size_t wi = 0; wi < s.words.size(); ++wi) {
     const Word& w = s.words[wi];
-    s.Add(w.hash, w.stop ? kStopWordWeight : kWordWeight);
+    s.Count(w.hash, static_cast<int32_t>(wi));
     if (wi > 0) {
       const Word& prev = s.words[wi - 1];
-      if (!(prev.stop && w.stop)) {
-        s.Add(Fmix((Rotl(prev.hash, 23) * kC2) ^ w.hash ^ kSeedPair), kPairWeight);
-      }
+      if (!(prev.stop && w.stop)) s.Count(Fmix((Rotl(prev.hash, 23) * kC2) ^ w.hash ^ kSeedPair), -1);
     }
+  }
+
+  // 3. Each distinct term adds its features, scaled by 1 + ln(tf), to a
+  // signed bucket; a word brings its character n-grams along.
+  auto scatter = [out, dim](uint64_t key, float v) {
+    const uint64_t low = static_cast<uint32_t>(key);
+    const size_t bucket = static_cast<size_t>((low * dim) >> 32);
+    out[bucket] += (key >> 63) ? -v : v;
+  };
+  const auto* b = reinterpret_cast<const unsigned char*>(s.buf.data());
+  for (uint32_t slot : s.used) {
+    const Term& t = s.table[slot];
+    const float tf = Sublinear(t.count);
+    if (t.word < 0) {
+      scatter(t.key, kPairWeight * tf);
+      continue;
+    }
+    const Word& w = s.words[static_cast<size_t>(t.word)];
+    scatter(t.key, (w.stop ? kStopWordWeight : kWordWeight) * tf);
     if (w.stop) continue;
     // Code point starts of "<word>", plus the end.
     s.code_points.clear();
@@ -253,24 +267,17 @@ void HashingEmbedder::EmbedInto(std::string_view text, float* out) const {
     s.code_points.push_back(end);
     const uint32_t m = w.marked_code_points;
     const float gram_weight =
-        kGramWeight / std::sqrt(static_cast<float>(std::max<uint32_t>(1, NumGrams(m))));
+        tf * kGramWeight / std::sqrt(static_cast<float>(std::max<uint32_t>(1, NumGrams(m))));
     for (uint32_t g = kMinGram; g <= static_cast<uint32_t>(kMaxGram) && g <= m; ++g) {
       for (uint32_t start = 0; start + g <= m; ++start) {
         const uint32_t from = s.code_points[start];
         const uint32_t to = s.code_points[start + g];
-        s.Add(Hash(b + from, to - from, kSeedGram), gram_weight);
+        scatter(Hash(b + from, to - from, kSeedGram), gram_weight);
       }
     }
   }
 
-  // 3. Signed buckets with sublinear weights, then L2 normalisation.
-  for (uint32_t slot : s.used) {
-    const Feature& f = s.table[slot];
-    const float v = f.weight * Sublinear(f.count);
-    const uint64_t low = static_cast<uint32_t>(f.key);
-    const size_t bucket = static_cast<size_t>((low * dim) >> 32);
-    out[bucket] += (f.key >> 63) ? -v : v;
-  }
+  // 4. L2 normalisation.
   double norm2 = 0.0;
   for (size_t i = 0; i < dim; ++i) norm2 += static_cast<double>(out[i]) * out[i];
   if (norm2 <= 0.0) return;  // every feature cancelled out: keep zeros

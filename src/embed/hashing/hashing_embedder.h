@@ -11,9 +11,12 @@
 //   - each pair of adjacent words,
 //   - character n-grams of 3..5 code points of "<word>" (with boundary marks).
 // A short list of English function words gets a small unigram weight and no
-// n-grams. Each feature is hashed (64-bit, our own murmur-style mix, fixed
-// byte order) to a bucket and a sign; its weight is w * (1 + ln tf); the
-// vector is L2-normalised. Deterministic across runs and platforms.
+// n-grams. Term frequency is sublinear: a word or pair occurring tf times
+// weighs w * (1 + ln tf), and a word's n-grams scale with it. Each feature is
+// hashed (64-bit, our own murmur-style mix, fixed byte order) to a bucket and
+// a sign; the vector is L2-normalised. Deterministic across runs and
+// platforms. Cost is linear in the text: a 20-word sentence takes a few
+// microseconds.
 #ifndef MSP_EMBED_HASHING_HASHING_EMBEDDER_H_
 #define MSP_EMBED_HASHING_HASHING_EMBEDDER_H_
 

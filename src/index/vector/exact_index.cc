@@ -5,8 +5,10 @@
 // (namespace parts, source, tags) are interned to 32-bit ids, enums stored as
 // bytes. A query is compiled once into ids and bit masks; a value the index
 // has never seen cannot match, so such a query needs no scan. The filter is
-// checked only for slots whose score would enter the heap. Tests check that
-// the compiled filter agrees with MatchesQuery.
+// checked only for slots whose score would enter the heap, except the tenant
+// (kept in its own array), which is checked before the dot product so other
+// tenants' vectors are not even read. Tests check that the compiled filter
+// agrees with MatchesQuery.
 //
 // Deletion swaps the last slot into the hole, so storage stays dense.
 // Interned strings are kept until Clear().
@@ -90,6 +92,7 @@ class ExactVectorIndex final : public VectorIndex {
     vectors_.clear();
     vectors_.shrink_to_fit();
     meta_.clear();
+    tenant_of_.clear();
     ids_.clear();
     slot_of_.clear();
     strings_.clear();
@@ -125,6 +128,7 @@ class ExactVectorIndex final : public VectorIndex {
     const float* qv = query.data();
     const size_t n = ids_.size();
     for (size_t slot = 0; slot < n; ++slot) {
+      if (tenant_of_[slot] != cq.tenant) continue;
       const float score = Dot(qv, vectors_.data() + slot * dim_, dim_);
       const std::pair<float, uint32_t> cand{score, static_cast<uint32_t>(slot)};
       if (heap.size() == k && !better(cand, heap.front())) continue;
@@ -182,8 +186,10 @@ class ExactVectorIndex final : public VectorIndex {
       slot_of_.emplace(m.id, slot);
       ids_.push_back(m.id);
       meta_.emplace_back();
+      tenant_of_.push_back(0);
       vectors_.resize(vectors_.size() + dim_);
     }
+    tenant_of_[slot] = meta.tenant;
     meta_[slot] = std::move(meta);
     std::copy(m.embedding.begin(), m.embedding.end(), vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
   }
@@ -199,11 +205,13 @@ class ExactVectorIndex final : public VectorIndex {
                 vectors_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
                 vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
       meta_[slot] = std::move(meta_[last]);
+      tenant_of_[slot] = tenant_of_[last];
       ids_[slot] = std::move(ids_[last]);
       slot_of_[ids_[slot]] = slot;
     }
     vectors_.resize(last * dim_);
     meta_.pop_back();
+    tenant_of_.pop_back();
     ids_.pop_back();
   }
 
@@ -284,6 +292,7 @@ class ExactVectorIndex final : public VectorIndex {
   int64_t applied_seq_ = 0;                       // guarded by mu_
   std::vector<float> vectors_;                    // slot * dim_ .. ; guarded by mu_
   std::vector<SlotMeta> meta_;                    // per slot; guarded by mu_
+  std::vector<uint32_t> tenant_of_;               // per slot, = meta_[slot].tenant
   std::vector<std::string> ids_;                  // per slot; guarded by mu_
   std::unordered_map<std::string, size_t> slot_of_;    // guarded by mu_
   std::unordered_map<std::string, uint32_t> strings_;  // interned; guarded by mu_
