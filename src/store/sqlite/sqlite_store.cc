@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <variant>
 
@@ -679,6 +681,24 @@ Result<std::optional<std::string>> SqliteStore::GetMeta(const std::string& key) 
   return std::optional<std::string>(s.ColumnText(0));
 }
 
+// Sets WAL mode, synchronous and foreign keys, and migrates the schema.
+Status ConfigureConnection(SqliteDb& db, const std::string& synchronous) {
+  {
+    MSP_ASSIGN_OR_RETURN(Statement s, db.Prepare("PRAGMA journal_mode = WAL", "set journal mode",
+                                                 /*cache=*/false));
+    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+    const std::string mode = row ? s.ColumnText(0) : std::string();
+    if (mode != "wal") {
+      return Status::IoError("sqlite: cannot use WAL mode for " + db.path() +
+                             " (journal mode is '" + mode +
+                             "'); put the data directory on a local file system");
+    }
+  }
+  MSP_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = " + synchronous, "set synchronous"));
+  MSP_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
+  return Migrate(db, SchemaMigrations());
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
@@ -700,19 +720,21 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path));
   sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms);
 
-  {
-    MSP_ASSIGN_OR_RETURN(Statement s, db->Prepare("PRAGMA journal_mode = WAL",
-                                                  "set journal mode", /*cache=*/false));
-    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
-    const std::string mode = row ? s.ColumnText(0) : std::string();
-    if (mode != "wal") {
-      return Status::IoError("sqlite: cannot use WAL mode for " + db_path + " (journal mode is '" +
-                             mode + "'); put the data directory on a local file system");
+  // Switching a new database to WAL can report SQLITE_BUSY without waiting
+  // for the busy handler while another process creates the same file; retry
+  // the (idempotent) setup until the busy timeout has passed.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  std::minstd_rand jitter(static_cast<unsigned>(NowMs()));
+  while (true) {
+    Status status = ConfigureConnection(*db, synchronous);
+    if (status.ok() || status.code() != StatusCode::kUnavailable ||
+        std::chrono::steady_clock::now() >= deadline) {
+      MSP_RETURN_IF_ERROR(status);
+      break;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + jitter() % 10));
   }
-  MSP_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = " + synchronous, "set synchronous"));
-  MSP_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
-  MSP_RETURN_IF_ERROR(Migrate(*db, SchemaMigrations()));
   return std::unique_ptr<Store>(new SqliteStore(std::move(db)));
 }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -306,7 +307,7 @@ TEST_F(SqliteStoreTest, ConcurrentProcessesLoseNoWrites) {
   constexpr int kChildren = 3;
   constexpr int kBatches = 20;
   constexpr int kPerBatch = 3;
-  { ASSERT_OK(OpenStore(Options()).status()); }
+  // No store yet: the children also race to create and migrate it.
   std::vector<pid_t> children;
   for (int c = 0; c < kChildren; ++c) {
     const pid_t pid = fork();
@@ -315,14 +316,21 @@ TEST_F(SqliteStoreTest, ConcurrentProcessesLoseNoWrites) {
       StoreOptions options = Options();
       options.synchronous = "normal";
       auto opened = OpenStore(options);
-      if (!opened.ok()) _exit(2);
+      if (!opened.ok()) {
+        std::fprintf(stderr, "child %d: %s\n", c, opened.status().ToString().c_str());
+        _exit(2);
+      }
       for (int b = 0; b < kBatches; ++b) {
         WriteBatch batch;
         for (int i = 0; i < kPerBatch; ++i) {
           batch.puts.push_back(
               Rec("p" + std::to_string(c) + "-" + std::to_string(b) + "-" + std::to_string(i)));
         }
-        if (!(*opened)->Apply(batch).ok()) _exit(3);
+        auto applied = (*opened)->Apply(batch);
+        if (!applied.ok()) {
+          std::fprintf(stderr, "child %d: %s\n", c, applied.status().ToString().c_str());
+          _exit(3);
+        }
       }
       _exit(0);
     }
