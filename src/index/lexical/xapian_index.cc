@@ -231,7 +231,11 @@ struct Reader {
       : db(dir), stem(language), stopper(MakeStopper(language)) {
     parser.set_stemmer(stem);
     if (stopper) parser.set_stopper(stopper.get());
-    parser.set_stemming_strategy(Xapian::QueryParser::STEM_ALL_Z);
+    // STEM_ALL with "Z" as the default prefix produces exactly the terms
+    // STEM_ALL_Z indexing does, CJK n-grams included (STEM_ALL_Z in the
+    // parser would leave those unprefixed).
+    parser.set_stemming_strategy(Xapian::QueryParser::STEM_ALL);
+    parser.add_prefix("", "Z");
     parser.set_default_op(Xapian::Query::OP_OR);
   }
   Xapian::Database db;

@@ -163,6 +163,15 @@ TEST_F(XapianIndexTest, QuotedPhrasesMatchAllTheirWords) {
   EXPECT_EQ(IdSet(Query("e-mail blue")), (std::set<std::string>{"ab", "ba", "b"}));
 }
 
+TEST_F(XapianIndexTest, FindsNonAsciiWords) {
+  Put({Rec("jp", "昨日は東京タワーに行きました"), Rec("fr", "Le café était très bon"),
+       Rec("en", "plain english")},
+      1);
+  EXPECT_EQ(Ids(Query("東京")), std::vector<std::string>{"jp"});
+  EXPECT_EQ(Ids(Query("café")), std::vector<std::string>{"fr"});
+  EXPECT_EQ(Ids(Query("Très")), std::vector<std::string>{"fr"});
+}
+
 TEST_F(XapianIndexTest, TenantsAndScopesAreIsolated) {
   Memory a = Rec("a", "shared secret word");
   Memory b = Rec("b", "shared secret word");
