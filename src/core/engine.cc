@@ -145,7 +145,7 @@ class Engine final : public MemoryLayer {
       }
       records.push_back(std::move(m).value());
     }
-    MSP_RETURN_IF_ERROR(EmbedAll(&records));
+    MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &records));
     std::lock_guard<std::mutex> lock(write_mu_);
     WriteBatch batch;
     std::vector<Memory> pending;
@@ -626,21 +626,6 @@ class Engine final : public MemoryLayer {
     const int ttl = r.ttl_days != 0 ? r.ttl_days : options_.policy.default_ttl_days;
     if (ttl > 0) m.expires_at = now + ttl * kMsPerDay;
     return m;
-  }
-
-  Status EmbedAll(std::vector<Memory>* records) {
-    constexpr size_t kBatch = 256;
-    for (size_t i = 0; i < records->size(); i += kBatch) {
-      std::vector<std::string> texts;
-      const size_t end = std::min(records->size(), i + kBatch);
-      for (size_t j = i; j < end; ++j) texts.push_back((*records)[j].text);
-      MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed(texts));
-      for (size_t j = i; j < end; ++j) {
-        (*records)[j].embedding = std::move(vecs[j - i]);
-        (*records)[j].embedder_id = embedder_->id();
-      }
-    }
-    return Status::Ok();
   }
 
   Status Embed(Memory* m) {

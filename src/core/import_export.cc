@@ -1,6 +1,7 @@
 // JSONL import and export.
 #include "core/import_export.h"
 
+#include <algorithm>
 #include <istream>
 #include <ostream>
 #include <set>
@@ -12,6 +13,21 @@
 #include "util/uuid.h"
 
 namespace msp {
+
+Status EmbedRecords(Embedder& embedder, std::vector<Memory>* records) {
+  constexpr size_t kBatch = 256;
+  for (size_t i = 0; i < records->size(); i += kBatch) {
+    const size_t end = std::min(records->size(), i + kBatch);
+    std::vector<std::string> texts;
+    for (size_t j = i; j < end; ++j) texts.push_back((*records)[j].text);
+    MSP_ASSIGN_OR_RETURN(auto vecs, embedder.Embed(texts));
+    for (size_t j = i; j < end; ++j) {
+      (*records)[j].embedding = std::move(vecs[j - i]);
+      (*records)[j].embedder_id = embedder.id();
+    }
+  }
+  return Status::Ok();
+}
 
 Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embedder,
                                  const Options& options, TimeMs now, const std::string& actor) {
@@ -59,19 +75,8 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
     batch.puts.push_back(std::move(m));
   }
   if (in.bad()) return Status::IoError("reading the import stream failed; nothing was imported");
-  // Vectors are derived: compute them in batches.
-  constexpr size_t kEmbedBatch = 256;
-  for (size_t i = 0; i < batch.puts.size(); i += kEmbedBatch) {
-    std::vector<std::string> texts;
-    for (size_t j = i; j < std::min(batch.puts.size(), i + kEmbedBatch); ++j) {
-      texts.push_back(batch.puts[j].text);
-    }
-    MSP_ASSIGN_OR_RETURN(auto vecs, embedder.Embed(texts));
-    for (size_t j = 0; j < vecs.size(); ++j) {
-      batch.puts[i + j].embedding = std::move(vecs[j]);
-      batch.puts[i + j].embedder_id = embedder.id();
-    }
-  }
+  // Vectors are derived: recompute them.
+  MSP_RETURN_IF_ERROR(EmbedRecords(embedder, &batch.puts));
   if (!batch.puts.empty()) {
     MSP_ASSIGN_OR_RETURN(auto seqs, store.Apply(batch));
     (void)seqs;

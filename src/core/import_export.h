@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "embed/embedder.h"
 #include "msp/options.h"
@@ -14,6 +15,9 @@
 #include "store/store.h"
 
 namespace msp {
+
+// Fills each record's embedding and embedder_id, embedding in batches.
+Status EmbedRecords(Embedder& embedder, std::vector<Memory>* records);
 
 // Reads every line first; any bad line fails the whole import with an
 // InvalidArgument naming the line, and nothing is stored. Records keep their
