@@ -20,6 +20,10 @@
 // of a proper noun in what agents ask). A quoted phrase therefore matches as
 // the AND of its words.
 //
+// Stop words: the English list below when the language is english, none
+// otherwise. Apply indexes `upserts` before removing `deletes`, so an id in
+// both ends up removed.
+//
 // Times are encoded exactly (big-endian, sign bit flipped) rather than with
 // sortable_serialise(), which rounds int64 through double.
 //

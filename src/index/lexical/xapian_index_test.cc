@@ -3,6 +3,9 @@
 // query strings and Clear.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -314,6 +317,42 @@ TEST_F(XapianIndexTest, TwoIndexObjectsShareOneDirectory) {
   ASSERT_TRUE(other->Apply({Rec("b", "omega again")}, {"a"}, 2).ok());
   EXPECT_EQ(Ids(Query("omega")), std::vector<std::string>{"b"});
   EXPECT_EQ(*index_->AppliedSeq(), 2);
+}
+
+// Another process writes (while this one writes too); this one sees it.
+TEST_F(XapianIndexTest, AnotherProcessSharesTheDirectory) {
+  ASSERT_TRUE(Ids(Query("zeta")).empty());  // this process has a reader open
+  const std::string dir = dir_.path() + "/lexical";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int failures = 0;
+    auto idx = OpenLexicalIndex(dir, RetrievalOptions{});
+    if (!idx.ok()) _exit(100);
+    for (int i = 0; i < 20; ++i) {
+      // Odd sequence numbers; the parent uses even ones below 40.
+      if (!(*idx)->Apply({Rec("child-" + std::to_string(i), "zeta from child")}, {}, 2 * i + 1).ok()) {
+        ++failures;
+      }
+    }
+    if (!(*idx)->Apply({Rec("child-last", "zeta final")}, {}, 100).ok()) ++failures;
+    _exit(failures);
+  }
+  int failures = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (!index_->Apply({Rec("parent-" + std::to_string(i), "zeta from parent")}, {}, 2 * i + 2).ok()) {
+      ++failures;
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(*index_->AppliedSeq(), 100);
+  const std::set<std::string> found = IdSet(Query("zeta"));
+  EXPECT_TRUE(found.count("child-last"));
+  EXPECT_EQ(found.size(), static_cast<size_t>(*index_->DocCount()));
 }
 
 TEST_F(XapianIndexTest, ConcurrentWritersAndReadersAgree) {

@@ -10,6 +10,11 @@
 // tenants' vectors are not even read. Tests check that the compiled filter
 // agrees with MatchesQuery.
 //
+// Records whose embedding is not dimension() finite floats are dropped (an
+// upsert without one removes the record's old vector). Apply indexes
+// `upserts` before removing `deletes`. Search returns nothing for an all-zero
+// query (it has no direction); equal scores are ordered by id.
+//
 // Deletion swaps the last slot into the hole, so storage stays dense.
 // Interned strings are kept until Clear().
 #include <algorithm>
@@ -76,7 +81,8 @@ class ExactVectorIndex final : public VectorIndex {
     std::unique_lock<std::shared_mutex> lock(mu_);
     if (applied_seq_ >= up_to_seq) return Status::Ok();
     for (const Memory& m : upserts) {
-      if (m.embedding.size() != dim_ || dim_ == 0) {
+      if (m.embedding.size() != dim_ || dim_ == 0 ||
+          !std::all_of(m.embedding.begin(), m.embedding.end(), [](float x) { return std::isfinite(x); })) {
         Remove(m.id);  // no usable vector: the record leaves the index
         continue;
       }

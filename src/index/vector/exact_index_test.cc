@@ -188,10 +188,14 @@ TEST(ExactIndexTest, ReplacesAndDeletes) {
   EXPECT_TRUE(Ids(index->Search({0, 1}, Scope(3))).empty());
 }
 
-TEST(ExactIndexTest, DropsRecordsWithoutAVectorOfItsDimension) {
+TEST(ExactIndexTest, DropsRecordsWithoutAUsableVectorOfItsDimension) {
   auto index = MakeExactVectorIndex(3);
-  ASSERT_TRUE(index->Apply({Rec("ok", {1, 0, 0}), Rec("short", {1, 0}), Rec("none", {})}, {}, 1).ok());
+  ASSERT_TRUE(index->Apply({Rec("ok", {1, 0, 0}), Rec("short", {1, 0}), Rec("none", {}),
+                            Rec("nan", {NAN, 0, 0}), Rec("inf", {INFINITY, 0, 0})},
+                           {}, 1)
+                  .ok());
   EXPECT_EQ(index->size(), 1u);
+  EXPECT_EQ(Ids(index->Search({1, 0, 0}, Scope())), std::vector<std::string>{"ok"});
   // An upsert without a usable vector removes the record's old vector.
   ASSERT_TRUE(index->Apply({Rec("ok", {1, 0, 0, 0})}, {}, 2).ok());
   EXPECT_EQ(index->size(), 0u);
