@@ -79,6 +79,7 @@ class Store {
   virtual Result<std::vector<Memory>> GetMany(const std::vector<std::string>& ids,
                                               bool with_embeddings = true) = 0;
   virtual Result<std::vector<Memory>> List(const RecordQuery& query) = 0;
+  // How many records List(query) returns (limit and offset honoured).
   virtual Result<int64_t> Count(const RecordQuery& query) = 0;
   // Calls `fn` for every record (in id order) until it returns false; for
   // rebuilding indexes without loading everything at once.
