@@ -112,6 +112,9 @@ Status RunDemoVerb(Invocation& inv) {
     options.store.data_dir = tmp->path() + "/demo";
   }
   inv.exit_code = RunDemo(options, *inv.out, *inv.err);
+  if (tmp) {
+    *inv.out << "\n(the demo ran in a temporary directory, now removed; pass --data-dir DIR to keep its store)\n";
+  }
   return Status::Ok();
 }
 

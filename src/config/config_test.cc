@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 namespace msp {
@@ -362,6 +363,34 @@ TEST_F(ConfigTest, MissingNamedFileIsAnError) {
   input_.env["MSP_CONFIG"] = (dir_ / "gone.toml").string();
   e = ErrorOf(StatusCode::kNotFound);
   EXPECT_NE(e.find("gone.toml' (from MSP_CONFIG) does not exist"), std::string::npos) << e;
+}
+
+// Random byte edits of a valid file: loading either succeeds or fails with a
+// message naming the file; it never crashes.
+TEST_F(ConfigTest, MutatedFilesNeverCrash) {
+  const std::string good =
+      "actor = \"x\"\n[store]\nsynchronous = \"normal\"\n[policy]\nmin_chars = 5\n"
+      "stable_tags = [\"goal\", \"profile\"]\nrefuse_high_sensitivity = true\n[facts]\ndedup_cosine = 0.9\n";
+  std::mt19937_64 rng(11);
+  int failed = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string s = good;
+    for (int e = 0, n = 1 + static_cast<int>(rng() % 3); e < n; ++e) {
+      const size_t pos = rng() % s.size();
+      if (rng() % 2 == 0) {
+        s[pos] = static_cast<char>(rng() % 256);
+      } else {
+        s.insert(pos, 1, "[]=\"\n.,-9"[rng() % 9]);
+      }
+    }
+    input_.config_path = WriteFile("m.toml", s);
+    auto r = LoadConfig(input_);
+    if (!r.ok()) {
+      ++failed;
+      EXPECT_NE(r.status().message().find("m.toml"), std::string::npos) << r.status().message();
+    }
+  }
+  EXPECT_GT(failed, 0);
 }
 
 TEST(SettingsTableTest, EverySettingDeclaredOnceAndDocumented) {

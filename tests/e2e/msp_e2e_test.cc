@@ -626,6 +626,18 @@ TEST_F(MspTest, Demo) {
   Outcome r = Exec({"demo", "--data-dir", (dir_ / "demo").string()});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(r.out.empty());
+  EXPECT_TRUE(fs::exists(dir_ / "demo" / "msp.db"));
+}
+
+TEST_F(MspTest, DemoWithoutDataDirUsesATemporaryDirectory) {
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  env_["TMPDIR"] = tmp.string();
+  Outcome r = Exec({"demo"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "temporary directory, now removed"));
+  EXPECT_TRUE(fs::is_empty(tmp));
+  EXPECT_FALSE(fs::exists(dir_ / ".msp"));  // the default data dir was not touched
 }
 
 }  // namespace
