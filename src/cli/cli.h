@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/flags.h"
+#include "codec/memory_json.h"
 #include "config/config.h"
 #include "msp/memory.h"
 #include "msp/status.h"
@@ -95,18 +96,6 @@ Result<E> EnumFlag(Invocation& inv, std::string_view flag, std::string_view valu
 template <typename E>
 Result<std::vector<E>> EnumFlags(Invocation& inv, std::string_view flag,
                                  std::optional<E> (*parse)(std::string_view), std::string_view (*name)(E));
-
-// "a, b, c": the canonical names of an enum.
-template <typename E>
-std::string EnumNames(std::string_view (*name)(E)) {
-  std::string out;
-  for (int i = 0; i < 64; ++i) {
-    const std::string_view n = name(static_cast<E>(i));
-    if (n == "unknown") break;
-    out += (out.empty() ? "" : ", ") + std::string(n);
-  }
-  return out;
-}
 
 template <typename E>
 Result<E> EnumFlag(Invocation& inv, std::string_view flag, std::string_view value,

@@ -1,10 +1,7 @@
 // The flag parser.
 #include "cli/flags.h"
 
-#include <cerrno>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
+#include <optional>
 
 #include "config/config.h"
 #include "util/utf8.h"
@@ -48,39 +45,25 @@ std::vector<std::string> ParsedFlags::All(std::string_view name) const {
 Result<int64_t> ParsedFlags::GetInt(std::string_view name, int64_t fallback, int64_t min, int64_t max) const {
   if (!Has(name)) return fallback;
   const std::string text = Get(name);
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    return Status::InvalidArgument(std::string(name) + " must be an integer, got " + Quote(text));
-  }
-  if (v < min || v > max) {
+  std::optional<int64_t> v = ParseInteger(text);
+  if (!v) return Status::InvalidArgument(std::string(name) + " must be an integer, got " + Quote(text));
+  if (*v < min || *v > max) {
     return Status::InvalidArgument(std::string(name) + " must be between " + std::to_string(min) + " and " +
                                    std::to_string(max) + ", got " + text);
   }
-  return v;
+  return *v;
 }
 
 Result<double> ParsedFlags::GetDouble(std::string_view name, double fallback, double min, double max) const {
   if (!Has(name)) return fallback;
   const std::string text = Get(name);
-  errno = 0;
-  char* end = nullptr;
-  const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
-    return Status::InvalidArgument(std::string(name) + " must be a number, got " + Quote(text));
+  std::optional<double> v = ParseNumber(text);
+  if (!v) return Status::InvalidArgument(std::string(name) + " must be a number, got " + Quote(text));
+  if (*v < min || *v > max) {
+    return Status::InvalidArgument(std::string(name) + " must be between " + FormatNumber(min) + " and " +
+                                   FormatNumber(max) + ", got " + text);
   }
-  if (v < min || v > max) {
-    auto show = [](double d) {
-      std::string s = std::to_string(d);
-      s.erase(s.find_last_not_of('0') + 1);
-      if (!s.empty() && s.back() == '.') s.pop_back();
-      return s;
-    };
-    return Status::InvalidArgument(std::string(name) + " must be between " + show(min) + " and " + show(max) +
-                                   ", got " + text);
-  }
-  return v;
+  return *v;
 }
 
 Result<ParsedFlags> ParseFlags(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs,

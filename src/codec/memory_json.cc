@@ -30,19 +30,16 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
-// The canonical names of an enum, "a, b, c", by walking its values until
-// the name function no longer knows one.
-template <typename E>
-std::string AllowedNames(std::string_view (*name)(E)) {
-  std::string out;
-  for (int i = 0; i < 64; ++i) {
-    std::string_view n = name(static_cast<E>(i));
-    if (n == "unknown") break;
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
+// InvalidArgument naming field `name` when `s` is not valid UTF-8.
+Status CheckUtf8(const std::string& name, std::string_view s) {
+  size_t bad = 0;
+  if (IsValidUtf8(s, &bad)) return Status::Ok();
+  return Status::InvalidArgument("field " + Quote(name) + " is not valid UTF-8 (bad byte at offset " +
+                                 std::to_string(bad) + ")");
 }
+
+// `s` quoted, or "(invalid UTF-8)" when it cannot be shown.
+std::string Shown(std::string_view s) { return IsValidUtf8(s) ? Quote(s) : "(invalid UTF-8)"; }
 
 json TimeToJson(TimeMs t) { return t == 0 ? json(nullptr) : json(FormatIso8601(t)); }
 
@@ -57,16 +54,11 @@ json BodyToJson(const std::string& body_json) {
 
 // Validates every string (keys and values) inside `j`; `path` names it.
 Status CheckJsonUtf8(const json& j, const std::string& path) {
-  size_t bad = 0;
   if (j.is_string()) {
-    const auto& s = j.get_ref<const std::string&>();
-    if (!IsValidUtf8(s, &bad)) {
-      return Status::InvalidArgument("field " + Quote(path) + " is not valid UTF-8 (bad byte at offset " +
-                                     std::to_string(bad) + ")");
-    }
+    MSP_RETURN_IF_ERROR(CheckUtf8(path, j.get_ref<const std::string&>()));
   } else if (j.is_object()) {
     for (const auto& [key, value] : j.items()) {
-      if (!IsValidUtf8(key, &bad)) {
+      if (!IsValidUtf8(key)) {
         return Status::InvalidArgument("field " + Quote(path) + " has a key that is not valid UTF-8");
       }
       MSP_RETURN_IF_ERROR(CheckJsonUtf8(value, path + "." + key));
@@ -96,11 +88,8 @@ class ObjectReader {
           if (!list.empty()) list += ", ";
           list += k;
         }
-        std::string shown = key;
-        size_t bad = 0;
-        if (!IsValidUtf8(shown, &bad)) shown = "(invalid UTF-8)";
-        return Status::InvalidArgument("unknown field " + Quote(prefix_ + shown) + "; known fields are " +
-                                       list);
+        const std::string shown = IsValidUtf8(key) ? Quote(prefix_ + key) : "(invalid UTF-8)";
+        return Status::InvalidArgument("unknown field " + shown + "; known fields are " + list);
       }
     }
     return Status::Ok();
@@ -118,11 +107,7 @@ class ObjectReader {
     if (v == nullptr) return Status::Ok();
     if (!v->is_string()) return WrongType(key, "a string", *v);
     const auto& s = v->get_ref<const std::string&>();
-    size_t bad = 0;
-    if (!IsValidUtf8(s, &bad)) {
-      return Status::InvalidArgument("field " + Quote(Name(key)) + " is not valid UTF-8 (bad byte at offset " +
-                                     std::to_string(bad) + ")");
-    }
+    MSP_RETURN_IF_ERROR(CheckUtf8(Name(key), s));
     *out = s;
     return Status::Ok();
   }
@@ -148,11 +133,7 @@ class ObjectReader {
       if (!e.is_string()) {
         return Status::InvalidArgument("field " + Quote(name) + " must be a string, got " + TypeName(e));
       }
-      size_t bad = 0;
-      if (!IsValidUtf8(e.get_ref<const std::string&>(), &bad)) {
-        return Status::InvalidArgument("field " + Quote(name) + " is not valid UTF-8 (bad byte at offset " +
-                                       std::to_string(bad) + ")");
-      }
+      MSP_RETURN_IF_ERROR(CheckUtf8(name, e.get_ref<const std::string&>()));
       items.push_back(e.get<std::string>());
     }
     *out = std::move(items);
@@ -199,10 +180,7 @@ class ObjectReader {
     }
     if (!v->is_string()) return WrongType(key, "an ISO 8601 string or null", *v);
     const auto& s = v->get_ref<const std::string&>();
-    size_t bad = 0;
-    if (!IsValidUtf8(s, &bad)) {
-      return Status::InvalidArgument("field " + Quote(Name(key)) + " is not valid UTF-8");
-    }
+    MSP_RETURN_IF_ERROR(CheckUtf8(Name(key), s));
     Result<TimeMs> t = ParseIso8601(s);
     if (!t.ok()) return t.status().WithContext("field " + Quote(Name(key)));
     *out = *t;
@@ -218,10 +196,8 @@ class ObjectReader {
     const auto& s = v->get_ref<const std::string&>();
     std::optional<E> e = parse(s);
     if (!e) {
-      size_t bad = 0;
-      const std::string shown = IsValidUtf8(s, &bad) ? Quote(s) : "(invalid UTF-8)";
-      return Status::InvalidArgument("field " + Quote(Name(key)) + ": unknown value " + shown +
-                                     "; allowed: " + AllowedNames(name));
+      return Status::InvalidArgument("field " + Quote(Name(key)) + ": unknown value " + Shown(s) +
+                                     "; allowed: " + EnumNames(name));
     }
     *out = *e;
     return Status::Ok();

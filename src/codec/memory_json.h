@@ -27,6 +27,20 @@
 
 namespace msp {
 
+// "a, b, c": the canonical names of an enum, found by walking its values
+// until `name` (KindName, LayerName, ...) answers "unknown".
+template <typename E>
+std::string EnumNames(std::string_view (*name)(E)) {
+  std::string out;
+  for (int i = 0; i < 64; ++i) {
+    const std::string_view n = name(static_cast<E>(i));
+    if (n == "unknown") break;
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
 // Nesting deeper than this in any parsed JSON text is rejected.
 constexpr int kMaxJsonDepth = 64;
 

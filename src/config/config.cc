@@ -194,14 +194,6 @@ const Setting* FindByFlag(std::string_view flag) {
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-std::string FormatNumber(double d) {
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  if (std::fabs(d) < 1e15 && d == std::floor(d)) return std::to_string(static_cast<int64_t>(d));
-  std::ostringstream os;
-  os << d;
-  return os.str();
-}
-
 std::string RangeText(const Setting& s) {
   const bool has_lo = !std::isinf(s.lo);
   const bool has_hi = !std::isinf(s.hi);
@@ -336,27 +328,19 @@ std::optional<Value> ParseText(const Setting& s, const std::string& text, std::s
     case SettingType::kString: return Value(text);
     case SettingType::kInt:
     case SettingType::kSize: {
-      const std::string t = Trim(text);
-      int64_t v = 0;
-      const char* end = t.data() + t.size();
-      auto [ptr, ec] = std::from_chars(t.data(), end, v);
-      if (t.empty() || ec != std::errc() || ptr != end) {
-        if (ec == std::errc::result_out_of_range) {
-          *error = "is out of range, got " + Quote(text);
-          return std::nullopt;
-        }
-        return fail();
+      bool out_of_range = false;
+      std::optional<int64_t> v = ParseInteger(Trim(text), &out_of_range);
+      if (out_of_range) {
+        *error = "is out of range, got " + Quote(text);
+        return std::nullopt;
       }
-      return Value(v);
+      if (!v) return fail();
+      return Value(*v);
     }
     case SettingType::kDouble: {
-      const std::string t = Trim(text);
-      if (t.empty()) return fail();
-      errno = 0;
-      char* end = nullptr;
-      const double v = std::strtod(t.c_str(), &end);
-      if (end != t.c_str() + t.size() || errno == ERANGE || !std::isfinite(v)) return fail();
-      return Value(v);
+      std::optional<double> v = ParseNumber(Trim(text));
+      if (!v) return fail();
+      return Value(*v);
     }
     case SettingType::kBool: {
       const std::string t = Trim(text);
@@ -617,6 +601,34 @@ class Loader {
 };
 
 }  // namespace
+
+std::optional<int64_t> ParseInteger(std::string_view s, bool* out_of_range) {
+  if (out_of_range != nullptr) *out_of_range = false;
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (ec == std::errc::result_out_of_range && ptr == end && out_of_range != nullptr) *out_of_range = true;
+  if (s.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseNumber(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  const std::string text(s);
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::string FormatNumber(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (std::fabs(d) < 1e15 && d == std::floor(d)) return std::to_string(static_cast<int64_t>(d));
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
 
 std::string_view SettingTypeName(SettingType t) {
   switch (t) {

@@ -13,7 +13,9 @@
 #ifndef MSP_CONFIG_CONFIG_H_
 #define MSP_CONFIG_CONFIG_H_
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,6 +83,15 @@ struct LoadedConfig {
 // cross-setting rules (ttl_min_days <= ttl_max_days; default_ttl_days 0 or
 // within them; at least one retrieval weight > 0).
 Result<LoadedConfig> LoadConfig(const ConfigInput& input);
+
+// Whole-string decimal parsers shared by the settings and the command-line
+// flags: nullopt unless all of `s` is one number. ParseInteger sets
+// *out_of_range when `s` is an integer too large for int64; ParseNumber
+// rejects NaN, infinities and overflow.
+std::optional<int64_t> ParseInteger(std::string_view s, bool* out_of_range = nullptr);
+std::optional<double> ParseNumber(std::string_view s);
+// 0.25 -> "0.25", 3.0 -> "3".
+std::string FormatNumber(double d);
 
 // The settings table as text for `msp help config`: precedence, where the
 // file is looked for, then per setting its key, variable, flag, type,
