@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 namespace msp {
 namespace {
@@ -413,6 +414,19 @@ TEST(SettingsTableTest, EverySettingDeclaredOnceAndDocumented) {
   EXPECT_FALSE(IsSettingFlag("--json"));
   EXPECT_NE(help.find("store.synchronous  (string, default \"full\")"), std::string::npos) << help;
   EXPECT_NE(help.find("retrieval.rrf_k  (integer, default 60)"), std::string::npos) << help;
+}
+
+// docs/cli.md lists every setting with its variable and flag.
+TEST(SettingsTableTest, DocumentedInCliMd) {
+  std::ifstream in(MSP_CLI_DOC);
+  ASSERT_TRUE(in) << MSP_CLI_DOC;
+  std::stringstream doc;
+  doc << in.rdbuf();
+  for (const SettingInfo& s : AllSettings()) {
+    const std::string row = "| `" + std::string(s.key) + "` | `" + std::string(s.env) + "` | `" +
+                            std::string(s.flag) + "` |";
+    EXPECT_NE(doc.str().find(row), std::string::npos) << "docs/cli.md lacks the row for " << s.key;
+  }
 }
 
 }  // namespace
