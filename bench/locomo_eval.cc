@@ -1,0 +1,444 @@
+// locomo_eval: retrieval quality of msp on LoCoMo, next to a plain BM25
+// baseline. Every conversation's turns are stored as episodes through the
+// real engine, every question with evidence is asked through Retrieve, and
+// the hits are scored against the evidence turns (bench/README.md, "LoCoMo
+// evaluation").
+//   locomo_eval [--system msp|bm25|both] [--json OUT] [--limit-conversations N] ...
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "locomo/bm25.h"
+#include "locomo/dataset.h"
+#include "locomo/metrics.h"
+#include "msp/memory.h"
+#include "msp/options.h"
+#include "working/tokens.h"
+
+namespace msp::locomo {
+namespace {
+
+using json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+double MsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+}
+
+struct EvalConfig {
+  std::string data_path;
+  std::string json_out;
+  bool run_msp = true;
+  bool run_bm25 = true;
+  int limit_conversations = 0;
+  TurnFormat turn_format = TurnFormat::kSpeaker;
+  bool captions = true;
+  RetrievalOptions retrieval;
+  int dimension = EmbedderOptions().dimension;
+};
+
+template <typename T>
+Status ParseNumber(std::string_view flag, std::string_view text, T* out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Status::InvalidArgument(std::string(flag) + " needs a number, got '" + std::string(text) + "'");
+  }
+  return Status::Ok();
+}
+
+// One command-line flag: its name, the name of its value (empty: a switch),
+// what it does, and how it sets the configuration.
+struct Flag {
+  const char* name;
+  const char* value;
+  const char* help;
+  std::function<Status(EvalConfig*, std::string_view)> set;
+};
+
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag> kFlags = {
+      {"--data", "PATH", "locomo10.json (default: $MSP_LOCOMO, else ../shared/bench-data/locomo10.json)",
+       [](EvalConfig* c, std::string_view v) { c->data_path = v; return Status::Ok(); }},
+      {"--json", "OUT", "also write every number as JSON to OUT",
+       [](EvalConfig* c, std::string_view v) { c->json_out = v; return Status::Ok(); }},
+      {"--system", "msp|bm25|both", "which systems to run (default both)",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "msp" && v != "bm25" && v != "both") {
+           return Status::InvalidArgument("--system is msp, bm25 or both, got '" + std::string(v) + "'");
+         }
+         c->run_msp = v != "bm25";
+         c->run_bm25 = v != "msp";
+         return Status::Ok();
+       }},
+      {"--limit-conversations", "N", "only the first N conversations (default: all 10)",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_RETURN_IF_ERROR(ParseNumber("--limit-conversations", v, &c->limit_conversations));
+         if (c->limit_conversations < 0) return Status::InvalidArgument("--limit-conversations must be >= 0");
+         return Status::Ok();
+       }},
+      {"--turn-format", "speaker|plain|dated",
+       "a turn's text: 'Speaker: text' (default), 'text', or '[date] Speaker: text'",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_ASSIGN_OR_RETURN(c->turn_format, ParseTurnFormat(v));
+         return Status::Ok();
+       }},
+      {"--no-captions", "", "leave out the ' [image: caption]' of turns that share an image",
+       [](EvalConfig* c, std::string_view) { c->captions = false; return Status::Ok(); }},
+      {"--lexical-weight", "X", "retrieval.lexical_weight of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--lexical-weight", v, &c->retrieval.lexical_weight); }},
+      {"--vector-weight", "X", "retrieval.vector_weight of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--vector-weight", v, &c->retrieval.vector_weight); }},
+      {"--rrf-k", "N", "retrieval.rrf_k of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--rrf-k", v, &c->retrieval.rrf_k); }},
+      {"--candidates", "N", "retrieval.candidates of msp (per signal, before fusion)",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--candidates", v, &c->retrieval.candidates); }},
+      {"--vector-min-cosine", "X", "retrieval.vector_min_cosine of msp",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--vector-min-cosine", v, &c->retrieval.vector_min_cosine);
+       }},
+      {"--dimension", "N", "embedder.dimension of msp's hashing embedder",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--dimension", v, &c->dimension); }},
+  };
+  return kFlags;
+}
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "usage: locomo_eval [flags]\n");
+  for (const Flag& f : Flags()) {
+    std::string lhs = std::string(f.name) + (*f.value ? std::string(" ") + f.value : "");
+    std::fprintf(out, "  %-36s %s\n", lhs.c_str(), f.help);
+  }
+  std::fprintf(out, "  %-36s %s\n", "--help", "this text");
+}
+
+// Result<EvalConfig>, or nullopt when --help was asked.
+Result<std::optional<EvalConfig>> ParseFlags(int argc, char** argv) {
+  EvalConfig c;
+  c.data_path = DefaultDataPath();
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") return std::optional<EvalConfig>();
+    std::string_view value;
+    bool has_value = false;
+    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    const Flag* flag = nullptr;
+    for (const Flag& f : Flags()) {
+      if (arg == f.name) flag = &f;
+    }
+    if (!flag) return Status::InvalidArgument("unknown flag '" + std::string(arg) + "'; see --help");
+    if (*flag->value && !has_value) {
+      if (i + 1 >= argc) return Status::InvalidArgument(std::string(flag->name) + " needs a value");
+      value = argv[++i];
+    } else if (!*flag->value && has_value) {
+      return Status::InvalidArgument(std::string(flag->name) + " takes no value");
+    }
+    MSP_RETURN_IF_ERROR(flag->set(&c, value));
+  }
+  const RetrievalOptions& r = c.retrieval;
+  if (!(r.lexical_weight >= 0 && r.vector_weight >= 0) || r.lexical_weight + r.vector_weight <= 0) {
+    return Status::InvalidArgument("--lexical-weight and --vector-weight must be >= 0, not both 0");
+  }
+  if (r.rrf_k < 1 || r.candidates < 1 || c.dimension < 1) {
+    return Status::InvalidArgument("--rrf-k, --candidates and --dimension must be >= 1");
+  }
+  if (!(r.vector_min_cosine >= -1 && r.vector_min_cosine <= 1)) {
+    return Status::InvalidArgument("--vector-min-cosine must be between -1 and 1");
+  }
+  return std::optional<EvalConfig>(std::move(c));
+}
+
+// A temporary data directory, removed with everything in it on destruction.
+class TempDir {
+ public:
+  static Result<TempDir> Make() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "msp-locomo-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) return Status::IoError("cannot create a temporary directory " + tmpl);
+    return TempDir(tmpl);
+  }
+  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string p) : path_(std::move(p)) {}
+  std::string path_;
+};
+
+// ---- msp ----------------------------------------------------------------
+
+Namespace ConversationScope(const Conversation& c) {
+  Namespace ns;
+  ns.tenant = "locomo";
+  ns.user = c.sample_id;
+  return ns;
+}
+
+// Stores every turn as an episode: session "session_N", step = the turn's
+// 1-based index, created at the session's date, body content
+// {"text", "dia_id", "session_date", "speaker"}.
+Status StoreConversation(MemoryLayer& mem, const Conversation& c) {
+  for (const Session& s : c.sessions) {
+    for (size_t t : s.turns) {
+      const Turn& turn = c.turns[t];
+      EpisodeStep step;
+      step.ns = ConversationScope(c);
+      step.ns.session = "session_" + std::to_string(s.number);
+      step.step_number = turn.index;
+      step.type = EpisodeType::kUserMessage;
+      step.content_json = json{{"text", turn.text},
+                               {"dia_id", turn.dia_id},
+                               {"session_date", s.date},
+                               {"speaker", turn.speaker}}
+                              .dump();
+      step.timestamp = s.timestamp;
+      step.source = "locomo";
+      step.actor = "locomo_eval";
+      Result<Memory> m = mem.AddEpisode(step);
+      if (!m.ok()) return m.status().WithContext(c.sample_id + " " + turn.dia_id);
+    }
+  }
+  return Status::Ok();
+}
+
+// The dia_id an episode was stored with (from its body's content).
+Result<std::string> DiaIdOf(const Memory& m) {
+  const json body = json::parse(m.body_json, nullptr, /*allow_exceptions=*/false);
+  if (body.is_object() && body.contains("content") && body["content"].is_object()) {
+    const json& content = body["content"];
+    if (content.contains("dia_id") && content["dia_id"].is_string()) return content["dia_id"].get<std::string>();
+  }
+  return Status::Internal("hit " + m.id + " has no content.dia_id in its body: " + m.body_json);
+}
+
+Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build) {
+  MSP_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
+  Options o;
+  o.store.data_dir = dir.path();
+  o.store.synchronous = "normal";
+  o.embedder.dimension = cfg.dimension;
+  o.retrieval = cfg.retrieval;
+  o.consolidation.every_n_episodes = 0;  // no facts: retrieval over the turns alone
+  o.policy.min_chars = 0;                 // short turns ("Sure!") are kept
+  o.policy.trivial_phrases.clear();
+  o.policy.max_items_per_user = 0;
+  o.actor = "locomo_eval";
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> mem, MemoryLayer::Open(o));
+
+  auto start = SteadyClock::now();
+  size_t turns = 0;
+  for (const Conversation& c : data.conversations) {
+    MSP_RETURN_IF_ERROR(StoreConversation(*mem, c));
+    turns += c.turns.size();
+  }
+  const double load_ms = MsSince(start);
+  // The indexes catch up with the store before a query; do it once here so
+  // that the first question's latency does not carry the whole build.
+  start = SteadyClock::now();
+  Namespace tenant;
+  tenant.tenant = "locomo";
+  MSP_ASSIGN_OR_RETURN(Stats stats, mem->GetStats(tenant));
+  const double index_ms = MsSince(start);
+  if (stats.records != static_cast<int64_t>(turns)) {
+    return Status::Internal("stored " + std::to_string(turns) + " turns but the store holds " +
+                            std::to_string(stats.records) + " records");
+  }
+  (*build)["episodes"] = turns;
+  (*build)["load_seconds"] = load_ms / 1000;
+  (*build)["index_seconds"] = index_ms / 1000;
+  (*build)["embedder"] = stats.embedder_id;
+  std::fprintf(stderr, "msp: stored %zu episodes in %.1f s, indexes caught up in %.1f s\n", turns,
+               load_ms / 1000, index_ms / 1000);
+
+  char desc[256];
+  std::snprintf(desc, sizeof desc,
+                "engine Retrieve, %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, "
+                "vector_min_cosine %g",
+                stats.embedder_id.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
+                cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine);
+  Scoreboard board("msp", desc, /*turn_level=*/true);
+  const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
+  for (const Conversation& c : data.conversations) {
+    for (const Question& q : c.questions) {
+      RetrieveRequest r;
+      r.scope = ConversationScope(c);
+      r.query = q.question;
+      r.top_k = kTopK;
+      r.record_access = false;
+      start = SteadyClock::now();
+      Result<std::vector<SearchHit>> hits = mem->Retrieve(r);
+      const double latency = MsSince(start);
+      if (!hits.ok()) return hits.status().WithContext(c.sample_id + " question '" + q.question + "'");
+      std::vector<std::string> ranked;
+      double tokens = 0;
+      for (const SearchHit& h : *hits) {
+        MSP_ASSIGN_OR_RETURN(std::string dia_id, DiaIdOf(h.memory));
+        if (!c.turn_by_id.count(dia_id)) {
+          return Status::Internal("hit " + dia_id + " is not a turn of " + c.sample_id);
+        }
+        if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(h.memory.text));
+        ranked.push_back(std::move(dia_id));
+      }
+      board.AddTurnRanking(q.category, q.evidence, ranked, tokens, latency);
+    }
+  }
+  return board;
+}
+
+// ---- BM25 ---------------------------------------------------------------
+
+// The baseline over turns (one document a turn, the same text msp stores)
+// and, for reference, over whole sessions (one document a session: its date
+// and its turns, one a line).
+std::pair<Scoreboard, Scoreboard> RunBm25(const Dataset& data) {
+  Scoreboard turns("bm25", "Okapi BM25 k1 1.2 b 0.75, one document a turn", true);
+  Scoreboard sessions("bm25-sessions",
+                      "Okapi BM25 k1 1.2 b 0.75, one document a session (date + its turns)", false);
+  const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
+  for (const Conversation& c : data.conversations) {
+    Bm25Index by_turn;
+    for (const Turn& t : c.turns) by_turn.Add(t.text);
+    Bm25Index by_session;
+    for (const Session& s : c.sessions) {
+      std::string doc = s.date;
+      for (size_t t : s.turns) doc += "\n" + c.turns[t].text;
+      by_session.Add(doc);
+    }
+    for (const Question& q : c.questions) {
+      auto start = SteadyClock::now();
+      const std::vector<size_t> docs = by_turn.Search(q.question, kTopK);
+      double latency = MsSince(start);
+      std::vector<std::string> ranked;
+      double tokens = 0;
+      for (size_t d : docs) {
+        if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(c.turns[d].text));
+        ranked.push_back(c.turns[d].dia_id);
+      }
+      turns.AddTurnRanking(q.category, q.evidence, ranked, tokens, latency);
+
+      start = SteadyClock::now();
+      const std::vector<size_t> sdocs = by_session.Search(q.question, kTopK);
+      latency = MsSince(start);
+      std::vector<std::string> ranked_sessions;
+      for (size_t d : sdocs) ranked_sessions.push_back("D" + std::to_string(c.sessions[d].number));
+      sessions.AddSessionRanking(q.category, q.evidence, ranked_sessions, latency);
+    }
+  }
+  return {std::move(turns), std::move(sessions)};
+}
+
+// ---- report -------------------------------------------------------------
+
+json DatasetSummary(const Dataset& data, const EvalConfig& cfg) {
+  size_t sessions = 0, turns = 0, questions = 0;
+  for (const Conversation& c : data.conversations) {
+    sessions += c.sessions.size();
+    turns += c.turns.size();
+    questions += c.questions.size();
+  }
+  const EvidenceReport& e = data.evidence;
+  return json{{"path", cfg.data_path},
+              {"conversations", data.conversations.size()},
+              {"sessions", sessions},
+              {"turns", turns},
+              {"turn_format", std::string(TurnFormatName(cfg.turn_format))},
+              {"captions", cfg.captions},
+              {"questions_total", e.questions},
+              {"questions_evaluated", questions},
+              {"skipped_without_evidence", e.without_evidence},
+              {"skipped_all_evidence_dropped", e.all_evidence_dropped},
+              {"evidence_strings", e.evidence_strings},
+              {"evidence_strings_normalised", e.strings_normalised},
+              {"evidence_ids_dropped", e.ids_dropped},
+              {"evidence_changes", e.changes}};
+}
+
+int Main(int argc, char** argv) {
+  Result<std::optional<EvalConfig>> parsed = ParseFlags(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "locomo_eval: %s\n", parsed.status().message().c_str());
+    PrintUsage(stderr);
+    return 2;
+  }
+  if (!parsed->has_value()) {
+    PrintUsage(stdout);
+    return 0;
+  }
+  const EvalConfig cfg = std::move(**parsed);
+  Result<Dataset> data = LoadDataset(cfg.data_path, cfg.turn_format, cfg.captions, cfg.limit_conversations);
+  if (!data.ok()) {
+    std::fprintf(stderr, "locomo_eval: %s\n", data.status().ToString().c_str());
+    return 1;
+  }
+  json report;
+  report["dataset"] = DatasetSummary(*data, cfg);
+  report["top_k"] = kTopK;
+  const json& d = report["dataset"];
+  std::printf("LoCoMo %s: %d conversations, %d sessions, %d turns; turn text '%s'%s\n",
+              cfg.data_path.c_str(), d["conversations"].get<int>(), d["sessions"].get<int>(),
+              d["turns"].get<int>(), std::string(TurnFormatName(cfg.turn_format)).c_str(),
+              cfg.captions ? " with captions" : "");
+  std::printf("questions: %d in the file, %d evaluated, %d skipped without evidence, %d skipped "
+              "with no evidence left\n",
+              data->evidence.questions, d["questions_evaluated"].get<int>(), data->evidence.without_evidence,
+              data->evidence.all_evidence_dropped);
+  std::printf("evidence: %d strings, %d normalised, %d ids dropped\n", data->evidence.evidence_strings,
+              data->evidence.strings_normalised, data->evidence.ids_dropped);
+  for (const std::string& change : data->evidence.changes) std::printf("  %s\n", change.c_str());
+  std::printf("\n");
+
+  if (cfg.run_msp) {
+    json build;
+    Result<Scoreboard> board = RunMsp(*data, cfg, &build);
+    if (!board.ok()) {
+      std::fprintf(stderr, "locomo_eval: msp: %s\n", board.status().ToString().c_str());
+      return 1;
+    }
+    report["systems"]["msp"] = board->ToJson();
+    report["systems"]["msp"]["build"] = build;
+    report["systems"]["msp"]["options"] = {{"lexical_weight", cfg.retrieval.lexical_weight},
+                                           {"vector_weight", cfg.retrieval.vector_weight},
+                                           {"rrf_k", cfg.retrieval.rrf_k},
+                                           {"candidates", cfg.retrieval.candidates},
+                                           {"vector_min_cosine", cfg.retrieval.vector_min_cosine},
+                                           {"dimension", cfg.dimension}};
+    std::printf("%s\n", board->Table().c_str());
+  }
+  if (cfg.run_bm25) {
+    auto [turns, sessions] = RunBm25(*data);
+    report["systems"]["bm25"] = turns.ToJson();
+    report["systems"]["bm25-sessions"] = sessions.ToJson();
+    std::printf("%s\n%s\n", turns.Table().c_str(), sessions.Table().c_str());
+  }
+  if (!cfg.json_out.empty()) {
+    std::ofstream out(cfg.json_out);
+    out << report.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "locomo_eval: cannot write %s\n", cfg.json_out.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace msp::locomo
+
+int main(int argc, char** argv) { return msp::locomo::Main(argc, argv); }
