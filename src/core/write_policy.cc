@@ -42,6 +42,14 @@ Status CheckLabel(std::string_view field, std::string_view value) {
   return Status::Ok();
 }
 
+// Characters (code points) of valid UTF-8: every byte that does not
+// continue a sequence starts one.
+size_t CountChars(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 Status Refuse(std::string_view rule, const std::string& why) {
   return Status::Refused("policy rule " + std::string(rule) + ": " + why);
 }
@@ -108,8 +116,9 @@ Status CheckStructural(Sensitivity sensitivity, const WritePolicyOptions& policy
 
 Status CheckWorthStoring(const WriteRequest& r, const WritePolicyOptions& policy) {
   const std::string_view text = Trim(r.text);
-  if (policy.min_chars > 0 && text.size() < policy.min_chars) {
-    return Refuse("min_chars", "text has " + std::to_string(text.size()) +
+  const size_t chars = CountChars(text);
+  if (policy.min_chars > 0 && chars < policy.min_chars) {
+    return Refuse("min_chars", "text has " + std::to_string(chars) +
                                    " characters; at least " + std::to_string(policy.min_chars) +
                                    " are required");
   }

@@ -32,6 +32,12 @@ TEST(WritePolicyTest, EachRuleRefusesWithItsName) {
   r.text = "too short";
   ExpectRefused(r, "min_chars");
 
+  // Characters, not bytes: 19 Cyrillic letters are 38 bytes and still too few.
+  r.text = "абвгґдеєжзиіїйклмно";
+  ExpectRefused(r, "min_chars");
+  r.text = "абвгґдеєжзиіїйклмнопр";
+  EXPECT_TRUE(CheckWorthStoring(r, WritePolicyOptions{}).ok());
+
   WritePolicyOptions no_min;
   no_min.min_chars = 0;
   r.text = "Thanks!";
