@@ -194,8 +194,9 @@ struct SignalContribution {
 
 struct SearchHit {
   Memory memory;
-  // Reciprocal-rank fusion normalised to [0, 1]: 1.0 is first in every
-  // signal; first in one signal and absent from the other is 0.5.
+  // Weighted reciprocal-rank fusion normalised to [0, 1]: 1.0 is first in
+  // every signal; first in one signal only is that signal's share of the
+  // weights (with the defaults, 1/1.1 for BM25 and 0.1/1.1 for cosine).
   double score = 0.0;
   std::vector<SignalContribution> explain;
 };

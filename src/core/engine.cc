@@ -482,7 +482,7 @@ class Engine final : public MemoryLayer {
 
   Result<ConsolidationReport> Consolidate(const Namespace& scope, const std::string& session) override {
     MSP_RETURN_IF_ERROR(ValidateCommon(scope, {}, "", 1.0, "", {}));
-    const std::string actor = ActorOf("");
+    const std::string actor = options_.actor.empty() ? "consolidation" : options_.actor;
     if (!session.empty()) return ConsolidateSession(scope, session, actor);
     // Every (namespace, session) in scope with episodes.
     std::map<std::string, std::pair<Namespace, std::string>> sessions;
