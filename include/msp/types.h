@@ -182,6 +182,9 @@ struct RetrieveRequest {
   SearchFilter filter;
   bool explain = false;
   bool record_access = true;         // bump access_count / last_accessed
+  // The query's vector, when the caller already has it (from the same
+  // embedder); empty: the engine embeds `query`.
+  std::vector<float> query_embedding;
 };
 
 // One signal's part in a hit's score (filled when explain is set).

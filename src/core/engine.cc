@@ -370,9 +370,17 @@ class Engine final : public MemoryLayer {
 
     RankedSignal lexical{"bm25", options_.retrieval.lexical_weight, {}};
     MSP_ASSIGN_OR_RETURN(lexical.hits, lexical_->Search(q));
-    MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));
+    std::vector<float> query_vector = r.query_embedding;
+    if (query_vector.empty()) {
+      MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));
+      query_vector = std::move(vecs.front());
+    } else if (static_cast<int>(query_vector.size()) != embedder_->dimension()) {
+      return Status::InvalidArgument("query_embedding has " + std::to_string(query_vector.size()) +
+                                     " dimensions; the embedder '" + embedder_->id() + "' makes " +
+                                     std::to_string(embedder_->dimension()));
+    }
     RankedSignal vector{"cosine", options_.retrieval.vector_weight, {}};
-    MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(vecs.front(), q));
+    MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(query_vector, q));
     const double min_cos = options_.retrieval.vector_min_cosine;
     vector.hits.erase(std::remove_if(vector.hits.begin(), vector.hits.end(),
                                      [&](const IndexHit& h) { return h.score < min_cos; }),
