@@ -1,5 +1,6 @@
 // Tests for the configuration loader: precedence, every type, every error.
 #include "config/config.h"
+#include "tests/support/test_util.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,16 +19,13 @@ namespace fs = std::filesystem;
 class ConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* base = std::getenv("MSP_TEST_TMP");
-    fs::path root = base != nullptr && *base != '\0' ? fs::path(base) : fs::path("/tmp");
-    fs::create_directories(root);
-    std::string tmpl = (root / "config-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    const std::string made = testing::MakeTestDir("config-test");
+    ASSERT_FALSE(made.empty());
+    dir_ = made;
     // A data dir without msp.toml, so no file is picked up by default.
     input_.flags.push_back({"--data-dir", (dir_ / "data").string()});
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { testing::RemoveTestDir(dir_.string()); }
 
   std::string WriteFile(const std::string& name, const std::string& text) {
     const fs::path p = dir_ / name;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "msp/memory.h"
+#include "tests/support/test_util.h"
 #include "util/time.h"
 
 namespace msp {
@@ -27,12 +28,8 @@ class FakeClock final : public Clock {
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* base = std::getenv("MSP_TEST_TMP");
-    std::filesystem::path root = base ? base : std::filesystem::temp_directory_path();
-    std::filesystem::create_directories(root);
-    std::string tmpl = (root / "engine-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = testing::MakeTestDir("engine");
+    ASSERT_FALSE(dir_.empty());
     clock_ = std::make_shared<FakeClock>(*ParseIso8601("2026-01-01T09:00:00Z"));
     options_.store.data_dir = dir_ + "/data";
     options_.store.synchronous = "normal";
@@ -42,7 +39,7 @@ class EngineTest : public ::testing::Test {
   }
   void TearDown() override {
     engine_.reset();
-    std::filesystem::remove_all(dir_);
+    testing::RemoveTestDir(dir_);
   }
 
   std::unique_ptr<MemoryLayer> Open(const Options& o) {

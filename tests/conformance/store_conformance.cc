@@ -1,5 +1,6 @@
 // The Store conformance tests (see store_conformance.h).
 #include "tests/conformance/store_conformance.h"
+#include "tests/support/test_util.h"
 
 #include <stdlib.h>
 
@@ -18,24 +19,8 @@
 
 namespace msp::conformance {
 
-std::string MakeScratchDir() {
-  const char* root = std::getenv("MSP_TEST_TMP");
-  std::string base = (root != nullptr && *root != '\0') ? root : "/tmp";
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  std::string pattern = base + "/msp-store-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return std::string();
-  return pattern;
-}
-
-void RemoveScratchDir(const std::string& dir) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-}
-
 void StoreConformanceTest::SetUp() {
-  dir_ = MakeScratchDir();
+  dir_ = ::msp::testing::MakeTestDir("msp-store");
   ASSERT_FALSE(dir_.empty()) << "cannot make a scratch directory";
   auto opened = GetParam().open(dir_);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -44,23 +29,11 @@ void StoreConformanceTest::SetUp() {
 
 void StoreConformanceTest::TearDown() {
   store_.reset();
-  RemoveScratchDir(dir_);
+  ::msp::testing::RemoveTestDir(dir_);
 }
 
 namespace {
 
-#define ASSERT_OK(expr)                                  \
-  do {                                                   \
-    const ::msp::Status assert_ok_status_ = (expr);      \
-    ASSERT_TRUE(assert_ok_status_.ok()) << assert_ok_status_.ToString(); \
-  } while (0)
-
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(MSP_CONCAT_(assert_result_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)           \
-  auto tmp = (expr);                                         \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();          \
-  lhs = std::move(tmp).value()
 
 // A small valid record.
 Memory Rec(const std::string& id, TimeMs created_at, Kind kind = Kind::kFact,

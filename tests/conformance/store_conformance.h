@@ -42,11 +42,6 @@ inline std::string StoreBackendName(const ::testing::TestParamInfo<StoreBackend>
   return info.param.name;
 }
 
-// A new empty directory under $MSP_TEST_TMP (or /tmp); empty string on failure.
-std::string MakeScratchDir();
-// Removes `dir` and everything in it.
-void RemoveScratchDir(const std::string& dir);
-
 class StoreConformanceTest : public ::testing::TestWithParam<StoreBackend> {
  protected:
   void SetUp() override;

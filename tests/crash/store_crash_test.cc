@@ -25,6 +25,7 @@
 #include <system_error>
 #include <vector>
 
+#include "tests/support/test_util.h"
 #include "msp/status.h"
 #include "store/store.h"
 
@@ -33,16 +34,6 @@ namespace {
 
 constexpr int kRounds = 30;
 constexpr int kRecordsPerBatch = 5;
-
-std::string MakeScratchDir() {
-  const char* root = std::getenv("MSP_TEST_TMP");
-  std::string base = (root != nullptr && *root != '\0') ? root : "/tmp";
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  std::string pattern = base + "/msp-crash-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return std::string();
-  return pattern;
-}
 
 bool WriteAll(int fd, const std::string& data) {
   size_t done = 0;
@@ -146,7 +137,7 @@ std::string QueryText(sqlite3* db, const char* sql) {
 }
 
 TEST(StoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
-  const std::string dir = MakeScratchDir();
+  const std::string dir = ::msp::testing::MakeTestDir("msp-crash");
   ASSERT_FALSE(dir.empty());
   std::mt19937 rng(std::random_device{}());
   // The kill comes after a random number of acknowledged batches (0: possibly

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/test_util.h"
+
 extern char** environ;
 
 namespace {
@@ -57,18 +59,12 @@ std::vector<std::string> Lines(const std::string& s) {
 class MspTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* base = std::getenv("MSP_TEST_TMP");
-    const fs::path root = base != nullptr && *base != '\0' ? fs::path(base) : fs::path("/tmp");
-    fs::create_directories(root);
-    std::string tmpl = (root / "msp-e2e-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    const std::string made = ::msp::testing::MakeTestDir("msp-e2e");
+    ASSERT_FALSE(made.empty());
+    dir_ = made;
     data_ = (dir_ / "data").string();
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { ::msp::testing::RemoveTestDir(dir_.string()); }
 
   // Runs `msp args...` in dir_ with stdin `input`, the environment of this
   // process without any MSP_* variable, plus env_.

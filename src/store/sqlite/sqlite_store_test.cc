@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "msp/status.h"
+#include "tests/support/test_util.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/sqlite_store.h"
@@ -25,18 +26,6 @@
 namespace msp {
 namespace {
 
-#define ASSERT_OK(expr)                                                  \
-  do {                                                                   \
-    const ::msp::Status assert_ok_status_ = (expr);                      \
-    ASSERT_TRUE(assert_ok_status_.ok()) << assert_ok_status_.ToString(); \
-  } while (0)
-
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(MSP_CONCAT_(assert_result_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)  \
-  auto tmp = (expr);                                \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString(); \
-  lhs = std::move(tmp).value()
 
 WriteBatch Batch(std::vector<Memory> puts, std::vector<std::string> deletes = {}) {
   WriteBatch b;
@@ -52,19 +41,11 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* root = std::getenv("MSP_TEST_TMP");
-    std::string base = (root != nullptr && *root != '\0') ? root : "/tmp";
-    std::error_code ec;
-    std::filesystem::create_directories(base, ec);
-    std::string pattern = base + "/msp-sqlite-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    dir_ = testing::MakeTestDir("msp-sqlite");
+    ASSERT_FALSE(dir_.empty());
     db_path_ = dir_ + "/msp.db";
   }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { testing::RemoveTestDir(dir_); }
 
   StoreOptions Options() const {
     StoreOptions options;
