@@ -10,7 +10,9 @@
 #include <map>
 
 #include "bench_data.h"
+#include "embed/dot.h"
 #include "embed/embedder.h"
+#include "index/index.h"
 #include "msp/memory.h"
 
 namespace msp::bench {
@@ -116,6 +118,50 @@ void BM_EmbedQuery(benchmark::State& state) {
   Report(state, us);
 }
 BENCHMARK(BM_EmbedQuery)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The vector index alone over the same 10,000 texts' embeddings (no engine,
+// no store): exact scan, top `range(0)` (200 = the engine's candidates).
+void BM_VectorSearch(benchmark::State& state) {
+  Fixture& f = Data(10000);
+  static std::unique_ptr<VectorIndex> index;
+  static std::vector<std::vector<float>> queries;
+  auto e = MakeEmbedder(EmbedderOptions{});
+  if (!e.ok()) std::abort();
+  if (!index) {
+    auto texts = SyntheticRecords(f.corpus, f.records, 7);
+    for (size_t i = 0; i < f.corpus.turns.size() && i < f.records; i += 2) texts[i] = f.corpus.turns[i];
+    auto vecs = (*e)->Embed(texts);
+    auto qs = (*e)->Embed(f.corpus.questions);
+    if (!vecs.ok() || !qs.ok()) std::abort();
+    queries = std::move(qs).value();
+    index = MakeExactVectorIndex((*e)->dimension());
+    std::vector<Memory> recs(texts.size());
+    for (size_t i = 0; i < recs.size(); ++i) {
+      recs[i].id = "r" + std::to_string(i);
+      recs[i].ns.tenant = "bench";
+      recs[i].ns.user = "u1";
+      recs[i].embedding = std::move((*vecs)[i]);
+    }
+    if (!index->Apply(recs, {}, 1).ok()) std::abort();
+  }
+  IndexQuery q;
+  q.scope.tenant = "bench";
+  q.scope.user = std::string("u1");
+  q.limit = static_cast<int>(state.range(0));
+  std::vector<double> us;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& qv = queries[i++ % queries.size()];
+    auto t0 = std::chrono::steady_clock::now();
+    auto hits = index->Search(qv, q);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!hits.ok()) state.SkipWithError(hits.status().ToString().c_str());
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  Report(state, us);
+  state.SetLabel("exact, dot kernel " + ActiveDotKernel().name);
+}
+BENCHMARK(BM_VectorSearch)->Arg(10)->Arg(200)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace msp::bench

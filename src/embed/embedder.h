@@ -3,6 +3,7 @@
 #ifndef MSP_EMBED_EMBEDDER_H_
 #define MSP_EMBED_EMBEDDER_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,7 +28,12 @@ class Embedder {
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options);
 
 // Dot product of two equal-length vectors (cosine for normalised vectors).
+// The same bits on every CPU (dot.h says how); uses AVX-512 or AVX when the
+// CPU has them.
 float Dot(const float* a, const float* b, size_t n);
+
+// out[r] = Dot(q, rows[r], n) for r < count, several rows at a time.
+void DotRows(const float* q, const float* const* rows, size_t count, size_t n, float* out);
 
 }  // namespace msp
 

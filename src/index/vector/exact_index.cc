@@ -1,5 +1,6 @@
 // The exact vector index: every vector in one flat float array, scanned with
-// Dot() for each query, the best `limit` kept in a small heap.
+// DotRows() (AVX-512/AVX when the CPU has them) for each query, the best
+// `limit` kept in a small heap.
 //
 // Per slot it keeps only what MatchesQuery looks at, compactly: strings
 // (namespace parts, source, tags) are interned to 32-bit ids, enums stored as
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -28,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
 
@@ -97,6 +100,9 @@ class ExactVectorIndex final : public VectorIndex {
     std::unique_lock<std::shared_mutex> lock(mu_);
     vectors_.clear();
     vectors_.shrink_to_fit();
+    halves_.clear();
+    halves_.shrink_to_fit();
+    norms_.clear();
     meta_.clear();
     tenant_of_.clear();
     ids_.clear();
@@ -124,6 +130,12 @@ class ExactVectorIndex final : public VectorIndex {
     if (cq.impossible || ids_.empty()) return out;
 
     const size_t k = static_cast<size_t>(q.limit);
+    // With float16 copies, a first pass finds the slots that can be in the
+    // top k; only those are scored exactly (the same results, fewer bytes).
+    const bool shortlisted = half_ != nullptr;
+    std::vector<uint32_t> shortlist;
+    if (shortlisted) shortlist = HalfShortlist(query, cq, k);
+
     // Min-heap on "better": the root is the worst of the kept hits.
     std::vector<std::pair<float, uint32_t>> heap;
     heap.reserve(std::min(k, ids_.size()) + 1);
@@ -132,18 +144,31 @@ class ExactVectorIndex final : public VectorIndex {
       return ids_[a.second] < ids_[b.second];  // ties: smaller id first, whatever the slots
     };
     const float* qv = query.data();
-    const size_t n = ids_.size();
-    for (size_t slot = 0; slot < n; ++slot) {
-      if (tenant_of_[slot] != cq.tenant) continue;
-      const float score = Dot(qv, vectors_.data() + slot * dim_, dim_);
-      const std::pair<float, uint32_t> cand{score, static_cast<uint32_t>(slot)};
-      if (heap.size() == k && !better(cand, heap.front())) continue;
-      if (!Matches(meta_[slot], cq)) continue;
-      heap.push_back(cand);
-      std::push_heap(heap.begin(), heap.end(), better);
-      if (heap.size() > k) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.pop_back();
+    const size_t total = shortlisted ? shortlist.size() : ids_.size();
+    // Slots are scored a block at a time (DotRows interleaves rows); the
+    // filter is checked only for scores that would enter the heap.
+    const float* rows[kBlock];
+    uint32_t slots[kBlock];
+    float scores[kBlock];
+    for (size_t next = 0; next < total;) {
+      size_t m = 0;
+      for (; next < total && m < kBlock; ++next) {
+        const uint32_t slot = shortlisted ? shortlist[next] : static_cast<uint32_t>(next);
+        if (tenant_of_[slot] != cq.tenant) continue;
+        rows[m] = vectors_.data() + size_t{slot} * dim_;
+        slots[m++] = slot;
+      }
+      DotRows(qv, rows, m, dim_, scores);
+      for (size_t i = 0; i < m; ++i) {
+        const std::pair<float, uint32_t> cand{scores[i], slots[i]};
+        if (heap.size() == k && !better(cand, heap.front())) continue;
+        if (!Matches(meta_[slots[i]], cq)) continue;
+        heap.push_back(cand);
+        std::push_heap(heap.begin(), heap.end(), better);
+        if (heap.size() > k) {
+          std::pop_heap(heap.begin(), heap.end(), better);
+          heap.pop_back();
+        }
       }
     }
     std::sort_heap(heap.begin(), heap.end(), better);  // best first
@@ -153,6 +178,69 @@ class ExactVectorIndex final : public VectorIndex {
   }
 
  private:
+  static constexpr size_t kBlock = 64;
+
+  // The matching slots whose exact score can be among the best k: each
+  // slot's float16 score gives an interval [lower, upper] that holds its
+  // exact score (HalfDotErrorBound); the k-th best lower bound T is at most
+  // the k-th best exact score, so every slot of the exact top k (ties
+  // included) has upper >= T. Returns those slots, in slot order.
+  // REQUIRES: mu_ held (shared is enough); half_ != nullptr.
+  std::vector<uint32_t> HalfShortlist(const std::vector<float>& query, const CompiledQuery& cq,
+                                      size_t k) const {
+    double sq = 0.0;
+    for (float x : query) sq += static_cast<double>(x) * x;
+    const double q_norm = std::sqrt(sq);
+    // The bound is linear in the row's norm: e = e0 + e1 * norm.
+    const float e0 = static_cast<float>(HalfDotErrorBound(q_norm, 0.0, dim_));
+    const float e1 = static_cast<float>(HalfDotErrorBound(q_norm, 1.0, dim_)) - e0;
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+
+    std::vector<float> lows;  // min-heap of the best k lower bounds
+    lows.reserve(k + 1);
+    float threshold = -kInf;  // lows.front() once k are kept
+    std::vector<std::pair<float, uint32_t>> cands;  // (upper, slot)
+    const uint16_t* rows[kBlock];
+    uint32_t slots[kBlock];
+    float scores[kBlock];
+    const size_t n = ids_.size();
+    for (size_t slot = 0; slot < n;) {
+      size_t m = 0;
+      for (; slot < n && m < kBlock; ++slot) {
+        if (tenant_of_[slot] != cq.tenant) continue;
+        rows[m] = halves_.data() + slot * dim_;
+        slots[m++] = static_cast<uint32_t>(slot);
+      }
+      half_(query.data(), rows, m, dim_, scores);
+      for (size_t i = 0; i < m; ++i) {
+        const float e = e0 + e1 * norms_[slots[i]];
+        float upper = scores[i] + e, lower = scores[i] - e;
+        if (!std::isfinite(upper) || !std::isfinite(lower)) upper = kInf, lower = -kInf;
+        if (upper < threshold) continue;
+        if (!Matches(meta_[slots[i]], cq)) continue;
+        cands.emplace_back(upper, slots[i]);
+        if (lows.size() < k) {
+          lows.push_back(lower);
+          std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+        } else if (lower > lows.front()) {
+          std::pop_heap(lows.begin(), lows.end(), std::greater<float>());
+          lows.back() = lower;
+          std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+        }
+        if (lows.size() == k) threshold = lows.front();
+        if (cands.size() >= 4 * k + 4096) {  // drop what the threshold now excludes
+          std::erase_if(cands, [&](const auto& c) { return c.first < threshold; });
+        }
+      }
+    }
+    std::vector<uint32_t> out;
+    out.reserve(cands.size());
+    for (const auto& [upper, slot] : cands) {
+      if (upper >= threshold) out.push_back(slot);
+    }
+    return out;
+  }
+
   // REQUIRES: mu_ held exclusively.
   uint32_t Intern(const std::string& s) {
     auto [it, inserted] = strings_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
@@ -194,10 +282,27 @@ class ExactVectorIndex final : public VectorIndex {
       meta_.emplace_back();
       tenant_of_.push_back(0);
       vectors_.resize(vectors_.size() + dim_);
+      if (half_) {
+        halves_.resize(halves_.size() + dim_);
+        norms_.push_back(0.0f);
+      }
     }
     tenant_of_[slot] = meta.tenant;
     meta_[slot] = std::move(meta);
     std::copy(m.embedding.begin(), m.embedding.end(), vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+    if (half_) {
+      double sq = 0.0;
+      bool in_range = true;
+      for (size_t i = 0; i < dim_; ++i) {
+        const float x = m.embedding[i];
+        sq += static_cast<double>(x) * x;
+        in_range = in_range && std::fabs(x) <= kHalfMax;
+        halves_[slot * dim_ + i] = FloatToHalf(x);
+      }
+      // Rounded up, so the error bound built from it stays a bound.
+      norms_[slot] = in_range ? static_cast<float>(std::sqrt(sq) * (1.0 + 1e-6))
+                              : std::numeric_limits<float>::infinity();
+    }
   }
 
   void Remove(const std::string& id) {
@@ -212,10 +317,20 @@ class ExactVectorIndex final : public VectorIndex {
                 vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
       meta_[slot] = std::move(meta_[last]);
       tenant_of_[slot] = tenant_of_[last];
+      if (half_) {
+        std::copy(halves_.begin() + static_cast<ptrdiff_t>(last * dim_),
+                  halves_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
+                  halves_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+        norms_[slot] = norms_[last];
+      }
       ids_[slot] = std::move(ids_[last]);
       slot_of_[ids_[slot]] = slot;
     }
     vectors_.resize(last * dim_);
+    if (half_) {
+      halves_.resize(last * dim_);
+      norms_.pop_back();
+    }
     meta_.pop_back();
     tenant_of_.pop_back();
     ids_.pop_back();
@@ -297,6 +412,11 @@ class ExactVectorIndex final : public VectorIndex {
   mutable std::shared_mutex mu_;
   int64_t applied_seq_ = 0;                       // guarded by mu_
   std::vector<float> vectors_;                    // slot * dim_ .. ; guarded by mu_
+  // First-pass copies (when half_ != nullptr): float16 of each vector and
+  // its L2 norm (infinity when an element is beyond kHalfMax).
+  const HalfDotRowsFn half_ = dim_ >= 16 ? ActiveHalfDotKernel() : nullptr;
+  std::vector<uint16_t> halves_;                  // slot * dim_ .. ; guarded by mu_
+  std::vector<float> norms_;                      // per slot; guarded by mu_
   std::vector<SlotMeta> meta_;                    // per slot; guarded by mu_
   std::vector<uint32_t> tenant_of_;               // per slot, = meta_[slot].tenant
   std::vector<std::string> ids_;                  // per slot; guarded by mu_

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "embed/embedder.h"
 #include "index/index.h"
 
 namespace msp {
@@ -83,6 +84,57 @@ TEST(ExactIndexTest, TopKEqualsBruteForce) {
       for (int i = 0; i < k; ++i) {
         EXPECT_EQ((*hits)[i].id, expect[i].second) << "trial " << trial << " k " << k << " i " << i;
         EXPECT_NEAR((*hits)[i].score, expect[i].first, 1e-5);
+      }
+    }
+  }
+}
+
+// The float16 first pass must not change a single result: the index's
+// answer equals a full scan with Dot (bit for bit, ties by id) on data made
+// of near-ties (a few base vectors plus tiny perturbations, duplicates),
+// vectors of other norms, elements too large for float16, and a filter.
+TEST(ExactIndexTest, ResultsEqualAFullFloatScanOnNearTies) {
+  std::mt19937 rng(1234);
+  constexpr int kD = 384;
+  auto index = MakeExactVectorIndex(kD);
+  std::vector<std::vector<float>> bases;
+  for (int b = 0; b < 5; ++b) bases.push_back(RandomUnit(rng, kD));
+  std::normal_distribution<float> tiny(0.0f, 1e-4f);
+  std::vector<Memory> records;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<float> v = bases[static_cast<size_t>(i) % bases.size()];
+    if (i % 3 != 0) {
+      for (float& x : v) x += tiny(rng);
+    }
+    if (i % 97 == 0) {
+      for (float& x : v) x *= 1000.0f;  // another norm
+    }
+    if (i % 401 == 0) v[static_cast<size_t>(i) % kD] = 1e6f;  // beyond float16
+    Memory m = Rec("r" + std::to_string(10000 + i), std::move(v));
+    if (i % 5 == 0) m.source = "tool";
+    records.push_back(std::move(m));
+  }
+  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  for (int trial = 0; trial < 12; ++trial) {
+    std::vector<float> query = bases[static_cast<size_t>(trial) % bases.size()];
+    for (float& x : query) x += 10.0f * tiny(rng);
+    for (bool filtered : {false, true}) {
+      IndexQuery q = Scope(trial % 2 ? 50 : 7);
+      if (filtered) q.filter.sources = {"tool"};
+      std::vector<std::pair<float, std::string>> expect;
+      for (const auto& m : records) {
+        if (filtered && m.source != "tool") continue;
+        expect.push_back({Dot(query.data(), m.embedding.data(), kD), m.id});
+      }
+      std::sort(expect.begin(), expect.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+      });
+      auto hits = index->Search(query, q);
+      ASSERT_TRUE(hits.ok());
+      ASSERT_EQ(hits->size(), static_cast<size_t>(q.limit));
+      for (size_t i = 0; i < hits->size(); ++i) {
+        EXPECT_EQ((*hits)[i].id, expect[i].second) << "trial " << trial << " i " << i;
+        EXPECT_EQ((*hits)[i].score, static_cast<double>(expect[i].first)) << "trial " << trial << " i " << i;
       }
     }
   }
