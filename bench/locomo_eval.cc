@@ -106,6 +106,24 @@ const std::vector<Flag>& Flags() {
        [](EvalConfig* c, std::string_view v) {
          return ParseNumber("--vector-min-cosine", v, &c->retrieval.vector_min_cosine);
        }},
+      {"--neighbour-weight-1", "X", "retrieval.neighbour_weight_1 of msp (steps +-1)",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--neighbour-weight-1", v, &c->retrieval.neighbour_weight_1);
+       }},
+      {"--neighbour-weight-2", "X", "retrieval.neighbour_weight_2 of msp (steps +-2)",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--neighbour-weight-2", v, &c->retrieval.neighbour_weight_2);
+       }},
+      {"--context-sessions", "N", "retrieval.context_sessions of msp",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--context-sessions", v, &c->retrieval.context_sessions);
+       }},
+      {"--date-terms", "0|1", "retrieval.date_terms of msp",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "0" && v != "1") return Status::InvalidArgument("--date-terms is 0 or 1");
+         c->retrieval.date_terms = v == "1";
+         return Status::Ok();
+       }},
       {"--dimension", "N", "embedder.dimension of msp's hashing embedder",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--dimension", v, &c->dimension); }},
   };
@@ -267,12 +285,15 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
   std::fprintf(stderr, "msp: stored %zu episodes in %.1f s, indexes caught up in %.1f s\n", turns,
                load_ms / 1000, index_ms / 1000);
 
-  char desc[256];
+  char desc[512];
   std::snprintf(desc, sizeof desc,
                 "engine Retrieve, %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, "
-                "vector_min_cosine %g",
+                "vector_min_cosine %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
+                "context_sessions %d",
                 stats.embedder_id.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
-                cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine);
+                cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine,
+                cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
+                cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions);
   Scoreboard board("msp", desc, /*turn_level=*/true);
   const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
   for (const Conversation& c : data.conversations) {
@@ -418,6 +439,10 @@ int Main(int argc, char** argv) {
                                            {"rrf_k", cfg.retrieval.rrf_k},
                                            {"candidates", cfg.retrieval.candidates},
                                            {"vector_min_cosine", cfg.retrieval.vector_min_cosine},
+                                           {"date_terms", cfg.retrieval.date_terms},
+                                           {"neighbour_weight_1", cfg.retrieval.neighbour_weight_1},
+                                           {"neighbour_weight_2", cfg.retrieval.neighbour_weight_2},
+                                           {"context_sessions", cfg.retrieval.context_sessions},
                                            {"dimension", cfg.dimension}};
     std::printf("%s\n", board->Table().c_str());
   }

@@ -18,6 +18,7 @@
 
 #include "core/fusion.h"
 #include "core/import_export.h"
+#include "core/rank/episode_context.h"
 #include "core/write_policy.h"
 #include "util/time.h"
 #include "util/uuid.h"
@@ -368,8 +369,26 @@ class Engine final : public MemoryLayer {
     q.text = r.query;
     q.limit = std::max(options_.retrieval.candidates, r.top_k);
 
-    RankedSignal lexical{"bm25", options_.retrieval.lexical_weight, {}};
-    MSP_ASSIGN_OR_RETURN(lexical.hits, lexical_->Search(q));
+    const RetrievalOptions& ro = options_.retrieval;
+    MSP_ASSIGN_OR_RETURN(auto lexical_hits, lexical_->SearchEpisodes(q));
+    if (ro.context_sessions > 0) {
+      IndexQuery around = q;
+      around.sessions = TopSessions(lexical_hits, ro.context_sessions);
+      if (!around.sessions.empty()) {
+        MSP_ASSIGN_OR_RETURN(auto more, lexical_->SearchEpisodes(around));
+        lexical_hits.insert(lexical_hits.end(), more.begin(), more.end());
+      }
+    }
+    const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2};
+    const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
+    std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options);
+    std::unordered_map<std::string, const ContextScore*> context_by_id;
+    RankedSignal lexical{"bm25", ro.lexical_weight, {}};
+    lexical.hits.reserve(context.size());
+    for (const ContextScore& c : context) {
+      lexical.hits.push_back(IndexHit{c.id, c.bm25});
+      context_by_id[c.id] = &c;
+    }
     std::vector<float> query_vector = r.query_embedding;
     if (query_vector.empty()) {
       MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));
@@ -407,7 +426,16 @@ class Engine final : public MemoryLayer {
       SearchHit hit;
       hit.memory = std::move(*it->second);
       hit.score = f.score;
-      if (r.explain) hit.explain = f.contributions;
+      if (r.explain) {
+        for (const SignalContribution& c : f.contributions) {
+          auto ctx = context_by_id.find(f.id);
+          if (c.signal != lexical.name || ctx == context_by_id.end()) {
+            hit.explain.push_back(c);
+            continue;
+          }
+          for (auto& part : ExplainContext(c, *ctx->second, with_neighbours)) hit.explain.push_back(std::move(part));
+        }
+      }
       out.push_back(std::move(hit));
     }
     if (r.record_access && !out.empty()) {

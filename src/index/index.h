@@ -23,11 +23,28 @@ struct IndexQuery {
   TimeMs now = 0;
   std::string text;   // lexical only
   int limit = 10;
+  // Lexical only. When non-empty: only episodes of these sessions (values of
+  // EpisodePosition::session), every visible one of them, each scored by
+  // `text` (0 when no term matches), best first.
+  std::vector<std::string> sessions;
 };
 
 struct IndexHit {
   std::string id;
   double score = 0.0;  // BM25 weight or cosine
+};
+
+// Where an episode sits in its session. `session` is an opaque key equal for
+// the episodes of one session (of one namespace); empty for records that are
+// not episodes of a session, whose step is then 0.
+struct EpisodePosition {
+  std::string session;
+  int64_t step = 0;
+};
+
+struct LexicalHit {
+  IndexHit hit;
+  EpisodePosition position;
 };
 
 // The one definition of "record r is visible to query q" (scope, filter,
@@ -51,6 +68,8 @@ class LexicalIndex {
   virtual Status Clear() = 0;
   // BM25 top `q.limit` over q.text, best first, only records matching q.
   virtual Result<std::vector<IndexHit>> Search(const IndexQuery& q) = 0;
+  // As Search, with each hit's place in its session.
+  virtual Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) = 0;
   virtual Result<int64_t> DocCount() = 0;
 };
 
@@ -77,6 +96,27 @@ class VectorIndex {
 };
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension);
+
+// An approximate search for large layers: an HNSW graph (hnswlib) over the
+// same vectors, used only where it pays.
+struct VectorIndexOptions {
+  // The graph is built once the index holds this many vectors, and a query
+  // uses it only when its tenant holds this many; 0 never builds one.
+  size_t graph_min_records = 50000;
+  int graph_m = 16;                 // links per node
+  int graph_ef_construction = 100;  // candidates explored per insertion
+  int graph_ef_search = 160;        // candidates explored per query (at least 2 * limit)
+  int build_threads = 0;            // for large batches; 0: the hardware's threads
+};
+
+// As MakeExactVectorIndex, with the graph of `options`. A graph query takes
+// the graph's nearest candidates, keeps those matching the query
+// (MatchesQuery's rules) and scores them exactly as the exact scan does;
+// when too few match (a selective filter), it widens the search a few times
+// and then falls back to the exact scan. So results are exact whenever the
+// graph is not used, and approximate (some of the true top k may be missed)
+// when it is; scores are always the exact cosines.
+std::unique_ptr<VectorIndex> MakeVectorIndex(int dimension, const VectorIndexOptions& options);
 
 }  // namespace msp
 

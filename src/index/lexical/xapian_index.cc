@@ -9,9 +9,19 @@
 //                  namespace parts only when set)
 //   value slot 0   created_at, 8-byte order-preserving encoding
 //   value slot 1   expires_at, same encoding; only when expires_at > 0
+//   value slot 2   episodes of a session: the session key (the episode's
+//                  namespace, Namespace::ToString), also as term "XN:" key
+//   value slot 3   episodes of a session: the step number, time encoding
 //   text terms     TermGenerator with the stemmer and stop words: "Z" +
 //                  stem of every word that is not a stop word, no positions
-//   metadata       "last_seq": the change sequence the index reflects
+//   date terms     with RetrievalOptions::date_terms, when created_at is
+//                  set: "Z" + the English month name
+//                  ("Zmarch") and "Z" + the year ("Z2023"), so questions that
+//                  name a month or a year match what happened then
+//   metadata       "last_seq": the change sequence the index reflects;
+//                  "format": the document layout (kFormat, "+dates" with
+//                  date terms); an index of another layout is emptied when
+//                  opened and rebuilt by catch-up
 //
 // Stems only, no positions, stop words dropped (STEM_ALL_Z, STOP_ALL): that
 // indexes about 2.4x faster than raw terms with positions plus stems
@@ -33,6 +43,7 @@
 // Readers are pooled Xapian::Database handles, reopened before every read.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
@@ -53,7 +64,13 @@ namespace {
 
 constexpr Xapian::valueno kSlotCreatedAt = 0;
 constexpr Xapian::valueno kSlotExpiresAt = 1;
+constexpr Xapian::valueno kSlotSession = 2;
+constexpr Xapian::valueno kSlotStep = 3;
 constexpr char kLastSeqKey[] = "last_seq";
+constexpr char kFormatKey[] = "format";
+constexpr char kFormat[] = "2";  // 2: session key and step values
+// The most documents a session-restricted search returns.
+constexpr Xapian::doccount kMaxSessionHits = 100000;
 constexpr int kModifiedRetries = 5;
 constexpr size_t kMaxIdleReaders = 8;
 
@@ -72,13 +89,15 @@ constexpr std::string_view kPrefixTag = "XG:";
 constexpr std::string_view kPrefixSource = "XR:";
 constexpr std::string_view kPrefixCriticality = "XC:";
 constexpr std::string_view kPrefixState = "XE:";
+constexpr std::string_view kPrefixSessionKey = "XN:";
 
 // Xapian (glass) terms are at most 245 bytes. Longer values keep a prefix of
 // themselves plus a 64-bit hash of the whole value.
 constexpr size_t kMaxTermValue = 200;
 constexpr size_t kKeptValuePrefix = 160;
 
-// An English stop-word list: function words that carry no topic.
+// An English stop-word list: function words that carry no topic. "may" is
+// not one: it names a month (see the date terms).
 constexpr std::string_view kEnglishStopWords[] = {
     "a",        "about",   "above",   "after",   "again",    "against", "all",     "am",
     "an",       "and",     "any",     "are",     "as",       "at",      "be",      "because",
@@ -96,7 +115,7 @@ constexpr std::string_view kEnglishStopWords[] = {
     "too",      "under",   "until",   "up",      "very",     "was",     "we",      "were",
     "what",     "when",    "where",   "which",   "while",    "who",     "whom",    "why",
     "will",     "with",    "would",   "you",     "your",     "yours",   "yourself", "yourselves",
-    "also",     "may",     "might",   "must",    "upon",     "via",     "yet",     "s",
+    "also",                "might",   "must",    "upon",     "via",     "yet",     "s",
     "t",        "d",       "ll",      "m",       "re",       "ve",      "don",     "doesn",
 };
 
@@ -125,12 +144,28 @@ std::string Term(std::string_view prefix, std::string_view value) {
 
 std::string IdTerm(std::string_view id) { return Term(kPrefixId, id); }
 
+constexpr std::string_view kMonthNames[] = {"january", "february", "march",     "april",   "may",      "june",
+                                            "july",    "august",   "september", "october", "november", "december"};
+
+// The session key of an episode of a session; empty for other records.
+std::string SessionKey(const Memory& m) {
+  if (m.kind != Kind::kEpisode || m.ns.session.empty()) return {};
+  return m.ns.ToString();
+}
+
 // 8 bytes, big-endian, sign bit flipped: byte order equals int64 order.
 std::string EncodeTime(int64_t t) {
   const uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);
   std::string s(8, '\0');
   for (int i = 0; i < 8; ++i) s[7 - i] = static_cast<char>((u >> (8 * i)) & 0xff);
   return s;
+}
+
+int64_t DecodeTime(const std::string& s) {
+  if (s.size() != 8) return 0;
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(s[i]);
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
 }
 
 bool IsEnglish(const std::string& language) { return language == "english" || language == "en"; }
@@ -250,8 +285,11 @@ struct Reader {
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
-  XapianLexicalIndex(std::string dir, std::string language)
-      : dir_(std::move(dir)), language_(std::move(language)) {}
+  XapianLexicalIndex(std::string dir, std::string language, bool date_terms)
+      : dir_(std::move(dir)),
+        language_(std::move(language)),
+        date_terms_(date_terms),
+        format_(std::string(kFormat) + (date_terms ? "+dates" : "")) {}
 
   Result<int64_t> AppliedSeq() override {
     return Read<int64_t>("applied_seq", [&](Reader& r) -> Result<int64_t> {
@@ -285,6 +323,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       }
       for (const std::string& id : deletes) db.delete_document(IdTerm(id));
       db.set_metadata(kLastSeqKey, std::to_string(up_to_seq));
+      db.set_metadata(kFormatKey, format_);
       db.commit_transaction();
       return Status::Ok();
     });
@@ -303,41 +342,79 @@ class XapianLexicalIndex final : public LexicalIndex {
   }
 
   Result<std::vector<IndexHit>> Search(const IndexQuery& q) override {
-    if (q.limit <= 0) return std::vector<IndexHit>{};
-    return Read<std::vector<IndexHit>>("search", [&](Reader& r) -> Result<std::vector<IndexHit>> {
-      Xapian::Query text = ParseText(r, q.text);
-      std::vector<IndexHit> hits;
-      if (text.empty()) return hits;
-      Xapian::Enquire enquire(r.db);
-      enquire.set_query(Restrict(r.db, text, q));
-      enquire.set_weighting_scheme(Xapian::BM25Weight(/*k1=*/1.2, /*k2=*/0.0, /*k3=*/1.0,
-                                                      /*b=*/0.75, /*min_normlen=*/0.5));
-      Xapian::MSet mset = enquire.get_mset(0, static_cast<Xapian::doccount>(q.limit));
-      hits.reserve(mset.size());
-      for (auto it = mset.begin(); it != mset.end(); ++it) {
-        hits.push_back(IndexHit{it.get_document().get_data(), it.get_weight()});
-      }
-      return hits;
-    });
+    MSP_ASSIGN_OR_RETURN(auto found, Find(q, /*with_position=*/false));
+    std::vector<IndexHit> hits;
+    hits.reserve(found.size());
+    for (auto& h : found) hits.push_back(std::move(h.hit));
+    return hits;
   }
 
-  // Creates the database if `dir` holds none yet.
+  Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) override {
+    return Find(q, /*with_position=*/true);
+  }
+
+  // Creates the database if `dir` holds none yet; empties one of an older
+  // format (catch-up then rebuilds it).
   Status Init() {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
     try {
       Xapian::Database probe(dir_);
-      return Status::Ok();
+      if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) return Status::Ok();
+      probe.close();
+      MSP_RETURN_IF_ERROR(Clear());
+      return Write("format", [this](Xapian::WritableDatabase& db) {
+        db.set_metadata(kFormatKey, format_);
+        return Status::Ok();
+      });
     } catch (const Xapian::DatabaseOpeningError&) {
       // No database yet (or another process is creating it): create it.
     } catch (const Xapian::Error& e) {
       return FromXapian(dir_, "open", e);
     }
-    return Write("create", [](Xapian::WritableDatabase&) { return Status::Ok(); });
+    return Write("create", [this](Xapian::WritableDatabase& db) {
+      if (db.get_doccount() == 0) db.set_metadata(kFormatKey, format_);
+      return Status::Ok();
+    });
   }
 
  private:
+  // The search behind Search and SearchEpisodes (see IndexQuery::sessions).
+  Result<std::vector<LexicalHit>> Find(const IndexQuery& q, bool with_position) {
+    if (q.limit <= 0) return std::vector<LexicalHit>{};
+    return Read<std::vector<LexicalHit>>("search", [&](Reader& r) -> Result<std::vector<LexicalHit>> {
+      Xapian::Query text = ParseText(r, q.text);
+      std::vector<LexicalHit> hits;
+      if (text.empty()) return hits;
+      Xapian::doccount limit = static_cast<Xapian::doccount>(q.limit);
+      if (!q.sessions.empty()) {
+        std::vector<Xapian::Query> keys;
+        for (const std::string& k : q.sessions) keys.emplace_back(Term(kPrefixSessionKey, k));
+        Xapian::Query in_sessions(Xapian::Query::OP_OR, keys.begin(), keys.end());
+        text = Xapian::Query(Xapian::Query::OP_AND_MAYBE,
+                             Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, in_sessions, 0.0), text);
+        limit = std::max(limit, kMaxSessionHits);
+      }
+      Xapian::Enquire enquire(r.db);
+      enquire.set_query(Restrict(r.db, text, q));
+      enquire.set_weighting_scheme(Xapian::BM25Weight(/*k1=*/1.2, /*k2=*/0.0, /*k3=*/1.0,
+                                                      /*b=*/0.75, /*min_normlen=*/0.5));
+      Xapian::MSet mset = enquire.get_mset(0, limit);
+      hits.reserve(mset.size());
+      for (auto it = mset.begin(); it != mset.end(); ++it) {
+        Xapian::Document doc = it.get_document();
+        LexicalHit h{IndexHit{doc.get_data(), it.get_weight()}, EpisodePosition{}};
+        if (with_position) {
+          h.position.session = doc.get_value(kSlotSession);
+          if (!h.position.session.empty()) h.position.step = DecodeTime(doc.get_value(kSlotStep));
+        }
+        hits.push_back(std::move(h));
+      }
+      return hits;
+    });
+  }
+
   Xapian::Document MakeDocument(const Memory& m, Xapian::TermGenerator& generator) const {
     Xapian::Document doc;
     doc.set_data(m.id);
@@ -360,8 +437,20 @@ class XapianLexicalIndex final : public LexicalIndex {
     doc.add_boolean_term(Term(kPrefixState, RecordStateName(m.state)));
     doc.add_value(kSlotCreatedAt, EncodeTime(m.created_at));
     if (m.expires_at > 0) doc.add_value(kSlotExpiresAt, EncodeTime(m.expires_at));
+    const std::string session = SessionKey(m);
+    if (!session.empty()) {
+      doc.add_boolean_term(Term(kPrefixSessionKey, session));
+      doc.add_value(kSlotSession, session);
+      doc.add_value(kSlotStep, EncodeTime(m.step_number));
+    }
     generator.set_document(doc);
     generator.index_text_without_positions(m.text);
+    if (date_terms_ && m.created_at > 0) {
+      using namespace std::chrono;
+      const year_month_day date{floor<days>(sys_time<milliseconds>(milliseconds(m.created_at)))};
+      doc.add_term("Z" + std::string(kMonthNames[static_cast<unsigned>(date.month()) - 1]));
+      doc.add_term("Z" + std::to_string(static_cast<int>(date.year())));
+    }
     return doc;
   }
 
@@ -468,6 +557,8 @@ class XapianLexicalIndex final : public LexicalIndex {
 
   const std::string dir_;
   const std::string language_;
+  const bool date_terms_;
+  const std::string format_;
   std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Reader>> idle_;  // guarded by pool_mu_
@@ -484,7 +575,7 @@ Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
     return Status::InvalidArgument("unknown retrieval language '" + options.language +
                                    "'; use one of: " + Xapian::Stem::get_available_languages());
   }
-  auto index = std::make_unique<XapianLexicalIndex>(dir, options.language);
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options.language, options.date_terms);
   MSP_RETURN_IF_ERROR(index->Init());
   return std::unique_ptr<LexicalIndex>(std::move(index));
 }

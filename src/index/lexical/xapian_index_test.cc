@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -438,6 +439,103 @@ TEST(XapianIndexOpenTest, ErrorsNameTheDirectory) {
   auto idx = OpenLexicalIndex(file, RetrievalOptions{});
   ASSERT_FALSE(idx.ok());
   EXPECT_NE(idx.status().message().find(file), std::string::npos) << idx.status().ToString();
+}
+
+}  // namespace
+}  // namespace msp
+
+namespace msp {
+namespace {
+
+Memory Step(const std::string& id, const std::string& session, int64_t step, const std::string& text) {
+  Memory m = Rec(id, text);
+  m.kind = Kind::kEpisode;
+  m.layer = Layer::kEpisodic;
+  m.ns.session = session;
+  m.step_number = step;
+  return m;
+}
+
+TEST_F(XapianIndexTest, EpisodesCarryTheirSessionAndStep) {
+  Memory fact = Rec("f", "the garden needs water");
+  ASSERT_TRUE(index_->Apply({Step("a", "s1", 3, "watering the garden"), Step("b", "s2", 7, "garden party"), fact},
+                            {}, 1)
+                  .ok());
+  auto hits = index_->SearchEpisodes(Query("garden"));
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  ASSERT_EQ(hits->size(), 3u);
+  std::map<std::string, EpisodePosition> at;
+  for (const auto& h : *hits) at[h.hit.id] = h.position;
+  EXPECT_EQ(at["a"].step, 3);
+  EXPECT_EQ(at["b"].step, 7);
+  EXPECT_NE(at["a"].session, at["b"].session);
+  EXPECT_FALSE(at["a"].session.empty());
+  EXPECT_TRUE(at["f"].session.empty());  // not an episode
+  EXPECT_EQ(at["f"].step, 0);
+}
+
+TEST_F(XapianIndexTest, SessionSearchReturnsEveryVisibleEpisodeOfTheSessions) {
+  Memory expired = Step("c", "s1", 3, "garden gnomes");
+  expired.expires_at = 4000;  // before Query's now
+  ASSERT_TRUE(index_
+                  ->Apply({Step("a", "s1", 1, "the garden is green"), Step("b", "s1", 2, "nothing shared here"),
+                           expired, Step("d", "s2", 1, "garden elsewhere")},
+                          {}, 1)
+                  .ok());
+  auto first = index_->SearchEpisodes(Query("garden"));
+  ASSERT_TRUE(first.ok());
+  std::string s1;
+  for (const auto& h : *first) {
+    if (h.hit.id == "a") s1 = h.position.session;
+  }
+  ASSERT_FALSE(s1.empty());
+  IndexQuery q = Query("garden");
+  q.sessions = {s1};
+  q.limit = 1;  // a session search returns the whole sessions
+  auto hits = index_->SearchEpisodes(q);
+  ASSERT_TRUE(hits.ok());
+  std::map<std::string, double> score;
+  for (const auto& h : *hits) score[h.hit.id] = h.hit.score;
+  EXPECT_EQ(score.size(), 2u);  // a and b; not the expired c, not d of s2
+  EXPECT_GT(score["a"], 0.0);
+  EXPECT_EQ(score.count("b"), 1u);
+  EXPECT_DOUBLE_EQ(score["b"], 0.0);
+  // Another tenant's scope sees nothing of the session.
+  IndexQuery other = Query("garden", "t2");
+  other.sessions = {s1};
+  auto none = index_->SearchEpisodes(other);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(XapianIndexTest, MonthAndYearOfCreatedAtAreSearchable) {
+  Memory m = Rec("m", "we planted tomatoes");
+  m.created_at = 1683554160000;  // 2023-05-08T13:56Z
+  ASSERT_TRUE(index_->Apply({m, Rec("n", "we planted roses")}, {}, 1).ok());
+  EXPECT_EQ(Ids(Query("May")), std::vector<std::string>{"m"});
+  EXPECT_EQ(Ids(Query("2023")), std::vector<std::string>{"m"});
+  EXPECT_TRUE(Ids(Query("june")).empty());
+}
+
+TEST(XapianIndexFormatTest, DateTermsOffLeavesThemOutAndReopeningRebuilds) {
+  TempDir dir;
+  RetrievalOptions off;
+  off.date_terms = false;
+  {
+    auto idx = OpenLexicalIndex(dir.path() + "/lexical", off);
+    ASSERT_TRUE(idx.ok());
+    Memory m = Rec("m", "we planted tomatoes");
+    m.created_at = 1683554160000;
+    ASSERT_TRUE((*idx)->Apply({m}, {}, 4).ok());
+    auto hits = (*idx)->Search(Query("2023"));
+    ASSERT_TRUE(hits.ok());
+    EXPECT_TRUE(hits->empty());
+  }
+  // Opening with the other layout empties the index for catch-up to rebuild.
+  auto idx = OpenLexicalIndex(dir.path() + "/lexical", RetrievalOptions{});
+  ASSERT_TRUE(idx.ok());
+  EXPECT_EQ(*(*idx)->AppliedSeq(), 0);
+  EXPECT_EQ(*(*idx)->DocCount(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// Episode context scoring (see episode_context.h).
+#include "core/rank/episode_context.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace msp {
+
+std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
+                                              const EpisodeContextOptions& options) {
+  std::vector<ContextScore> out;
+  std::vector<EpisodePosition> where;
+  std::unordered_map<std::string, size_t> slot;
+  double best = 0.0;
+  for (const LexicalHit& c : candidates) {
+    auto [it, inserted] = slot.try_emplace(c.hit.id, out.size());
+    if (inserted) {
+      out.push_back(ContextScore{c.hit.id, c.hit.score, 0.0, 0.0, 0.0, !c.position.session.empty()});
+      where.push_back(c.position);
+    } else {
+      out[it->second].bm25 = std::max(out[it->second].bm25, c.hit.score);
+    }
+    best = std::max(best, c.hit.score);
+  }
+  if (best <= 0.0) return {};
+  // (session, step) -> own score, for the neighbour look-ups.
+  std::map<std::pair<std::string, int64_t>, double> by_step;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].own = out[i].bm25 / best;
+    if (!where[i].session.empty()) {
+      double& v = by_step[{where[i].session, where[i].step}];
+      v = std::max(v, out[i].own);
+    }
+  }
+  auto own_at = [&](const std::string& session, int64_t step) {
+    auto it = by_step.find({session, step});
+    return it == by_step.end() ? 0.0 : it->second;
+  };
+  for (size_t i = 0; i < out.size(); ++i) {
+    ContextScore& s = out[i];
+    const EpisodePosition& p = where[i];
+    if (!p.session.empty()) {
+      s.neighbours = options.neighbour_weight_1 * (own_at(p.session, p.step - 1) + own_at(p.session, p.step + 1)) +
+                     options.neighbour_weight_2 * (own_at(p.session, p.step - 2) + own_at(p.session, p.step + 2));
+    }
+    s.score = s.own + s.neighbours;
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const ContextScore& s) { return !(s.score > 0.0); }),
+            out.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ContextScore& a, const ContextScore& b) { return a.score > b.score; });
+  return out;
+}
+
+std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,
+                                               bool with_neighbours) {
+  std::vector<SignalContribution> out{c};
+  if (!with_neighbours || !s.in_session) return out;
+  SignalContribution n{"neighbours", c.rank, s.neighbours, 0.0};
+  if (s.score > 0.0) {
+    out[0].contribution = c.contribution * s.own / s.score;
+    n.contribution = c.contribution * s.neighbours / s.score;
+  }
+  out.push_back(n);
+  return out;
+}
+
+std::vector<std::string> TopSessions(const std::vector<LexicalHit>& hits, int n) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  int taken = 0;
+  for (const LexicalHit& h : hits) {
+    if (taken >= n) break;
+    if (h.position.session.empty()) continue;
+    ++taken;
+    if (seen.insert(h.position.session).second) out.push_back(h.position.session);
+  }
+  return out;
+}
+
+}  // namespace msp

@@ -1,0 +1,58 @@
+// Episode context: ranks lexical hits with what surrounds them. An episode's
+// score draws on the episodes next to it in the same session (steps +-1 and
+// +-2), because in a conversation the answer to a question often sits a turn
+// or two away from the turn that shares its words. Records that are not
+// episodes of a session score by their own BM25 alone.
+//
+// Pure functions over the lexical index's hits; the engine calls them
+// between the lexical search and rank fusion (core/fusion.h).
+#ifndef MSP_CORE_RANK_EPISODE_CONTEXT_H_
+#define MSP_CORE_RANK_EPISODE_CONTEXT_H_
+
+#include <string>
+#include <vector>
+
+#include "index/index.h"
+#include "msp/types.h"
+
+namespace msp {
+
+struct EpisodeContextOptions {
+  double neighbour_weight_1 = 0.0;  // share of the steps +-1
+  double neighbour_weight_2 = 0.0;  // share of the steps +-2
+};
+
+// One candidate's score and its parts, all on BM25 divided by the best BM25
+// among the candidates (so own is in [0, 1]); score = own + neighbours.
+struct ContextScore {
+  std::string id;
+  double bm25 = 0.0;        // the raw BM25 weight (0: found only as a neighbour)
+  double own = 0.0;         // bm25 / best bm25
+  double neighbours = 0.0;  // sum over steps +-1, +-2 of weight * their own
+  double score = 0.0;
+  bool in_session = false;  // an episode of a session (it can have neighbours)
+};
+
+// Scores every candidate (several hits of one id keep the highest BM25) and
+// returns those with score > 0, best first; ties keep the candidates' order.
+// Neighbours are looked up among the candidates only: a step that is not a
+// candidate adds nothing. REQUIRES: weights >= 0.
+std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
+                                              const EpisodeContextOptions& options);
+
+// The entries that stand in SearchHit::explain for the lexical signal's
+// contribution `c` to a hit scored `s`: "bm25" (raw: the BM25 weight) and,
+// with `with_neighbours` and for an episode of a session, "neighbours" (raw:
+// s.neighbours), sharing
+// c.contribution in proportion to s.own and s.neighbours, so the entries
+// still sum to the hit's score. Both keep c's rank (in the context ranking).
+std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,
+                                               bool with_neighbours);
+
+// The sessions of the first `n` hits that are episodes of a session, in
+// order of first appearance, each once.
+std::vector<std::string> TopSessions(const std::vector<LexicalHit>& hits, int n);
+
+}  // namespace msp
+
+#endif  // MSP_CORE_RANK_EPISODE_CONTEXT_H_

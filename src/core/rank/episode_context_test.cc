@@ -1,0 +1,240 @@
+// Tests for episode-context ranking: the pure scoring, and the engine's
+// retrieval with it (neighbours, explain, filters, tenants, min_score).
+// Expiry inside session searches is tested with the index (xapian_index_test).
+#include "core/rank/episode_context.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "msp/memory.h"
+#include "tests/support/test_util.h"
+#include "util/time.h"
+
+namespace msp {
+namespace {
+
+LexicalHit Hit(const std::string& id, double bm25, const std::string& session = "", int64_t step = 0) {
+  return LexicalHit{IndexHit{id, bm25}, EpisodePosition{session, step}};
+}
+
+std::vector<std::string> Order(const std::vector<ContextScore>& scores) {
+  std::vector<std::string> ids;
+  for (const auto& s : scores) ids.push_back(s.id);
+  return ids;
+}
+
+TEST(EpisodeContextTest, TurnNextToAStrongMatchOutranksAnIsolatedWeakMatch) {
+  const std::vector<LexicalHit> hits = {Hit("strong", 10, "s", 2), Hit("weak", 2, "t", 1),
+                                        Hit("next", 1, "s", 3)};
+  EXPECT_EQ(Order(ScoreEpisodeContext(hits, {})), (std::vector<std::string>{"strong", "weak", "next"}));
+  auto scored = ScoreEpisodeContext(hits, {0.5, 0.0});
+  EXPECT_EQ(Order(scored), (std::vector<std::string>{"strong", "next", "weak"}));
+  EXPECT_DOUBLE_EQ(scored[1].own, 0.1);
+  EXPECT_DOUBLE_EQ(scored[1].neighbours, 0.5);
+  EXPECT_DOUBLE_EQ(scored[1].score, 0.6);
+  EXPECT_DOUBLE_EQ(scored[0].neighbours, 0.5 * 0.1);  // the strong turn gains from "next" too
+}
+
+TEST(EpisodeContextTest, ATurnSharingNoWordRanksByItsNeighboursTwoStepsAway) {
+  const std::vector<LexicalHit> hits = {Hit("q", 8, "s", 5), Hit("far", 0, "s", 7), Hit("gap", 0, "s", 8)};
+  auto scored = ScoreEpisodeContext(hits, {0.5, 0.25});
+  // "far" is two steps from "q"; "gap" is three steps away and scores 0, so it is dropped.
+  EXPECT_EQ(Order(scored), (std::vector<std::string>{"q", "far"}));
+  EXPECT_DOUBLE_EQ(scored[1].score, 0.25);
+  EXPECT_DOUBLE_EQ(scored[1].bm25, 0.0);
+}
+
+TEST(EpisodeContextTest, NeighboursCountOnlyWithinOneSessionAndOnlyForEpisodes) {
+  const std::vector<LexicalHit> hits = {Hit("a", 10, "s", 1), Hit("b", 1, "other", 2), Hit("fact", 1),
+                                        Hit("fact2", 1)};
+  auto scored = ScoreEpisodeContext(hits, {1.0, 1.0});
+  for (const auto& s : scored) {
+    EXPECT_DOUBLE_EQ(s.neighbours, 0.0) << s.id;
+  }
+}
+
+TEST(EpisodeContextTest, DuplicateIdsKeepTheirBestScoreAndEmptyInputIsEmpty) {
+  EXPECT_TRUE(ScoreEpisodeContext({}, {0.5, 0.5}).empty());
+  auto scored = ScoreEpisodeContext({Hit("a", 1, "s", 1), Hit("a", 4, "s", 1), Hit("b", 2, "s", 9)}, {});
+  ASSERT_EQ(scored.size(), 2u);
+  EXPECT_EQ(scored[0].id, "a");
+  EXPECT_DOUBLE_EQ(scored[0].bm25, 4.0);
+  EXPECT_DOUBLE_EQ(scored[0].own, 1.0);
+}
+
+TEST(EpisodeContextTest, ExplainSplitsTheLexicalContributionByParts) {
+  ContextScore s{"x", 3.0, 0.25, 0.75, 1.0, true};
+  SignalContribution c{"bm25", 2, 3.0, 0.8};
+  auto parts = ExplainContext(c, s, /*with_neighbours=*/true);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].signal, "bm25");
+  EXPECT_EQ(parts[1].signal, "neighbours");
+  EXPECT_DOUBLE_EQ(parts[0].contribution, 0.2);
+  EXPECT_DOUBLE_EQ(parts[1].contribution, 0.6);
+  EXPECT_DOUBLE_EQ(parts[1].raw, 0.75);
+  EXPECT_EQ(parts[1].rank, 2);
+  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/false).size(), 1u);
+  s.in_session = false;  // not an episode of a session: no neighbours entry
+  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/true).size(), 1u);
+}
+
+TEST(EpisodeContextTest, TopSessionsTakesTheFirstHitsSessionsOnce) {
+  const std::vector<LexicalHit> hits = {Hit("a", 5, "s", 1), Hit("f", 4), Hit("b", 3, "s", 2), Hit("c", 2, "t", 1),
+                                        Hit("d", 1, "u", 1)};
+  EXPECT_EQ(TopSessions(hits, 3), (std::vector<std::string>{"s", "t"}));
+  EXPECT_TRUE(TopSessions(hits, 0).empty());
+}
+
+// ---- through the engine ------------------------------------------------
+
+class FixedClock final : public Clock {
+ public:
+  explicit FixedClock(TimeMs t) : now_(t) {}
+  TimeMs NowMs() const override { return now_; }
+
+ private:
+  TimeMs now_;
+};
+
+class ContextRetrievalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    options_.store.data_dir = dir_.path() + "/data";
+    options_.store.synchronous = "normal";
+    options_.consolidation.every_n_episodes = 0;
+    options_.policy.min_chars = 0;
+    options_.policy.trivial_phrases.clear();
+    options_.retrieval.vector_weight = 0.0;
+    options_.retrieval.neighbour_weight_1 = 0.5;
+    options_.retrieval.neighbour_weight_2 = 0.25;
+    options_.retrieval.context_sessions = 5;
+    auto e = MemoryLayer::Open(options_, std::make_shared<FixedClock>(now_));
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine_ = std::move(e).value();
+  }
+
+  Namespace Ns(const std::string& session, const std::string& tenant = "acme") {
+    Namespace ns;
+    ns.tenant = tenant;
+    ns.user = "ann";
+    ns.session = session;
+    return ns;
+  }
+
+  std::string Add(const Namespace& ns, int64_t step, const std::string& text, std::vector<std::string> tags = {}) {
+    EpisodeStep s;
+    s.ns = ns;
+    s.step_number = step;
+    s.text = text;
+    s.tags = std::move(tags);
+    s.timestamp = now_ - 1000;
+    auto m = engine_->AddEpisode(s);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? m->id : "";
+  }
+
+  std::vector<SearchHit> Search(const std::string& q, const std::string& tenant = "acme",
+                                SearchFilter filter = {}, double min_score = 0.0) {
+    RetrieveRequest r;
+    r.scope.tenant = tenant;
+    r.scope.user = "ann";
+    r.query = q;
+    r.top_k = 10;
+    r.explain = true;
+    r.record_access = false;
+    r.filter = std::move(filter);
+    r.min_score = min_score;
+    auto hits = engine_->Retrieve(r);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    return hits.ok() ? *hits : std::vector<SearchHit>{};
+  }
+
+  static int RankOf(const std::vector<SearchHit>& hits, const std::string& id) {
+    for (size_t i = 0; i < hits.size(); ++i) {
+      if (hits[i].memory.id == id) return static_cast<int>(i) + 1;
+    }
+    return 0;
+  }
+
+  testing::TempDir dir_{"rank"};
+  TimeMs now_ = 1767258000000;  // 2026-01-01T09:00Z
+  Options options_;
+  std::unique_ptr<MemoryLayer> engine_;
+};
+
+TEST_F(ContextRetrievalTest, TheAnswerNextToTheQuestionIsFoundAndExplained) {
+  const Namespace s1 = Ns("s1");
+  Add(s1, 1, "Good morning!");
+  const std::string question = Add(s1, 2, "What did you cook for the dinner party on Saturday?");
+  const std::string answer = Add(s1, 3, "A spicy lentil curry with rice, everyone loved it.");
+  Add(s1, 4, "I am training for a marathon in spring.");
+  const Namespace s2 = Ns("s2");
+  Add(s2, 1, "The weather is grey and cold, a long rainy week at the office and I read two novels.");
+  const std::string weak = Add(s2, 2, "Some chat about the office, travel plans and a party much later in the year.");
+
+  auto hits = Search("dinner party cook");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].memory.id, question);
+  const int answer_rank = RankOf(hits, answer);
+  ASSERT_GT(answer_rank, 0) << "a turn sharing no word with the query is found by its neighbour";
+  const int weak_rank = RankOf(hits, weak);
+  ASSERT_GT(weak_rank, 0);
+  EXPECT_LT(answer_rank, weak_rank);
+  for (const SearchHit& h : hits) {
+    EXPECT_GE(h.score, 0.0);
+    EXPECT_LE(h.score, 1.0 + 1e-12);
+    double sum = 0;
+    bool has_neighbours = false;
+    for (const auto& c : h.explain) {
+      sum += c.contribution;
+      has_neighbours |= c.signal == "neighbours";
+    }
+    EXPECT_NEAR(sum, h.score, 1e-9) << h.memory.text;
+    EXPECT_TRUE(has_neighbours) << h.memory.text;
+  }
+  const SearchHit& a = hits[answer_rank - 1];
+  for (const auto& c : a.explain) {
+    if (c.signal == "bm25") {
+      EXPECT_DOUBLE_EQ(c.raw, 0.0);
+    }
+    if (c.signal == "neighbours") {
+      EXPECT_GT(c.contribution, 0.0);
+    }
+  }
+}
+
+TEST_F(ContextRetrievalTest, NeighboursNeverBringInWhatTheQueryMayNotSee) {
+  const Namespace s1 = Ns("s1");
+  Add(s1, 1, "What did you cook for the dinner party?", {"kitchen"});
+  const std::string untagged = Add(s1, 2, "A spicy lentil curry with rice.");
+  // The same session id in another tenant.
+  Add(Ns("s1", "other"), 2, "Secret curry of the other tenant.");
+  auto hits = Search("dinner party cook");
+  for (const auto& h : hits) EXPECT_EQ(h.memory.ns.tenant, "acme");
+  ASSERT_GT(RankOf(hits, untagged), 0);
+
+  SearchFilter tagged;
+  tagged.tags = {"kitchen"};
+  hits = Search("dinner party cook", "acme", tagged);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_NE(hits[0].memory.id, untagged);
+
+  SearchFilter facts_only;
+  facts_only.kinds = {Kind::kFact};
+  EXPECT_TRUE(Search("dinner party cook", "acme", facts_only).empty());
+
+  // min_score keeps its meaning: nothing below it.
+  auto all = Search("dinner party cook");
+  ASSERT_GE(all.size(), 2u);
+  const double cut = (all[0].score + all[1].score) / 2;
+  auto above = Search("dinner party cook", "acme", {}, cut);
+  ASSERT_EQ(above.size(), 1u);
+  EXPECT_EQ(above[0].memory.id, all[0].memory.id);
+}
+
+}  // namespace
+}  // namespace msp
