@@ -118,6 +118,12 @@ const std::vector<Flag>& Flags() {
        [](EvalConfig* c, std::string_view v) {
          return ParseNumber("--context-sessions", v, &c->retrieval.context_sessions);
        }},
+      {"--session-weight", "X", "retrieval.session_weight of msp",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--session-weight", v, &c->retrieval.session_weight);
+       }},
+      {"--session-mix", "X", "retrieval.session_mix of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--session-mix", v, &c->retrieval.session_mix); }},
       {"--date-terms", "0|1", "retrieval.date_terms of msp",
        [](EvalConfig* c, std::string_view v) {
          if (v != "0" && v != "1") return Status::InvalidArgument("--date-terms is 0 or 1");
@@ -289,11 +295,12 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
   std::snprintf(desc, sizeof desc,
                 "engine Retrieve, %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, "
                 "vector_min_cosine %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
-                "context_sessions %d",
+                "context_sessions %d, session_weight %g, session_mix %g",
                 stats.embedder_id.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
                 cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine,
                 cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
-                cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions);
+                cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions, cfg.retrieval.session_weight,
+                cfg.retrieval.session_mix);
   Scoreboard board("msp", desc, /*turn_level=*/true);
   const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
   for (const Conversation& c : data.conversations) {
@@ -443,6 +450,8 @@ int Main(int argc, char** argv) {
                                            {"neighbour_weight_1", cfg.retrieval.neighbour_weight_1},
                                            {"neighbour_weight_2", cfg.retrieval.neighbour_weight_2},
                                            {"context_sessions", cfg.retrieval.context_sessions},
+                                           {"session_weight", cfg.retrieval.session_weight},
+                                           {"session_mix", cfg.retrieval.session_mix},
                                            {"dimension", cfg.dimension}};
     std::printf("%s\n", board->Table().c_str());
   }

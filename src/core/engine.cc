@@ -379,7 +379,8 @@ class Engine final : public MemoryLayer {
         lexical_hits.insert(lexical_hits.end(), more.begin(), more.end());
       }
     }
-    const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2};
+    const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2, ro.session_weight,
+                                                ro.session_mix};
     const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
     std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options);
     std::unordered_map<std::string, const ContextScore*> context_by_id;
@@ -433,7 +434,7 @@ class Engine final : public MemoryLayer {
             hit.explain.push_back(c);
             continue;
           }
-          for (auto& part : ExplainContext(c, *ctx->second, with_neighbours)) hit.explain.push_back(std::move(part));
+          for (auto& part : ExplainContext(c, *ctx->second, with_neighbours, ro.session_weight > 0)) hit.explain.push_back(std::move(part));
         }
       }
       out.push_back(std::move(hit));

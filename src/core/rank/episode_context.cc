@@ -18,7 +18,7 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
   for (const LexicalHit& c : candidates) {
     auto [it, inserted] = slot.try_emplace(c.hit.id, out.size());
     if (inserted) {
-      out.push_back(ContextScore{c.hit.id, c.hit.score, 0.0, 0.0, 0.0, !c.position.session.empty()});
+      out.push_back(ContextScore{c.hit.id, c.hit.score, 0.0, 0.0, 0.0, 0.0, !c.position.session.empty()});
       where.push_back(c.position);
     } else {
       out[it->second].bm25 = std::max(out[it->second].bm25, c.hit.score);
@@ -48,6 +48,25 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
     }
     s.score = s.own + s.neighbours;
   }
+  if (options.session_weight > 0.0) {
+    std::unordered_map<std::string, std::pair<double, double>> sessions;  // total, best
+    double best_total = 0.0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (where[i].session.empty()) continue;
+      auto& [total, top] = sessions[where[i].session];
+      total += out[i].own;
+      top = std::max(top, out[i].own);
+      best_total = std::max(best_total, total);
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      ContextScore& s = out[i];
+      if (where[i].session.empty() || !(s.score > 0.0) || best_total <= 0.0) continue;
+      const auto& [total, top] = sessions[where[i].session];
+      s.session = options.session_weight *
+                  (options.session_mix * total / best_total + (1.0 - options.session_mix) * top);
+      s.score += s.session;
+    }
+  }
   out.erase(std::remove_if(out.begin(), out.end(), [](const ContextScore& s) { return !(s.score > 0.0); }),
             out.end());
   std::stable_sort(out.begin(), out.end(),
@@ -56,15 +75,13 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
 }
 
 std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,
-                                               bool with_neighbours) {
+                                               bool with_neighbours, bool with_session) {
   std::vector<SignalContribution> out{c};
-  if (!with_neighbours || !s.in_session) return out;
-  SignalContribution n{"neighbours", c.rank, s.neighbours, 0.0};
-  if (s.score > 0.0) {
-    out[0].contribution = c.contribution * s.own / s.score;
-    n.contribution = c.contribution * s.neighbours / s.score;
-  }
-  out.push_back(n);
+  if (!s.in_session || !(with_neighbours || with_session)) return out;
+  auto share = [&](double part) { return s.score > 0.0 ? c.contribution * part / s.score : 0.0; };
+  out[0].contribution = share(s.own);
+  if (with_neighbours) out.push_back(SignalContribution{"neighbours", c.rank, s.neighbours, share(s.neighbours)});
+  if (with_session) out.push_back(SignalContribution{"session", c.rank, s.session, share(s.session)});
   return out;
 }
 

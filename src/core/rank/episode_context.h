@@ -20,15 +20,23 @@ namespace msp {
 struct EpisodeContextOptions {
   double neighbour_weight_1 = 0.0;  // share of the steps +-1
   double neighbour_weight_2 = 0.0;  // share of the steps +-2
+  // Session boost: an episode that already scores gains
+  // session_weight * (session_mix * total + (1 - session_mix) * best), where
+  // total is the sum of own scores of its session's candidates divided by the
+  // largest such sum, and best is the session's best own score.
+  double session_weight = 0.0;
+  double session_mix = 0.5;
 };
 
 // One candidate's score and its parts, all on BM25 divided by the best BM25
-// among the candidates (so own is in [0, 1]); score = own + neighbours.
+// among the candidates (so own is in [0, 1]); score = own + neighbours +
+// session.
 struct ContextScore {
   std::string id;
   double bm25 = 0.0;        // the raw BM25 weight (0: found only as a neighbour)
   double own = 0.0;         // bm25 / best bm25
   double neighbours = 0.0;  // sum over steps +-1, +-2 of weight * their own
+  double session = 0.0;     // the session boost (0 unless own + neighbours > 0)
   double score = 0.0;
   bool in_session = false;  // an episode of a session (it can have neighbours)
 };
@@ -42,12 +50,12 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
 
 // The entries that stand in SearchHit::explain for the lexical signal's
 // contribution `c` to a hit scored `s`: "bm25" (raw: the BM25 weight) and,
-// with `with_neighbours` and for an episode of a session, "neighbours" (raw:
-// s.neighbours), sharing
-// c.contribution in proportion to s.own and s.neighbours, so the entries
+// for an episode of a session, "neighbours" (raw: s.neighbours; with
+// `with_neighbours`) and "session" (raw: s.session; with `with_session`),
+// sharing c.contribution in proportion to the parts of s.score, so the entries
 // still sum to the hit's score. Both keep c's rank (in the context ranking).
 std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,
-                                               bool with_neighbours);
+                                               bool with_neighbours, bool with_session);
 
 // The sessions of the first `n` hits that are episodes of a session, in
 // order of first appearance, each once.

@@ -65,10 +65,26 @@ TEST(EpisodeContextTest, DuplicateIdsKeepTheirBestScoreAndEmptyInputIsEmpty) {
   EXPECT_DOUBLE_EQ(scored[0].own, 1.0);
 }
 
+TEST(EpisodeContextTest, SessionBoostLiftsTheTurnsOfTheBestSession) {
+  // "b" and "c" tie on their own; "b" sits in the session of the best match.
+  const std::vector<LexicalHit> hits = {Hit("a", 10, "s", 1), Hit("c", 2, "t", 9), Hit("b", 2, "s", 9),
+                                        Hit("z", 0, "s", 20), Hit("f", 2)};
+  auto plain = ScoreEpisodeContext(hits, {});
+  EXPECT_EQ(Order(plain), (std::vector<std::string>{"a", "c", "b", "f"}));
+  auto scored = ScoreEpisodeContext(hits, {0.0, 0.0, 0.5, 0.0});
+  EXPECT_EQ(Order(scored), (std::vector<std::string>{"a", "b", "c", "f"}));
+  EXPECT_DOUBLE_EQ(scored[1].session, 0.5);   // 0.5 x best of s (1.0)
+  EXPECT_DOUBLE_EQ(scored[2].session, 0.1);   // 0.5 x best of t (0.2)
+  EXPECT_DOUBLE_EQ(scored[3].session, 0.0);   // not an episode of a session
+  // mix 1: by the sessions' summed scores, relative to the largest (s: 1.2).
+  auto summed = ScoreEpisodeContext(hits, {0.0, 0.0, 1.0, 1.0});
+  EXPECT_DOUBLE_EQ(summed[2].session, 0.2 / 1.2);
+}
+
 TEST(EpisodeContextTest, ExplainSplitsTheLexicalContributionByParts) {
-  ContextScore s{"x", 3.0, 0.25, 0.75, 1.0, true};
+  ContextScore s{"x", 3.0, 0.25, 0.75, 0.0, 1.0, true};
   SignalContribution c{"bm25", 2, 3.0, 0.8};
-  auto parts = ExplainContext(c, s, /*with_neighbours=*/true);
+  auto parts = ExplainContext(c, s, /*with_neighbours=*/true, /*with_session=*/false);
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_EQ(parts[0].signal, "bm25");
   EXPECT_EQ(parts[1].signal, "neighbours");
@@ -76,9 +92,16 @@ TEST(EpisodeContextTest, ExplainSplitsTheLexicalContributionByParts) {
   EXPECT_DOUBLE_EQ(parts[1].contribution, 0.6);
   EXPECT_DOUBLE_EQ(parts[1].raw, 0.75);
   EXPECT_EQ(parts[1].rank, 2);
-  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/false).size(), 1u);
+  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/false, /*with_session=*/false).size(), 1u);
+  s.session = 1.0;
+  s.score = 2.0;
+  parts = ExplainContext(c, s, /*with_neighbours=*/true, /*with_session=*/true);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[2].signal, "session");
+  EXPECT_DOUBLE_EQ(parts[0].contribution + parts[1].contribution + parts[2].contribution, 0.8);
+  EXPECT_DOUBLE_EQ(parts[2].contribution, 0.4);
   s.in_session = false;  // not an episode of a session: no neighbours entry
-  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/true).size(), 1u);
+  EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/true, /*with_session=*/false).size(), 1u);
 }
 
 TEST(EpisodeContextTest, TopSessionsTakesTheFirstHitsSessionsOnce) {
@@ -112,6 +135,7 @@ class ContextRetrievalTest : public ::testing::Test {
     options_.retrieval.neighbour_weight_1 = 0.5;
     options_.retrieval.neighbour_weight_2 = 0.25;
     options_.retrieval.context_sessions = 5;
+    options_.retrieval.session_weight = 0.5;
     auto e = MemoryLayer::Open(options_, std::make_shared<FixedClock>(now_));
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
@@ -189,12 +213,15 @@ TEST_F(ContextRetrievalTest, TheAnswerNextToTheQuestionIsFoundAndExplained) {
     EXPECT_LE(h.score, 1.0 + 1e-12);
     double sum = 0;
     bool has_neighbours = false;
+    bool has_session = false;
     for (const auto& c : h.explain) {
       sum += c.contribution;
       has_neighbours |= c.signal == "neighbours";
+      has_session |= c.signal == "session";
     }
     EXPECT_NEAR(sum, h.score, 1e-9) << h.memory.text;
     EXPECT_TRUE(has_neighbours) << h.memory.text;
+    EXPECT_TRUE(has_session) << h.memory.text;
   }
   const SearchHit& a = hits[answer_rank - 1];
   for (const auto& c : a.explain) {
