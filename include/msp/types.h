@@ -200,6 +200,10 @@ struct SearchHit {
   // Weighted reciprocal-rank fusion normalised to [0, 1]: 1.0 is first in
   // every signal; first in one signal only is that signal's share of the
   // weights (with the defaults, 1/1.1 for BM25 and 0.1/1.1 for cosine).
+  // The lexical signal ranks by BM25 with episode context (the neighbouring
+  // steps and the session, RetrievalOptions); explain then splits its
+  // contribution into "bm25", "neighbours" and "session" in proportion to
+  // their parts, so the explain entries always sum to the score.
   double score = 0.0;
   std::vector<SignalContribution> explain;
 };
