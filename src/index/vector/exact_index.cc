@@ -23,8 +23,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -33,6 +36,15 @@
 #include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
+
+// hnswlib defines non-inline functions in its headers: include it in this
+// one translation unit only. Its prefetching search loops read the int just
+// past an upper-level link list (inside malloc's usable size in practice,
+// but AddressSanitizer reports it); sanitizer builds turn that code off.
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_MANUAL_VECTORIZATION
+#endif
+#include <hnswlib/hnswlib.h>
 
 namespace msp {
 namespace {
@@ -63,9 +75,31 @@ struct CompiledQuery {
   bool include_superseded = false;
 };
 
+constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
+
+// hnswlib's distance for our vectors: 1 - Dot (so graph distances order
+// rows exactly as the exact scan's scores do).
+class DotSpace final : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit DotSpace(size_t dim) : dim_(dim) {}
+  size_t get_data_size() override { return dim_ * sizeof(float); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &Distance; }
+  void* get_dist_func_param() override { return &dim_; }
+
+ private:
+  static float Distance(const void* a, const void* b, const void* dim) {
+    return 1.0f - Dot(static_cast<const float*>(a), static_cast<const float*>(b),
+                      *static_cast<const size_t*>(dim));
+  }
+  size_t dim_;
+};
+
+using Graph = hnswlib::HierarchicalNSW<float>;
+
 class ExactVectorIndex final : public VectorIndex {
  public:
-  explicit ExactVectorIndex(int dimension) : dim_(static_cast<size_t>(std::max(dimension, 0))) {}
+  ExactVectorIndex(int dimension, const VectorIndexOptions& options)
+      : dim_(static_cast<size_t>(std::max(dimension, 0))), options_(options), space_(dim_) {}
 
   int dimension() const override { return static_cast<int>(dim_); }
 
@@ -92,6 +126,7 @@ class ExactVectorIndex final : public VectorIndex {
       Upsert(m);
     }
     for (const std::string& id : deletes) Remove(id);
+    MSP_RETURN_IF_ERROR(SyncGraph());
     applied_seq_ = up_to_seq;
     return Status::Ok();
   }
@@ -103,6 +138,11 @@ class ExactVectorIndex final : public VectorIndex {
     halves_.clear();
     halves_.shrink_to_fit();
     norms_.clear();
+    key_of_slot_.clear();
+    slot_of_key_.clear();
+    tenant_rows_.clear();
+    graph_.reset();
+    pending_.clear();
     meta_.clear();
     tenant_of_.clear();
     ids_.clear();
@@ -130,12 +170,29 @@ class ExactVectorIndex final : public VectorIndex {
     if (cq.impossible || ids_.empty()) return out;
 
     const size_t k = static_cast<size_t>(q.limit);
+    if (graph_ && cq.tenant < tenant_rows_.size() &&
+        tenant_rows_[cq.tenant] >= std::max<size_t>(options_.graph_min_records, 1)) {
+      MSP_ASSIGN_OR_RETURN(std::optional<std::vector<uint32_t>> found, GraphCandidates(query, cq, k));
+      if (found) return TopK(query, cq, k, &*found);
+    }
     // With float16 copies, a first pass finds the slots that can be in the
     // top k; only those are scored exactly (the same results, fewer bytes).
     const bool shortlisted = half_ != nullptr;
     std::vector<uint32_t> shortlist;
     if (shortlisted) shortlist = HalfShortlist(query, cq, k);
+    return TopK(query, cq, k, shortlisted ? &shortlist : nullptr);
+  }
 
+ private:
+  static constexpr size_t kBlock = 64;
+
+  // The best k of `slots` (every slot when null) matching cq, scored
+  // exactly, best first.
+  // REQUIRES: mu_ held (shared is enough).
+  std::vector<IndexHit> TopK(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
+                             const std::vector<uint32_t>* subset) const {
+    const bool shortlisted = subset != nullptr;
+    const std::vector<uint32_t>& shortlist = shortlisted ? *subset : empty_;
     // Min-heap on "better": the root is the worst of the kept hits.
     std::vector<std::pair<float, uint32_t>> heap;
     heap.reserve(std::min(k, ids_.size()) + 1);
@@ -172,13 +229,105 @@ class ExactVectorIndex final : public VectorIndex {
       }
     }
     std::sort_heap(heap.begin(), heap.end(), better);  // best first
+    std::vector<IndexHit> out;
     out.reserve(heap.size());
     for (const auto& [score, slot] : heap) out.push_back(IndexHit{ids_[slot], score});
     return out;
   }
 
- private:
-  static constexpr size_t kBlock = 64;
+  // The graph's candidates for a query: the slots among the graph's nearest
+  // that match cq, at least k of them (or every match); nullopt when a
+  // selective filter would need too wide a search (scan instead).
+  // REQUIRES: mu_ held (shared is enough); graph_ != nullptr.
+  Result<std::optional<std::vector<uint32_t>>> GraphCandidates(const std::vector<float>& query,
+                                                               const CompiledQuery& cq, size_t k) const {
+    const size_t live = ids_.size();
+    size_t want = std::max<size_t>(static_cast<size_t>(std::max(options_.graph_ef_search, 1)), 2 * k);
+    for (int round = 0; round < 4; ++round) {
+      want = std::min(want, live);
+      std::vector<uint32_t> out;
+      try {
+        auto found = graph_->searchKnn(query.data(), want);
+        out.reserve(found.size());
+        while (!found.empty()) {
+          const uint64_t key = found.top().second;
+          found.pop();
+          const uint32_t slot = key < slot_of_key_.size() ? slot_of_key_[key] : kNoSlot;
+          if (slot != kNoSlot && Matches(meta_[slot], cq)) out.push_back(slot);
+        }
+      } catch (const std::exception& e) {
+        return Status::Internal(std::string("vector graph search failed: ") + e.what());
+      }
+      if (out.size() >= k || want >= live) return std::optional<std::vector<uint32_t>>(std::move(out));
+      want *= 4;
+      if (want > live / 8) break;
+    }
+    return std::optional<std::vector<uint32_t>>();
+  }
+
+  // Brings the graph in line with the rows: builds it when the index
+  // reaches graph_min_records, adds the rows upserted since the last call,
+  // rebuilds it when deleted nodes outnumber the live ones.
+  // REQUIRES: mu_ held exclusively.
+  Status SyncGraph() {
+    if (options_.graph_min_records == 0) return Status::Ok();
+    try {
+      if (graph_ && graph_->num_deleted_ > ids_.size()) graph_.reset();
+      if (!graph_) {
+        pending_.clear();
+        if (ids_.size() < options_.graph_min_records) return Status::Ok();
+        graph_ = std::make_unique<Graph>(&space_, ids_.size() + ids_.size() / 2 + 1024,
+                                         static_cast<size_t>(std::max(options_.graph_m, 2)),
+                                         static_cast<size_t>(std::max(options_.graph_ef_construction, 1)),
+                                         /*random_seed=*/100);
+        for (size_t slot = 0; slot < ids_.size(); ++slot) pending_.push_back(key_of_slot_[slot]);
+      }
+      std::vector<uint64_t> keys;
+      keys.reserve(pending_.size());
+      for (uint64_t key : pending_) {
+        if (key < slot_of_key_.size() && slot_of_key_[key] != kNoSlot) keys.push_back(key);
+      }
+      pending_.clear();
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      if (graph_->cur_element_count + keys.size() > graph_->max_elements_) {
+        graph_->resizeIndex(std::max(graph_->max_elements_ * 2, graph_->cur_element_count + keys.size()));
+      }
+      auto add = [&](size_t from, size_t step) {
+        for (size_t i = from; i < keys.size(); i += step) {
+          graph_->addPoint(vectors_.data() + size_t{slot_of_key_[keys[i]]} * dim_, keys[i]);
+        }
+      };
+      const size_t threads = keys.size() < 4096 ? 1
+                             : options_.build_threads > 0
+                                 ? static_cast<size_t>(options_.build_threads)
+                                 : std::max<size_t>(std::thread::hardware_concurrency(), 1);
+      if (threads == 1) {
+        add(0, 1);
+      } else {
+        std::vector<std::thread> workers;
+        std::exception_ptr failure;
+        std::mutex failure_mu;
+        for (size_t t = 0; t < threads; ++t) {
+          workers.emplace_back([&, t] {
+            try {
+              add(t, threads);
+            } catch (...) {
+              std::lock_guard<std::mutex> lock(failure_mu);
+              failure = std::current_exception();
+            }
+          });
+        }
+        for (auto& w : workers) w.join();
+        if (failure) std::rethrow_exception(failure);
+      }
+    } catch (const std::exception& e) {
+      graph_.reset();  // rebuilt from the rows on the next Apply
+      pending_.clear();
+      return Status::Internal(std::string("vector graph update failed: ") + e.what());
+    }
+    return Status::Ok();
+  }
 
   // The matching slots whose exact score can be among the best k: each
   // slot's float16 score gives an interval [lower, upper] that holds its
@@ -272,6 +421,7 @@ class ExactVectorIndex final : public VectorIndex {
     for (const std::string& t : m.tags) meta.tags.push_back(Intern(t));
 
     auto it = slot_of_.find(m.id);
+    const bool existed = it != slot_of_.end();
     size_t slot;
     if (it != slot_of_.end()) {
       slot = it->second;
@@ -282,13 +432,19 @@ class ExactVectorIndex final : public VectorIndex {
       meta_.emplace_back();
       tenant_of_.push_back(0);
       vectors_.resize(vectors_.size() + dim_);
+      key_of_slot_.push_back(slot_of_key_.size());
+      slot_of_key_.push_back(static_cast<uint32_t>(slot));
       if (half_) {
         halves_.resize(halves_.size() + dim_);
         norms_.push_back(0.0f);
       }
     }
+    if (existed) --tenant_rows_[meta_[slot].tenant];  // the record may change tenant
+    if (meta.tenant >= tenant_rows_.size()) tenant_rows_.resize(size_t{meta.tenant} + 1, 0);
+    ++tenant_rows_[meta.tenant];
     tenant_of_[slot] = meta.tenant;
     meta_[slot] = std::move(meta);
+    if (graph_) pending_.push_back(key_of_slot_[slot]);
     std::copy(m.embedding.begin(), m.embedding.end(), vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
     if (half_) {
       double sq = 0.0;
@@ -311,12 +467,24 @@ class ExactVectorIndex final : public VectorIndex {
     const size_t slot = it->second;
     const size_t last = ids_.size() - 1;
     slot_of_.erase(it);
+    --tenant_rows_[meta_[slot].tenant];
+    const uint64_t key = key_of_slot_[slot];
+    slot_of_key_[key] = kNoSlot;
+    if (graph_) {
+      try {
+        graph_->markDelete(key);
+      } catch (const std::exception&) {
+        // Not in the graph yet (pending): nothing to unlink.
+      }
+    }
     if (slot != last) {
       std::copy(vectors_.begin() + static_cast<ptrdiff_t>(last * dim_),
                 vectors_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
                 vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
       meta_[slot] = std::move(meta_[last]);
       tenant_of_[slot] = tenant_of_[last];
+      key_of_slot_[slot] = key_of_slot_[last];
+      slot_of_key_[key_of_slot_[slot]] = static_cast<uint32_t>(slot);
       if (half_) {
         std::copy(halves_.begin() + static_cast<ptrdiff_t>(last * dim_),
                   halves_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
@@ -333,6 +501,7 @@ class ExactVectorIndex final : public VectorIndex {
     }
     meta_.pop_back();
     tenant_of_.pop_back();
+    key_of_slot_.pop_back();
     ids_.pop_back();
   }
 
@@ -422,12 +591,29 @@ class ExactVectorIndex final : public VectorIndex {
   std::vector<std::string> ids_;                  // per slot; guarded by mu_
   std::unordered_map<std::string, size_t> slot_of_;    // guarded by mu_
   std::unordered_map<std::string, uint32_t> strings_;  // interned; guarded by mu_
+
+  // The graph (when built) names rows by key: a number given to a record
+  // when it enters the index, never reused; slots move, keys do not.
+  const VectorIndexOptions options_;
+  DotSpace space_;
+  std::vector<uint64_t> key_of_slot_;   // per slot; guarded by mu_
+  std::vector<uint32_t> slot_of_key_;   // per key, kNoSlot once removed; guarded by mu_
+  std::vector<size_t> tenant_rows_;     // rows per interned tenant id; guarded by mu_
+  std::unique_ptr<Graph> graph_;        // guarded by mu_
+  std::vector<uint64_t> pending_;       // keys upserted since the graph last caught up
+  const std::vector<uint32_t> empty_;
 };
 
 }  // namespace
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension) {
-  return std::make_unique<ExactVectorIndex>(dimension);
+  VectorIndexOptions no_graph;
+  no_graph.graph_min_records = 0;
+  return std::make_unique<ExactVectorIndex>(dimension, no_graph);
+}
+
+std::unique_ptr<VectorIndex> MakeVectorIndex(int dimension, const VectorIndexOptions& options) {
+  return std::make_unique<ExactVectorIndex>(dimension, options);
 }
 
 }  // namespace msp
