@@ -211,30 +211,35 @@ class Engine final : public MemoryLayer {
     MSP_RETURN_IF_ERROR(Embed(&m));
     {
       std::lock_guard<std::mutex> lock(write_mu_);
-      MSP_ASSIGN_OR_RETURN(int64_t last_step, LastStepNumber(step.ns, step.ns.session));
-      if (step.step_number == 0) {
-        m.step_number = last_step + 1;
-      } else {
-        RecordQuery q;
-        q.scope = step.ns;
-        q.kinds = {Kind::kEpisode};
-        q.session = step.ns.session;
-        q.min_step = step.step_number;
-        q.order = RecordQuery::Order::kStepAsc;
-        q.limit = 1;
-        q.with_embeddings = false;
-        MSP_ASSIGN_OR_RETURN(auto existing, store_->List(q));
-        if (!existing.empty() && existing.front().step_number == step.step_number) {
+      // The store keeps a session's steps unique; another process may take
+      // the next step between our read and our write, so an automatic step
+      // number is retried, an explicit one is the caller's to fix.
+      constexpr int kAttempts = 50;
+      for (int attempt = 1;; ++attempt) {
+        if (step.step_number == 0) {
+          MSP_ASSIGN_OR_RETURN(int64_t last_step, LastStepNumber(step.ns, step.ns.session));
+          m.step_number = last_step + 1;
+        } else {
+          m.step_number = step.step_number;
+        }
+        WriteBatch batch;
+        batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "episode"));
+        batch.puts.push_back(m);
+        auto seqs = store_->Apply(batch);
+        if (seqs.ok()) {
+          m.seq = seqs->empty() ? 0 : seqs->front();
+          break;
+        }
+        if (seqs.status().code() != StatusCode::kAlreadyExists) return seqs.status();
+        if (step.step_number != 0) {
           return Status::AlreadyExists("session '" + step.ns.session + "' already has step " +
                                        std::to_string(step.step_number));
         }
-        m.step_number = step.step_number;
+        if (attempt == kAttempts) {
+          return Status::Unavailable("session '" + step.ns.session + "': no free step number after " +
+                                     std::to_string(kAttempts) + " attempts under concurrent writers");
+        }
       }
-      WriteBatch batch;
-      batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "episode"));
-      batch.puts.push_back(m);
-      MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
-      m.seq = seqs.empty() ? 0 : seqs.front();
     }
     // Consolidate when the session has gathered every_n_episodes new steps.
     const int every = options_.consolidation.every_n_episodes;

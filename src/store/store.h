@@ -70,6 +70,9 @@ class Store {
   virtual ~Store() = default;
 
   // Applies `batch` atomically. Puts of records whose id exists replace them.
+  // Episodes are unique by (namespace, step_number > 0): a put that would
+  // give a session a second record with the same step fails the batch with
+  // AlreadyExists.
   // On success each put's Memory::seq is the number its change got (returned
   // in order, puts then deletes).
   virtual Result<std::vector<int64_t>> Apply(const WriteBatch& batch) = 0;

@@ -500,6 +500,36 @@ TEST_P(StoreConformanceTest, ListSessionAndMinStepInStepOrder) {
   EXPECT_EQ(ListIds(store_.get(), q), (Strings{}));
 }
 
+TEST_P(StoreConformanceTest, EpisodeStepsAreUniqueWithinASession) {
+  auto episode = [](const std::string& id, const std::string& session, int64_t step,
+                    const std::string& user) {
+    Memory m = Rec(id, 100, Kind::kEpisode);
+    m.ns.session = session;
+    m.ns.user = user;
+    m.step_number = step;
+    return m;
+  };
+  ASSERT_OK(store_->Apply(Puts({episode("a", "s1", 1, "ann")})).status());
+  ASSERT_OK_AND_ASSIGN(int64_t before, store_->LastSeq());
+  // The same step in the same session: the whole batch fails, nothing lands.
+  auto dup = store_->Apply(Puts({episode("b", "s2", 1, "ann"), episode("c", "s1", 1, "ann")}));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists) << dup.status().ToString();
+  ASSERT_OK_AND_ASSIGN(int64_t after, store_->LastSeq());
+  EXPECT_EQ(after, before);
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> b, store_->Get("b"));
+  EXPECT_FALSE(b.has_value());
+  // Another session, another user's session of the same name, or a replace
+  // of the same record are fine; so are non-episodes with any step.
+  ASSERT_OK(store_->Apply(Puts({episode("b", "s2", 1, "ann"), episode("d", "s1", 1, "bob"),
+                                episode("a", "s1", 1, "ann")}))
+                .status());
+  Memory f1 = Rec("f1", 100);
+  Memory f2 = Rec("f2", 100);
+  f1.ns.session = f2.ns.session = "s1";
+  ASSERT_OK(store_->Apply(Puts({f1, f2})).status());
+}
+
 TEST_P(StoreConformanceTest, ListStateFilter) {
   ASSERT_TRUE(Populate(store_.get()));
   RecordQuery q = Query();

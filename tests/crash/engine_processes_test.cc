@@ -163,5 +163,49 @@ TEST(EngineProcessesTest, ConcurrentWritersAndAKilledOneLoseNothing) {
   }
 }
 
+TEST(EngineProcessesTest, ProcessesAppendingToOneSessionNeverShareAStep) {
+  testing::TempDir dir("msp-steps");
+  ASSERT_TRUE(dir.ok());
+  const std::string data = dir.path() + "/data";
+  {
+    auto init = MemoryLayer::Open(OptionsFor(data));
+    ASSERT_TRUE(init.ok()) << init.status().ToString();
+  }
+  constexpr int kProcs = 3;
+  constexpr int kSteps = 25;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto mem = MemoryLayer::Open(OptionsFor(data));
+      if (!mem.ok()) _exit(10);
+      for (int i = 0; i < kSteps; ++i) {
+        EpisodeStep s;
+        s.ns.tenant = "procs";
+        s.ns.session = "shared";
+        s.text = "step from process " + std::to_string(p) + " number " + std::to_string(i);
+        if (!(*mem)->AddEpisode(s).ok()) _exit(11);
+      }
+      _exit(0);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  auto mem = MemoryLayer::Open(OptionsFor(data));
+  ASSERT_TRUE(mem.ok());
+  Namespace tenant;
+  tenant.tenant = "procs";
+  auto steps = (*mem)->LastSteps(tenant, "shared", 0);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), static_cast<size_t>(kProcs * kSteps));
+  for (size_t i = 0; i < steps->size(); ++i) EXPECT_EQ((*steps)[i].step_number, static_cast<int64_t>(i) + 1);
+}
+
 }  // namespace
 }  // namespace msp

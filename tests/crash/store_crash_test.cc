@@ -79,6 +79,7 @@ bool WriteAll(int fd, const std::string& data) {
       Memory again = batch.puts[0];
       again.id = "r" + std::to_string(round) + "-" + std::to_string(batch_no - 1) + "-0";
       again.text = "replaced";
+      again.step_number = (batch_no - 1) * kRecordsPerBatch;  // its own step: steps are unique
       batch.puts.push_back(again);
     }
     AuditEvent e;

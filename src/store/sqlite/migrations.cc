@@ -76,6 +76,14 @@ CREATE TABLE meta (
 );
 )sql";
 
+// Version 2: a session's step numbers are unique, so two processes appending
+// to one session at once cannot both take the same step (0 means "no step").
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE UNIQUE INDEX records_episode_step ON records(
+  tenant, user_id, agent_id, session_id, mission_id, operator_id, step_number)
+  WHERE kind = 'episode' AND step_number > 0;
+)sql";
+
 constexpr std::string_view kCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     INTEGER PRIMARY KEY,
@@ -102,6 +110,7 @@ int64_t NowMs() {
 const std::vector<Migration>& SchemaMigrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "records, changes, audit, meta", kSchemaV1},
+      {2, "unique step numbers within a session", kSchemaV2},
   };
   return kMigrations;
 }

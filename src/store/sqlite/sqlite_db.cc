@@ -9,6 +9,9 @@ namespace msp {
 namespace {
 
 StatusCode CodeFor(int rc) {
+  if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
+    return StatusCode::kAlreadyExists;
+  }
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
