@@ -973,7 +973,7 @@ Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, s
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, MakeEmbedder(options.embedder));
   MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
-  parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
+  parts.vector = MakeVectorIndex(parts.embedder->dimension(), VectorIndexOptions{});
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeExtractor(options.consolidation));
   parts.clock = std::move(clock);
   return MakeEngine(options, std::move(parts));
