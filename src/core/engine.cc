@@ -973,7 +973,10 @@ Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, s
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, MakeEmbedder(options.embedder));
   MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
-  parts.vector = MakeVectorIndex(parts.embedder->dimension(), VectorIndexOptions{});
+  // Exact scan: the HNSW graph (MakeVectorIndex) is rebuilt by every process
+  // that opens the store until the vector index is persisted beside it, which
+  // at 50,000+ vectors costs each CLI call far more than the scan it saves.
+  parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeExtractor(options.consolidation));
   parts.clock = std::move(clock);
   return MakeEngine(options, std::move(parts));
