@@ -36,9 +36,15 @@ std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "
 // The child's work: write records, each acknowledged on `fd` as "<id>\n" only
 // after the engine returned ok; also run searches so index catch-up happens
 // in every process while the others write. Never returns.
+// Exits with `code` after saying why on stderr (ctest shows it).
+[[noreturn]] void Fail(int code, const Status& s) {
+  std::fprintf(stderr, "writer process %d: %s\n", static_cast<int>(getpid()), s.ToString().c_str());
+  _exit(code);
+}
+
 [[noreturn]] void Writer(const std::string& dir, int writer, int fd, bool endless) {
   auto mem = MemoryLayer::Open(OptionsFor(dir));
-  if (!mem.ok()) _exit(10);
+  if (!mem.ok()) Fail(10, mem.status());
   for (int i = 0; endless || i < kPerWriter; ++i) {
     std::string id;
     if (i % 3 == 2) {
@@ -48,7 +54,7 @@ std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "
       s.ns.session = "s" + std::to_string(writer);
       s.text = "episode step " + Marker(writer, i) + " of a concurrent writer";
       auto e = (*mem)->AddEpisode(s);
-      if (!e.ok()) _exit(11);
+      if (!e.ok()) Fail(11, e.status());
       id = e->id;
     } else {
       WriteRequest r;
@@ -58,7 +64,7 @@ std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "
       r.text = "memory written by a concurrent process " + Marker(writer, i);
       r.tags = {"profile"};
       auto w = (*mem)->Write(r);
-      if (!w.ok()) _exit(12);
+      if (!w.ok()) Fail(12, w.status());
       id = w->id;
     }
     const std::string line = id + "\n";
@@ -67,7 +73,7 @@ std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "
       RetrieveRequest q;
       q.scope.tenant = "procs";
       q.query = "concurrent writer";
-      if (!(*mem)->Retrieve(q).ok()) _exit(14);
+      if (auto hits = (*mem)->Retrieve(q); !hits.ok()) Fail(14, hits.status());
     }
   }
   _exit(0);
@@ -179,13 +185,13 @@ TEST(EngineProcessesTest, ProcessesAppendingToOneSessionNeverShareAStep) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       auto mem = MemoryLayer::Open(OptionsFor(data));
-      if (!mem.ok()) _exit(10);
+      if (!mem.ok()) Fail(10, mem.status());
       for (int i = 0; i < kSteps; ++i) {
         EpisodeStep s;
         s.ns.tenant = "procs";
         s.ns.session = "shared";
         s.text = "step from process " + std::to_string(p) + " number " + std::to_string(i);
-        if (!(*mem)->AddEpisode(s).ok()) _exit(11);
+        if (auto e = (*mem)->AddEpisode(s); !e.ok()) Fail(11, e.status());
       }
       _exit(0);
     }

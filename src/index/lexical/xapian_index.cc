@@ -71,7 +71,7 @@ constexpr char kFormatKey[] = "format";
 constexpr char kFormat[] = "2";  // 2: session key and step values
 // The most documents a session-restricted search returns.
 constexpr Xapian::doccount kMaxSessionHits = 100000;
-constexpr int kModifiedRetries = 5;
+constexpr int kModifiedRetries = 100;  // each retry is a cheap reopen; busy writers need several
 constexpr size_t kMaxIdleReaders = 8;
 
 // Boolean term prefixes. Every prefix ends in ':' so that no value can make
@@ -359,19 +359,24 @@ class XapianLexicalIndex final : public LexicalIndex {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
-    try {
-      Xapian::Database probe(dir_);
-      if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) return Status::Ok();
-      probe.close();
-      MSP_RETURN_IF_ERROR(Clear());
-      return Write("format", [this](Xapian::WritableDatabase& db) {
-        db.set_metadata(kFormatKey, format_);
-        return Status::Ok();
-      });
-    } catch (const Xapian::DatabaseOpeningError&) {
-      // No database yet (or another process is creating it): create it.
-    } catch (const Xapian::Error& e) {
-      return FromXapian(dir_, "open", e);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        Xapian::Database probe(dir_);
+        if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) return Status::Ok();
+        probe.close();
+        MSP_RETURN_IF_ERROR(Clear());
+        return Write("format", [this](Xapian::WritableDatabase& db) {
+          db.set_metadata(kFormatKey, format_);
+          return Status::Ok();
+        });
+      } catch (const Xapian::DatabaseOpeningError&) {
+        break;  // no database yet (or another process is creating it): create it
+      } catch (const Xapian::DatabaseModifiedError& e) {
+        // Other processes committed twice while we read: read again.
+        if (attempt >= kModifiedRetries) return FromXapian(dir_, "open", e);
+      } catch (const Xapian::Error& e) {
+        return FromXapian(dir_, "open", e);
+      }
     }
     return Write("create", [this](Xapian::WritableDatabase& db) {
       if (db.get_doccount() == 0) db.set_metadata(kFormatKey, format_);
@@ -498,9 +503,11 @@ class XapianLexicalIndex final : public LexicalIndex {
     std::unique_ptr<Reader> reader;
     Result<T> result = Status::Internal("unreached");
     try {
-      reader = AcquireReader();
       for (int attempt = 0;; ++attempt) {
         try {
+          // Opening can meet a revision that concurrent commits just
+          // discarded, as reading can: both are retried.
+          if (!reader) reader = AcquireReader();
           reader->db.reopen();
           result = fn(*reader);
           break;
