@@ -625,15 +625,21 @@ class Engine final : public MemoryLayer {
     return m;
   }
 
+  // The fields WriteRequest and FactRequest share, onto a new record.
+  template <typename Request>
+  static void CopyRequestFields(const Request& r, Memory* m) {
+    m->tags = r.tags;
+    m->source = r.source;
+    m->sensitivity = r.sensitivity;
+    m->criticality = r.criticality;
+    m->confidence = r.confidence;
+    m->valid_at = r.valid_at;
+    m->provenance = r.provenance;
+  }
+
   Result<Memory> FactRecord(const FactRequest& r, TimeMs now) {
     Memory m = NewRecord(r.ns, Kind::kFact, Layer::kSemantic, r.text, now);
-    m.confidence = r.confidence;
-    m.tags = r.tags;
-    m.source = r.source;
-    m.sensitivity = r.sensitivity;
-    m.criticality = r.criticality;
-    m.valid_at = r.valid_at;
-    m.provenance = r.provenance;
+    CopyRequestFields(r, &m);
     for (const auto& ep : r.source_episodes) {
       ProvenanceRef ref{"episode", ep, ""};
       if (std::find(m.provenance.begin(), m.provenance.end(), ref) == m.provenance.end()) {
@@ -658,13 +664,7 @@ class Engine final : public MemoryLayer {
     }
     Memory m = NewRecord(r.ns, r.kind, r.layer.value_or(DefaultLayer(r.kind)), r.text, now);
     m.body_json = r.body_json.empty() ? "{}" : json::parse(r.body_json).dump();
-    m.tags = r.tags;
-    m.source = r.source;
-    m.sensitivity = r.sensitivity;
-    m.criticality = r.criticality;
-    m.confidence = r.confidence;
-    m.valid_at = r.valid_at;
-    m.provenance = r.provenance;
+    CopyRequestFields(r, &m);
     const int ttl = r.ttl_days != 0 ? r.ttl_days : options_.policy.default_ttl_days;
     if (ttl > 0) m.expires_at = now + ttl * kMsPerDay;
     return m;
