@@ -17,6 +17,7 @@
 #include <string>
 
 #include "bench_data.h"
+#include "retrieve_timing.h"
 #include "consolidate/extractor.h"
 #include "core/engine.h"
 #include "embed/dot.h"
@@ -141,11 +142,6 @@ VectorFixture& Vectors() {
   return *f;
 }
 
-void Report(benchmark::State& state, std::vector<double>& us) {
-  state.counters["p50_us"] = Percentile(us, 50);
-  state.counters["p99_us"] = Percentile(us, 99);
-}
-
 // range(0): 0 exact scan, 1 graph. Recall@10 is over the first
 // `recall_queries` questions against the exact scan's top 10.
 void BM_VectorSearchAtScale(benchmark::State& state) {
@@ -171,7 +167,7 @@ void BM_VectorSearchAtScale(benchmark::State& state) {
       }
     }
   }
-  Report(state, us);
+  ReportLatency(state, us);
   if (wanted > 0) state.counters["recall@10"] = static_cast<double>(found) / static_cast<double>(wanted);
   state.SetLabel(std::string(use_graph ? "graph" : "exact") + ", " + std::to_string(settings.records) +
                  " records, dot " + ActiveDotKernel().name);
@@ -270,17 +266,7 @@ void BM_HybridRetrieveAtScale(benchmark::State& state) {
   r.scope.user = std::string("u1");
   r.top_k = 10;
   r.record_access = false;
-  std::vector<double> us;
-  size_t i = 0;
-  for (auto _ : state) {
-    r.query = f.corpus.questions[i++ % f.corpus.questions.size()];
-    auto t0 = std::chrono::steady_clock::now();
-    auto hits = f.mem->Retrieve(r);
-    auto t1 = std::chrono::steady_clock::now();
-    if (!hits.ok()) state.SkipWithError(hits.status().ToString().c_str());
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
-  Report(state, us);
+  TimeRetrievals(state, *f.mem, f.corpus.questions, r);
   state.SetLabel(std::to_string(settings.records) + " records, query embedding included");
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "bench_data.h"
+#include "retrieve_timing.h"
 #include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
@@ -74,30 +75,15 @@ Fixture& Data(size_t n) {
   return *slot;
 }
 
-void Report(benchmark::State& state, std::vector<double>& us) {
-  state.counters["p50_us"] = Percentile(us, 50);
-  state.counters["p99_us"] = Percentile(us, 99);
-}
-
 void BM_Retrieve(benchmark::State& state) {
   Fixture& f = Data(static_cast<size_t>(state.range(0)));
   const bool access = state.range(1) != 0;
-  std::vector<double> us;
   RetrieveRequest r;
   r.scope.tenant = "bench";
   r.scope.user = std::string("u1");
   r.top_k = 10;
   r.record_access = access;
-  size_t i = 0;
-  for (auto _ : state) {
-    r.query = f.corpus.questions[i++ % f.corpus.questions.size()];
-    auto t0 = std::chrono::steady_clock::now();
-    auto hits = f.mem->Retrieve(r);
-    auto t1 = std::chrono::steady_clock::now();
-    if (!hits.ok()) state.SkipWithError(hits.status().ToString().c_str());
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
-  Report(state, us);
+  TimeRetrievals(state, *f.mem, f.corpus.questions, r);
   state.SetLabel(access ? "with access bookkeeping" : "read-only");
 }
 BENCHMARK(BM_Retrieve)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -115,7 +101,7 @@ void BM_EmbedQuery(benchmark::State& state) {
     benchmark::DoNotOptimize(v);
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  Report(state, us);
+  ReportLatency(state, us);
 }
 BENCHMARK(BM_EmbedQuery)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -158,7 +144,7 @@ void BM_VectorSearch(benchmark::State& state) {
     if (!hits.ok()) state.SkipWithError(hits.status().ToString().c_str());
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  Report(state, us);
+  ReportLatency(state, us);
   state.SetLabel("exact, dot kernel " + ActiveDotKernel().name);
 }
 BENCHMARK(BM_VectorSearch)->Arg(10)->Arg(200)->Unit(benchmark::kMicrosecond)->UseRealTime();
