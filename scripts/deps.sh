@@ -7,6 +7,7 @@ packages=(
   g++ cmake make pkg-config
   libsqlite3-dev libxapian-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libhnswlib-dev
+  libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
 )
 
 missing=()
