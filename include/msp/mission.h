@@ -43,8 +43,7 @@
 
 namespace msp {
 
-constexpr int kMinAccessLevel = 0;
-constexpr int kMaxAccessLevel = 9;
+// Access levels and clearances run from 0 to kMaxAccessLevel (types.h).
 
 // Who is reading. When `clearance` is set it is used as is (trusted callers:
 // tools run by an administrator, tests); otherwise the clearance is
