@@ -22,8 +22,21 @@ struct StoreOptions {
 };
 
 struct EmbedderOptions {
-  std::string provider = "hashing";  // the built-in lexical hashing embedder
+  std::string provider = "hashing";  // the built-in lexical hashing embedder; or "openai"
+  // Vector size. For "openai" it must equal what the model returns (768 for
+  // nomic-embed-text, 1536 for text-embedding-3-small): a reply of another
+  // size is an error naming both. It is part of the embedder's identity.
   int dimension = 384;
+  // The rest is for provider "openai" (any OpenAI-compatible POST
+  // /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI).
+  std::string base_url = "http://localhost:11434/v1";  // up to and including /v1
+  std::string model;                 // required for "openai"
+  // Bearer token; empty: none, or $OPENAI_API_KEY when base_url is
+  // https://api.openai.com.
+  std::string api_key;
+  int batch_size = 64;               // texts per request
+  int timeout_ms = 60000;            // per request (connect and read)
+  int max_retries = 3;               // on 408, 429, 5xx, malformed replies, transport errors
 };
 
 // The write policy of seed 004. Each rule can be switched off; each refusal
@@ -93,6 +106,53 @@ struct ConsolidationOptions {
   std::string extractor = "rules";
 };
 
+// The MCP server (`msp mcp` on stdio, /mcp of `msp serve`; docs/mcp.md).
+struct McpOptions {
+  // Origins ("https://app.example.com") /mcp accepts besides loopback ones
+  // (http(s)://localhost, 127.0.0.1, [::1] on any port); a request carrying
+  // any other Origin header is refused with 403.
+  std::vector<std::string> allowed_origins;
+  int read_graph_page_size = 100;  // read_graph: entities and relations per page when no limit is given
+  int search_nodes_limit = 20;     // search_nodes: entities returned when no limit is given
+  // search_nodes drops ranked hits scoring below this (SearchHit::score).
+  // With the default weights a hit found by the vector signal alone scores
+  // under 0.091, so 0.1 keeps what shares words with the query.
+  double search_nodes_min_score = 0.1;
+};
+
+// The HTTP server of `msp serve`: REST under /v1, MCP at /mcp (docs/rest.md).
+struct ServerOptions {
+  std::string bind = "127.0.0.1";        // listen address; loopback by default
+  int port = 8420;                       // 0: any free port (printed at start)
+  int threads = 8;                       // worker threads answering requests
+  size_t max_body_bytes = 4u << 20;      // larger request bodies get 413
+  // API keys, each "KEY=TENANT"; a key reads and writes only its tenant.
+  std::vector<std::string> api_keys;
+  std::string api_keys_file;             // one "KEY TENANT" a line; # comments
+  // With no keys configured: serve every request as tenant "default"
+  // (loopback bind only). Off: `msp serve` refuses to start without keys.
+  bool allow_anonymous = false;
+  bool access_log = true;                // one JSON line per request on stderr
+  int stats_cache_ms = 5000;             // /metrics reuses record counts this long
+};
+
+// Mission retrieval (seed 003; docs/mission.md): degraded mode, escalation
+// and the candidates of workflow_memory_query.
+struct MissionOptions {
+  // Degraded mode: mission events per minute (over rate_window_min) above
+  // which ranking mixes in criticality: alpha = clamp((rate - capacity) /
+  // capacity, 0, 1), score = alpha * criticality + (1 - alpha) * similarity.
+  double capacity_events_per_min = 30.0;
+  int rate_window_min = 5;
+  // Escalation (handoff digest): a component escalates when its events in the
+  // last escalation_window_min reach escalation_min_events and at least
+  // escalation_factor times its events in the window before.
+  int escalation_window_min = 60;
+  double escalation_factor = 2.0;
+  int escalation_min_events = 3;
+  int query_candidates = 50;             // per layer, before the budget cut
+};
+
 struct Options {
   StoreOptions store;
   EmbedderOptions embedder;
@@ -100,6 +160,9 @@ struct Options {
   RetrievalOptions retrieval;
   FactOptions facts;
   ConsolidationOptions consolidation;
+  ServerOptions server;
+  McpOptions mcp;
+  MissionOptions mission;
   std::string actor;                     // default caller identity for the audit log
 };
 

@@ -1,0 +1,364 @@
+// HttpServer: routing table, authentication, limits, logs and metrics over
+// cpp-httplib.
+#include "server/http_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+
+#include "server/http_status.h"
+#include "util/time.h"
+#include "util/uuid.h"
+
+namespace msp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the hooks of one request share. cpp-httplib runs the pre-routing
+// hook, the handler, the error handler and the logger of a request on one
+// worker thread, so a thread-local carries it from the first to the last.
+struct RequestScratch {
+  bool active = false;  // set by the pre-routing hook
+  Clock::time_point start;
+  std::string request_id;
+  std::string route;  // the template, once a table route matched
+};
+
+RequestScratch& Scratch() {
+  thread_local RequestScratch scratch;
+  return scratch;
+}
+
+// A client's X-Request-Id is kept when it is 1..64 characters of
+// [A-Za-z0-9._-]; otherwise a new id is made.
+std::string RequestIdFor(const httplib::Request& req) {
+  const std::string given = req.get_header_value("X-Request-Id");
+  const bool sane = !given.empty() && given.size() <= 64 && std::all_of(given.begin(), given.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (sane) return given;
+  return NewUuid(std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count());
+}
+
+// "/v1/memories/{id}" -> "^/v1/memories/([^/]+)$" and the names {"id"}.
+std::string TemplateRegex(const std::string& path, std::vector<std::string>* names) {
+  std::string re = "^";
+  for (size_t i = 0; i < path.size();) {
+    if (path[i] == '{') {
+      const size_t close = path.find('}', i);
+      names->push_back(path.substr(i + 1, close - i - 1));
+      re += "([^/]+)";
+      i = close + 1;
+      continue;
+    }
+    const char c = path[i];
+    if (std::string_view(".^$|()[]*+?\\{}").find(c) != std::string_view::npos) re += '\\';
+    re += c;
+    ++i;
+  }
+  return re + "$";
+}
+
+const char* ReasonCode(int status) {
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 403: return "forbidden";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "payload_too_large";
+    case 414: return "uri_too_long";
+    case 416: return "range_not_satisfiable";
+    default: return status >= 500 ? "internal" : "error";
+  }
+}
+
+void SendUnauthorized(httplib::Response& res) {
+  res.set_header("WWW-Authenticate", "Bearer");
+  SendError(res, 401, "unauthorized",
+            "a valid API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`");
+}
+
+}  // namespace
+
+void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+}
+
+void SendStatusError(httplib::Response& res, const Status& status) {
+  SendJson(res, HttpStatusFor(status), StatusErrorJson(status));
+  if (status.code() == StatusCode::kUnavailable) res.set_header("Retry-After", "1");
+}
+
+void SendError(httplib::Response& res, int http_status, std::string_view code, std::string_view message) {
+  SendJson(res, http_status, ErrorJson(code, message));
+}
+
+bool IsLoopbackAddress(const std::string& address) {
+  return address == "localhost" || address == "::1" || address == "[::1]" || address.rfind("127.", 0) == 0;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& options, ApiKeys keys,
+                                                       std::ostream* log) {
+  if (keys.empty() && !options.allow_anonymous) {
+    return Status::FailedPrecondition(
+        "no API keys are configured: set server.api_keys (KEY=TENANT entries; --api-keys, MSP_API_KEYS) or "
+        "server.api_keys_file, or set server.allow_anonymous = true to serve tenant default without keys "
+        "(loopback bind only)");
+  }
+  if (!keys.empty() && options.allow_anonymous) {
+    return Status::InvalidArgument(
+        "server.allow_anonymous is set but API keys are configured too: choose one (anonymous access "
+        "would bypass the keys)");
+  }
+  if (keys.empty() && !IsLoopbackAddress(options.bind)) {
+    return Status::FailedPrecondition("server.allow_anonymous serves only a loopback address, but server.bind is '" +
+                                      options.bind + "': bind 127.0.0.1 or configure API keys");
+  }
+  std::unique_ptr<HttpServer> server(new HttpServer(options, std::move(keys), log));
+  return server;
+}
+
+HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log)
+    : options_(options), keys_(std::move(keys)), log_(log) {
+  const size_t threads = static_cast<size_t>(std::max(1, options_.threads));
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options_.max_body_bytes);
+  InstallHooks();
+  Handle({"GET", "/healthz",
+          [](const HttpCall&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); }, false});
+  Handle({"GET", "/metrics", [this](const HttpCall& call, httplib::Response& res) {
+            std::string text = metrics_.Render();
+            if (metrics_source_) text += metrics_source_(call.tenant);
+            res.status = 200;
+            res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
+          }});
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::InstallHooks() {
+  http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    RequestScratch& s = Scratch();
+    s = RequestScratch{};
+    s.active = true;
+    s.start = Clock::now();
+    s.request_id = RequestIdFor(req);
+    res.set_header("X-Request-Id", s.request_id);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  // Answers httplib's own errors (no route, body too large, bad request)
+  // with JSON; leaves answers that already have a body alone.
+  http_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                       httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    RequestScratch& s = Scratch();
+    if (res.status == 404 && s.route.empty()) {
+      if (IsDeclared(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+      // Without a valid key, no route is confirmed or denied.
+      if (!Authenticate(req)) {
+        SendUnauthorized(res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      const std::vector<std::string> methods = MethodsFor(req.path);
+      if (!methods.empty()) {
+        std::string allow;
+        for (const std::string& m : methods) allow += (allow.empty() ? "" : ", ") + m;
+        res.set_header("Allow", allow);
+        SendError(res, 405, "method_not_allowed", req.method + " is not allowed on " + req.path + "; allowed: " + allow);
+      } else {
+        SendError(res, 404, "not_found", "no route " + req.method + " " + req.path + " (the API is listed at /openapi.json)");
+      }
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (res.status == 413) {
+      SendError(res, 413, "payload_too_large",
+                "the request body is larger than server.max_body_bytes (" + std::to_string(options_.max_body_bytes) +
+                    " bytes); nothing was done");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const int status = res.status;
+    SendError(res, status, ReasonCode(status), "HTTP " + std::to_string(status));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+
+  http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    SendError(res, 500, "internal", "internal error: " + what);
+  });
+
+  http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    RequestScratch& s = Scratch();
+    const double ms =
+        s.active ? std::chrono::duration<double, std::milli>(Clock::now() - s.start).count() : 0.0;
+    std::string route = s.route;
+    if (route.empty()) route = RouteLabel(req.method, req.path);
+    if (route.empty()) route = IsDeclared(req.path) ? req.path : "unmatched";
+    metrics_.Record(req.method, route, res.status, ms / 1000.0);
+    if (options_.access_log && log_ != nullptr) AccessLog(req, res, route, ms, s.request_id);
+    s = RequestScratch{};
+  });
+}
+
+void HttpServer::AccessLog(const httplib::Request& req, const httplib::Response& res, const std::string& route,
+                           double ms, const std::string& request_id) const {
+  const std::optional<std::string> tenant = Authenticate(req);
+  nlohmann::json line = {
+      {"time", FormatIso8601(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count())},
+      {"method", req.method},
+      {"route", route},
+      {"path", req.path},
+      {"status", res.status},
+      {"duration_ms", static_cast<double>(static_cast<int64_t>(ms * 1000.0)) / 1000.0},
+      {"tenant", tenant ? nlohmann::json(*tenant) : nlohmann::json(nullptr)},
+      {"request_id", request_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(request_id)},
+      {"remote", req.remote_addr},
+      {"bytes_in", req.body.size()},
+      {"bytes_out", res.body.size()},
+  };
+  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::lock_guard<std::mutex> lock(log_mu_);
+  *log_ << text << "\n";
+  log_->flush();
+}
+
+void HttpServer::Handle(Route route) {
+  CompiledRoute compiled;
+  compiled.info = RouteInfo{route.method, route.path, route.needs_auth};
+  const std::string re = TemplateRegex(route.path, &compiled.param_names);
+  compiled.pattern = std::regex(re);
+  routes_.push_back(compiled);
+
+  auto shared = std::make_shared<Route>(std::move(route));
+  auto names = std::make_shared<std::vector<std::string>>(compiled.param_names);
+  httplib::Server::Handler wrapped = [this, shared, names](const httplib::Request& req, httplib::Response& res) {
+    RequestScratch& s = Scratch();
+    s.route = shared->path;
+    // cpp-httplib enforces the limit on bodies with a length; a chunked body
+    // is checked here.
+    if (req.body.size() > options_.max_body_bytes) {
+      SendError(res, 413, "payload_too_large",
+                "the request body is larger than server.max_body_bytes (" + std::to_string(options_.max_body_bytes) +
+                    " bytes); nothing was done");
+      return;
+    }
+    HttpCall call{req, "", {}, s.request_id};
+    if (shared->needs_auth) {
+      std::optional<std::string> tenant = Authenticate(req);
+      if (!tenant) {
+        SendUnauthorized(res);
+        return;
+      }
+      call.tenant = *tenant;
+    }
+    for (size_t i = 0; i < names->size() && i + 1 < req.matches.size(); ++i) {
+      call.params[(*names)[i]] = req.matches[i + 1].str();
+    }
+    shared->handler(call, res);
+  };
+  const std::string& m = shared->method;
+  if (m == "GET") {
+    http_.Get(re, wrapped);
+  } else if (m == "POST") {
+    http_.Post(re, wrapped);
+  } else if (m == "PUT") {
+    http_.Put(re, wrapped);
+  } else if (m == "PATCH") {
+    http_.Patch(re, wrapped);
+  } else if (m == "DELETE") {
+    http_.Delete(re, wrapped);
+  }
+}
+
+void HttpServer::DeclareRoute(const std::string& path) { declared_.push_back(path); }
+
+std::vector<RouteInfo> HttpServer::Routes() const {
+  std::vector<RouteInfo> out;
+  for (const CompiledRoute& r : routes_) out.push_back(r.info);
+  return out;
+}
+
+std::optional<std::string> HttpServer::Authenticate(const httplib::Request& req) const {
+  if (keys_.empty()) {
+    if (options_.allow_anonymous) return std::string("default");
+    return std::nullopt;
+  }
+  return keys_.TenantFor(RequestApiKey(req));
+}
+
+void HttpServer::SetMetricsSource(std::function<std::string(const std::string&)> source) {
+  metrics_source_ = std::move(source);
+}
+
+std::string HttpServer::RouteLabel(const std::string& method, const std::string& path) const {
+  for (const CompiledRoute& r : routes_) {
+    if ((r.info.method == method || (method == "HEAD" && r.info.method == "GET")) &&
+        std::regex_match(path, r.pattern)) {
+      return r.info.path;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> HttpServer::MethodsFor(const std::string& path) const {
+  std::vector<std::string> out;
+  for (const CompiledRoute& r : routes_) {
+    if (std::regex_match(path, r.pattern) &&
+        std::find(out.begin(), out.end(), r.info.method) == out.end()) {
+      out.push_back(r.info.method);
+    }
+  }
+  return out;
+}
+
+bool HttpServer::IsDeclared(const std::string& path) const {
+  return std::find(declared_.begin(), declared_.end(), path) != declared_.end();
+}
+
+Result<int> HttpServer::Start() {
+  if (thread_.joinable()) return Status::FailedPrecondition("the server is already running");
+  int port = options_.port;
+  if (port == 0) {
+    port = http_.bind_to_any_port(options_.bind);
+  } else if (!http_.bind_to_port(options_.bind, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return Status::Unavailable("cannot listen on " + options_.bind + ":" + std::to_string(options_.port) +
+                               " (server.bind, server.port): the address is in use or not this machine's");
+  }
+  port_ = port;
+  listen_returned_ = false;
+  thread_ = std::thread([this] {
+    http_.listen_after_bind();
+    listen_returned_ = true;
+  });
+  // stop() only stops a server that is running; wait until it is.
+  while (!http_.is_running() && !listen_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (listen_returned_) {
+    thread_.join();
+    return Status::Unavailable("the server on " + options_.bind + ":" + std::to_string(port) + " stopped at once");
+  }
+  return port;
+}
+
+void HttpServer::Stop() {
+  if (!thread_.joinable()) return;
+  http_.stop();
+  thread_.join();
+}
+
+}  // namespace msp

@@ -1,0 +1,151 @@
+// HttpServer: the HTTP shell of `msp serve`, shared by the REST API (src/rest)
+// and the MCP-over-HTTP endpoint (src/mcp). It owns the cpp-httplib server and
+// adds what every endpoint needs: API-key authentication (auth.h), a request
+// body limit (413), request ids, structured JSON access logs, Prometheus
+// metrics at /metrics, /healthz, 404 / 405 / 401 answers with JSON bodies, and
+// start / stop.
+//
+// Routes are declared in a table (Route: method, path template, handler,
+// needs_auth). Another part may also mount handlers straight on http(); it
+// then authenticates with Authenticate() and calls DeclareRoute() so its
+// requests are labelled in logs and metrics.
+//
+// Built-in routes: GET /healthz (no key), GET /metrics (a key: the record
+// counts it shows are the caller's tenant's).
+#ifndef MSP_SERVER_HTTP_SERVER_H_
+#define MSP_SERVER_HTTP_SERVER_H_
+
+#include <atomic>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "msp/options.h"
+#include "msp/status.h"
+#include "server/auth.h"
+#include "server/metrics.h"
+
+namespace msp {
+
+// What a route handler gets besides the response to fill.
+struct HttpCall {
+  const httplib::Request& req;
+  std::string tenant;                          // from the key; "" for a route without auth
+  std::map<std::string, std::string> params;   // path parameters by name ("id")
+  std::string request_id;
+};
+
+using RouteHandler = std::function<void(const HttpCall&, httplib::Response&)>;
+
+struct Route {
+  std::string method;  // GET, POST, PUT, PATCH or DELETE
+  // "/v1/memories/{id}": a {name} matches one non-empty path segment.
+  std::string path;
+  RouteHandler handler;
+  bool needs_auth = true;  // false: no key asked (only /healthz)
+};
+
+// A registered route, for listings (the OpenAPI coverage test).
+struct RouteInfo {
+  std::string method;
+  std::string path;
+  bool needs_auth = true;
+};
+
+class HttpServer {
+ public:
+  // Checks the options: with no keys, options.allow_anonymous must be set and
+  // options.bind must be a loopback address; allow_anonymous with keys is an
+  // error too (it would be ambiguous). Errors are FailedPrecondition /
+  // InvalidArgument saying which setting to change. Access logs go to `log`
+  // (one JSON object a line) when options.access_log; `log` must outlive the
+  // server.
+  static Result<std::unique_ptr<HttpServer>> Create(const ServerOptions& options, ApiKeys keys,
+                                                    std::ostream* log);
+  ~HttpServer();  // stops the server
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Registers a route. REQUIRES: before Start(); no route with the same
+  // method and template yet.
+  void Handle(Route route);
+  // Labels requests to `path` (a literal path mounted on http() directly) in
+  // logs and metrics, and leaves its error answers as they are.
+  void DeclareRoute(const std::string& path);
+  // Every route registered with Handle(), built-in ones included, in order.
+  std::vector<RouteInfo> Routes() const;
+
+  // The tenant of the request's API key; "default" for any request when the
+  // server runs anonymous; nullopt when the key is missing or unknown.
+  std::optional<std::string> Authenticate(const httplib::Request& req) const;
+
+  // The underlying server, for mounting other endpoints (MCP at /mcp).
+  httplib::Server& http() { return http_; }
+  HttpMetrics& metrics() { return metrics_; }
+  const ServerOptions& options() const { return options_; }
+
+  // Extra text appended to /metrics for the caller's tenant (record counts).
+  void SetMetricsSource(std::function<std::string(const std::string& tenant)> source);
+
+  // Binds options.bind:options.port (port 0: any free port) and serves on a
+  // thread of its own. Returns the bound port once the server accepts
+  // connections. Unavailable when the address cannot be bound.
+  Result<int> Start();
+  // Stops accepting, lets requests in flight finish, joins the threads.
+  // Idempotent.
+  void Stop();
+  // The bound port (0 before Start).
+  int port() const { return port_; }
+
+ private:
+  HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log);
+  struct CompiledRoute {
+    RouteInfo info;
+    std::regex pattern;
+    std::vector<std::string> param_names;
+  };
+
+  void InstallHooks();
+  // The template of the route matching `method` and `path` ("" if none), and
+  // the methods of every route matching `path`.
+  std::string RouteLabel(const std::string& method, const std::string& path) const;
+  std::vector<std::string> MethodsFor(const std::string& path) const;
+  bool IsDeclared(const std::string& path) const;
+  void AccessLog(const httplib::Request& req, const httplib::Response& res, const std::string& route,
+                 double ms, const std::string& request_id) const;
+
+  ServerOptions options_;
+  ApiKeys keys_;
+  std::ostream* log_;
+  mutable std::mutex log_mu_;
+  httplib::Server http_;
+  HttpMetrics metrics_;
+  std::vector<CompiledRoute> routes_;
+  std::vector<std::string> declared_;
+  std::function<std::string(const std::string&)> metrics_source_;
+  std::thread thread_;
+  std::atomic<bool> listen_returned_{false};
+  int port_ = 0;
+};
+
+// Response helpers: a JSON body, and an error in the shape of http_status.h.
+void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
+void SendStatusError(httplib::Response& res, const Status& status);
+void SendError(httplib::Response& res, int http_status, std::string_view code, std::string_view message);
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackAddress(const std::string& address);
+
+}  // namespace msp
+
+#endif  // MSP_SERVER_HTTP_SERVER_H_
