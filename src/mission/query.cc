@@ -1,0 +1,361 @@
+// workflow_memory_query: routing, ranking (degraded mode included), the
+// budgeted digest and the retrieval log (see msp/digest.h, docs/mission.md).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/memory_json.h"
+#include "mission/degraded.h"
+#include "mission/digest_builder.h"
+#include "mission/records.h"
+#include "mission/render.h"
+#include "mission/retrieval_log.h"
+#include "msp/digest.h"
+#include "util/time.h"
+#include "util/uuid.h"
+#include "working/tokens.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kTitleQueryChars = 120;
+
+struct Candidate {
+  Memory memory;
+  double similarity = 0.0;
+  double score = 0.0;
+};
+
+std::vector<Layer> LayersOf(QueryScope s) {
+  switch (s) {
+    case QueryScope::kAll: return {Layer::kDomain, Layer::kWorkflow, Layer::kPractitioner};
+    case QueryScope::kDomain: return {Layer::kDomain};
+    case QueryScope::kWorkflow: return {Layer::kWorkflow};
+    case QueryScope::kPractitioner: return {Layer::kPractitioner};
+  }
+  return {};
+}
+
+// Where a layer's records live for this asker: the mission, and for the
+// practitioner layer the asker's own namespace (every operator's when the
+// asker is anonymous).
+Namespace LayerScope(const MissionQuery& q, Layer layer) {
+  Namespace ns = MissionNamespace(q.mission);
+  if (layer == Layer::kPractitioner) ns.operator_id = q.asker.operator_id;
+  return ns;
+}
+
+bool Servable(const Memory& m, const QueryFilters& f) {
+  if (IsRetrievalLog(m)) return false;
+  if (m.kind == Kind::kEntity || m.kind == Kind::kRelation || m.kind == Kind::kEpisode) return false;
+  if (!f.component.empty() && ComponentOf(m) != f.component) return false;
+  return true;
+}
+
+std::string DecisionTitle(const Memory& m) {
+  if (m.kind != Kind::kDecision) return "";
+  Result<Decision> d = DecisionFromMemory(m);
+  return d.ok() ? d->title : "";
+}
+
+DigestEntry EntryOf(const Candidate& c) {
+  DigestEntry e;
+  e.id = c.memory.id;
+  e.layer = c.memory.layer;
+  e.kind = c.memory.kind;
+  e.score = c.score;
+  e.similarity = c.similarity;
+  e.criticality = c.memory.criticality;
+  e.access_level = c.memory.access_level;
+  e.component = ComponentOf(c.memory);
+  e.title = DecisionTitle(c.memory);
+  e.text = c.memory.text;
+  e.provenance = c.memory.provenance;
+  e.created_at = c.memory.created_at;
+  return e;
+}
+
+DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded) {
+  DigestItem item;
+  item.section = section;
+  item.head = "- [" + FormatScore(e.score) + "]";
+  if (degraded) item.head += " (similarity " + FormatScore(e.similarity) + ")";
+  item.head += " " + std::string(KindName(e.kind));
+  if (!e.component.empty()) item.head += " · " + e.component;
+  item.head += " · " + std::string(CriticalityName(e.criticality)) + ": ";
+  item.text = IndentLines(e.text, "  ");
+  item.tail = "\n  provenance: " + ProvenanceText(e.provenance) + " · id " + e.id;
+  return item;
+}
+
+json EntryJson(const DigestEntry& e) {
+  return json{{"id", e.id},
+              {"layer", LayerName(e.layer)},
+              {"kind", KindName(e.kind)},
+              {"score", e.score},
+              {"similarity", e.similarity},
+              {"criticality", CriticalityName(e.criticality)},
+              {"access_level", e.access_level},
+              {"component", e.component},
+              {"title", e.title},
+              {"text", e.text},
+              {"provenance", ProvenanceJson(e.provenance)},
+              {"created_at", e.created_at == 0 ? json(nullptr) : json(FormatIso8601(e.created_at))},
+              {"tokens", e.tokens},
+              {"truncated", e.truncated}};
+}
+
+json LoadJson(const LoadState& l) {
+  return json{{"active", l.degraded},         {"alpha", l.alpha},
+              {"rate_per_min", l.rate_per_min}, {"events_in_window", l.events_in_window},
+              {"window_min", l.window_min},     {"capacity_per_min", l.capacity_per_min}};
+}
+
+std::string_view FormName(DigestForm f) {
+  switch (f) {
+    case DigestForm::kFull: return "full";
+    case DigestForm::kFooterOnly: return "footer_only";
+    case DigestForm::kEmpty: return "empty";
+  }
+  return "full";
+}
+
+}  // namespace
+
+std::string_view QueryScopeName(QueryScope s) {
+  switch (s) {
+    case QueryScope::kAll: return "all";
+    case QueryScope::kDomain: return "domain";
+    case QueryScope::kWorkflow: return "workflow";
+    case QueryScope::kPractitioner: return "practitioner";
+  }
+  return "unknown";
+}
+
+std::optional<QueryScope> ParseQueryScope(std::string_view s) {
+  for (QueryScope q : {QueryScope::kAll, QueryScope::kDomain, QueryScope::kWorkflow, QueryScope::kPractitioner}) {
+    if (QueryScopeName(q) == s) return q;
+  }
+  return std::nullopt;
+}
+
+Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
+  MSP_RETURN_IF_ERROR(RequireMission(q.mission));
+  if (OneLineText(q.task_description, 1).empty()) {
+    return Status::InvalidArgument("task_description is empty: describe the task to find context for");
+  }
+  if (q.token_budget < 0) {
+    return Status::InvalidArgument("token_budget is " + std::to_string(q.token_budget) + "; it must be >= 0");
+  }
+  if (!q.filters.component.empty() && !IsMissionIdentifier(q.filters.component)) {
+    return Status::InvalidArgument("component filter '" + q.filters.component + "' is not an identifier");
+  }
+  if (q.filters.from != 0 && q.filters.to != 0 && q.filters.from >= q.filters.to) {
+    return Status::InvalidArgument("time range is empty: from must be before to");
+  }
+  MSP_ASSIGN_OR_RETURN(const int clearance, ResolveClearance(engine_, q.mission, q.asker));
+  MSP_ASSIGN_OR_RETURN(const LoadState load, Load(q.mission, clearance));
+  const int top_k = std::clamp(options_.query_candidates, 1, 1000);
+
+  // Route: one retrieval per layer of the scope.
+  const std::vector<Layer> layers = LayersOf(q.scope);
+  std::vector<Candidate> candidates;
+  std::set<std::string> seen;
+  for (Layer layer : layers) {
+    RetrieveRequest r;
+    r.scope = LayerScope(q, layer);
+    r.query = q.task_description;
+    r.top_k = top_k;
+    r.record_access = false;
+    r.filter.layers = {layer};
+    r.filter.criticalities = q.filters.criticalities;
+    r.filter.created_from = q.filters.from;
+    r.filter.created_to = q.filters.to;
+    r.filter.max_access_level = clearance;
+    MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine_.Retrieve(r));
+    for (SearchHit& h : hits) {
+      if (!Servable(h.memory, q.filters) || !seen.insert(h.memory.id).second) continue;
+      candidates.push_back(Candidate{std::move(h.memory), h.score, h.score});
+    }
+    if (!load.degraded) continue;
+    // Under load, triage by criticality: the layer's high and critical
+    // records join the candidates even when they do not match the words.
+    ListRequest l;
+    l.scope = r.scope;
+    l.filter = r.filter;
+    l.filter.criticalities.clear();
+    for (Criticality c : {Criticality::kHigh, Criticality::kCritical}) {
+      if (q.filters.criticalities.empty() ||
+          std::find(q.filters.criticalities.begin(), q.filters.criticalities.end(), c) !=
+              q.filters.criticalities.end()) {
+        l.filter.criticalities.push_back(c);
+      }
+    }
+    if (l.filter.criticalities.empty()) continue;
+    l.limit = top_k;
+    l.newest_first = true;
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> urgent, engine_.List(l));
+    for (Memory& m : urgent) {
+      if (!Servable(m, q.filters) || !seen.insert(m.id).second) continue;
+      candidates.push_back(Candidate{std::move(m), 0.0, 0.0});
+    }
+  }
+  for (Candidate& c : candidates) {
+    c.score = load.degraded ? DegradedScore(load.alpha, c.memory.criticality, c.similarity) : c.similarity;
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.similarity != b.similarity) return a.similarity > b.similarity;
+    if (a.memory.created_at != b.memory.created_at) return a.memory.created_at > b.memory.created_at;
+    return a.memory.id < b.memory.id;
+  });
+
+  // Pack.
+  const TimeMs now = clock_->NowMs();
+  const std::string retrieval_id = NewUuid(now);
+  const std::string counter_name(counter_->name());
+  const size_t budget = static_cast<size_t>(q.token_budget);
+  std::map<Layer, size_t> section_of;
+  DigestLayout layout;
+  for (Layer l : layers) {
+    section_of[l] = layout.sections.size();
+    layout.sections.push_back("## " + LayerTitle(l));
+  }
+  layout.title = "# Mission memory: " + OneLineText(q.task_description, kTitleQueryChars) + "\nretrieval " +
+                 retrieval_id + " · mission " + q.mission.mission + " · scope " +
+                 std::string(QueryScopeName(q.scope)) + " · clearance " + std::to_string(clearance);
+  if (load.degraded) {
+    layout.title += "\n**Degraded mode**: " + FormatScore(load.rate_per_min) + " events/min over " +
+                    std::to_string(load.window_min) + " min > capacity " + FormatScore(load.capacity_per_min) +
+                    "/min; score = " + FormatScore(load.alpha) + " × criticality + " +
+                    FormatScore(1.0 - load.alpha) + " × similarity";
+  }
+  std::vector<DigestEntry> entries;
+  for (const Candidate& c : candidates) {
+    entries.push_back(EntryOf(c));
+    layout.items.push_back(ItemOf(entries.back(), section_of[c.memory.layer], load.degraded));
+  }
+  const bool none = candidates.empty();
+  layout.footer = [&](const DigestTally& t) {
+    std::string f = "---\n";
+    if (none) {
+      f += "no matching records";
+    } else {
+      f += std::to_string(t.shown) + " entries shown, " + std::to_string(t.left_out) + " left out by the budget";
+      if (t.truncated > 0) f += " (the first cut to fit)";
+    }
+    return f + " · " + std::to_string(t.tokens) + "/" + std::to_string(t.budget) + " tokens (counter " +
+           counter_name + ")";
+  };
+  layout.short_footer = [&](const DigestTally& t) {
+    return "retrieval " + retrieval_id + ": budget " + std::to_string(t.budget) + " tokens too small, " +
+           std::to_string(t.left_out) + " entries left out";
+  };
+  const BuiltDigest built = BuildDigest(layout, budget, *counter_);
+
+  QueryDigest out;
+  out.retrieval_id = retrieval_id;
+  out.markdown = built.markdown;
+  out.tokens_used = built.tokens;
+  out.token_budget = q.token_budget;
+  out.counter = counter_name;
+  out.clearance = clearance;
+  out.load = load;
+  RetrievalLog log;
+  log.query = q.task_description;
+  log.scope = std::string(QueryScopeName(q.scope));
+  log.operator_id = q.asker.operator_id;
+  log.clearance = clearance;
+  int log_level = 0;
+  for (size_t s = 0; s < layout.sections.size(); ++s) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (!built.shown[i] || layout.items[i].section != s) continue;
+      DigestEntry e = entries[i];
+      e.tokens = built.item_tokens[i];
+      if (static_cast<int>(i) == built.truncated_item) {
+        e.truncated = true;
+        e.text = built.truncated_text;  // as shown (indented lines, cut, "…")
+      }
+      log.served.push_back(ServedRef{e.id, e.layer, e.score, static_cast<int64_t>(e.tokens)});
+      log_level = std::max(log_level, e.access_level);
+      out.served.push_back(std::move(e));
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (built.shown[i]) continue;
+    DigestEntry e = entries[i];
+    const DigestItem& item = layout.items[i];
+    e.tokens = counter_->Count(item.head + item.text + item.tail);
+    out.left_out.push_back(std::move(e));
+  }
+  log.left_out = static_cast<int64_t>(out.left_out.size());
+  log.tokens_used = static_cast<int64_t>(built.tokens);
+  log.token_budget = q.token_budget;
+  log.counter = counter_name;
+  log.degraded = load.degraded;
+  log.alpha = load.alpha;
+  log.rate_per_min = load.rate_per_min;
+
+  // The retrieval log: written before the digest is returned, so that a
+  // correction can name it at once.
+  Memory record;
+  record.id = retrieval_id;
+  record.ns = MissionNamespace(q.mission);
+  record.ns.session = q.mission.session;
+  record.layer = Layer::kWorkflow;
+  record.kind = Kind::kEvent;
+  record.text = "";
+  record.body_json = RetrievalLogBody(log, q.filters).dump();
+  record.source = std::string(kRetrievalLogSource);
+  record.access_level = log_level;
+  RecordBatch batch;
+  batch.scope = MissionNamespace(q.mission);
+  batch.puts.push_back(std::move(record));
+  batch.expected_seq = {0};
+  batch.actor = q.actor;
+  batch.reason = "retrieval log";
+  MSP_RETURN_IF_ERROR(engine_.Commit(batch).status());
+
+  json sections = json::array();
+  for (Layer l : layers) {
+    json list = json::array();
+    for (const DigestEntry& e : out.served) {
+      if (e.layer == l) list.push_back(EntryJson(e));
+    }
+    sections.push_back({{"layer", LayerName(l)}, {"title", LayerTitle(l)}, {"entries", list}});
+  }
+  json left = json::array();
+  for (const DigestEntry& e : out.left_out) {
+    left.push_back({{"id", e.id}, {"layer", LayerName(e.layer)}, {"score", e.score}, {"tokens", e.tokens}});
+  }
+  json crits = json::array();
+  for (Criticality c : q.filters.criticalities) crits.push_back(CriticalityName(c));
+  const json j{{"retrieval_id", retrieval_id},
+               {"mission", q.mission.mission},
+               {"session", q.mission.session},
+               {"query", q.task_description},
+               {"scope", QueryScopeName(q.scope)},
+               {"operator", q.asker.operator_id},
+               {"clearance", clearance},
+               {"filters",
+                {{"component", q.filters.component},
+                 {"criticalities", crits},
+                 {"from", q.filters.from == 0 ? json(nullptr) : json(FormatIso8601(q.filters.from))},
+                 {"to", q.filters.to == 0 ? json(nullptr) : json(FormatIso8601(q.filters.to))}}},
+               {"token_budget", q.token_budget},
+               {"tokens_used", built.tokens},
+               {"counter", counter_name},
+               {"form", FormName(built.form)},
+               {"degraded", LoadJson(load)},
+               {"sections", sections},
+               {"left_out", left},
+               {"markdown", built.markdown}};
+  out.json = DumpJson(j);
+  return out;
+}
+
+}  // namespace msp

@@ -1,0 +1,82 @@
+// Text helpers for the digests (see render.h).
+#include "mission/render.h"
+
+#include <cstdio>
+
+#include "mission/digest_builder.h"
+
+namespace msp {
+
+std::string OneLineText(std::string_view text, size_t max_chars) {
+  std::string flat;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
+      space = !flat.empty();
+      continue;
+    }
+    if (space) flat += ' ';
+    space = false;
+    flat += c;
+  }
+  if (CountCodePoints(flat) <= max_chars) return flat;
+  return CutUtf8(flat, max_chars == 0 ? 0 : max_chars - 1) + "…";
+}
+
+std::string IndentLines(std::string_view text, std::string_view indent) {
+  std::string out;
+  size_t start = 0;
+  bool first = true;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) {
+      line.remove_suffix(1);
+    }
+    if (!first) out += "\n";
+    if (!first && !line.empty()) out += indent;
+    out += line;
+    first = false;
+    start = end + 1;
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string FormatScore(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
+std::string ProvenanceText(const std::vector<ProvenanceRef>& refs) {
+  if (refs.empty()) return "none recorded";
+  std::string out;
+  for (const ProvenanceRef& r : refs) {
+    if (!out.empty()) out += "; ";
+    out += r.type + " " + OneLineText(r.ref, 120);
+    if (!r.detail.empty()) out += " (" + OneLineText(r.detail, 60) + ")";
+  }
+  return out;
+}
+
+nlohmann::json ProvenanceJson(const std::vector<ProvenanceRef>& refs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ProvenanceRef& r : refs) out.push_back({{"type", r.type}, {"ref", r.ref}, {"detail", r.detail}});
+  return out;
+}
+
+std::string LayerTitle(Layer l) {
+  switch (l) {
+    case Layer::kDomain: return "Domain";
+    case Layer::kWorkflow: return "Workflow";
+    case Layer::kPractitioner: return "Practitioner";
+    case Layer::kEpisodic: return "Episodic";
+    case Layer::kSemantic: return "Semantic";
+    case Layer::kProcedural: return "Procedural";
+  }
+  return "Other";
+}
+
+}  // namespace msp

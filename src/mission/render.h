@@ -1,0 +1,33 @@
+// Small text helpers the query and handoff digests share.
+#ifndef MSP_MISSION_RENDER_H_
+#define MSP_MISSION_RENDER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "msp/types.h"
+
+namespace msp {
+
+// `text` on one line: whitespace runs collapsed to one space, trimmed, cut at
+// `max_chars` code points with "…".
+std::string OneLineText(std::string_view text, size_t max_chars);
+// `text` with every line after the first indented by `indent` (so a
+// multi-line text stays inside its Markdown list item); trailing whitespace
+// trimmed.
+std::string IndentLines(std::string_view text, std::string_view indent);
+// "0.82".
+std::string FormatScore(double x);
+// "commit abc123; document spec.pdf (p. 4)" or "none recorded".
+std::string ProvenanceText(const std::vector<ProvenanceRef>& refs);
+// [{type, ref, detail}].
+nlohmann::json ProvenanceJson(const std::vector<ProvenanceRef>& refs);
+// The section heading of a layer: "Domain", "Workflow", "Practitioner", ...
+std::string LayerTitle(Layer l);
+
+}  // namespace msp
+
+#endif  // MSP_MISSION_RENDER_H_
