@@ -37,6 +37,22 @@ struct ListRequest {
   bool include_expired = false;
 };
 
+// A batch of typed records written as one atomic unit, for the parts of msp
+// that own their record formats (mission memory, the knowledge graph,
+// procedural memory). See MemoryLayer::Commit.
+struct RecordBatch {
+  Namespace scope;                    // every put and delete must lie inside it
+  // Empty id: a new record (id and created_at assigned). With an id: insert,
+  // or replace the whole record (created_at kept as given; 0 becomes now).
+  std::vector<Memory> puts;
+  // Compare-and-swap, empty or one per put: -1 unconditional; 0 the id must
+  // not exist yet; > 0 the record's current seq must equal it.
+  std::vector<int64_t> expected_seq;
+  std::vector<std::string> deletes;   // ids of records visible in scope
+  std::string actor;                  // for the audit log; empty: options.actor
+  std::string reason;                 // for the audit log
+};
+
 class MemoryLayer {
  public:
   static Result<std::unique_ptr<MemoryLayer>> Open(const Options& options,
@@ -78,6 +94,16 @@ class MemoryLayer {
   virtual Result<std::vector<Memory>> List(const ListRequest& request) = 0;
   virtual Status Delete(const Namespace& scope, const std::string& id, const std::string& reason,
                         const std::string& actor) = 0;
+
+  // Administrative write of typed records (RecordBatch): no worth-storing
+  // policy, only structural checks (namespace inside scope, UTF-8, sizes,
+  // JSON body an object, access level 0..kMaxAccessLevel; empty text is
+  // allowed and never matches a search). Records are embedded, indexed and
+  // audited; the whole batch lands or nothing does. A failed expected_seq is
+  // kConflict naming the record and its current seq. Episodes are refused
+  // (AddEpisode numbers their steps). Returns the stored records with id and
+  // seq (without vectors), in the order of `puts`.
+  virtual Result<std::vector<Memory>> Commit(const RecordBatch& batch) = 0;
 
   // Runs the extractor over the episodes of `scope` not yet consolidated
   // (one session when `session` is set).

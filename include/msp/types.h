@@ -15,7 +15,15 @@ namespace msp {
 
 using TimeMs = int64_t;
 
-enum class Kind { kEpisode, kFact, kProcedure, kDecision, kCorrection, kDocumentChunk, kArtifact };
+enum class Kind {
+  kEpisode, kFact, kProcedure, kDecision, kCorrection, kDocumentChunk, kArtifact,
+  kPrinciple,  // a mission's principle (registry, versioned)
+  kEntity,     // a knowledge-graph node (name, type, observations)
+  kRelation,   // a knowledge-graph edge (from, to, relation type)
+  kEvent,      // something that happened in a mission (incident, alert, retrieval log...)
+};
+// The highest access level (Memory::access_level) and clearance.
+constexpr int kMaxAccessLevel = 9;
 enum class Layer { kEpisodic, kSemantic, kProcedural, kDomain, kWorkflow, kPractitioner };
 enum class Sensitivity { kLow, kMedium, kHigh };
 enum class Criticality { kLow, kNormal, kHigh, kCritical };
@@ -33,6 +41,8 @@ std::string_view RecordStateName(RecordState s);
 std::string_view EpisodeTypeName(EpisodeType t);
 // Parsers accept exactly the canonical names; nullopt otherwise.
 std::optional<Kind> ParseKind(std::string_view s);
+// Every kind, in declaration order.
+std::vector<Kind> AllKinds();
 std::optional<Layer> ParseLayer(std::string_view s);
 std::optional<Sensitivity> ParseSensitivity(std::string_view s);
 std::optional<Criticality> ParseCriticality(std::string_view s);
@@ -40,7 +50,8 @@ std::optional<RecordState> ParseRecordState(std::string_view s);
 std::optional<EpisodeType> ParseEpisodeType(std::string_view s);
 // The layer a kind lives in when the caller does not say (episode -> episodic,
 // fact -> semantic, procedure -> procedural, document_chunk -> domain,
-// decision/artifact -> workflow, correction -> practitioner).
+// decision/artifact/principle/event -> workflow, correction -> practitioner,
+// entity/relation -> semantic).
 Layer DefaultLayer(Kind k);
 
 // Who a record belongs to. tenant is always set ("default" when not given);
@@ -90,6 +101,9 @@ struct Memory {
   int64_t access_count = 0;
   TimeMs last_accessed = 0;
   std::vector<ProvenanceRef> provenance;
+  // 0..kMaxAccessLevel: served only to askers whose clearance is at least
+  // this (SearchFilter::max_access_level). 0: everyone in the namespace.
+  int access_level = 0;
   RecordState state = RecordState::kActive;
   std::string supersedes;         // id of the record this one replaced
   std::string superseded_by;      // id of the record that replaced this one
@@ -172,6 +186,9 @@ struct SearchFilter {
   TimeMs created_from = 0;           // inclusive; 0: unbounded
   TimeMs created_to = 0;             // exclusive; 0: unbounded
   bool include_superseded = false;
+  // The asker's clearance: records with a higher access_level are never
+  // returned. nullopt: no limit (a trusted local caller).
+  std::optional<int> max_access_level;
 };
 
 struct RetrieveRequest {
@@ -185,6 +202,10 @@ struct RetrieveRequest {
   // The query's vector, when the caller already has it (from the same
   // embedder); empty: the engine embeds `query`.
   std::vector<float> query_embedding;
+  // > 0: what held at this time (ms), superseded records included: a record
+  // held from valid_at (else created_at) until invalid_at (else, if it was
+  // superseded, until then; else still). "What did we believe on date D".
+  TimeMs as_of = 0;
 };
 
 // One signal's part in a hit's score (filled when explain is set).
@@ -228,7 +249,8 @@ struct ConsolidationReport {
   int candidates = 0;
   int facts_added = 0;
   int facts_merged = 0;
-  std::vector<std::string> fact_ids;  // added or merged, in order
+  int facts_superseded = 0;           // new facts that replaced a fact they contradict
+  std::vector<std::string> fact_ids;  // added, merged or superseding, in order
 };
 
 struct ImportReport {

@@ -365,6 +365,7 @@ nlohmann::json MemoryToJson(const Memory& m, bool with_embedding) {
       {"supersedes", m.supersedes},
       {"superseded_by", m.superseded_by},
       {"step_number", m.step_number},
+      {"access_level", m.access_level},
   };
   if (with_embedding) {
     j["embedder_id"] = m.embedder_id;
@@ -403,6 +404,7 @@ Result<Memory> MemoryFromJson(const nlohmann::json& j) {
                                     "supersedes",
                                     "superseded_by",
                                     "step_number",
+                                    "access_level",
                                     "embedder_id",
                                     "embedding"}));
   MSP_RETURN_IF_ERROR(r.Required("text"));
@@ -444,6 +446,14 @@ Result<Memory> MemoryFromJson(const nlohmann::json& j) {
   MSP_RETURN_IF_ERROR(r.Uuid("supersedes", &m.supersedes));
   MSP_RETURN_IF_ERROR(r.Uuid("superseded_by", &m.superseded_by));
   MSP_RETURN_IF_ERROR(r.Int("step_number", 0, &m.step_number));
+  int64_t access_level = 0;
+  MSP_RETURN_IF_ERROR(r.Int("access_level", 0, &access_level));
+  if (access_level > kMaxAccessLevel) {
+    return Status::InvalidArgument("field 'access_level' must be <= " +
+                                   std::to_string(kMaxAccessLevel) + ", got " +
+                                   std::to_string(access_level));
+  }
+  m.access_level = static_cast<int>(access_level);
   MSP_RETURN_IF_ERROR(r.String("embedder_id", &m.embedder_id));
   if (const json* vec = r.Find("embedding")) {
     if (!vec->is_array()) return r.WrongType("embedding", "an array of numbers", *vec);

@@ -471,6 +471,7 @@ class Engine final : public MemoryLayer {
     q.session = r.session;
     q.created_from = r.filter.created_from;
     q.created_to = r.filter.created_to;
+    q.max_access_level = r.filter.max_access_level;
     if (!r.filter.include_superseded) q.state = RecordState::kActive;
     if (!r.include_expired) q.not_expired_at = clock_->NowMs();
     q.order = !r.session.empty()
@@ -506,6 +507,96 @@ class Engine final : public MemoryLayer {
       if (static_cast<int>(page.size()) < q.limit) break;
     }
     return out;
+  }
+
+  Result<std::vector<Memory>> Commit(const RecordBatch& b) override {
+    if (!b.expected_seq.empty() && b.expected_seq.size() != b.puts.size()) {
+      return Status::InvalidArgument("commit: expected_seq has " + std::to_string(b.expected_seq.size()) +
+                                     " entries for " + std::to_string(b.puts.size()) +
+                                     " puts; give one per put or none");
+    }
+    if (b.puts.empty() && b.deletes.empty()) return std::vector<Memory>{};
+    MSP_RETURN_IF_ERROR(ValidateCommon(b.scope, {}, "", 1.0, "", {}));
+    const TimeMs now = clock_->NowMs();
+    const std::string actor = ActorOf(b.actor);
+    std::vector<Memory> records = b.puts;
+    for (size_t i = 0; i < records.size(); ++i) {
+      Memory& m = records[i];
+      const std::string at = "commit: put " + std::to_string(i);
+      if (m.kind == Kind::kEpisode) {
+        return Status::InvalidArgument(at + ": episodes are added with AddEpisode, not Commit");
+      }
+      if (!b.scope.Contains(m.ns)) {
+        return Status::InvalidArgument(at + ": namespace " + m.ns.ToString() + " lies outside the scope " +
+                                       b.scope.ToString());
+      }
+      // Records that only carry a body (logs) may have empty text: they
+      // never match a search.
+      if (!m.text.empty()) {
+        MSP_RETURN_IF_ERROR(ValidateText("text", m.text, options_.policy.max_text_bytes).WithContext(at));
+      }
+      MSP_RETURN_IF_ERROR(
+          ValidateCommon(m.ns, m.tags, m.source, m.confidence, m.body_json, m.provenance).WithContext(at));
+      if (m.access_level < 0 || m.access_level > kMaxAccessLevel) {
+        return Status::InvalidArgument(at + ": access_level " + std::to_string(m.access_level) +
+                                       " is outside 0.." + std::to_string(kMaxAccessLevel));
+      }
+      if (!b.expected_seq.empty() && b.expected_seq[i] < -1) {
+        return Status::InvalidArgument(at + ": expected_seq must be -1, 0 or a seq, got " +
+                                       std::to_string(b.expected_seq[i]));
+      }
+      if (m.id.empty()) m.id = NewUuid(now);
+      if (m.created_at == 0) m.created_at = now;
+      m.updated_at = now;
+      m.body_json = m.body_json.empty() ? "{}" : json::parse(m.body_json).dump();
+      m.embedding.clear();
+      m.embedder_id.clear();
+      m.seq = 0;
+    }
+    std::vector<Memory> to_embed;
+    std::vector<size_t> embed_at;
+    for (size_t i = 0; i < records.size(); ++i) {
+      if (records[i].text.empty()) continue;
+      to_embed.push_back(records[i]);
+      embed_at.push_back(i);
+    }
+    MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &to_embed));
+    for (size_t j = 0; j < to_embed.size(); ++j) {
+      records[embed_at[j]].embedding = std::move(to_embed[j].embedding);
+      records[embed_at[j]].embedder_id = std::move(to_embed[j].embedder_id);
+    }
+
+    std::lock_guard<std::mutex> lock(write_mu_);
+    WriteBatch batch;
+    std::vector<std::string> ids;
+    for (const Memory& m : records) ids.push_back(m.id);
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> existing, store_->GetMany(ids, /*with_embeddings=*/false));
+    for (size_t i = 0; i < records.size(); ++i) {
+      const Memory& m = records[i];
+      auto old = std::find_if(existing.begin(), existing.end(), [&](const Memory& e) { return e.id == m.id; });
+      if (old != existing.end() && !b.scope.Contains(old->ns)) {
+        // Never overwrite (or reveal) another namespace's record.
+        return Status::NotFound("commit: put " + std::to_string(i) + ": no record " + m.id + " in " +
+                                b.scope.ToString());
+      }
+      if (!b.expected_seq.empty() && b.expected_seq[i] >= 0) batch.expect_seq.emplace_back(m.id, b.expected_seq[i]);
+      batch.audit.push_back(MakeAudit(now, actor, old == existing.end() ? AuditAction::kWrite : AuditAction::kUpdate,
+                                      m.id, m.ns.tenant, b.reason.empty() ? "commit" : b.reason,
+                                      json{{"kind", KindName(m.kind)}}));
+    }
+    for (const std::string& id : b.deletes) {
+      MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(b.scope, id, /*allow_expired=*/true));
+      batch.deletes.push_back(m.id);
+      batch.audit.push_back(MakeAudit(now, actor, AuditAction::kDelete, m.id, m.ns.tenant,
+                                      b.reason.empty() ? "commit" : b.reason, json{{"kind", KindName(m.kind)}}));
+    }
+    batch.puts = records;
+    MSP_ASSIGN_OR_RETURN(std::vector<int64_t> seqs, store_->Apply(batch));
+    for (size_t i = 0; i < records.size(); ++i) {
+      records[i].seq = seqs[i];
+      records[i].embedding.clear();
+    }
+    return records;
   }
 
   Status Delete(const Namespace& scope, const std::string& id, const std::string& reason,
@@ -585,8 +676,7 @@ class Engine final : public MemoryLayer {
     unexpired.not_expired_at = now;
     MSP_ASSIGN_OR_RETURN(int64_t not_expired, store_->Count(unexpired));
     s.expired = s.records - not_expired;
-    for (Kind k : {Kind::kEpisode, Kind::kFact, Kind::kProcedure, Kind::kDecision, Kind::kCorrection,
-                   Kind::kDocumentChunk, Kind::kArtifact}) {
+    for (Kind k : AllKinds()) {
       RecordQuery byk = q;
       byk.kinds = {k};
       MSP_ASSIGN_OR_RETURN(int64_t n, store_->Count(byk));

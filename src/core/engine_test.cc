@@ -399,5 +399,173 @@ TEST_F(EngineTest, AnotherEmbedderIsRefused) {
   EXPECT_NE(r.status().message().find("hashing"), std::string::npos);
 }
 
+// ---- Commit: typed administrative writes ----
+
+Memory Typed(Kind kind, const Namespace& ns, const std::string& text, int access_level = 0) {
+  Memory m;
+  m.ns = ns;
+  m.kind = kind;
+  m.layer = DefaultLayer(kind);
+  m.text = text;
+  m.body_json = R"({"type":"test"})";
+  m.access_level = access_level;
+  return m;
+}
+
+TEST_F(EngineTest, CommitStoresTypedRecordsSearchableAndAudited) {
+  RecordBatch b;
+  b.scope = Ns();
+  b.puts = {Typed(Kind::kDecision, Ns(), "Adopt PostgreSQL for the shared mission store"),
+            Typed(Kind::kEvent, Ns(), "")};  // a log entry: no text
+  b.actor = "mission";
+  b.reason = "decision add";
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> stored, engine_->Commit(b));
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_FALSE(stored[0].id.empty());
+  EXPECT_GT(stored[0].seq, 0);
+  EXPECT_GT(stored[1].seq, stored[0].seq);
+  EXPECT_EQ(stored[0].created_at, clock_->NowMs());
+
+  auto hits = Search(*engine_, Ns(), "postgresql mission store");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].memory.id, stored[0].id);
+  for (const SearchHit& h : hits) EXPECT_NE(h.memory.id, stored[1].id);
+
+  ASSERT_OK_AND_ASSIGN(Memory log, engine_->Get(Ns(), stored[1].id));
+  EXPECT_EQ(log.body_json, R"({"type":"test"})");
+  ASSERT_OK_AND_ASSIGN(auto audit, engine_->Audit(Ns(), stored[0].id, 10));
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].action, AuditAction::kWrite);
+  EXPECT_EQ(audit[0].actor, "mission");
+  EXPECT_EQ(audit[0].reason, "decision add");
+}
+
+TEST_F(EngineTest, CommitCompareAndSwapRefusesAStaleEdit) {
+  RecordBatch create;
+  create.scope = Ns();
+  create.puts = {Typed(Kind::kPrinciple, Ns(), "Prefer boring technology, version one")};
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> v1, engine_->Commit(create));
+
+  RecordBatch edit;
+  edit.scope = Ns();
+  edit.puts = {v1[0]};
+  edit.puts[0].text = "Prefer boring technology, version two";
+  edit.expected_seq = {v1[0].seq};
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> v2, engine_->Commit(edit));
+  EXPECT_EQ(v2[0].id, v1[0].id);
+  EXPECT_EQ(v2[0].created_at, v1[0].created_at);
+
+  RecordBatch stale = edit;
+  stale.puts[0].text = "Prefer shiny technology";
+  auto refused = engine_->Commit(stale);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kConflict);
+  EXPECT_NE(refused.status().message().find(std::to_string(v2[0].seq)), std::string::npos)
+      << refused.status().message();
+  ASSERT_OK_AND_ASSIGN(Memory now, engine_->Get(Ns(), v1[0].id));
+  EXPECT_EQ(now.text, "Prefer boring technology, version two");
+
+  ASSERT_OK_AND_ASSIGN(auto audit, engine_->Audit(Ns(), v1[0].id, 10));
+  ASSERT_EQ(audit.size(), 2u);
+  EXPECT_EQ(audit[0].action, AuditAction::kUpdate);
+}
+
+TEST_F(EngineTest, CommitRefusesBadBatchesAndWritesNothing) {
+  const Namespace other = Ns("other-tenant");
+  struct Case {
+    const char* name;
+    RecordBatch batch;
+    StatusCode code;
+    const char* message;
+  };
+  auto one = [&](Memory m) {
+    RecordBatch b;
+    b.scope = Ns();
+    b.puts = {Typed(Kind::kDecision, Ns(), "a good record that must not land"), std::move(m)};
+    return b;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"outside scope", one(Typed(Kind::kDecision, other, "not mine")),
+                   StatusCode::kInvalidArgument, "outside the scope"});
+  cases.push_back({"episode", one(Typed(Kind::kEpisode, Ns(), "a step")), StatusCode::kInvalidArgument,
+                   "AddEpisode"});
+  Memory bad_level = Typed(Kind::kDecision, Ns(), "too secret", kMaxAccessLevel + 1);
+  cases.push_back({"access level", one(bad_level), StatusCode::kInvalidArgument, "access_level"});
+  Memory bad_body = Typed(Kind::kDecision, Ns(), "bad body");
+  bad_body.body_json = "[1,2]";
+  cases.push_back({"body", one(bad_body), StatusCode::kInvalidArgument, "body"});
+  Memory bad_utf8 = Typed(Kind::kDecision, Ns(), "bad \xc3\x28 text");
+  cases.push_back({"utf8", one(bad_utf8), StatusCode::kInvalidArgument, "UTF-8"});
+  RecordBatch mismatched = one(Typed(Kind::kDecision, Ns(), "fine"));
+  mismatched.expected_seq = {0};
+  cases.push_back({"expected_seq size", mismatched, StatusCode::kInvalidArgument, "expected_seq"});
+  RecordBatch missing_delete = one(Typed(Kind::kDecision, Ns(), "fine"));
+  missing_delete.deletes = {"no-such-id"};
+  cases.push_back({"delete missing", missing_delete, StatusCode::kNotFound, "no-such-id"});
+
+  for (const Case& c : cases) {
+    auto r = engine_->Commit(c.batch);
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(r.status().code(), c.code) << c.name << ": " << r.status().ToString();
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << c.name << ": " << r.status().message();
+  }
+  ListRequest all;
+  all.scope.tenant = "acme";
+  all.limit = 0;
+  ASSERT_OK_AND_ASSIGN(auto records, engine_->List(all));
+  EXPECT_TRUE(records.empty());
+}
+
+TEST_F(EngineTest, CommitNeverReplacesAnotherTenantsRecord) {
+  RecordBatch theirs;
+  theirs.scope = Ns("other-tenant");
+  theirs.puts = {Typed(Kind::kEntity, Ns("other-tenant"), "their entity")};
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> stored, engine_->Commit(theirs));
+
+  RecordBatch mine;
+  mine.scope = Ns();
+  mine.puts = {Typed(Kind::kEntity, Ns(), "overwrite attempt")};
+  mine.puts[0].id = stored[0].id;
+  auto r = engine_->Commit(mine);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  ASSERT_OK_AND_ASSIGN(Memory kept, engine_->Get(Ns("other-tenant"), stored[0].id));
+  EXPECT_EQ(kept.text, "their entity");
+}
+
+TEST_F(EngineTest, AccessLevelLimitsRetrieveAndList) {
+  RecordBatch b;
+  b.scope = Ns();
+  b.puts = {Typed(Kind::kDecision, Ns(), "reactor shutdown procedure open to all", 0),
+            Typed(Kind::kDecision, Ns(), "reactor shutdown procedure for cleared staff", 5),
+            Typed(Kind::kDecision, Ns(), "reactor shutdown procedure top secret", 9)};
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> stored, engine_->Commit(b));
+
+  for (int clearance : {0, 5, 9}) {
+    RetrieveRequest r;
+    r.scope = Ns();
+    r.query = "reactor shutdown procedure";
+    r.top_k = 10;
+    r.filter.max_access_level = clearance;
+    ASSERT_OK_AND_ASSIGN(auto hits, engine_->Retrieve(r));
+    for (const SearchHit& h : hits) EXPECT_LE(h.memory.access_level, clearance);
+    EXPECT_EQ(hits.size(), clearance == 0 ? 1u : clearance == 5 ? 2u : 3u) << clearance;
+
+    ListRequest l;
+    l.scope = Ns();
+    l.filter.max_access_level = clearance;
+    ASSERT_OK_AND_ASSIGN(auto listed, engine_->List(l));
+    EXPECT_EQ(listed.size(), hits.size()) << clearance;
+    l.filter.tags = {"none"};  // the post-filtered path honours it too
+    ASSERT_OK_AND_ASSIGN(listed, engine_->List(l));
+    EXPECT_TRUE(listed.empty());
+  }
+  RetrieveRequest unlimited;
+  unlimited.scope = Ns();
+  unlimited.query = "reactor shutdown procedure";
+  ASSERT_OK_AND_ASSIGN(auto all, engine_->Retrieve(unlimited));
+  EXPECT_EQ(all.size(), 3u);
+}
+
 }  // namespace
 }  // namespace msp

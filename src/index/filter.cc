@@ -31,6 +31,7 @@ bool MatchesQuery(const Memory& r, const IndexQuery& q) {
   if (f.created_to != 0 && r.created_at >= f.created_to) return false;
   if (r.expires_at > 0 && r.expires_at <= q.now) return false;
   if (!f.include_superseded && r.state == RecordState::kSuperseded) return false;
+  if (f.max_access_level && r.access_level > *f.max_access_level) return false;
   return true;
 }
 

@@ -124,8 +124,7 @@ const std::vector<std::string> kParts = {"", "ann", "bob"};
 const std::vector<std::string> kTags = {"a", "b", "c", "", "long-" + std::string(250, 'x')};
 const std::vector<std::string> kSources = {"user", "tool", ""};
 const std::vector<int64_t> kTimes = {0, -10, 100, 150, 200, 300};
-const std::vector<Kind> kKinds = {Kind::kEpisode, Kind::kFact, Kind::kProcedure, Kind::kDecision,
-                                  Kind::kCorrection, Kind::kDocumentChunk, Kind::kArtifact};
+const std::vector<Kind> kKinds = AllKinds();
 const std::vector<Layer> kLayers = {Layer::kEpisodic, Layer::kSemantic, Layer::kProcedural,
                                     Layer::kDomain, Layer::kWorkflow, Layer::kPractitioner};
 const std::vector<Criticality> kCrit = {Criticality::kLow, Criticality::kNormal, Criticality::kHigh,
@@ -150,6 +149,7 @@ Memory RandomRecord(std::mt19937& rng, int i, const std::vector<std::string>& te
   m.created_at = Pick(rng, kTimes);
   m.expires_at = Pick(rng, kTimes);
   m.state = Coin(rng, 0.3) ? RecordState::kSuperseded : RecordState::kActive;
+  m.access_level = Coin(rng, 0.5) ? 0 : std::uniform_int_distribution<int>(0, kMaxAccessLevel)(rng);
   m.embedding = {0.5f, 0.5f, 0.5f, 0.5f};
   return m;
 }
@@ -184,6 +184,7 @@ IndexQuery RandomQuery(std::mt19937& rng) {
   if (Coin(rng, 0.3)) q.filter.created_from = Pick(rng, kTimes);
   if (Coin(rng, 0.3)) q.filter.created_to = Pick(rng, kTimes);
   q.filter.include_superseded = Coin(rng, 0.3);
+  if (Coin(rng, 0.4)) q.filter.max_access_level = std::uniform_int_distribution<int>(0, kMaxAccessLevel)(rng);
   q.now = Pick(rng, std::vector<int64_t>{0, -1, 100, 150, 250, 1000});
   q.text = "common";
   q.limit = 100000;

@@ -39,7 +39,14 @@ struct WriteBatch {
   std::vector<std::string> deletes;      // ids; deleting a missing id is an error
   std::vector<AuditEvent> audit;         // appended in the same transaction
   std::vector<std::pair<std::string, std::string>> meta;  // key/value upserts
-  bool empty() const { return puts.empty() && deletes.empty() && audit.empty() && meta.empty(); }
+  // Compare-and-swap conditions checked first, in the same transaction:
+  // (id, seq) holds when the record's current seq equals seq, or, for seq 0,
+  // when no record has that id. One that fails makes Apply() return
+  // kConflict naming the record and its current seq; nothing is written.
+  std::vector<std::pair<std::string, int64_t>> expect_seq;
+  bool empty() const {
+    return puts.empty() && deletes.empty() && audit.empty() && meta.empty() && expect_seq.empty();
+  }
 };
 
 // Which records List/Count return. Scope follows Namespace::Contains.
@@ -53,6 +60,7 @@ struct RecordQuery {
   TimeMs created_from = 0;               // inclusive; 0 unbounded
   TimeMs created_to = 0;                 // exclusive; 0 unbounded
   TimeMs not_expired_at = 0;             // > 0: exclude records with 0 < expires_at <= this
+  std::optional<int> max_access_level;   // set: only records with access_level <= this
   enum class Order { kCreatedAsc, kCreatedDesc, kStepAsc, kStepDesc } order = Order::kCreatedAsc;
   int limit = 0;                         // 0: no limit
   int offset = 0;

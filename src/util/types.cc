@@ -24,7 +24,7 @@ std::optional<E> Parse(const std::array<std::pair<E, std::string_view>, N>& tabl
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<Kind, std::string_view>, 7> kKinds{{
+constexpr std::array<std::pair<Kind, std::string_view>, 11> kKinds{{
     {Kind::kEpisode, "episode"},
     {Kind::kFact, "fact"},
     {Kind::kProcedure, "procedure"},
@@ -32,6 +32,10 @@ constexpr std::array<std::pair<Kind, std::string_view>, 7> kKinds{{
     {Kind::kCorrection, "correction"},
     {Kind::kDocumentChunk, "document_chunk"},
     {Kind::kArtifact, "artifact"},
+    {Kind::kPrinciple, "principle"},
+    {Kind::kEntity, "entity"},
+    {Kind::kRelation, "relation"},
+    {Kind::kEvent, "event"},
 }};
 constexpr std::array<std::pair<Layer, std::string_view>, 6> kLayers{{
     {Layer::kEpisodic, "episodic"},
@@ -84,6 +88,11 @@ std::string_view RecordStateName(RecordState s) { return NameOf(kStates, s); }
 std::string_view EpisodeTypeName(EpisodeType t) { return NameOf(kEpisodeTypes, t); }
 std::string_view AuditActionName(AuditAction a) { return NameOf(kAuditActions, a); }
 std::optional<Kind> ParseKind(std::string_view s) { return Parse(kKinds, s); }
+std::vector<Kind> AllKinds() {
+  std::vector<Kind> out;
+  for (const auto& [k, name] : kKinds) out.push_back(k);
+  return out;
+}
 std::optional<Layer> ParseLayer(std::string_view s) { return Parse(kLayers, s); }
 std::optional<Sensitivity> ParseSensitivity(std::string_view s) { return Parse(kSensitivities, s); }
 std::optional<Criticality> ParseCriticality(std::string_view s) { return Parse(kCriticalities, s); }
@@ -98,7 +107,11 @@ Layer DefaultLayer(Kind k) {
     case Kind::kProcedure: return Layer::kProcedural;
     case Kind::kDocumentChunk: return Layer::kDomain;
     case Kind::kDecision:
-    case Kind::kArtifact: return Layer::kWorkflow;
+    case Kind::kArtifact:
+    case Kind::kPrinciple:
+    case Kind::kEvent: return Layer::kWorkflow;
+    case Kind::kEntity:
+    case Kind::kRelation: return Layer::kSemantic;
     case Kind::kCorrection: return Layer::kPractitioner;
   }
   return Layer::kSemantic;

@@ -58,10 +58,14 @@ TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
 }
 
 TEST(TypesTest, NamesRoundTrip) {
-  for (Kind k : {Kind::kEpisode, Kind::kFact, Kind::kProcedure, Kind::kDecision, Kind::kCorrection,
-                 Kind::kDocumentChunk, Kind::kArtifact}) {
+  EXPECT_EQ(AllKinds().size(), 11u);
+  for (Kind k : AllKinds()) {
     EXPECT_EQ(ParseKind(KindName(k)), k);
+    EXPECT_NE(KindName(k), "unknown");
   }
+  EXPECT_EQ(DefaultLayer(Kind::kEntity), Layer::kSemantic);
+  EXPECT_EQ(DefaultLayer(Kind::kEvent), Layer::kWorkflow);
+  EXPECT_EQ(DefaultLayer(Kind::kPrinciple), Layer::kWorkflow);
   EXPECT_FALSE(ParseKind("Fact").has_value());
   EXPECT_EQ(DefaultLayer(Kind::kEpisode), Layer::kEpisodic);
   EXPECT_EQ(DefaultLayer(Kind::kCorrection), Layer::kPractitioner);

@@ -97,6 +97,7 @@ Memory FullRecord(const std::string& id) {
   m.supersedes = "older-id";
   m.superseded_by = "newer-id";
   m.step_number = 17;
+  m.access_level = 7;
   for (int i = 0; i < 384; ++i) {
     m.embedding.push_back(std::sin(static_cast<float>(i)) * (i % 2 == 0 ? 1.0f : -1e-30f));
   }
@@ -563,6 +564,127 @@ TEST_P(StoreConformanceTest, ListNotExpiredAtExcludesExpiredRecords) {
   EXPECT_EQ(ListIds(store_.get(), q), (Strings{"f2", "d1"}));
   q.not_expired_at = 6000;
   EXPECT_EQ(ListIds(store_.get(), q), (Strings{"f2"}));  // expires_at 0 never expires
+}
+
+TEST_P(StoreConformanceTest, ListAndCountHonourMaxAccessLevel) {
+  std::vector<Memory> records;
+  for (int level : {0, 3, 5, 9}) {
+    Memory m = Rec("a" + std::to_string(level), 100 + level);
+    m.access_level = level;
+    records.push_back(m);
+  }
+  ASSERT_OK(store_->Apply(Puts(records)).status());
+  RecordQuery q = Query();
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"a0", "a3", "a5", "a9"}));
+  q.max_access_level = 4;
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"a0", "a3"}));
+  ASSERT_OK_AND_ASSIGN(int64_t n, store_->Count(q));
+  EXPECT_EQ(n, 2);
+  q.max_access_level = 0;
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"a0"}));
+  q.max_access_level = 9;
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"a0", "a3", "a5", "a9"}));
+}
+
+TEST_P(StoreConformanceTest, RejectsAccessLevelOutsideRangeAndAppliesNothing) {
+  for (int level : {-1, kMaxAccessLevel + 1}) {
+    Memory bad = Rec("bad", 100);
+    bad.access_level = level;
+    auto applied = store_->Apply(Puts({Rec("good", 100), bad}));
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(applied.status().message().find("access level"), std::string::npos)
+        << applied.status().message();
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> good, store_->Get("good"));
+  EXPECT_FALSE(good.has_value());
+}
+
+// ---- Compare-and-swap ----
+
+TEST_P(StoreConformanceTest, ExpectSeqZeroMeansTheIdMustNotExist) {
+  WriteBatch create = Puts({Rec("cas", 100)});
+  create.expect_seq = {{"cas", 0}};
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> seqs, store_->Apply(create));
+  ASSERT_EQ(seqs.size(), 1u);
+
+  Memory again = Rec("cas", 200);
+  again.text = "second create";
+  WriteBatch twice = Puts({again, Rec("other", 100)});
+  twice.expect_seq = {{"cas", 0}};
+  auto second = store_->Apply(twice);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kConflict);
+  EXPECT_NE(second.status().message().find(std::to_string(seqs[0])), std::string::npos)
+      << second.status().message();
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> kept, store_->Get("cas"));
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->text, "text of cas");
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> other, store_->Get("other"));
+  EXPECT_FALSE(other.has_value());  // the whole batch was refused
+}
+
+TEST_P(StoreConformanceTest, ExpectSeqMustMatchTheCurrentSeq) {
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> first, store_->Apply(Puts({Rec("v", 100)})));
+  Memory edit = Rec("v", 100);
+  edit.text = "edit one";
+  WriteBatch one = Puts({edit});
+  one.expect_seq = {{"v", first[0]}};
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> second, store_->Apply(one));
+
+  Memory stale = Rec("v", 100);
+  stale.text = "edit from a stale read";
+  WriteBatch two = Puts({stale});
+  two.expect_seq = {{"v", first[0]}};
+  auto refused = store_->Apply(two);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kConflict);
+  EXPECT_NE(refused.status().message().find(std::to_string(second[0])), std::string::npos)
+      << refused.status().message();
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> now, store_->Get("v"));
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->text, "edit one");
+  EXPECT_EQ(now->seq, second[0]);
+
+  WriteBatch missing = Puts({Rec("w", 100)});
+  missing.expect_seq = {{"w", 5}};  // w does not exist
+  auto absent = store_->Apply(missing);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().code(), StatusCode::kConflict);
+}
+
+TEST_P(StoreConformanceTest, ConcurrentCompareAndSwapLetsExactlyOneWinEachRound) {
+  Memory counter = Rec("counter", 100);
+  counter.text = "0";
+  ASSERT_OK(store_->Apply(Puts({counter})).status());
+  constexpr int kThreads = 4;
+  constexpr int kIncrements = 25;
+  std::atomic<int> conflicts{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int done = 0; done < kIncrements;) {
+        auto got = store_->Get("counter");
+        if (!got.ok() || !got->has_value()) return;
+        Memory m = **got;
+        m.text = std::to_string(std::stoi(m.text) + 1);
+        WriteBatch b = Puts({m});
+        b.expect_seq = {{m.id, m.seq}};
+        auto applied = store_->Apply(b);
+        if (applied.ok()) {
+          ++done;
+        } else if (applied.status().code() == StatusCode::kConflict) {
+          ++conflicts;
+        } else {
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> final_record, store_->Get("counter"));
+  ASSERT_TRUE(final_record.has_value());
+  EXPECT_EQ(final_record->text, std::to_string(kThreads * kIncrements));
 }
 
 TEST_P(StoreConformanceTest, ListOrdersLimitAndOffset) {

@@ -12,6 +12,8 @@
 //   value slot 2   episodes of a session: the session key (the episode's
 //                  namespace, Namespace::ToString), also as term "XN:" key
 //   value slot 3   episodes of a session: the step number, time encoding
+//   "XV:" level    the access level, only when above 0 (so the common
+//                  unrestricted case adds no term and costs no filter)
 //   text terms     TermGenerator with the stemmer and stop words: "Z" +
 //                  stem of every word that is not a stop word, no positions
 //   date terms     with RetrievalOptions::date_terms, when created_at is
@@ -68,7 +70,7 @@ constexpr Xapian::valueno kSlotSession = 2;
 constexpr Xapian::valueno kSlotStep = 3;
 constexpr char kLastSeqKey[] = "last_seq";
 constexpr char kFormatKey[] = "format";
-constexpr char kFormat[] = "2";  // 2: session key and step values
+constexpr char kFormat[] = "3";  // 2: session key and step values; 3: access level terms
 // The most documents a session-restricted search returns.
 constexpr Xapian::doccount kMaxSessionHits = 100000;
 constexpr int kModifiedRetries = 100;  // each retry is a cheap reopen; busy writers need several
@@ -90,6 +92,7 @@ constexpr std::string_view kPrefixSource = "XR:";
 constexpr std::string_view kPrefixCriticality = "XC:";
 constexpr std::string_view kPrefixState = "XE:";
 constexpr std::string_view kPrefixSessionKey = "XN:";
+constexpr std::string_view kPrefixAccessLevel = "XV:";
 
 // Xapian (glass) terms are at most 245 bytes. Longer values keep a prefix of
 // themselves plus a 64-bit hash of the whole value.
@@ -234,6 +237,11 @@ Xapian::Query Restrict(const Xapian::Database& db, const Xapian::Query& text, co
   if (q.now > 0) must_not.emplace_back(Xapian::Query::OP_VALUE_LE, kSlotExpiresAt, EncodeTime(q.now));
   if (!f.include_superseded) {
     must_not.emplace_back(Term(kPrefixState, RecordStateName(RecordState::kSuperseded)));
+  }
+  if (f.max_access_level) {
+    for (int level = std::max(*f.max_access_level + 1, 1); level <= kMaxAccessLevel; ++level) {
+      must_not.emplace_back(Term(kPrefixAccessLevel, std::to_string(level)));
+    }
   }
   if (!must_not.empty()) {
     out = Xapian::Query(Xapian::Query::OP_AND_NOT, out,
@@ -440,6 +448,9 @@ class XapianLexicalIndex final : public LexicalIndex {
     doc.add_boolean_term(Term(kPrefixSource, m.source));
     doc.add_boolean_term(Term(kPrefixCriticality, CriticalityName(m.criticality)));
     doc.add_boolean_term(Term(kPrefixState, RecordStateName(m.state)));
+    if (m.access_level > 0) {
+      doc.add_boolean_term(Term(kPrefixAccessLevel, std::to_string(m.access_level)));
+    }
     doc.add_value(kSlotCreatedAt, EncodeTime(m.created_at));
     if (m.expires_at > 0) doc.add_value(kSlotExpiresAt, EncodeTime(m.expires_at));
     const std::string session = SessionKey(m);

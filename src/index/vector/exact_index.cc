@@ -55,7 +55,7 @@ constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
 struct SlotMeta {
   uint32_t tenant = 0, user = 0, agent = 0, session = 0, mission = 0, operator_id = 0;
   uint32_t source = 0;
-  uint8_t kind = 0, layer = 0, criticality = 0, state = 0;
+  uint8_t kind = 0, layer = 0, criticality = 0, state = 0, access_level = 0;
   int64_t created_at = 0;
   int64_t expires_at = 0;
   std::vector<uint32_t> tags;
@@ -73,6 +73,7 @@ struct CompiledQuery {
   int64_t created_from = 0, created_to = 0;
   int64_t now = 0;
   bool include_superseded = false;
+  int max_access_level = kMaxAccessLevel;
 };
 
 constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
@@ -415,6 +416,7 @@ class ExactVectorIndex final : public VectorIndex {
     meta.layer = static_cast<uint8_t>(m.layer);
     meta.criticality = static_cast<uint8_t>(m.criticality);
     meta.state = static_cast<uint8_t>(m.state);
+    meta.access_level = static_cast<uint8_t>(m.access_level);
     meta.created_at = m.created_at;
     meta.expires_at = m.expires_at;
     meta.tags.reserve(m.tags.size());
@@ -546,6 +548,7 @@ class ExactVectorIndex final : public VectorIndex {
     c.created_to = f.created_to;
     c.now = q.now;
     c.include_superseded = f.include_superseded;
+    if (f.max_access_level) c.max_access_level = *f.max_access_level;
     return c;
   }
 
@@ -574,6 +577,7 @@ class ExactVectorIndex final : public VectorIndex {
     if (c.created_to != 0 && m.created_at >= c.created_to) return false;
     if (m.expires_at > 0 && m.expires_at <= c.now) return false;
     if (!c.include_superseded && m.state == static_cast<uint8_t>(RecordState::kSuperseded)) return false;
+    if (m.access_level > c.max_access_level) return false;
     return true;
   }
 

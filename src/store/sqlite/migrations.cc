@@ -84,6 +84,63 @@ CREATE UNIQUE INDEX records_episode_step ON records(
   WHERE kind = 'episode' AND step_number > 0;
 )sql";
 
+// Version 3: records carry an access level (0..9). The table is rebuilt so
+// that the embedding stays the last column (ADD COLUMN would append after it).
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE records_v3 (
+  id              TEXT PRIMARY KEY NOT NULL,
+  tenant          TEXT NOT NULL,
+  user_id         TEXT NOT NULL DEFAULT '',
+  agent_id        TEXT NOT NULL DEFAULT '',
+  session_id      TEXT NOT NULL DEFAULT '',
+  mission_id      TEXT NOT NULL DEFAULT '',
+  operator_id     TEXT NOT NULL DEFAULT '',
+  layer           TEXT NOT NULL,
+  kind            TEXT NOT NULL,
+  text            TEXT NOT NULL,
+  body_json       TEXT NOT NULL DEFAULT '{}',
+  tags_json       TEXT NOT NULL DEFAULT '[]',
+  source          TEXT NOT NULL DEFAULT '',
+  sensitivity     TEXT NOT NULL,
+  criticality     TEXT NOT NULL,
+  confidence      REAL NOT NULL,
+  created_at      INTEGER NOT NULL DEFAULT 0,
+  updated_at      INTEGER NOT NULL DEFAULT 0,
+  expires_at      INTEGER NOT NULL DEFAULT 0,
+  valid_at        INTEGER NOT NULL DEFAULT 0,
+  invalid_at      INTEGER NOT NULL DEFAULT 0,
+  access_count    INTEGER NOT NULL DEFAULT 0,
+  last_accessed   INTEGER NOT NULL DEFAULT 0,
+  provenance_json TEXT NOT NULL DEFAULT '[]',
+  state           TEXT NOT NULL,
+  supersedes      TEXT NOT NULL DEFAULT '',
+  superseded_by   TEXT NOT NULL DEFAULT '',
+  step_number     INTEGER NOT NULL DEFAULT 0,
+  embedder_id     TEXT NOT NULL DEFAULT '',
+  seq             INTEGER NOT NULL,
+  access_level    INTEGER NOT NULL DEFAULT 0 CHECK (access_level BETWEEN 0 AND 9),
+  embedding       BLOB
+);
+INSERT INTO records_v3 (id, tenant, user_id, agent_id, session_id, mission_id, operator_id, layer, kind, text,
+  body_json, tags_json, source, sensitivity, criticality, confidence, created_at, updated_at,
+  expires_at, valid_at, invalid_at, access_count, last_accessed, provenance_json, state,
+  supersedes, superseded_by, step_number, embedder_id, seq, access_level, embedding)
+  SELECT id, tenant, user_id, agent_id, session_id, mission_id, operator_id, layer, kind, text,
+  body_json, tags_json, source, sensitivity, criticality, confidence, created_at, updated_at,
+  expires_at, valid_at, invalid_at, access_count, last_accessed, provenance_json, state,
+  supersedes, superseded_by, step_number, embedder_id, seq, 0, embedding FROM records;
+DROP TABLE records;
+ALTER TABLE records_v3 RENAME TO records;
+CREATE INDEX records_tenant_kind_created ON records(tenant, kind, created_at);
+CREATE INDEX records_tenant_created ON records(tenant, created_at);
+CREATE INDEX records_tenant_user_kind_created ON records(tenant, user_id, kind, created_at);
+CREATE INDEX records_tenant_session_step ON records(tenant, session_id, step_number);
+CREATE INDEX records_session_created ON records(session_id, created_at);
+CREATE UNIQUE INDEX records_episode_step ON records(
+  tenant, user_id, agent_id, session_id, mission_id, operator_id, step_number)
+  WHERE kind = 'episode' AND step_number > 0;
+)sql";
+
 constexpr std::string_view kCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     INTEGER PRIMARY KEY,
@@ -111,6 +168,7 @@ const std::vector<Migration>& SchemaMigrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "records, changes, audit, meta", kSchemaV1},
       {2, "unique step numbers within a session", kSchemaV2},
+      {3, "access levels on records", kSchemaV3},
   };
   return kMigrations;
 }

@@ -30,20 +30,21 @@ static_assert(sizeof(float) == 4);
 using Json = nlohmann::json;
 
 // The records columns in select order; the embedding is always last.
-constexpr std::array<std::string_view, 31> kRecordColumns = {
+constexpr std::array<std::string_view, 32> kRecordColumns = {
     "id",          "tenant",        "user_id",      "agent_id",        "session_id",
     "mission_id",  "operator_id",   "layer",        "kind",            "text",
     "body_json",   "tags_json",     "source",       "sensitivity",     "criticality",
     "confidence",  "created_at",    "updated_at",   "expires_at",      "valid_at",
     "invalid_at",  "access_count",  "last_accessed", "provenance_json", "state",
     "supersedes",  "superseded_by", "step_number",  "embedder_id",     "seq",
-    "embedding"};
+    "access_level", "embedding"};
 
 enum Col : int {
   kId, kTenant, kUser, kAgent, kSession, kMission, kOperator, kLayer, kKind, kText,
   kBody, kTags, kSource, kSensitivity, kCriticality, kConfidence, kCreatedAt, kUpdatedAt,
   kExpiresAt, kValidAt, kInvalidAt, kAccessCount, kLastAccessed, kProvenance, kState,
-  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kEmbedding, kColumnCount
+  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kAccessLevel, kEmbedding,
+  kColumnCount
 };
 static_assert(kColumnCount == kRecordColumns.size());
 
@@ -123,6 +124,11 @@ Status ValidatePut(const Memory& m) {
   if (m.ns.tenant.empty()) {
     return Status::InvalidArgument("put: record " + m.id + " has an empty tenant");
   }
+  if (m.access_level < 0 || m.access_level > kMaxAccessLevel) {
+    return Status::InvalidArgument("put: record " + m.id + " has access level " +
+                                   std::to_string(m.access_level) + ", outside 0.." +
+                                   std::to_string(kMaxAccessLevel));
+  }
   if (!std::isfinite(m.confidence)) {
     return Status::InvalidArgument("put: record " + m.id + " has a confidence that is not finite");
   }
@@ -160,6 +166,7 @@ void BindRecord(Statement& s, const Memory& m, const EncodedPut& enc, int64_t se
   s.BindInt(kStepNumber + 1, m.step_number);
   s.BindText(kEmbedderId + 1, m.embedder_id);
   s.BindInt(kSeq + 1, seq);
+  s.BindInt(kAccessLevel + 1, m.access_level);
   if (m.embedding.empty()) {
     s.BindNull(kEmbedding + 1);
   } else {
@@ -212,6 +219,7 @@ Status ReadRecord(const Statement& s, const std::string& path, Memory* m) {
   m->step_number = s.ColumnInt(kStepNumber);
   m->embedder_id = s.ColumnText(kEmbedderId);
   m->seq = s.ColumnInt(kSeq);
+  m->access_level = static_cast<int>(s.ColumnInt(kAccessLevel));
 
   const std::string tags_json = s.ColumnText(kTags);
   const std::string provenance_json = s.ColumnText(kProvenance);
@@ -308,6 +316,10 @@ Filter BuildFilter(const RecordQuery& q) {
     f.Add("(expires_at = 0 OR expires_at > ?)");
     f.params.emplace_back(q.not_expired_at);
   }
+  if (q.max_access_level) {
+    f.Add("access_level <= ?");
+    f.params.emplace_back(static_cast<int64_t>(*q.max_access_level));
+  }
   return f;
 }
 
@@ -396,6 +408,24 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
   Transaction txn(db_.get(), Transaction::Mode::kImmediate, "apply");
   MSP_RETURN_IF_ERROR(txn.status());
   const int64_t at = NowMs();
+
+  if (!batch.expect_seq.empty()) {
+    MSP_ASSIGN_OR_RETURN(Statement current,
+                         db_->Prepare("SELECT seq FROM records WHERE id = ?", "apply (expect)"));
+    for (const auto& [id, expected] : batch.expect_seq) {
+      current.Reset();
+      current.BindText(1, id);
+      MSP_ASSIGN_OR_RETURN(bool row, current.Step());
+      const int64_t actual = row ? current.ColumnInt(0) : 0;
+      if (actual != expected) {
+        return Status::Conflict(
+            "record " + id + (row ? " is at seq " + std::to_string(actual) : " does not exist") +
+            (expected == 0 ? ", expected it not to exist"
+                           : ", expected seq " + std::to_string(expected)) +
+            "; it was changed concurrently: read it again and retry");
+      }
+    }
+  }
 
   if (!batch.puts.empty()) {
     MSP_ASSIGN_OR_RETURN(Statement upsert, db_->Prepare(UpsertRecordSql(), "apply (put)"));

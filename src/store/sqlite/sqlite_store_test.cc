@@ -189,6 +189,38 @@ TEST_F(SqliteStoreTest, FreshDatabaseGetsTheCurrentSchemaVersion) {
   EXPECT_GE(version, 1);
 }
 
+TEST_F(SqliteStoreTest, Version3KeepsRecordsOfAVersion2DatabaseAtAccessLevelZero) {
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path_));
+    std::vector<Migration> v2 = {SchemaMigrations()[0], SchemaMigrations()[1]};
+    ASSERT_OK(Migrate(*db, v2));
+    ASSERT_OK(db->Exec(
+        "INSERT INTO records (id, tenant, layer, kind, text, sensitivity, criticality, confidence, "
+        "state, step_number, embedder_id, seq, embedding) VALUES ('old', 't', 'semantic', 'fact', "
+        "'kept across the migration', 'low', 'normal', 0.5, 'active', 0, 'e', 1, "
+        "X'0000803F00000040')",
+        "test"));
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> old, store->Get("old"));
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->text, "kept across the migration");
+  EXPECT_EQ(old->access_level, 0);
+  EXPECT_EQ(old->embedding, (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_DOUBLE_EQ(old->confidence, 0.5);
+  // The rebuilt table keeps the unique step index of version 2.
+  Memory a = Rec("step-a");
+  a.kind = Kind::kEpisode;
+  a.ns.session = "s";
+  a.step_number = 1;
+  Memory b = a;
+  b.id = "step-b";
+  ASSERT_OK(store->Apply(Batch({a})).status());
+  auto dup = store->Apply(Batch({b}));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+}
+
 TEST_F(SqliteStoreTest, ReopeningIsIdempotent) {
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
