@@ -1,0 +1,453 @@
+// Strict JSON and query-parameter readers for the REST API.
+#include "rest/request_json.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "codec/memory_json.h"
+#include "util/time.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+std::string TypeName(const json& j) {
+  if (j.is_number_integer()) return "integer";
+  if (j.is_number_float()) return "number";
+  return j.type_name();
+}
+
+// Reads the fields of one JSON object; `prefix` ("", "memories[2].")
+// qualifies field names in errors. Absent fields and null leave the output
+// untouched.
+class Reader {
+ public:
+  Reader(const json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
+
+  Status Object() const {
+    if (obj_.is_object()) return Status::Ok();
+    return Status::InvalidArgument((prefix_.empty() ? std::string("the body") : "'" + Trimmed() + "'") +
+                                   " must be a JSON object, got " + TypeName(obj_));
+  }
+
+  Status Known(const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : obj_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string list;
+        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+        return Status::InvalidArgument("unknown field '" + prefix_ + key + "'; known fields are " + list);
+      }
+    }
+    return Status::Ok();
+  }
+
+  bool Has(const std::string& name) const { return obj_.contains(name) && !obj_.at(name).is_null(); }
+
+  Status String(const std::string& name, std::string* out) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_string()) return Wrong(name, "a string", v);
+    *out = v.get<std::string>();
+    return Status::Ok();
+  }
+
+  Status Strings(const std::string& name, std::vector<std::string>* out) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_array()) return Wrong(name, "an array of strings", v);
+    out->clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) return Wrong(name + "[" + std::to_string(i) + "]", "a string", v[i]);
+      out->push_back(v[i].get<std::string>());
+    }
+    return Status::Ok();
+  }
+
+  template <typename I>
+  Status Int(const std::string& name, I* out, int64_t lo, int64_t hi) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_number_integer()) return Wrong(name, "an integer", v);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return OutOfRange(name, lo, hi);
+    }
+    const int64_t n = v.get<int64_t>();
+    if (n < lo || n > hi) return OutOfRange(name, lo, hi);
+    *out = static_cast<I>(n);
+    return Status::Ok();
+  }
+
+  Status Double(const std::string& name, double* out, double lo, double hi) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_number()) return Wrong(name, "a number", v);
+    const double d = v.get<double>();
+    if (!(d >= lo && d <= hi)) {
+      return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + FormatBound(lo) +
+                                     " and " + FormatBound(hi));
+    }
+    *out = d;
+    return Status::Ok();
+  }
+
+  Status Bool(const std::string& name, bool* out) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_boolean()) return Wrong(name, "a boolean", v);
+    *out = v.get<bool>();
+    return Status::Ok();
+  }
+
+  Status Time(const std::string& name, TimeMs* out) const {
+    std::string text;
+    MSP_RETURN_IF_ERROR(String(name, &text));
+    if (text.empty()) return Status::Ok();
+    Result<TimeMs> t = ParseIso8601(text);
+    if (!t.ok()) return Status::InvalidArgument("field '" + prefix_ + name + "': " + t.status().message());
+    *out = *t;
+    return Status::Ok();
+  }
+
+  // A JSON object, kept as compact text (keys sorted).
+  Status ObjectText(const std::string& name, std::string* out) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_object()) return Wrong(name, "an object", v);
+    *out = DumpJson(v);
+    return Status::Ok();
+  }
+
+  template <typename E>
+  Status Enum(const std::string& name, E* out, std::optional<E> (*parse)(std::string_view),
+              std::string_view (*name_of)(E)) const {
+    std::string text;
+    if (!Has(name)) return Status::Ok();
+    MSP_RETURN_IF_ERROR(String(name, &text));
+    return ParseEnum(name, text, out, parse, name_of);
+  }
+
+  template <typename E>
+  Status Enums(const std::string& name, std::vector<E>* out, std::optional<E> (*parse)(std::string_view),
+               std::string_view (*name_of)(E)) const {
+    std::vector<std::string> texts;
+    MSP_RETURN_IF_ERROR(Strings(name, &texts));
+    for (size_t i = 0; i < texts.size(); ++i) {
+      E e{};
+      MSP_RETURN_IF_ERROR(ParseEnum(name + "[" + std::to_string(i) + "]", texts[i], &e, parse, name_of));
+      out->push_back(e);
+    }
+    return Status::Ok();
+  }
+
+  Status Provenance(const std::string& name, std::vector<ProvenanceRef>* out) const {
+    if (!Has(name)) return Status::Ok();
+    const json& v = obj_.at(name);
+    if (!v.is_array()) return Wrong(name, "an array of {type, ref, detail} objects", v);
+    for (size_t i = 0; i < v.size(); ++i) {
+      Reader item(v[i], prefix_ + name + "[" + std::to_string(i) + "].");
+      MSP_RETURN_IF_ERROR(item.Object());
+      MSP_RETURN_IF_ERROR(item.Known({"type", "ref", "detail"}));
+      ProvenanceRef p;
+      MSP_RETURN_IF_ERROR(item.String("type", &p.type));
+      MSP_RETURN_IF_ERROR(item.String("ref", &p.ref));
+      MSP_RETURN_IF_ERROR(item.String("detail", &p.detail));
+      if (p.type.empty() || p.ref.empty()) {
+        return Status::InvalidArgument("field '" + prefix_ + name + "[" + std::to_string(i) +
+                                       "]' needs a non-empty type and ref");
+      }
+      out->push_back(std::move(p));
+    }
+    return Status::Ok();
+  }
+
+  const json& obj() const { return obj_; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  std::string Trimmed() const { return prefix_.empty() ? prefix_ : prefix_.substr(0, prefix_.size() - 1); }
+
+  Status Wrong(const std::string& name, const std::string& expected, const json& got) const {
+    return Status::InvalidArgument("field '" + prefix_ + name + "' must be " + expected + ", got " + TypeName(got));
+  }
+
+  Status OutOfRange(const std::string& name, int64_t lo, int64_t hi) const {
+    return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + std::to_string(lo) +
+                                   " and " + std::to_string(hi));
+  }
+
+  static std::string FormatBound(double d) {
+    std::string s = std::to_string(d);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+
+  template <typename E>
+  Status ParseEnum(const std::string& name, const std::string& text, E* out,
+                   std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E)) const {
+    if (std::optional<E> e = parse(text)) {
+      *out = *e;
+      return Status::Ok();
+    }
+    return Status::InvalidArgument("field '" + prefix_ + name + "': unknown value '" + text + "'; allowed: " +
+                                   EnumNames(name_of));
+  }
+
+  const json& obj_;
+  std::string prefix_;
+};
+
+const std::vector<std::string> kNamespaceParts = {"user", "agent", "session", "mission", "operator"};
+
+Status ReadNamespaceParts(const Reader& r, Namespace* ns) {
+  MSP_RETURN_IF_ERROR(r.String("user", &ns->user));
+  MSP_RETURN_IF_ERROR(r.String("agent", &ns->agent));
+  MSP_RETURN_IF_ERROR(r.String("session", &ns->session));
+  MSP_RETURN_IF_ERROR(r.String("mission", &ns->mission));
+  return r.String("operator", &ns->operator_id);
+}
+
+Result<Namespace> ReadNamespace(const Reader& body, const std::string& tenant, const std::string& field) {
+  Namespace ns;
+  ns.tenant = tenant;
+  if (!body.Has(field)) return ns;
+  Reader r(body.obj().at(field), body.prefix() + field + ".");
+  MSP_RETURN_IF_ERROR(r.Object());
+  std::vector<std::string> known = kNamespaceParts;
+  known.push_back("tenant");
+  MSP_RETURN_IF_ERROR(r.Known(known));
+  MSP_RETURN_IF_ERROR(ReadNamespaceParts(r, &ns));
+  return ns;
+}
+
+// Every value of a repeatable, comma-separable parameter.
+std::vector<std::string> ListParam(const QueryParams& q, const std::string& name) {
+  std::vector<std::string> out;
+  auto [begin, end] = q.equal_range(name);
+  for (auto it = begin; it != end; ++it) {
+    size_t start = 0;
+    const std::string& v = it->second;
+    while (start <= v.size()) {
+      const size_t comma = v.find(',', start);
+      const std::string item = v.substr(start, (comma == std::string::npos ? v.size() : comma) - start);
+      if (!item.empty()) out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+template <typename E>
+Result<std::vector<E>> EnumParams(const QueryParams& q, const std::string& name,
+                                  std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E)) {
+  std::vector<E> out;
+  for (const std::string& v : ListParam(q, name)) {
+    std::optional<E> e = parse(v);
+    if (!e) {
+      return Status::InvalidArgument("parameter '" + name + "': unknown value '" + v + "'; allowed: " +
+                                     EnumNames(name_of));
+    }
+    out.push_back(*e);
+  }
+  return out;
+}
+
+Result<TimeMs> TimeParam(const QueryParams& q, const std::string& name) {
+  const std::string v = StringParam(q, name);
+  if (v.empty()) return TimeMs{0};
+  Result<TimeMs> t = ParseIso8601(v);
+  if (!t.ok()) return Status::InvalidArgument("parameter '" + name + "': " + t.status().message());
+  return t;
+}
+
+}  // namespace
+
+Result<Namespace> NamespaceFromBody(const json& body, const std::string& tenant, const std::string& field) {
+  return ReadNamespace(Reader(body, ""), tenant, field);
+}
+
+Result<WriteRequest> WriteRequestFromJson(const json& j, const std::string& tenant, const std::string& prefix) {
+  Reader r(j, prefix);
+  MSP_RETURN_IF_ERROR(r.Object());
+  MSP_RETURN_IF_ERROR(r.Known({"namespace", "kind", "layer", "text", "body", "tags", "source", "sensitivity",
+                               "criticality", "confidence", "ttl_days", "valid_at", "provenance"}));
+  WriteRequest w;
+  MSP_ASSIGN_OR_RETURN(w.ns, ReadNamespace(r, tenant, "namespace"));
+  MSP_RETURN_IF_ERROR(r.Enum("kind", &w.kind, ParseKind, KindName));
+  if (r.Has("layer")) {
+    Layer layer = Layer::kSemantic;
+    MSP_RETURN_IF_ERROR(r.Enum("layer", &layer, ParseLayer, LayerName));
+    w.layer = layer;
+  }
+  if (!r.Has("text")) return Status::InvalidArgument("field '" + prefix + "text' is required");
+  MSP_RETURN_IF_ERROR(r.String("text", &w.text));
+  MSP_RETURN_IF_ERROR(r.ObjectText("body", &w.body_json));
+  MSP_RETURN_IF_ERROR(r.Strings("tags", &w.tags));
+  MSP_RETURN_IF_ERROR(r.String("source", &w.source));
+  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &w.sensitivity, ParseSensitivity, SensitivityName));
+  MSP_RETURN_IF_ERROR(r.Enum("criticality", &w.criticality, ParseCriticality, CriticalityName));
+  MSP_RETURN_IF_ERROR(r.Double("confidence", &w.confidence, 0.0, 1.0));
+  MSP_RETURN_IF_ERROR(r.Int("ttl_days", &w.ttl_days, 0, 36500));
+  MSP_RETURN_IF_ERROR(r.Time("valid_at", &w.valid_at));
+  MSP_RETURN_IF_ERROR(r.Provenance("provenance", &w.provenance));
+  return w;
+}
+
+Result<FactRequest> FactRequestFromJson(const json& j, const std::string& tenant) {
+  Reader r(j, "");
+  MSP_RETURN_IF_ERROR(r.Object());
+  MSP_RETURN_IF_ERROR(r.Known({"namespace", "text", "confidence", "source_episodes", "tags", "source",
+                               "sensitivity", "criticality", "valid_at", "provenance"}));
+  FactRequest f;
+  MSP_ASSIGN_OR_RETURN(f.ns, ReadNamespace(r, tenant, "namespace"));
+  if (!r.Has("text")) return Status::InvalidArgument("field 'text' is required");
+  MSP_RETURN_IF_ERROR(r.String("text", &f.text));
+  MSP_RETURN_IF_ERROR(r.Double("confidence", &f.confidence, 0.0, 1.0));
+  MSP_RETURN_IF_ERROR(r.Strings("source_episodes", &f.source_episodes));
+  MSP_RETURN_IF_ERROR(r.Strings("tags", &f.tags));
+  MSP_RETURN_IF_ERROR(r.String("source", &f.source));
+  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &f.sensitivity, ParseSensitivity, SensitivityName));
+  MSP_RETURN_IF_ERROR(r.Enum("criticality", &f.criticality, ParseCriticality, CriticalityName));
+  MSP_RETURN_IF_ERROR(r.Time("valid_at", &f.valid_at));
+  MSP_RETURN_IF_ERROR(r.Provenance("provenance", &f.provenance));
+  return f;
+}
+
+Result<EpisodeStep> EpisodeStepFromJson(const json& j, const std::string& tenant) {
+  Reader r(j, "");
+  MSP_RETURN_IF_ERROR(r.Object());
+  MSP_RETURN_IF_ERROR(r.Known({"namespace", "step_number", "type", "content", "text", "tool_name", "duration_ms",
+                               "token_count", "timestamp", "tags", "sensitivity", "source"}));
+  EpisodeStep e;
+  MSP_ASSIGN_OR_RETURN(e.ns, ReadNamespace(r, tenant, "namespace"));
+  if (e.ns.session.empty()) return Status::InvalidArgument("field 'namespace.session' is required for an episode");
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  MSP_RETURN_IF_ERROR(r.Int("step_number", &e.step_number, 0, kMax));
+  MSP_RETURN_IF_ERROR(r.Enum("type", &e.type, ParseEpisodeType, EpisodeTypeName));
+  MSP_RETURN_IF_ERROR(r.ObjectText("content", &e.content_json));
+  MSP_RETURN_IF_ERROR(r.String("text", &e.text));
+  if (e.content_json.empty() == e.text.empty()) {
+    return Status::InvalidArgument("give exactly one of 'text' (a non-empty string) and 'content' (an object)");
+  }
+  MSP_RETURN_IF_ERROR(r.String("tool_name", &e.tool_name));
+  MSP_RETURN_IF_ERROR(r.Int("duration_ms", &e.duration_ms, 0, kMax));
+  MSP_RETURN_IF_ERROR(r.Int("token_count", &e.token_count, 0, kMax));
+  MSP_RETURN_IF_ERROR(r.Time("timestamp", &e.timestamp));
+  MSP_RETURN_IF_ERROR(r.Strings("tags", &e.tags));
+  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &e.sensitivity, ParseSensitivity, SensitivityName));
+  MSP_RETURN_IF_ERROR(r.String("source", &e.source));
+  return e;
+}
+
+Result<RetrieveRequest> RetrieveRequestFromJson(const json& j, const std::string& tenant) {
+  Reader r(j, "");
+  MSP_RETURN_IF_ERROR(r.Object());
+  MSP_RETURN_IF_ERROR(r.Known({"query", "k", "min_score", "namespace", "filters", "explain", "record_access"}));
+  RetrieveRequest q;
+  MSP_ASSIGN_OR_RETURN(q.scope, ReadNamespace(r, tenant, "namespace"));
+  if (!r.Has("query")) return Status::InvalidArgument("field 'query' is required");
+  MSP_RETURN_IF_ERROR(r.String("query", &q.query));
+  MSP_RETURN_IF_ERROR(r.Int("k", &q.top_k, 1, 1000));
+  MSP_RETURN_IF_ERROR(r.Double("min_score", &q.min_score, 0.0, 1.0));
+  MSP_RETURN_IF_ERROR(r.Bool("explain", &q.explain));
+  MSP_RETURN_IF_ERROR(r.Bool("record_access", &q.record_access));
+  if (r.Has("filters")) {
+    Reader f(j.at("filters"), "filters.");
+    MSP_RETURN_IF_ERROR(f.Object());
+    MSP_RETURN_IF_ERROR(f.Known({"kinds", "layers", "tags", "sources", "criticalities", "created_from",
+                                 "created_to", "include_superseded"}));
+    MSP_RETURN_IF_ERROR(f.Enums("kinds", &q.filter.kinds, ParseKind, KindName));
+    MSP_RETURN_IF_ERROR(f.Enums("layers", &q.filter.layers, ParseLayer, LayerName));
+    MSP_RETURN_IF_ERROR(f.Strings("tags", &q.filter.tags));
+    MSP_RETURN_IF_ERROR(f.Strings("sources", &q.filter.sources));
+    MSP_RETURN_IF_ERROR(f.Enums("criticalities", &q.filter.criticalities, ParseCriticality, CriticalityName));
+    MSP_RETURN_IF_ERROR(f.Time("created_from", &q.filter.created_from));
+    MSP_RETURN_IF_ERROR(f.Time("created_to", &q.filter.created_to));
+    MSP_RETURN_IF_ERROR(f.Bool("include_superseded", &q.filter.include_superseded));
+  }
+  return q;
+}
+
+Status CheckQueryNames(const QueryParams& q, const std::vector<std::string>& known) {
+  for (const auto& [name, value] : q) {
+    if (name == "tenant" || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list = "tenant";
+    for (const std::string& k : known) list += ", " + k;
+    return Status::InvalidArgument("unknown parameter '" + name + "'; known parameters are " + list);
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> WithNamespaceParams(std::vector<std::string> names) {
+  names.insert(names.begin(), kNamespaceParts.begin(), kNamespaceParts.end());
+  return names;
+}
+
+std::string StringParam(const QueryParams& q, const std::string& name) {
+  auto [begin, end] = q.equal_range(name);
+  std::string out;
+  for (auto it = begin; it != end; ++it) out = it->second;
+  return out;
+}
+
+Result<int64_t> IntParam(const QueryParams& q, const std::string& name, int64_t lo, int64_t hi, int64_t fallback) {
+  if (q.find(name) == q.end()) return fallback;
+  const std::string v = StringParam(q, name);
+  int64_t n = 0;
+  size_t i = 0;
+  const bool negative = !v.empty() && v[0] == '-';
+  if (negative) i = 1;
+  bool ok = i < v.size() && v.size() - i <= 18;
+  for (; ok && i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9') ok = false;
+    else n = n * 10 + (v[i] - '0');
+  }
+  if (negative) n = -n;
+  if (!ok || n < lo || n > hi) {
+    return Status::InvalidArgument("parameter '" + name + "' must be an integer between " + std::to_string(lo) +
+                                   " and " + std::to_string(hi) + ", got '" + v + "'");
+  }
+  return n;
+}
+
+Result<bool> BoolParam(const QueryParams& q, const std::string& name, bool fallback) {
+  if (q.find(name) == q.end()) return fallback;
+  const std::string v = StringParam(q, name);
+  if (v == "true" || v == "1" || v.empty()) return true;
+  if (v == "false" || v == "0") return false;
+  return Status::InvalidArgument("parameter '" + name + "' must be true or false, got '" + v + "'");
+}
+
+Result<Namespace> NamespaceFromQuery(const QueryParams& q, const std::string& tenant) {
+  Namespace ns;
+  ns.tenant = tenant;
+  ns.user = StringParam(q, "user");
+  ns.agent = StringParam(q, "agent");
+  ns.session = StringParam(q, "session");
+  ns.mission = StringParam(q, "mission");
+  ns.operator_id = StringParam(q, "operator");
+  return ns;
+}
+
+Result<ListRequest> ListRequestFromQuery(const QueryParams& q, const std::string& tenant) {
+  ListRequest l;
+  MSP_ASSIGN_OR_RETURN(l.scope, NamespaceFromQuery(q, tenant));
+  MSP_ASSIGN_OR_RETURN(l.filter.kinds, EnumParams(q, "kind", ParseKind, KindName));
+  MSP_ASSIGN_OR_RETURN(l.filter.layers, EnumParams(q, "layer", ParseLayer, LayerName));
+  l.filter.tags = ListParam(q, "tag");
+  l.filter.sources = ListParam(q, "source");
+  MSP_ASSIGN_OR_RETURN(l.filter.created_from, TimeParam(q, "created_from"));
+  MSP_ASSIGN_OR_RETURN(l.filter.created_to, TimeParam(q, "created_to"));
+  MSP_ASSIGN_OR_RETURN(l.filter.include_superseded, BoolParam(q, "include_superseded", false));
+  MSP_ASSIGN_OR_RETURN(l.include_expired, BoolParam(q, "include_expired", false));
+  MSP_ASSIGN_OR_RETURN(l.newest_first, BoolParam(q, "newest_first", false));
+  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(q, "limit", 1, 1000, 100));
+  MSP_ASSIGN_OR_RETURN(int64_t offset, IntParam(q, "offset", 0, 1000000000, 0));
+  l.limit = static_cast<int>(limit);
+  l.offset = static_cast<int>(offset);
+  return l;
+}
+
+}  // namespace msp

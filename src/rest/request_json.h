@@ -1,0 +1,78 @@
+// JSON -> engine requests for the REST API: strict readers for the bodies of
+// POST /v1/memories, /v1/facts, /v1/episodes, /v1/search, and for the query
+// parameters of the list routes.
+//
+// Strict means: unknown fields, wrong JSON types, unknown enum names and
+// out-of-range numbers are InvalidArgument naming the field (and listing
+// what is allowed). The tenant is never read from a request: callers pass the
+// API key's tenant, and the REST layer has already refused (403) a request
+// naming another one.
+#ifndef MSP_REST_REQUEST_JSON_H_
+#define MSP_REST_REQUEST_JSON_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "msp/memory.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp {
+
+// The namespace of a body: its "namespace" object (user, agent, session,
+// mission, operator, and tenant, which is not read) under `tenant`. A body
+// without "namespace" is the whole tenant.
+Result<Namespace> NamespaceFromBody(const nlohmann::json& body, const std::string& tenant,
+                                    const std::string& field = "namespace");
+
+// {namespace, kind, layer, text, body, tags, source, sensitivity,
+//  criticality, confidence, ttl_days, valid_at, provenance}.
+Result<WriteRequest> WriteRequestFromJson(const nlohmann::json& j, const std::string& tenant,
+                                          const std::string& prefix = "");
+
+// {namespace, text, confidence, source_episodes, tags, source, sensitivity,
+//  criticality, valid_at, provenance}.
+Result<FactRequest> FactRequestFromJson(const nlohmann::json& j, const std::string& tenant);
+
+// {namespace (session required), step_number, type, content (object) or
+//  text, tool_name, duration_ms, token_count, timestamp, tags, sensitivity,
+//  source}.
+Result<EpisodeStep> EpisodeStepFromJson(const nlohmann::json& j, const std::string& tenant);
+
+// {query, k (1..1000, default 10), min_score (0..1), namespace, filters
+//  {kinds, layers, tags, sources, criticalities, created_from, created_to,
+//  include_superseded}, explain, record_access}.
+Result<RetrieveRequest> RetrieveRequestFromJson(const nlohmann::json& j, const std::string& tenant);
+
+// Query parameters of a GET: name -> every value given.
+using QueryParams = std::multimap<std::string, std::string>;
+
+// The namespace of a GET: the parameters user, agent, session, mission,
+// operator under `tenant`.
+Result<Namespace> NamespaceFromQuery(const QueryParams& q, const std::string& tenant);
+
+// GET /v1/memories: the namespace parameters, kind, layer, tag, source
+// (each repeatable or comma-separated), created_from, created_to,
+// include_superseded, include_expired, newest_first, limit (1..1000, default
+// 100), offset. (The caller checks the parameter names.)
+Result<ListRequest> ListRequestFromQuery(const QueryParams& q, const std::string& tenant);
+
+// Checks that every parameter of `q` is "tenant" or one of `known`.
+Status CheckQueryNames(const QueryParams& q, const std::vector<std::string>& known);
+// `names` after the namespace parameters user, agent, session, mission,
+// operator.
+std::vector<std::string> WithNamespaceParams(std::vector<std::string> names);
+
+// An integer query parameter in [lo, hi]; `fallback` when absent.
+Result<int64_t> IntParam(const QueryParams& q, const std::string& name, int64_t lo, int64_t hi, int64_t fallback);
+// A boolean query parameter (true/false/1/0); `fallback` when absent.
+Result<bool> BoolParam(const QueryParams& q, const std::string& name, bool fallback);
+// The last value of a parameter; "" when absent.
+std::string StringParam(const QueryParams& q, const std::string& name);
+
+}  // namespace msp
+
+#endif  // MSP_REST_REQUEST_JSON_H_

@@ -1,0 +1,121 @@
+// Unit tests of the REST request readers: every field lands where it should,
+// and every kind of bad input is an InvalidArgument naming the field.
+#include "rest/request_json.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/test_util.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+TEST(RequestJsonTest, WriteRequestReadsEveryField) {
+  const json j = json::parse(R"({
+    "namespace": {"tenant": "ignored", "user": "ann", "agent": "a1", "session": "s1", "mission": "m", "operator": "op"},
+    "kind": "decision", "layer": "workflow", "text": "Use SQLite for the store",
+    "body": {"b": 1, "a": [true]}, "tags": ["goal", "db"], "source": "tool", "sensitivity": "medium",
+    "criticality": "high", "confidence": 0.5, "ttl_days": 30, "valid_at": "2026-01-02",
+    "provenance": [{"type": "commit", "ref": "abc", "detail": "x"}]})");
+  ASSERT_OK_AND_ASSIGN(WriteRequest w, WriteRequestFromJson(j, "acme"));
+  EXPECT_EQ(w.ns.tenant, "acme");  // never from the body
+  EXPECT_EQ(w.ns.user, "ann");
+  EXPECT_EQ(w.ns.operator_id, "op");
+  EXPECT_EQ(w.kind, Kind::kDecision);
+  ASSERT_TRUE(w.layer.has_value());
+  EXPECT_EQ(*w.layer, Layer::kWorkflow);
+  EXPECT_EQ(w.body_json, R"({"a":[true],"b":1})");
+  EXPECT_EQ(w.tags, (std::vector<std::string>{"goal", "db"}));
+  EXPECT_EQ(w.source, "tool");
+  EXPECT_EQ(w.sensitivity, Sensitivity::kMedium);
+  EXPECT_EQ(w.criticality, Criticality::kHigh);
+  EXPECT_DOUBLE_EQ(w.confidence, 0.5);
+  EXPECT_EQ(w.ttl_days, 30);
+  EXPECT_GT(w.valid_at, 0);
+  ASSERT_EQ(w.provenance.size(), 1u);
+  EXPECT_EQ(w.provenance[0].ref, "abc");
+}
+
+TEST(RequestJsonTest, WriteRequestErrorsNameTheField) {
+  struct Case {
+    const char* body;
+    const char* names;
+  };
+  const Case cases[] = {
+      {R"({"text": "x", "colour": 1})", "unknown field 'colour'"},
+      {R"({})", "'text' is required"},
+      {R"({"text": 5})", "field 'text' must be a string, got integer"},
+      {R"({"text": "x", "kind": "thought"})", "field 'kind': unknown value 'thought'"},
+      {R"({"text": "x", "tags": "goal"})", "field 'tags' must be an array of strings"},
+      {R"({"text": "x", "tags": [1]})", "field 'tags[0]'"},
+      {R"({"text": "x", "confidence": 2})", "field 'confidence' must be between 0 and 1"},
+      {R"({"text": "x", "ttl_days": -1})", "field 'ttl_days'"},
+      {R"({"text": "x", "ttl_days": 1.5})", "field 'ttl_days' must be an integer"},
+      {R"({"text": "x", "body": [1]})", "field 'body' must be an object"},
+      {R"({"text": "x", "valid_at": "yesterday"})", "field 'valid_at'"},
+      {R"({"text": "x", "namespace": {"team": "x"}})", "unknown field 'namespace.team'"},
+      {R"({"text": "x", "namespace": "ann"})", "'namespace' must be a JSON object"},
+      {R"({"text": "x", "provenance": [{"type": "commit"}]})", "provenance[0]"},
+  };
+  for (const Case& c : cases) {
+    auto w = WriteRequestFromJson(json::parse(c.body), "t");
+    ASSERT_FALSE(w.ok()) << c.body;
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().message().find(c.names), std::string::npos) << c.body << " -> " << w.status().message();
+  }
+  auto batch_item = WriteRequestFromJson(json::parse(R"({"text": 1})"), "t", "memories[3].");
+  ASSERT_FALSE(batch_item.ok());
+  EXPECT_NE(batch_item.status().message().find("memories[3].text"), std::string::npos);
+}
+
+TEST(RequestJsonTest, EpisodeNeedsSessionAndOneOfTextOrContent) {
+  ASSERT_OK_AND_ASSIGN(EpisodeStep e, EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s1"},
+      "type": "tool_call", "content": {"cmd": "ls"}, "tool_name": "sh", "duration_ms": 5})"), "t"));
+  EXPECT_EQ(e.ns.session, "s1");
+  EXPECT_EQ(e.type, EpisodeType::kToolCall);
+  EXPECT_EQ(e.content_json, R"({"cmd":"ls"})");
+  EXPECT_EQ(e.duration_ms, 5);
+  EXPECT_FALSE(EpisodeStepFromJson(json::parse(R"({"text": "hi there"})"), "t").ok());
+  EXPECT_FALSE(EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s"}})"), "t").ok());
+  EXPECT_FALSE(
+      EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s"}, "text": "a", "content": {}})"), "t").ok());
+}
+
+TEST(RequestJsonTest, SearchReadsFilters) {
+  ASSERT_OK_AND_ASSIGN(RetrieveRequest q, RetrieveRequestFromJson(json::parse(R"({"query": "dark mode", "k": 3,
+      "min_score": 0.1, "explain": true, "filters": {"kinds": ["fact", "episode"], "layers": ["semantic"],
+      "tags": ["preference"], "created_from": "2026-01-01", "include_superseded": true}})"), "t"));
+  EXPECT_EQ(q.query, "dark mode");
+  EXPECT_EQ(q.top_k, 3);
+  EXPECT_TRUE(q.explain);
+  EXPECT_EQ(q.filter.kinds, (std::vector<Kind>{Kind::kFact, Kind::kEpisode}));
+  EXPECT_EQ(q.filter.layers, (std::vector<Layer>{Layer::kSemantic}));
+  EXPECT_TRUE(q.filter.include_superseded);
+  EXPECT_GT(q.filter.created_from, 0);
+  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"query": "x", "k": 0})"), "t").ok());
+  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"query": "x", "filters": {"kinds": ["nope"]}})"), "t").ok());
+  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"k": 3})"), "t").ok());
+}
+
+TEST(RequestJsonTest, QueryParameters) {
+  QueryParams q = {{"user", "ann"}, {"kind", "fact,episode"}, {"kind", "decision"}, {"limit", "5"},
+                   {"newest_first", "true"}};
+  ASSERT_OK_AND_ASSIGN(ListRequest l, ListRequestFromQuery(q, "acme"));
+  EXPECT_EQ(l.scope.tenant, "acme");
+  EXPECT_EQ(l.scope.user, "ann");
+  EXPECT_EQ(l.filter.kinds, (std::vector<Kind>{Kind::kFact, Kind::kEpisode, Kind::kDecision}));
+  EXPECT_EQ(l.limit, 5);
+  EXPECT_TRUE(l.newest_first);
+  EXPECT_FALSE(ListRequestFromQuery({{"limit", "0"}}, "t").ok());
+  EXPECT_FALSE(ListRequestFromQuery({{"limit", "ten"}}, "t").ok());
+  EXPECT_FALSE(ListRequestFromQuery({{"kind", "thought"}}, "t").ok());
+  EXPECT_FALSE(ListRequestFromQuery({{"newest_first", "maybe"}}, "t").ok());
+  Status unknown = CheckQueryNames({{"colour", "x"}}, WithNamespaceParams({"limit"}));
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("'colour'"), std::string::npos);
+  EXPECT_TRUE(CheckQueryNames({{"tenant", "x"}, {"user", "u"}}, WithNamespaceParams({})).ok());
+}
+
+}  // namespace
+}  // namespace msp

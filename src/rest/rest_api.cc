@@ -1,0 +1,455 @@
+// The REST route table and its handlers.
+#include "rest/rest_api.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/memory_json.h"
+#include "rest/request_json.h"
+#include "server/http_status.h"
+#include "server/metrics.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+// Largest batch of POST /v1/memories.
+constexpr size_t kMaxBatch = 1000;
+
+// What a handler answers: JSON, or text of its own content type.
+struct Reply {
+  int status = 200;
+  json body;
+  std::string text;
+  std::string content_type;  // set: `text` is the body
+
+  static Reply Json(int status, json body) { return Reply{status, std::move(body), "", ""}; }
+};
+
+// The parsed request a handler works from.
+struct RestRequest {
+  const HttpCall& call;
+  QueryParams query;
+  json body;  // for routes with a JSON body ({} when optional and absent)
+
+  const std::string& tenant() const { return call.tenant; }
+  const std::string& param(const std::string& name) const { return call.params.at(name); }
+};
+
+// The engine and what the handlers share.
+class RestApi {
+ public:
+  RestApi(MemoryLayer& engine, RestOptions options) : engine_(engine), options_(std::move(options)) {}
+
+  MemoryLayer& engine() { return engine_; }
+  const std::string& actor() const { return options_.actor; }
+
+  // A tenant's Stats, at most stats_cache_ms old.
+  Result<Stats> CachedStats(const std::string& tenant) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = stats_.find(tenant);
+      if (it != stats_.end() && now - it->second.first < std::chrono::milliseconds(options_.stats_cache_ms)) {
+        return it->second.second;
+      }
+    }
+    Namespace scope;
+    scope.tenant = tenant;
+    MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope));
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_[tenant] = {now, s};
+    return s;
+  }
+
+ private:
+  MemoryLayer& engine_;
+  RestOptions options_;
+  std::mutex mu_;
+  std::map<std::string, std::pair<std::chrono::steady_clock::time_point, Stats>> stats_;
+};
+
+enum class BodyKind {
+  kNone,          // the body is ignored
+  kJson,          // a JSON object is required
+  kOptionalJson,  // a JSON object, or no body at all ({})
+  kJsonl,         // JSON Lines (import)
+};
+
+using Handler = Result<Reply> (*)(RestApi&, const RestRequest&);
+
+struct RestRoute {
+  const char* method;
+  const char* path;
+  BodyKind body;
+  // Body fields that may name a tenant ("memories[].namespace.tenant").
+  std::vector<std::string> tenant_fields;
+  // Query parameters the route reads ("tenant" is always allowed).
+  std::vector<std::string> params;
+  Handler handler;
+};
+
+json RecordsJson(const std::vector<Memory>& records) {
+  json out = json::array();
+  for (const Memory& m : records) out.push_back(MemoryToJson(m));
+  return out;
+}
+
+Result<Namespace> QueryScope(const RestRequest& r) { return NamespaceFromQuery(r.query, r.tenant()); }
+
+// --- Handlers ---
+
+Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
+  if (!r.body.contains("memories")) {
+    MSP_ASSIGN_OR_RETURN(WriteRequest w, WriteRequestFromJson(r.body, r.tenant()));
+    w.actor = api.actor();
+    MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().Write(w));
+    return Reply::Json(201, WriteResultToJson(result));
+  }
+  if (r.body.size() != 1) {
+    return Status::InvalidArgument("a batch body holds only 'memories' (an array of records to write)");
+  }
+  const json& items = r.body.at("memories");
+  if (!items.is_array() || items.empty() || items.size() > kMaxBatch) {
+    return Status::InvalidArgument("field 'memories' must be an array of 1.." + std::to_string(kMaxBatch) +
+                                   " records");
+  }
+  std::vector<WriteRequest> requests;
+  for (size_t i = 0; i < items.size(); ++i) {
+    MSP_ASSIGN_OR_RETURN(WriteRequest w,
+                         WriteRequestFromJson(items[i], r.tenant(), "memories[" + std::to_string(i) + "]."));
+    w.actor = api.actor();
+    requests.push_back(std::move(w));
+  }
+  MSP_ASSIGN_OR_RETURN(std::vector<WriteResult> results, api.engine().WriteMany(requests));
+  json out = json::array();
+  for (const WriteResult& w : results) out.push_back(WriteResultToJson(w));
+  return Reply::Json(201, {{"results", out}});
+}
+
+Result<Reply> ListMemories(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(ListRequest list, ListRequestFromQuery(r.query, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, api.engine().List(list));
+  return Reply::Json(200, {{"memories", RecordsJson(records)}, {"limit", list.limit}, {"offset", list.offset}});
+}
+
+Result<Reply> GetMemory(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  MSP_ASSIGN_OR_RETURN(Memory m, api.engine().Get(scope, r.param("id")));
+  return Reply::Json(200, MemoryToJson(m));
+}
+
+Result<Reply> DeleteMemory(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  MSP_RETURN_IF_ERROR(api.engine().Delete(scope, r.param("id"), StringParam(r.query, "reason"), api.actor()));
+  return Reply::Json(200, {{"id", r.param("id")}, {"deleted", true}});
+}
+
+Result<Reply> MemoryHistory(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, api.engine().History(scope, r.param("id")));
+  return Reply::Json(200, {{"versions", RecordsJson(versions)}});
+}
+
+Result<Reply> Search(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(RetrieveRequest q, RetrieveRequestFromJson(r.body, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, api.engine().Retrieve(q));
+  json out = json::array();
+  for (const SearchHit& h : hits) out.push_back(SearchHitToJson(h));
+  return Reply::Json(200, {{"hits", out}});
+}
+
+Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(EpisodeStep step, EpisodeStepFromJson(r.body, r.tenant()));
+  step.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(Memory m, api.engine().AddEpisode(step));
+  return Reply::Json(201, MemoryToJson(m));
+}
+
+Result<Reply> SessionSteps(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  MSP_ASSIGN_OR_RETURN(int64_t last, IntParam(r.query, "last", 0, 1000000, 0));
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
+                       api.engine().LastSteps(scope, r.param("id"), static_cast<int>(last)));
+  return Reply::Json(200, {{"steps", RecordsJson(steps)}});
+}
+
+Result<Reply> EndSession(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
+  if (r.body.is_object()) {
+    for (const auto& [key, value] : r.body.items()) {
+      if (key != "namespace") {
+        return Status::InvalidArgument("unknown field '" + key + "'; known fields are namespace");
+      }
+    }
+  }
+  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, api.engine().EndSession(scope, r.param("id")));
+  return Reply::Json(200, ConsolidationReportToJson(report));
+}
+
+Result<Reply> AddFact(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
+  f.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().AddFact(f));
+  return Reply::Json(201, WriteResultToJson(result));
+}
+
+Result<Reply> SupersedeFact(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
+  f.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().SupersedeFact(f.ns, r.param("id"), f));
+  return Reply::Json(201, WriteResultToJson(result));
+}
+
+Result<Reply> Consolidate(RestApi& api, const RestRequest& r) {
+  std::string session;
+  for (const auto& [key, value] : r.body.items()) {
+    if (key == "session") {
+      if (!value.is_string()) return Status::InvalidArgument("field 'session' must be a string");
+      session = value.get<std::string>();
+    } else if (key != "namespace") {
+      return Status::InvalidArgument("unknown field '" + key + "'; known fields are namespace, session");
+    }
+  }
+  MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, api.engine().Consolidate(scope, session));
+  return Reply::Json(200, ConsolidationReportToJson(report));
+}
+
+Result<Reply> GetStats(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  MSP_ASSIGN_OR_RETURN(Stats s, api.engine().GetStats(scope));
+  json j = StatsToJson(s);
+  j.erase("store_path");  // the server's file system is not the caller's business
+  return Reply::Json(200, j);
+}
+
+Result<Reply> GetAudit(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, 1000, 100));
+  Namespace scope;
+  scope.tenant = r.tenant();
+  MSP_ASSIGN_OR_RETURN(std::vector<AuditEvent> events,
+                       api.engine().Audit(scope, StringParam(r.query, "record_id"), static_cast<int>(limit)));
+  json out = json::array();
+  for (const AuditEvent& e : events) out.push_back(AuditEventToJson(e));
+  return Reply::Json(200, {{"events", out}});
+}
+
+// Every line's record lands in the caller's tenant: the tenant is set (the
+// line was already refused if it named another one). Lines that do not parse
+// are passed on unchanged, so the engine's error names them.
+std::string WithTenant(const std::string& body, const std::string& tenant) {
+  std::istringstream in(body);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    Result<json> obj = ParseJsonObject(line, "record");
+    if (obj.ok() && (!obj->contains("namespace") || (*obj)["namespace"].is_object())) {
+      (*obj)["namespace"]["tenant"] = tenant;
+      out += DumpJson(*obj);
+    } else {
+      out += line;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+Result<Reply> Import(RestApi& api, const RestRequest& r) {
+  std::istringstream in(WithTenant(r.call.req.body, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(ImportReport report, api.engine().Import(in, api.actor()));
+  return Reply::Json(200, ImportReportToJson(report));
+}
+
+Result<Reply> Export(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  std::ostringstream out;
+  MSP_ASSIGN_OR_RETURN(int64_t lines, api.engine().Export(scope, out));
+  (void)lines;
+  Reply reply;
+  reply.text = out.str();
+  reply.content_type = "application/x-ndjson";
+  return reply;
+}
+
+Result<Reply> OpenApi(RestApi&, const RestRequest&) {
+  Reply reply;
+  reply.text = std::string(OpenApiDocument());
+  reply.content_type = "application/json";
+  return reply;
+}
+
+// THE route table.
+const std::vector<RestRoute>& Routes() {
+  const std::vector<std::string> ns_tenant = {"namespace.tenant"};
+  static const std::vector<RestRoute> routes = {
+      {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
+      {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
+       &WriteMemories},
+      {"GET", "/v1/memories", BodyKind::kNone, {},
+       WithNamespaceParams({"kind", "layer", "tag", "source", "created_from", "created_to", "include_superseded",
+                            "include_expired", "newest_first", "limit", "offset"}),
+       &ListMemories},
+      {"GET", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({}), &GetMemory},
+      {"DELETE", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({"reason"}), &DeleteMemory},
+      {"GET", "/v1/memories/{id}/history", BodyKind::kNone, {}, WithNamespaceParams({}), &MemoryHistory},
+      {"POST", "/v1/search", BodyKind::kJson, ns_tenant, {}, &Search},
+      {"POST", "/v1/episodes", BodyKind::kJson, ns_tenant, {}, &AddEpisode},
+      {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
+      {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
+      {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
+      {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
+      {"POST", "/v1/consolidate", BodyKind::kOptionalJson, ns_tenant, {}, &Consolidate},
+      {"GET", "/v1/stats", BodyKind::kNone, {}, WithNamespaceParams({}), &GetStats},
+      {"GET", "/v1/audit", BodyKind::kNone, {}, {"record_id", "limit"}, &GetAudit},
+      {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
+      {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
+  };
+  return routes;
+}
+
+// --- The generic part: tenant checks, body parsing, answers ---
+
+// Every value at `path` ("memories[].namespace.tenant") inside `j`.
+void Collect(const json& j, std::string_view path, const std::string& shown, std::vector<std::pair<std::string, const json*>>* out) {
+  const size_t dot = path.find('.');
+  std::string_view head = path.substr(0, dot);
+  const std::string_view rest = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  const bool each = head.size() > 2 && head.substr(head.size() - 2) == "[]";
+  if (each) head.remove_suffix(2);
+  if (!j.is_object() || !j.contains(std::string(head))) return;
+  const json& v = j.at(std::string(head));
+  const std::string name = shown + std::string(head);
+  if (each) {
+    if (!v.is_array()) return;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string item = name + "[" + std::to_string(i) + "]";
+      if (rest.empty()) {
+        out->emplace_back(item, &v[i]);
+      } else {
+        Collect(v[i], rest, item + ".", out);
+      }
+    }
+    return;
+  }
+  if (rest.empty()) {
+    out->emplace_back(name, &v);
+  } else {
+    Collect(v, rest, name + ".", out);
+  }
+}
+
+// nullopt when every tenant the request names is the caller's; else the
+// 403 (or 400 for a tenant that is not a string) to answer.
+std::optional<std::pair<int, json>> TenantProblem(const RestRoute& route, const RestRequest& r) {
+  auto forbidden = [&](const std::string& where, const std::string& named) {
+    return std::make_pair(403, ErrorJson("forbidden", where + " names tenant '" + named +
+                                                          "', but this API key belongs to tenant '" + r.tenant() +
+                                                          "': a key reads and writes only its own tenant (leave "
+                                                          "the tenant out)"));
+  };
+  auto [begin, end] = r.query.equal_range("tenant");
+  for (auto it = begin; it != end; ++it) {
+    if (it->second != r.tenant()) return forbidden("parameter 'tenant'", it->second);
+  }
+  if (route.body == BodyKind::kJsonl) {
+    std::istringstream in(r.call.req.body);
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      Result<json> obj = ParseJsonObject(line, "record");
+      if (!obj.ok() || !obj->contains("namespace") || !(*obj)["namespace"].is_object()) continue;
+      const json& ns = (*obj)["namespace"];
+      if (!ns.contains("tenant")) continue;
+      const std::string where = "line " + std::to_string(line_no) + ": field 'namespace.tenant'";
+      if (!ns["tenant"].is_string()) {
+        return std::make_pair(400, ErrorJson("invalid_argument", where + " must be a string"));
+      }
+      if (ns["tenant"].get<std::string>() != r.tenant()) return forbidden(where, ns["tenant"].get<std::string>());
+    }
+    return std::nullopt;
+  }
+  for (const std::string& path : route.tenant_fields) {
+    std::vector<std::pair<std::string, const json*>> found;
+    Collect(r.body, path, "", &found);
+    for (const auto& [name, value] : found) {
+      if (value->is_null()) continue;
+      if (!value->is_string()) {
+        return std::make_pair(400, ErrorJson("invalid_argument", "field '" + name + "' must be a string"));
+      }
+      if (value->get<std::string>() != r.tenant()) return forbidden("field '" + name + "'", value->get<std::string>());
+    }
+  }
+  return std::nullopt;
+}
+
+void Serve(const RestRoute& route, RestApi& api, const HttpCall& call, httplib::Response& res) {
+  RestRequest r{call, call.req.params, json::object()};
+  if (Status s = CheckQueryNames(r.query, route.params); !s.ok()) return SendStatusError(res, s);
+  if (route.body == BodyKind::kJson || route.body == BodyKind::kOptionalJson) {
+    const bool blank = call.req.body.find_first_not_of(" \t\r\n") == std::string::npos;
+    if (blank && route.body == BodyKind::kJson) {
+      return SendStatusError(res, Status::InvalidArgument("the request needs a JSON object body"));
+    }
+    if (!blank) {
+      Result<json> body = ParseJsonObject(call.req.body, "the body");
+      if (!body.ok()) return SendStatusError(res, body.status());
+      r.body = std::move(body).value();
+    }
+  }
+  if (auto problem = TenantProblem(route, r)) return SendJson(res, problem->first, problem->second);
+  Result<Reply> reply = route.handler(api, r);
+  if (!reply.ok()) return SendStatusError(res, reply.status());
+  if (!reply->content_type.empty()) {
+    res.status = reply->status;
+    res.set_content(reply->text, reply->content_type);
+    return;
+  }
+  SendJson(res, reply->status, reply->body);
+}
+
+// Prometheus gauges of the caller's tenant, from a cached GetStats.
+std::string RecordMetrics(RestApi& api, const std::string& tenant) {
+  Result<Stats> stats = api.CachedStats(tenant);
+  if (!stats.ok()) return "# msp record counts unavailable: " + stats.status().ToString() + "\n";
+  const Stats& s = *stats;
+  const std::string t = "tenant=\"" + EscapeLabel(tenant) + "\"";
+  std::ostringstream out;
+  out << "# HELP msp_records Records of the tenant, by kind (expired and superseded included).\n"
+      << "# TYPE msp_records gauge\n";
+  for (const auto& [kind, n] : s.by_kind) out << "msp_records{" << t << ",kind=\"" << EscapeLabel(kind) << "\"} " << n << "\n";
+  out << "# HELP msp_records_active Records of the tenant that are active and not expired.\n"
+      << "# TYPE msp_records_active gauge\n"
+      << "msp_records_active{" << t << "} " << s.active << "\n"
+      << "# HELP msp_records_expired Records of the tenant past their expiry.\n"
+      << "# TYPE msp_records_expired gauge\n"
+      << "msp_records_expired{" << t << "} " << s.expired << "\n"
+      << "# HELP msp_audit_events Audit events of the tenant.\n"
+      << "# TYPE msp_audit_events gauge\n"
+      << "msp_audit_events{" << t << "} " << s.audit_events << "\n"
+      << "# HELP msp_index_lag Changes of the store not yet applied to a derived index.\n"
+      << "# TYPE msp_index_lag gauge\n"
+      << "msp_index_lag{index=\"lexical\"} " << (s.last_seq - s.lexical_applied_seq) << "\n"
+      << "msp_index_lag{index=\"vector\"} " << (s.last_seq - s.vector_applied_seq) << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+void MountRestApi(HttpServer& server, MemoryLayer& engine, const RestOptions& options) {
+  auto api = std::make_shared<RestApi>(engine, options);
+  for (const RestRoute& route : Routes()) {
+    server.Handle({route.method, route.path,
+                   [api, &route](const HttpCall& call, httplib::Response& res) { Serve(route, *api, call, res); },
+                   true});
+  }
+  server.SetMetricsSource([api](const std::string& tenant) { return RecordMetrics(*api, tenant); });
+}
+
+}  // namespace msp

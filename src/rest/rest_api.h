@@ -1,0 +1,38 @@
+// The REST API of msp: /v1 routes over the engine (MemoryLayer), JSON in and
+// out, mounted on an HttpServer (src/server). A thin face: each handler reads
+// its request, makes one engine call and writes the answer; errors map to
+// HTTP in one place (server/http_status.h).
+//
+// The tenant of every call is the API key's: a body or query that names
+// another tenant is refused with 403 (naming the own tenant is allowed, and
+// leaving it out is the norm). The other namespace parts (user, agent,
+// session, mission, operator) come from the request. docs/rest.md describes
+// the routes; docs/openapi.json (served at /openapi.json) is their contract.
+#ifndef MSP_REST_REST_API_H_
+#define MSP_REST_REST_API_H_
+
+#include <string>
+#include <string_view>
+
+#include "msp/memory.h"
+#include "server/http_server.h"
+
+namespace msp {
+
+struct RestOptions {
+  std::string actor = "rest";  // the audit log's actor for REST calls
+  int stats_cache_ms = 5000;   // /metrics reuses a tenant's record counts this long
+};
+
+// Registers every REST route, GET /openapi.json, and the record counts of
+// /metrics on `server`. `engine` must outlive `server`. REQUIRES: before
+// server.Start().
+void MountRestApi(HttpServer& server, MemoryLayer& engine, const RestOptions& options);
+
+// The OpenAPI 3.1 document served at /openapi.json (docs/openapi.json,
+// compiled in).
+std::string_view OpenApiDocument();
+
+}  // namespace msp
+
+#endif  // MSP_REST_REST_API_H_
