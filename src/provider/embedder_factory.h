@@ -1,0 +1,29 @@
+// The embedder factory by name: every embedder msp knows, for the engine's
+// Open. "hashing" is the built-in lexical embedder (embed/); "openai" is any
+// OpenAI-compatible embeddings server (openai_embedder.h). It lives here, not
+// in embed/, so that embed/ stays free of the network.
+#ifndef MSP_PROVIDER_EMBEDDER_FACTORY_H_
+#define MSP_PROVIDER_EMBEDDER_FACTORY_H_
+
+#include <memory>
+#include <string>
+
+#include "embed/embedder.h"
+#include "msp/options.h"
+#include "msp/status.h"
+
+namespace msp {
+
+// The embedder options.provider names. For "openai" with an empty api_key
+// and a base_url on https://api.openai.com, the key is taken from the
+// OPENAI_API_KEY environment variable (never sent to other servers).
+// InvalidArgument for an unknown provider, listing the known ones.
+Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options);
+
+// The API key OpenEmbedder uses: options.api_key, else `openai_env_key`
+// when options.base_url is on https://api.openai.com, else "".
+std::string EffectiveApiKey(const EmbedderOptions& options, const std::string& openai_env_key);
+
+}  // namespace msp
+
+#endif  // MSP_PROVIDER_EMBEDDER_FACTORY_H_
