@@ -1,7 +1,12 @@
-// The estimated cl100k_base token counter and the counter factory.
+// The estimated cl100k_base token counter, the exact one, and the counter
+// factory.
 #include "working/tokens.h"
 
+#include <filesystem>
 #include <string>
+#include <utility>
+
+#include "working/cl100k.h"
 
 namespace msp {
 namespace {
@@ -73,12 +78,74 @@ size_t EstimateTokenCounter::Count(std::string_view text) const {
   return total;
 }
 
-std::unique_ptr<TokenCounter> DefaultTokenCounter() { return std::make_unique<EstimateTokenCounter>(); }
+Cl100kTokenCounter::Cl100kTokenCounter(std::shared_ptr<const Cl100kVocabulary> vocabulary)
+    : vocabulary_(std::move(vocabulary)) {}
+
+size_t Cl100kTokenCounter::Count(std::string_view text) const { return vocabulary_->Count(text); }
+
+std::vector<std::string> Cl100kVocabularyCandidates() {
+  const std::string rel = "js-tiktoken/dist/ranks/cl100k_base.js";
+  std::vector<std::string> out;
+#ifdef MSP_SOURCE_DIR
+  out.push_back(std::string(MSP_SOURCE_DIR) + "/data/tokenizer/node_modules/" + rel);
+#endif
+  out.push_back("/usr/local/lib/node_modules/" + rel);
+  out.push_back("/usr/lib/node_modules/" + rel);
+  return out;
+}
+
+Result<std::string> FindCl100kVocabulary(const std::string& configured) {
+  std::error_code ec;
+  if (!configured.empty()) {
+    if (std::filesystem::is_regular_file(configured, ec)) return configured;
+    return Status::NotFound("tokens.vocabulary_path " + configured +
+                            " does not exist (it should be js-tiktoken's dist/ranks/cl100k_base.js)");
+  }
+  const std::vector<std::string> candidates = Cl100kVocabularyCandidates();
+  for (const std::string& c : candidates) {
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+  }
+  std::string where;
+  for (const std::string& c : candidates) where += (where.empty() ? "" : ", ") + c;
+  return Status::NotFound("no cl100k vocabulary found (looked at " + where +
+                          "); install it with scripts/deps.sh (npm ci in data/tokenizer) or set "
+                          "tokens.vocabulary_path to js-tiktoken's dist/ranks/cl100k_base.js");
+}
+
+std::unique_ptr<TokenCounter> DefaultTokenCounter() {
+  Result<std::unique_ptr<TokenCounter>> c = MakeTokenCounter(TokenOptions{});
+  if (c.ok()) return std::move(c).value();
+  return std::make_unique<EstimateTokenCounter>();
+}
+
+Result<std::unique_ptr<TokenCounter>> MakeTokenCounter(const TokenOptions& options) {
+  if (options.counter == "estimate") {
+    return std::unique_ptr<TokenCounter>(std::make_unique<EstimateTokenCounter>());
+  }
+  if (options.counter != "estimate" && options.counter != "cl100k" && options.counter != "auto") {
+    return Status::InvalidArgument("tokens.counter: unknown token counter '" + options.counter +
+                                   "'; known counters: auto, cl100k, estimate");
+  }
+  Result<std::string> path = FindCl100kVocabulary(options.vocabulary_path);
+  if (!path.ok()) {
+    if (options.counter == "auto" && options.vocabulary_path.empty()) {
+      return std::unique_ptr<TokenCounter>(std::make_unique<EstimateTokenCounter>());
+    }
+    return path.status();
+  }
+  Result<std::shared_ptr<const Cl100kVocabulary>> vocabulary = Cl100kVocabulary::LoadShared(*path);
+  if (!vocabulary.ok()) return vocabulary.status().WithContext("tokens");
+  return std::unique_ptr<TokenCounter>(std::make_unique<Cl100kTokenCounter>(std::move(vocabulary).value()));
+}
 
 Result<std::unique_ptr<TokenCounter>> MakeTokenCounter(std::string_view name) {
-  if (name == "estimate") return std::unique_ptr<TokenCounter>(std::make_unique<EstimateTokenCounter>());
+  if (name == "estimate" || name == "cl100k" || name == "auto") {
+    TokenOptions options;
+    options.counter = std::string(name);
+    return MakeTokenCounter(options);
+  }
   return Status::InvalidArgument("unknown token counter '" + std::string(name) +
-                                 "'; known counters: estimate");
+                                 "'; known counters: auto, cl100k, estimate");
 }
 
 }  // namespace msp

@@ -1,16 +1,22 @@
 // Token counting for working-memory packing and digests.
 //
-// A TokenCounter says how many model tokens a text costs. The built-in
-// EstimateTokenCounter approximates OpenAI's cl100k_base tokenizer without a
-// vocabulary; an exact counter can implement the same interface and be
-// returned by MakeTokenCounter() under its own name later.
+// A TokenCounter says how many model tokens a text costs. Two exist:
+//   "cl100k"    exact cl100k_base counts (Cl100kTokenCounter), from the
+//               vocabulary js-tiktoken ships (src/working/cl100k.h);
+//   "estimate"  an approximation without a vocabulary (EstimateTokenCounter).
+// msp uses one counter everywhere (working memory, digests, budgets), chosen
+// by the tokens.* settings (MakeTokenCounter(TokenOptions)); every reported
+// figure carries the counter's name().
 #ifndef MSP_WORKING_TOKENS_H_
 #define MSP_WORKING_TOKENS_H_
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "msp/options.h"
 #include "msp/status.h"
 
 namespace msp {
@@ -53,12 +59,49 @@ class EstimateTokenCounter final : public TokenCounter {
   std::string_view name() const override { return "estimate"; }
 };
 
-// The counter msp uses when none is configured (the estimate, for now).
+class Cl100kVocabulary;
+
+// Exact cl100k_base counts. Shares its (immutable) vocabulary.
+class Cl100kTokenCounter final : public TokenCounter {
+ public:
+  explicit Cl100kTokenCounter(std::shared_ptr<const Cl100kVocabulary> vocabulary);
+  size_t Count(std::string_view text) const override;
+  std::string_view name() const override { return "cl100k"; }
+  const Cl100kVocabulary& vocabulary() const { return *vocabulary_; }
+
+ private:
+  std::shared_ptr<const Cl100kVocabulary> vocabulary_;
+};
+
+// Where the cl100k vocabulary is looked for when tokens.vocabulary_path is
+// empty, in order: the install of scripts/deps.sh in this source tree
+// (data/tokenizer/node_modules/js-tiktoken/dist/ranks/cl100k_base.js), then
+// js-tiktoken installed globally by npm (/usr/local/lib/node_modules,
+// /usr/lib/node_modules).
+std::vector<std::string> Cl100kVocabularyCandidates();
+
+// The vocabulary file to use: `configured` when set (NotFound when it does
+// not exist), else the first candidate that exists (NotFound listing where
+// it looked and how to install it).
+Result<std::string> FindCl100kVocabulary(const std::string& configured);
+
+// The counter msp uses when nothing is configured: cl100k when its
+// vocabulary is found at a candidate place, else the estimate. The
+// vocabulary is loaded once per process.
 std::unique_ptr<TokenCounter> DefaultTokenCounter();
 
-// A counter by name: "estimate". Anything else is InvalidArgument naming the
-// known counters.
+// A counter by name: "estimate", "cl100k" (vocabulary at a candidate place)
+// or "auto" (as DefaultTokenCounter). Anything else is InvalidArgument
+// naming the known counters.
 Result<std::unique_ptr<TokenCounter>> MakeTokenCounter(std::string_view name);
+
+// The counter the tokens.* settings ask for (TokenOptions in msp/options.h).
+// counter "auto": cl100k when a vocabulary is found, else the estimate;
+// "cl100k": an error when none is found; "estimate". For auto and cl100k a
+// vocabulary_path that is set must exist and load (else the error names
+// it); a file found at a candidate place that fails to load is an error
+// too, naming it (a broken install is not hidden behind the estimate).
+Result<std::unique_ptr<TokenCounter>> MakeTokenCounter(const TokenOptions& options);
 
 }  // namespace msp
 

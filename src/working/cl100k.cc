@@ -1,0 +1,500 @@
+// The cl100k_base tokenizer: the pre-tokenizer scanner, the byte-pair merge
+// and the loader of js-tiktoken's ranks file.
+#include "working/cl100k.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace msp {
+
+const std::string_view kCl100kPattern =
+    "('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)|"
+    "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+namespace cl100k_internal {
+namespace {
+
+struct CodePointRange {
+  uint32_t first;
+  uint32_t last;
+};
+#include "working/unicode_classes.inc"
+
+template <size_t N>
+bool InRanges(const CodePointRange (&ranges)[N], uint32_t cp) {
+  const CodePointRange* end = ranges + N;
+  const CodePointRange* it =
+      std::upper_bound(ranges, end, cp, [](uint32_t c, const CodePointRange& r) { return c < r.first; });
+  return it != ranges && cp <= (it - 1)->last;
+}
+
+CharClass ClassifyNonAscii(uint32_t cp) {
+  if (InRanges(kLetterRanges, cp)) return CharClass::kLetter;
+  if (InRanges(kNumberRanges, cp)) return CharClass::kNumber;
+  if (InRanges(kSpaceRanges, cp)) return CharClass::kSpace;
+  return CharClass::kOther;
+}
+
+struct AsciiTable {
+  CharClass cls[128];
+  constexpr AsciiTable() : cls() {
+    for (int c = 0; c < 128; ++c) {
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        cls[c] = CharClass::kLetter;
+      } else if (c >= '0' && c <= '9') {
+        cls[c] = CharClass::kNumber;
+      } else if (c == '\r' || c == '\n') {
+        cls[c] = CharClass::kNewline;
+      } else if (c == ' ' || (c >= 0x09 && c <= 0x0D)) {
+        cls[c] = CharClass::kSpace;
+      } else {
+        cls[c] = CharClass::kOther;
+      }
+    }
+  }
+};
+constexpr AsciiTable kAscii;
+
+bool IsContinuation(unsigned char b) { return (b & 0xC0) == 0x80; }
+
+// Decodes one UTF-8 sequence at text[i]; false when it is not valid (then
+// the byte stands alone).
+bool Decode(std::string_view text, size_t i, size_t* len, uint32_t* cp) {
+  const auto b0 = static_cast<unsigned char>(text[i]);
+  const size_t left = text.size() - i;
+  auto at = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    if (left < 2 || !IsContinuation(at(1))) return false;
+    *cp = ((b0 & 0x1Fu) << 6) | (at(1) & 0x3Fu);
+    *len = 2;
+    return true;
+  }
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if (left < 3 || !IsContinuation(at(1)) || !IsContinuation(at(2))) return false;
+    const uint32_t c = ((b0 & 0x0Fu) << 12) | ((at(1) & 0x3Fu) << 6) | (at(2) & 0x3Fu);
+    if (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF)) return false;
+    *cp = c;
+    *len = 3;
+    return true;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if (left < 4 || !IsContinuation(at(1)) || !IsContinuation(at(2)) || !IsContinuation(at(3))) return false;
+    const uint32_t c =
+        ((b0 & 0x07u) << 18) | ((at(1) & 0x3Fu) << 12) | ((at(2) & 0x3Fu) << 6) | (at(3) & 0x3Fu);
+    if (c < 0x10000 || c > 0x10FFFF) return false;
+    *cp = c;
+    *len = 4;
+    return true;
+  }
+  return false;
+}
+
+char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+// The length of the contraction after an apostrophe at text[k - 1]:
+// s t m d (1) or re ve ll (2), any case; 0 when there is none.
+size_t ContractionLength(std::string_view text, size_t k) {
+  if (k >= text.size()) return 0;
+  const char c = AsciiLower(text[k]);
+  if (c == 's' || c == 't' || c == 'm' || c == 'd') return 1;
+  if (k + 1 >= text.size()) return 0;
+  const char c2 = AsciiLower(text[k + 1]);
+  if ((c == 'r' && c2 == 'e') || (c == 'v' && c2 == 'e') || (c == 'l' && c2 == 'l')) return 2;
+  return 0;
+}
+
+}  // namespace
+
+CharClass ClassAt(std::string_view text, size_t i, size_t* len, uint32_t* cp) {
+  const auto b0 = static_cast<unsigned char>(text[i]);
+  if (b0 < 0x80) {
+    *len = 1;
+    *cp = b0;
+    return kAscii.cls[b0];
+  }
+  if (!Decode(text, i, len, cp)) {
+    *len = 1;
+    *cp = 0xFFFFFFFFu;
+    return CharClass::kOther;
+  }
+  return ClassifyNonAscii(*cp);
+}
+
+// The pieces follow the alternatives of kCl100kPattern in order; the first
+// that matches at `i` wins, each as long as the pattern lets it be:
+//   1 'contractions   2 [^\r\n\p{L}\p{N}]?\p{L}+   3 \p{N}{1,3}
+//   4  ?[^\s\p{L}\p{N}]+[\r\n]*   5 \s*[\r\n]+   6 \s+(?!\S)   7 \s+
+size_t PieceEnd(std::string_view text, size_t i) {
+  const size_t n = text.size();
+  size_t len0 = 0;
+  uint32_t cp0 = 0;
+  const CharClass c0 = ClassAt(text, i, &len0, &cp0);
+  if (cp0 == '\'') {
+    if (const size_t c = ContractionLength(text, i + 1)) return i + 1 + c;
+  }
+  auto run_of = [&](size_t k, CharClass cls) {
+    size_t len = 0;
+    uint32_t cp = 0;
+    while (k < n && ClassAt(text, k, &len, &cp) == cls) k += len;
+    return k;
+  };
+  const size_t j = i + len0;
+  if (c0 == CharClass::kLetter) return run_of(j, CharClass::kLetter);
+  size_t len1 = 0;
+  uint32_t cp1 = 0;
+  const bool has_next = j < n;
+  const CharClass c1 = has_next ? ClassAt(text, j, &len1, &cp1) : CharClass::kOther;
+  if ((c0 == CharClass::kSpace || c0 == CharClass::kOther) && has_next && c1 == CharClass::kLetter) {
+    return run_of(j, CharClass::kLetter);
+  }
+  if (c0 == CharClass::kNumber) {
+    size_t k = j;
+    for (int count = 1; count < 3 && k < n; ++count) {
+      size_t len = 0;
+      uint32_t cp = 0;
+      if (ClassAt(text, k, &len, &cp) != CharClass::kNumber) break;
+      k += len;
+    }
+    return k;
+  }
+  auto punctuation_from = [&](size_t k) {
+    k = run_of(k, CharClass::kOther);
+    while (k < n && (text[k] == '\r' || text[k] == '\n')) ++k;
+    return k;
+  };
+  if (c0 == CharClass::kOther) return punctuation_from(j);
+  if (cp0 == ' ' && has_next && c1 == CharClass::kOther) return punctuation_from(j);
+  // Whitespace (c0 is kSpace or kNewline).
+  size_t k = i;
+  size_t last_newline = std::string_view::npos;
+  size_t last_start = i;
+  while (k < n) {
+    size_t len = 0;
+    uint32_t cp = 0;
+    const CharClass cls = ClassAt(text, k, &len, &cp);
+    if (cls != CharClass::kSpace && cls != CharClass::kNewline) break;
+    if (cls == CharClass::kNewline) last_newline = k;
+    last_start = k;
+    k += len;
+  }
+  if (last_newline != std::string_view::npos) return last_newline + 1;  // 5
+  if (k == n) return k;                                                // 6 at the end
+  if (last_start > i) return last_start;                               // 6: all but the last
+  return k;                                                            // 7
+}
+
+}  // namespace cl100k_internal
+
+namespace {
+
+uint64_t HashBytes(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0x100000001B3ull);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p + i, n - i);
+  h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 29;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  return h;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+bool DecodeBase64(std::string_view in, std::string* out) {
+  out->clear();
+  if (in.empty() || in.size() % 4 != 0) return false;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0) return false;
+      v[k] = Base64Value(c);
+      if (v[k] < 0) return false;
+    }
+    const uint32_t triple = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
+                            (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
+    out->push_back(static_cast<char>((triple >> 16) & 0xFF));
+    if (pad < 2) out->push_back(static_cast<char>((triple >> 8) & 0xFF));
+    if (pad < 1) out->push_back(static_cast<char>(triple & 0xFF));
+  }
+  return true;
+}
+
+// Pieces up to this many bytes merge by rescanning (no allocation); longer
+// ones (long whitespace or symbol runs) with a heap, O(n log n).
+constexpr size_t kSmallPiece = 128;
+
+}  // namespace
+
+uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
+  if (bytes.size() == 1) return single_byte_[static_cast<unsigned char>(bytes[0])];
+  const size_t mask = slots_.size() - 1;
+  for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
+    const Slot& s = slots_[at];
+    if (s.length == 0) return kNoRank;
+    if (s.length == bytes.size() && std::memcmp(arena_.data() + s.offset, bytes.data(), bytes.size()) == 0) {
+      return s.rank;
+    }
+  }
+}
+
+void Cl100kVocabulary::Insert(std::string_view bytes, uint32_t rank) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
+    Slot& s = slots_[at];
+    if (s.length == 0) {
+      s.offset = static_cast<uint32_t>(arena_.size());
+      s.length = static_cast<uint32_t>(bytes.size());
+      s.rank = rank;
+      arena_.append(bytes);
+      return;
+    }
+  }
+}
+
+size_t Cl100kVocabulary::MergeSmall(std::string_view piece, std::vector<uint32_t>* out) const {
+  // parts[k] = (start of part k, rank of parts k and k+1 merged); the last
+  // entry is the end of the piece.
+  struct Part {
+    uint32_t start;
+    uint32_t rank;
+  };
+  Part parts[kSmallPiece + 1];
+  const size_t n = piece.size();
+  size_t count = n + 1;
+  for (size_t k = 0; k + 1 < n; ++k) {
+    parts[k] = {static_cast<uint32_t>(k), Rank(piece.substr(k, 2))};
+  }
+  parts[n - 1] = {static_cast<uint32_t>(n - 1), kNoRank};
+  parts[n] = {static_cast<uint32_t>(n), kNoRank};
+  auto pair_rank = [&](size_t k) {
+    if (k + 2 >= count) return kNoRank;
+    return Rank(piece.substr(parts[k].start, parts[k + 2].start - parts[k].start));
+  };
+  for (;;) {
+    uint32_t best = kNoRank;
+    size_t at = 0;
+    for (size_t k = 0; k + 1 < count; ++k) {
+      if (parts[k].rank < best) {
+        best = parts[k].rank;
+        at = k;
+      }
+    }
+    if (best == kNoRank) break;
+    // Merge part `at` with part at+1.
+    for (size_t k = at + 1; k + 1 < count; ++k) parts[k] = parts[k + 1];
+    --count;
+    parts[at].rank = pair_rank(at);
+    if (at > 0) parts[at - 1].rank = pair_rank(at - 1);
+  }
+  const size_t tokens = count - 1;
+  if (out != nullptr) {
+    for (size_t k = 0; k < tokens; ++k) {
+      out->push_back(Rank(piece.substr(parts[k].start, parts[k + 1].start - parts[k].start)));
+    }
+  }
+  return tokens;
+}
+
+size_t Cl100kVocabulary::MergeLarge(std::string_view piece, std::vector<uint32_t>* out) const {
+  const size_t n = piece.size();
+  // Nodes 0..n-1 are the parts (by start byte); node n is the end.
+  std::vector<uint32_t> next(n + 1), prev(n + 1), rank(n + 1, kNoRank);
+  std::vector<bool> alive(n + 1, true);
+  for (size_t k = 0; k <= n; ++k) {
+    next[k] = static_cast<uint32_t>(k + 1);
+    prev[k] = static_cast<uint32_t>(k == 0 ? 0 : k - 1);
+  }
+  using Entry = std::pair<uint32_t, uint32_t>;  // (rank, node): min rank, then leftmost
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  auto pair_rank = [&](uint32_t node) {
+    const uint32_t b = next[node];
+    if (b >= n) return kNoRank;
+    const uint32_t c = next[b];
+    return Rank(piece.substr(node, c - node));
+  };
+  for (uint32_t k = 0; k + 1 < n; ++k) {
+    rank[k] = pair_rank(k);
+    if (rank[k] != kNoRank) heap.emplace(rank[k], k);
+  }
+  size_t parts = n;
+  while (!heap.empty()) {
+    const auto [r, node] = heap.top();
+    heap.pop();
+    if (!alive[node] || rank[node] != r) continue;  // stale
+    const uint32_t b = next[node];
+    alive[b] = false;
+    next[node] = next[b];
+    prev[next[b]] = node;
+    --parts;
+    rank[node] = pair_rank(node);
+    if (rank[node] != kNoRank) heap.emplace(rank[node], node);
+    if (node > 0) {
+      const uint32_t p = prev[node];
+      rank[p] = pair_rank(p);
+      if (rank[p] != kNoRank) heap.emplace(rank[p], p);
+    }
+  }
+  if (out != nullptr) {
+    for (uint32_t k = 0; k < n; k = next[k]) out->push_back(Rank(piece.substr(k, next[k] - k)));
+  }
+  return parts;
+}
+
+size_t Cl100kVocabulary::EncodePiece(std::string_view piece, std::vector<uint32_t>* out) const {
+  const uint32_t whole = Rank(piece);
+  if (whole != kNoRank) {
+    if (out != nullptr) out->push_back(whole);
+    return 1;
+  }
+  return piece.size() <= kSmallPiece ? MergeSmall(piece, out) : MergeLarge(piece, out);
+}
+
+size_t Cl100kVocabulary::Count(std::string_view text) const {
+  size_t total = 0;
+  ForEachCl100kPiece(text, [&](std::string_view piece) { total += EncodePiece(piece, nullptr); });
+  return total;
+}
+
+std::vector<uint32_t> Cl100kVocabulary::Encode(std::string_view text) const {
+  std::vector<uint32_t> out;
+  ForEachCl100kPiece(text, [&](std::string_view piece) { EncodePiece(piece, &out); });
+  return out;
+}
+
+Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read the cl100k vocabulary file " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  auto corrupt = [&](const std::string& what) {
+    return Status::Corruption(path + " is not a cl100k_base ranks file of js-tiktoken: " + what);
+  };
+  // "export default {...};", "module.exports = {...};" or a bare JSON object.
+  const size_t open = text.find('{');
+  const size_t close = text.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) {
+    return corrupt("no JSON object in it");
+  }
+  const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(open),
+                                                 text.begin() + static_cast<std::ptrdiff_t>(close) + 1, nullptr,
+                                                 /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return corrupt("its object is not valid JSON");
+  const auto pat = j.find("pat_str");
+  if (pat == j.end() || !pat->is_string()) return corrupt("no \"pat_str\"");
+  if (pat->get<std::string>() != kCl100kPattern) {
+    return corrupt("its pre-tokenizer pattern (\"pat_str\") is not cl100k_base's");
+  }
+  const auto ranks = j.find("bpe_ranks");
+  if (ranks == j.end() || !ranks->is_string()) return corrupt("no \"bpe_ranks\" text");
+  const std::string& bpe = ranks->get_ref<const std::string&>();
+
+  std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
+  v->path_ = path;
+  std::fill(std::begin(v->single_byte_), std::end(v->single_byte_), kNoRank);
+  // Count the tokens first to size the table (load factor <= 0.5).
+  size_t tokens = 0;
+  for (char c : bpe) tokens += c == ' ' ? 1 : 0;
+  size_t slots = 1024;
+  while (slots < 2 * tokens + 2) slots *= 2;
+  v->slots_.assign(slots, Slot{});
+  v->arena_.reserve(bpe.size());
+  std::string bytes;
+  size_t line_start = 0;
+  size_t line_no = 0;
+  while (line_start < bpe.size()) {
+    size_t line_end = bpe.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = bpe.size();
+    const std::string_view line(bpe.data() + line_start, line_end - line_start);
+    line_start = line_end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    size_t field = 0;
+    uint64_t rank = 0;
+    size_t pos = 0;
+    while (pos <= line.size()) {
+      size_t sp = line.find(' ', pos);
+      if (sp == std::string_view::npos) sp = line.size();
+      const std::string_view word = line.substr(pos, sp - pos);
+      pos = sp + 1;
+      if (field == 0) {
+        ++field;
+        continue;  // a prefix js-tiktoken ignores
+      }
+      if (field == 1) {
+        if (word.empty() || word.size() > 9 || !std::all_of(word.begin(), word.end(), [](char c) {
+              return c >= '0' && c <= '9';
+            })) {
+          return corrupt("line " + std::to_string(line_no) + " has no first rank");
+        }
+        rank = std::stoull(std::string(word));
+        ++field;
+        continue;
+      }
+      if (word.empty()) continue;
+      if (!DecodeBase64(word, &bytes) || bytes.empty() || bytes.size() > 0xFFFF) {
+        return corrupt("token '" + std::string(word.substr(0, 40)) + "' is not base64");
+      }
+      if (rank >= kNoRank) return corrupt("rank out of range");
+      if (v->Rank(bytes) != kNoRank) return corrupt("token '" + std::string(word) + "' appears twice");
+      if (bytes.size() == 1) {
+        v->single_byte_[static_cast<unsigned char>(bytes[0])] = static_cast<uint32_t>(rank);
+      } else {
+        if (2 * (v->entries_ + 2) > v->slots_.size()) return corrupt("more tokens than expected");
+        v->Insert(bytes, static_cast<uint32_t>(rank));
+      }
+      ++v->entries_;
+      ++rank;
+    }
+  }
+  for (uint32_t r : v->single_byte_) {
+    if (r == kNoRank) return corrupt("a single byte has no token");
+  }
+  if (v->entries_ < 1000) return corrupt("only " + std::to_string(v->entries_) + " tokens");
+  return std::shared_ptr<const Cl100kVocabulary>(std::move(v));
+}
+
+Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadShared(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Cl100kVocabulary>>* cache =
+      new std::map<std::string, std::shared_ptr<const Cl100kVocabulary>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(path);
+  if (it != cache->end()) return it->second;
+  MSP_ASSIGN_OR_RETURN(std::shared_ptr<const Cl100kVocabulary> v, Load(path));
+  (*cache)[path] = v;
+  return v;
+}
+
+}  // namespace msp

@@ -1,0 +1,111 @@
+// The cl100k_base tokenizer (OpenAI's GPT-3.5 / GPT-4 vocabulary), for exact
+// token counts.
+//
+// msp ships no vocabulary: it reads the one the npm package js-tiktoken
+// ships (dist/ranks/cl100k_base.js, .cjs, or the same object as .json), which
+// scripts/deps.sh installs under data/tokenizer/. That file is a JavaScript
+// module whose default export is {"pat_str", "special_tokens", "bpe_ranks"}:
+// bpe_ranks is text of lines "<prefix> <first rank> <token> <token> ...", each
+// token the base64 of its bytes, the ranks consecutive from <first rank>.
+//
+// Encoding is what tiktoken does with encode_ordinary: the text is cut into
+// pieces by cl100k's pre-tokenizer pattern (hand-written here as a scanner,
+// with the Unicode classes \p{L}, \p{N} and \s of src/working/
+// unicode_classes.inc), then each piece is merged byte-pair by byte-pair,
+// always the pair of lowest rank first (leftmost on ties). Special tokens
+// ("<|endoftext|>") are counted as ordinary text. Bytes that are not valid
+// UTF-8 are accepted: each such byte is a piece character of its own
+// (punctuation class) and encodes by its byte token.
+#ifndef MSP_WORKING_CL100K_H_
+#define MSP_WORKING_CL100K_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "msp/status.h"
+
+namespace msp {
+
+// The pattern the vocabulary file must declare (its "pat_str"): a file
+// built for another pre-tokenizer is refused.
+extern const std::string_view kCl100kPattern;
+
+// The pre-tokenizer alone: calls `piece` with each piece of `text`, in order
+// (the pieces concatenate to `text`).
+template <typename Fn>
+void ForEachCl100kPiece(std::string_view text, Fn&& piece);
+
+// Byte-pair ranks of cl100k_base. Immutable after Load; thread-safe.
+class Cl100kVocabulary {
+ public:
+  // Reads and checks a js-tiktoken ranks file. IoError when it cannot be
+  // read; Corruption (naming the file and what is wrong) when it is not a
+  // cl100k ranks file.
+  static Result<std::shared_ptr<const Cl100kVocabulary>> Load(const std::string& path);
+  // The vocabulary of `path`, loaded once per process and shared (the load
+  // takes tens of milliseconds).
+  static Result<std::shared_ptr<const Cl100kVocabulary>> LoadShared(const std::string& path);
+
+  // Token count of `text` (encode_ordinary(text).size()).
+  size_t Count(std::string_view text) const;
+  // The token ids (ranks) of `text`.
+  std::vector<uint32_t> Encode(std::string_view text) const;
+  // Tokens in the vocabulary (100256 for cl100k_base).
+  size_t size() const { return entries_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Cl100kVocabulary() = default;
+  static constexpr uint32_t kNoRank = 0xFFFFFFFFu;
+  // The rank of the byte string `bytes`, or kNoRank.
+  uint32_t Rank(std::string_view bytes) const;
+  void Insert(std::string_view bytes, uint32_t rank);
+  // Appends the ranks of one piece (when `out` is set) and returns how many.
+  size_t EncodePiece(std::string_view piece, std::vector<uint32_t>* out) const;
+  size_t MergeSmall(std::string_view piece, std::vector<uint32_t>* out) const;
+  size_t MergeLarge(std::string_view piece, std::vector<uint32_t>* out) const;
+
+  struct Slot {
+    uint32_t offset = 0;  // into arena_
+    uint32_t length = 0;  // 0: empty slot
+    uint32_t rank = 0;
+  };
+  std::string path_;
+  std::string arena_;        // every token's bytes, back to back
+  std::vector<Slot> slots_;  // open addressing, power-of-two size
+  size_t entries_ = 0;
+  uint32_t single_byte_[256] = {};  // rank of each one-byte token
+};
+
+// ---- implementation of the template --------------------------------------
+
+namespace cl100k_internal {
+
+enum class CharClass : uint8_t { kLetter, kNumber, kNewline, kSpace, kOther };
+
+// The code point at text[i] (1..4 bytes, in *len; an invalid byte is one
+// character of class kOther) and its class.
+CharClass ClassAt(std::string_view text, size_t i, size_t* len, uint32_t* cp);
+
+// The end of the piece that starts at `i` (i < text.size()).
+size_t PieceEnd(std::string_view text, size_t i);
+
+}  // namespace cl100k_internal
+
+template <typename Fn>
+void ForEachCl100kPiece(std::string_view text, Fn&& piece) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = cl100k_internal::PieceEnd(text, i);
+    piece(text.substr(i, end - i));
+    i = end;
+  }
+}
+
+}  // namespace msp
+
+#endif  // MSP_WORKING_CL100K_H_
