@@ -103,7 +103,27 @@ struct FactOptions {
 
 struct ConsolidationOptions {
   int every_n_episodes = 20;             // 0: only when asked / at session end
-  std::string extractor = "rules";
+  std::string extractor = "rules";       // rules (built in) or llm (LlmOptions)
+  // Consolidate on a background worker: AddEpisode and EndSession only queue
+  // the session, so a write never waits for a model. Progress is stored with
+  // the facts, so queued work interrupted by a restart is redone, never lost.
+  bool background = false;
+};
+
+// The chat model (any OpenAI-compatible POST /chat/completions: Ollama,
+// llama.cpp server, vLLM, OpenAI) used by consolidation.extractor = "llm".
+struct LlmOptions {
+  std::string base_url = "http://localhost:11434/v1";  // up to and including /v1
+  std::string model;                     // required for the llm extractor
+  // Bearer token; empty: none, or $OPENAI_API_KEY when base_url is
+  // https://api.openai.com.
+  std::string api_key;
+  int timeout_ms = 120000;               // per request (connect and read)
+  int max_retries = 3;                   // on 408, 429, 5xx, malformed replies, transport errors
+  // How JSON replies are asked for: auto (json_schema, falling back to
+  // json_object, then the prompt alone, when the server rejects it),
+  // json_schema, json_object or prompt.
+  std::string response_format = "auto";
 };
 
 // The MCP server (`msp mcp` on stdio, /mcp of `msp serve`; docs/mcp.md).
@@ -153,6 +173,39 @@ struct MissionOptions {
   int query_candidates = 50;             // per layer, before the budget cut
 };
 
+// Token counting (src/working/tokens.h): the one counter behind every
+// budget and reported figure.
+struct TokenOptions {
+  // auto: exact cl100k_base counts when its vocabulary is found, else the
+  // estimate; cl100k: exact, an error when the vocabulary is missing;
+  // estimate: the built-in estimate.
+  std::string counter = "auto";
+  // js-tiktoken's dist/ranks/cl100k_base.js (or .cjs / .json); empty: looked
+  // for where scripts/deps.sh installs it (data/tokenizer/node_modules).
+  std::string vocabulary_path;
+};
+
+// The agent loop (`msp agent`) and the working memory assembled for each
+// model call (also `msp context`); docs/agent.md.
+struct AgentOptions {
+  int context_tokens = 8192;             // the model's context window
+  int reply_reserve = 1024;              // kept free for the model's reply
+  int recent_steps = 10;                 // K: the last K steps of the session
+  int top_facts = 8;                     // M: facts retrieved for the request
+  int retrieved_episodes = 5;            // older episodes retrieved for the request
+  double min_score = 0.0;                // retrieval min_score for facts and episodes
+  // Over budget with a model configured: summarise the oldest history
+  // instead of dropping it.
+  bool summarise = true;
+  int max_tool_rounds = 8;               // model calls in one turn before it stops
+  // Consolidate the session after every N steps (0: only at session end).
+  int consolidate_every_steps = 20;
+  // External MCP servers over stdio, each "NAME=COMMAND [ARG ...]".
+  std::vector<std::string> mcp_servers;
+  int mcp_timeout_ms = 30000;            // one MCP request (initialize, tools/list, tools/call)
+  size_t core_block_limit = 2000;        // characters per core memory block
+};
+
 struct Options {
   StoreOptions store;
   EmbedderOptions embedder;
@@ -160,9 +213,12 @@ struct Options {
   RetrievalOptions retrieval;
   FactOptions facts;
   ConsolidationOptions consolidation;
+  LlmOptions llm;
   ServerOptions server;
   McpOptions mcp;
   MissionOptions mission;
+  TokenOptions tokens;
+  AgentOptions agent;
   std::string actor;                     // default caller identity for the audit log
 };
 

@@ -74,6 +74,36 @@ size_t MatchingClose(std::string_view text, size_t start) {
   return std::string_view::npos;
 }
 
+// The schema as sent in response_format: without the value bounds
+// (minimum, maximum, minLength, ...) that strict structured-output servers
+// reject (OpenAI answers 400 "'minimum' is not permitted"). The reply is
+// still checked against the full schema here.
+json WireSchema(const json& schema) {
+  if (schema.is_array()) {
+    json out = json::array();
+    for (const auto& x : schema) out.push_back(WireSchema(x));
+    return out;
+  }
+  if (!schema.is_object()) return schema;
+  json out = json::object();
+  for (auto it = schema.begin(); it != schema.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "minimum" || k == "maximum" || k == "minLength" || k == "maxLength" || k == "minItems" ||
+        k == "maxItems") {
+      continue;
+    }
+    // Under "properties" the keys are property names, not keywords.
+    if (k == "properties" && it->is_object()) {
+      json props = json::object();
+      for (auto p = it->begin(); p != it->end(); ++p) props[p.key()] = WireSchema(p.value());
+      out[k] = std::move(props);
+    } else {
+      out[k] = WireSchema(it.value());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ResponseFormat> ParseResponseFormat(std::string_view name) {
@@ -272,7 +302,7 @@ Result<ChatReply> ChatClient::SendJson(const std::vector<ChatMessage>& messages,
   json body = RequestBody(request);
   if (format == ResponseFormat::kJsonSchema) {
     body["response_format"] = {{"type", "json_schema"},
-                               {"json_schema", {{"name", spec.name}, {"schema", spec.schema}, {"strict", true}}}};
+                               {"json_schema", {{"name", spec.name}, {"schema", WireSchema(spec.schema)}, {"strict", true}}}};
   } else if (format == ResponseFormat::kJsonObject) {
     body["response_format"] = {{"type", "json_object"}};
   }

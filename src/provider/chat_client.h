@@ -10,7 +10,9 @@
 //    only. The reply is validated (json_schema.h) and by an optional check of
 //    the caller; an invalid reply is retried once with the error appended to
 //    the conversation, then reported as an error. A reply is never dropped
-//    silently.
+//    silently. In json_schema mode the schema goes out without its value
+//    bounds (minimum, maximum, minLength, maxLength, minItems, maxItems),
+//    which strict servers refuse; the reply is checked against all of it.
 #ifndef MSP_PROVIDER_CHAT_CLIENT_H_
 #define MSP_PROVIDER_CHAT_CLIENT_H_
 
