@@ -1,0 +1,155 @@
+// The MCP protocol core (see mcp_server.h).
+#include "mcp/mcp_server.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "codec/memory_json.h"
+#include "mcp/graph_tools.h"
+#include "mcp/json_schema.h"
+#include "mcp/memory_tools.h"
+
+namespace msp::mcp {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kInstructions =
+    "msp is a persistent memory for agents. Search it (memory_search) before answering questions about "
+    "earlier work, record durable facts, preferences and decisions (memory_write), and log the steps of a "
+    "session (episode_add). The knowledge-graph tools (create_entities, add_observations, search_nodes, ...) "
+    "keep entities and relations; read_graph returns the graph a page at a time.";
+
+json TextContent(std::string text) { return json::array({json{{"type", "text"}, {"text", std::move(text)}}}); }
+
+json ToolError(const std::string& message) {
+  return json{{"content", TextContent(message)}, {"isError", true}};
+}
+
+}  // namespace
+
+const std::vector<std::string>& SupportedProtocolVersions() {
+  static const std::vector<std::string> versions = {std::string(kLatestProtocolVersion), "2025-06-18"};
+  return versions;
+}
+
+json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
+  return json{{"readOnlyHint", read_only},
+              {"destructiveHint", destructive},
+              {"idempotentHint", idempotent},
+              {"openWorldHint", false}};
+}
+
+McpServer::McpServer(MemoryLayer& engine, McpServerOptions options) : options_(std::move(options)) {
+  AddMemoryTools(engine, tools_);
+  AddGraphTools(engine, options_.mcp, tools_);
+}
+
+McpServer::McpServer(ToolSet tools, McpServerOptions options)
+    : tools_(std::move(tools)), options_(std::move(options)) {}
+
+std::optional<std::string> McpServer::Handle(McpSession& session, std::string_view text) {
+  ParsedMessage parsed = ParseJsonRpc(text);
+  if (!parsed.message) {
+    if (parsed.error_reply.is_null()) return std::nullopt;
+    return DumpJson(parsed.error_reply);
+  }
+  std::optional<json> reply = HandleMessage(session, *parsed.message);
+  if (!reply) return std::nullopt;
+  return DumpJson(*reply);
+}
+
+std::optional<json> McpServer::HandleMessage(McpSession& session, const JsonRpcMessage& m) {
+  if (m.type == MessageType::kResponse) return std::nullopt;  // msp sends no requests
+  if (m.type == MessageType::kNotification) {
+    if (m.method == "notifications/initialized" && !session.protocol_version.empty()) session.initialized = true;
+    return std::nullopt;  // others (cancelled, progress, roots/list_changed) need nothing
+  }
+  if (m.method == "initialize") return Initialize(session, m);
+  if (m.method == "ping") return MakeResult(m.id, json::object());
+  if (m.method == "tools/list" || m.method == "tools/call") {
+    if (session.protocol_version.empty()) {
+      return MakeError(m.id, kInvalidRequest, "the session is not initialized: send initialize first");
+    }
+    return m.method == "tools/list" ? ListTools(m) : CallTool(session, m);
+  }
+  return MakeError(m.id, kMethodNotFound, "Method not found: " + m.method);
+}
+
+json McpServer::Initialize(McpSession& session, const JsonRpcMessage& m) {
+  if (!session.protocol_version.empty()) {
+    return MakeError(m.id, kInvalidRequest, "the session is already initialized");
+  }
+  auto requested = m.params.find("protocolVersion");
+  if (requested == m.params.end() || !requested->is_string()) {
+    return MakeError(m.id, kInvalidParams, "Invalid params: initialize needs \"protocolVersion\" (a string)");
+  }
+  const std::vector<std::string>& supported = SupportedProtocolVersions();
+  const std::string asked = requested->get<std::string>();
+  session.protocol_version = std::find(supported.begin(), supported.end(), asked) != supported.end()
+                                 ? asked
+                                 : std::string(kLatestProtocolVersion);
+  if (auto info = m.params.find("clientInfo"); info != m.params.end() && info->is_object()) {
+    session.client_name = info->value("name", "");
+    session.client_version = info->value("version", "");
+  }
+  json result = {
+      {"protocolVersion", session.protocol_version},
+      {"capabilities", json{{"tools", json{{"listChanged", false}}}}},
+      {"serverInfo", json{{"name", "msp"}, {"title", "msp memory"}, {"version", options_.server_version}}},
+      {"instructions", std::string(kInstructions)},
+  };
+  return MakeResult(m.id, std::move(result));
+}
+
+json McpServer::ListTools(const JsonRpcMessage& m) const {
+  if (auto cursor = m.params.find("cursor"); cursor != m.params.end() && !cursor->is_null()) {
+    return MakeError(m.id, kInvalidParams, "Invalid params: unknown cursor (tools/list has a single page)");
+  }
+  json list = json::array();
+  for (const Tool& t : tools_) {
+    list.push_back(json{{"name", t.name},
+                        {"title", t.title},
+                        {"description", t.description},
+                        {"inputSchema", t.input_schema},
+                        {"outputSchema", t.output_schema},
+                        {"annotations", t.annotations}});
+  }
+  return MakeResult(m.id, json{{"tools", std::move(list)}});
+}
+
+json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) const {
+  auto name = m.params.find("name");
+  if (name == m.params.end() || !name->is_string()) {
+    return MakeError(m.id, kInvalidParams, "Invalid params: tools/call needs \"name\" (a string)");
+  }
+  const std::string& tool_name = name->get_ref<const std::string&>();
+  auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == tool_name; });
+  if (tool == tools_.end()) {
+    return MakeError(m.id, kInvalidParams, "Invalid params: unknown tool '" + tool_name + "'; tools/list names them");
+  }
+  json arguments = json::object();
+  if (auto a = m.params.find("arguments"); a != m.params.end() && !a->is_null()) {
+    if (!a->is_object()) return MakeError(m.id, kInvalidParams, "Invalid params: \"arguments\" must be an object");
+    arguments = *a;
+  }
+  // Bad arguments are a tool error the model can read and correct, not a
+  // protocol error (MCP 2025-11-25).
+  if (Status s = ValidateJson(tool->input_schema, arguments, "arguments"); !s.ok()) {
+    return MakeResult(m.id, ToolError("invalid arguments: " + s.message()));
+  }
+  Result<ToolOutput> out = Status::Internal("the tool did not run");
+  try {
+    out = tool->handler(session, arguments);
+  } catch (const std::exception& e) {
+    out = Status::Internal(std::string("unexpected error: ") + e.what());
+  }
+  if (!out.ok()) return MakeResult(m.id, ToolError(out.status().ToString()));
+  std::string text = out->text ? *out->text : DumpJson(out->structured);
+  return MakeResult(m.id, json{{"content", TextContent(std::move(text))},
+                               {"structuredContent", std::move(out->structured)},
+                               {"isError", false}});
+}
+
+}  // namespace msp::mcp

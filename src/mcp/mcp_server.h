@@ -1,0 +1,65 @@
+// The transport-independent MCP server: lifecycle (initialize, ping), tool
+// listing and tool calls, over JSON-RPC 2.0 (MCP revision 2025-11-25; the
+// client's 2025-06-18 is accepted and echoed).
+//
+// Transports (stdio, Streamable HTTP) hand every incoming message to
+// Handle() with the session it belongs to and send back what it returns.
+// Thread-safe: Handle may run on several threads at once, each with its own
+// McpSession (the engine and the tool set are shared, the tools read-only).
+#ifndef MSP_MCP_MCP_SERVER_H_
+#define MSP_MCP_MCP_SERVER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/tool.h"
+#include "msp/memory.h"
+#include "msp/options.h"
+
+namespace msp::mcp {
+
+// The protocol revisions msp speaks, newest first; the first is offered to a
+// client that asks for one msp does not speak.
+const std::vector<std::string>& SupportedProtocolVersions();
+constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
+
+struct McpServerOptions {
+  std::string server_version = "0.0.0";  // serverInfo.version
+  // Page size of read_graph and result limit of search_nodes (McpOptions).
+  McpOptions mcp;
+};
+
+class McpServer {
+ public:
+  // A server with msp's tools (memory_*, episode_add, fact_history, the
+  // knowledge-graph tools, the mission tools) over `engine`, which must
+  // outlive it.
+  McpServer(MemoryLayer& engine, McpServerOptions options);
+  // A server with exactly `tools` (for tests of the protocol core).
+  McpServer(ToolSet tools, McpServerOptions options);
+
+  // Handles one incoming text. Returns the reply to send, or nullopt when
+  // none is due (notifications, responses).
+  std::optional<std::string> Handle(McpSession& session, std::string_view text);
+  // The same for an already parsed message: the reply as JSON.
+  std::optional<nlohmann::json> HandleMessage(McpSession& session, const JsonRpcMessage& message);
+
+  const ToolSet& tools() const { return tools_; }
+
+ private:
+  nlohmann::json Initialize(McpSession& session, const JsonRpcMessage& m);
+  nlohmann::json ListTools(const JsonRpcMessage& m) const;
+  nlohmann::json CallTool(const McpSession& session, const JsonRpcMessage& m) const;
+
+  ToolSet tools_;
+  McpServerOptions options_;
+};
+
+}  // namespace msp::mcp
+
+#endif  // MSP_MCP_MCP_SERVER_H_

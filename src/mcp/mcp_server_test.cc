@@ -1,0 +1,323 @@
+// Tests of the MCP protocol core: lifecycle, errors, tool listing and calls,
+// first with stand-in tools, then with msp's tools over the real engine.
+#include "mcp/mcp_server.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "codec/memory_json.h"
+#include "mcp/json_schema.h"
+#include "tests/support/test_util.h"
+
+namespace msp::mcp {
+namespace {
+
+using nlohmann::json;
+
+ToolSet FakeTools() {
+  ToolSet tools;
+  Tool echo;
+  echo.name = "echo";
+  echo.title = "Echo";
+  echo.description = "Echoes its text";
+  echo.input_schema = json::parse(
+      R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false})");
+  echo.output_schema = json::parse(R"({"type":"object","properties":{"echo":{"type":"string"}}})");
+  echo.handler = [](const McpSession& s, const json& args) -> Result<ToolOutput> {
+    return ToolOutput{json{{"echo", args["text"]}, {"tenant", s.ns.tenant}}, std::nullopt};
+  };
+  tools.push_back(echo);
+  Tool fail = echo;
+  fail.name = "fail";
+  fail.handler = [](const McpSession&, const json&) -> Result<ToolOutput> {
+    return Status::Refused("the policy said no");
+  };
+  tools.push_back(fail);
+  Tool thrower = echo;
+  thrower.name = "throw";
+  thrower.handler = [](const McpSession&, const json&) -> Result<ToolOutput> { throw std::runtime_error("boom"); };
+  tools.push_back(thrower);
+  return tools;
+}
+
+json Request(const json& id, const std::string& method, json params = json::object()) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json InitParams(const std::string& version) {
+  return json{{"protocolVersion", version},
+              {"capabilities", json::object()},
+              {"clientInfo", {{"name", "test"}, {"version", "1"}}}};
+}
+
+class McpCoreTest : public ::testing::Test {
+ protected:
+  json Send(const json& message) {
+    std::optional<std::string> reply = server_.Handle(session_, message.dump());
+    EXPECT_TRUE(reply.has_value()) << message.dump();
+    return reply ? json::parse(*reply) : json();
+  }
+  void Init(const std::string& version = "2025-11-25") {
+    json r = Send(Request(1, "initialize", InitParams(version)));
+    ASSERT_TRUE(r.contains("result")) << r.dump();
+    EXPECT_FALSE(server_.Handle(session_, R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  }
+  json Call(const std::string& tool, json arguments) {
+    json r = Send(Request(9, "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}}));
+    EXPECT_TRUE(r.contains("result")) << r.dump();
+    return r["result"];
+  }
+
+  McpServer server_{FakeTools(), McpServerOptions{"1.2.3", {}}};
+  McpSession session_;
+};
+
+TEST_F(McpCoreTest, InitializeEchoesSupportedVersionsAndOffersTheLatestOtherwise) {
+  for (const std::string v : {"2025-11-25", "2025-06-18"}) {
+    McpSession s;
+    json r = json::parse(*server_.Handle(s, Request(0, "initialize", InitParams(v)).dump()));
+    EXPECT_EQ(r["id"], json(0));
+    EXPECT_EQ(r["result"]["protocolVersion"], v);
+    EXPECT_EQ(r["result"]["capabilities"]["tools"]["listChanged"], false);
+    EXPECT_EQ(r["result"]["serverInfo"]["name"], "msp");
+    EXPECT_EQ(r["result"]["serverInfo"]["version"], "1.2.3");
+    EXPECT_EQ(s.protocol_version, v);
+    EXPECT_EQ(s.client_name, "test");
+  }
+  McpSession old;
+  json r = json::parse(*server_.Handle(old, Request(1, "initialize", InitParams("2024-11-05")).dump()));
+  EXPECT_EQ(r["result"]["protocolVersion"], "2025-11-25");
+}
+
+TEST_F(McpCoreTest, LifecycleErrors) {
+  // Tools need an initialized session; ping does not.
+  json r = Send(Request(1, "tools/list"));
+  EXPECT_EQ(r["error"]["code"], kInvalidRequest);
+  r = Send(Request(2, "ping"));
+  EXPECT_EQ(r["result"], json::object());
+  r = Send(Request(3, "initialize", {{"capabilities", json::object()}}));
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+  Init();
+  EXPECT_TRUE(session_.initialized);
+  r = Send(Request(4, "initialize", InitParams("2025-11-25")));
+  EXPECT_EQ(r["error"]["code"], kInvalidRequest);
+}
+
+TEST_F(McpCoreTest, UnknownMethodsBatchesAndBadJson) {
+  Init();
+  json r = Send(Request(0, "server/discover"));
+  EXPECT_EQ(r["id"], json(0));
+  EXPECT_EQ(r["error"]["code"], kMethodNotFound);
+  r = Send(Request("s-1", "resources/list"));
+  EXPECT_EQ(r["id"], json("s-1"));
+  EXPECT_EQ(r["error"]["code"], kMethodNotFound);
+  r = json::parse(*server_.Handle(session_, "[" + Request(1, "ping").dump() + "]"));
+  EXPECT_EQ(r["error"]["code"], kInvalidRequest);
+  r = json::parse(*server_.Handle(session_, "{\"jsonrpc\":"));
+  EXPECT_EQ(r["error"]["code"], kParseError);
+  // Notifications and responses get no reply, known or not.
+  EXPECT_FALSE(server_.Handle(session_, R"({"jsonrpc":"2.0","method":"notifications/whatever"})"));
+  EXPECT_FALSE(server_.Handle(session_, R"({"jsonrpc":"2.0","id":5,"result":{}})"));
+}
+
+TEST_F(McpCoreTest, ListsAndCallsTools) {
+  Init();
+  json r = Send(Request(1, "tools/list"));
+  ASSERT_EQ(r["result"]["tools"].size(), 3u);
+  const json& echo = r["result"]["tools"][0];
+  EXPECT_EQ(echo["name"], "echo");
+  EXPECT_EQ(echo["inputSchema"]["type"], "object");
+  EXPECT_EQ(echo["outputSchema"]["type"], "object");
+  r = Send(Request(2, "tools/list", {{"cursor", "x"}}));
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+
+  session_.ns.tenant = "acme";
+  json out = Call("echo", {{"text", "hi"}});
+  EXPECT_EQ(out["isError"], false);
+  EXPECT_EQ(out["structuredContent"], (json{{"echo", "hi"}, {"tenant", "acme"}}));
+  ASSERT_EQ(out["content"].size(), 1u);
+  EXPECT_EQ(out["content"][0]["type"], "text");
+  EXPECT_EQ(json::parse(out["content"][0]["text"].get<std::string>()), out["structuredContent"]);
+}
+
+TEST_F(McpCoreTest, ToolFailuresAreResultsWithIsError) {
+  Init();
+  json out = Call("echo", {{"txt", "hi"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_FALSE(out.contains("structuredContent"));
+  EXPECT_EQ(out["content"][0]["text"], "invalid arguments: arguments.text is required");
+  out = Call("fail", {{"text", "x"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_EQ(out["content"][0]["text"], "refused: the policy said no");
+  out = Call("throw", {{"text", "x"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_EQ(out["content"][0]["text"], "internal: unexpected error: boom");
+  // An unknown tool and malformed params are protocol errors.
+  json r = Send(Request(3, "tools/call", {{"name", "nope"}}));
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+  r = Send(Request(4, "tools/call", {{"name", "echo"}, {"arguments", json::array()}}));
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+  r = Send(Request(5, "tools/call", json::object()));
+  EXPECT_EQ(r["error"]["code"], kInvalidParams);
+}
+
+// msp's own tools over the real engine.
+class McpToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    Options options;
+    options.store.data_dir = dir_.path() + "/data";
+    options.store.synchronous = "normal";
+    auto engine = MemoryLayer::Open(options);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+    McpServerOptions server_options;
+    server_options.mcp.read_graph_page_size = 2;
+    server_ = std::make_unique<McpServer>(*engine_, server_options);
+    session_.ns.tenant = "acme";
+    session_.ns.user = "ann";
+    json r = json::parse(*server_->Handle(session_, Request(1, "initialize", InitParams("2025-06-18")).dump()));
+    ASSERT_TRUE(r.contains("result"));
+  }
+
+  // Calls `tool`; a successful result is checked against the tool's outputSchema.
+  json Call(const std::string& tool, json arguments) {
+    json r = json::parse(
+        *server_->Handle(session_, Request(2, "tools/call", {{"name", tool}, {"arguments", std::move(arguments)}}).dump()));
+    EXPECT_TRUE(r.contains("result")) << r.dump();
+    json out = r["result"];
+    if (out.value("isError", false)) return out;
+    for (const Tool& t : server_->tools()) {
+      if (t.name == tool) {
+        Status s = ValidateJson(t.output_schema, out["structuredContent"], tool);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      }
+    }
+    return out;
+  }
+
+  testing::TempDir dir_{"mcp-tools"};
+  std::unique_ptr<MemoryLayer> engine_;
+  std::unique_ptr<McpServer> server_;
+  McpSession session_;
+};
+
+TEST_F(McpToolsTest, ListsEveryToolWithSchemas) {
+  json r = json::parse(*server_->Handle(session_, Request(3, "tools/list").dump()));
+  std::set<std::string> names;
+  for (const json& t : r["result"]["tools"]) {
+    names.insert(t["name"].get<std::string>());
+    EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
+    EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
+    EXPECT_FALSE(t["description"].get<std::string>().empty());
+  }
+  for (const char* n : {"memory_write", "memory_search", "episode_add", "fact_history", "create_entities",
+                        "create_relations", "add_observations", "delete_entities", "delete_observations",
+                        "delete_relations", "read_graph", "search_nodes", "open_nodes"}) {
+    EXPECT_TRUE(names.contains(n)) << n;
+  }
+}
+
+TEST_F(McpToolsTest, MemoryWriteSearchAndHistory) {
+  json out = Call("memory_write", {{"text", "ok"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("refused"), std::string::npos);
+
+  out = Call("memory_write", {{"text", "Ann prefers green tea in the afternoon"}, {"tags", {"preference"}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string id = out["structuredContent"]["id"];
+  EXPECT_EQ(out["structuredContent"]["merged"], false);
+
+  out = Call("memory_search", {{"query", "what tea does Ann like"}, {"top_k", 3}});
+  ASSERT_EQ(out["isError"], false);
+  ASSERT_GE(out["structuredContent"]["count"].get<int>(), 1);
+  EXPECT_EQ(out["structuredContent"]["results"][0]["id"], id);
+  EXPECT_EQ(out["structuredContent"]["results"][0]["kind"], "fact");
+  EXPECT_GT(out["structuredContent"]["results"][0]["score"].get<double>(), 0.0);
+
+  out = Call("memory_search", {{"query", "tea"}, {"kinds", {"nonsense"}}});
+  EXPECT_EQ(out["isError"], true);
+
+  out = Call("fact_history", {{"id", id}});
+  ASSERT_EQ(out["isError"], false);
+  ASSERT_EQ(out["structuredContent"]["count"], 1);
+  EXPECT_EQ(out["structuredContent"]["versions"][0]["text"], "Ann prefers green tea in the afternoon");
+  out = Call("fact_history", {{"id", "0190a0a0-0000-7000-8000-000000000000"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("not_found"), std::string::npos);
+}
+
+TEST_F(McpToolsTest, EpisodeAdd) {
+  json out = Call("episode_add", {{"text", "hello there"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("session"), std::string::npos);
+  out = Call("episode_add", {{"session", "s1"}, {"text", "a"}, {"content", json::object()}});
+  EXPECT_EQ(out["isError"], true);
+  out = Call("episode_add", {{"session", "s1"}, {"text", "The user asked about the deploy"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["step_number"], 1);
+  out = Call("episode_add",
+             {{"session", "s1"}, {"content", {{"cmd", "make deploy"}}}, {"type", "tool_call"}, {"tool_name", "bash"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["step_number"], 2);
+  EXPECT_EQ(out["structuredContent"]["session"], "s1");
+}
+
+TEST_F(McpToolsTest, GraphToolsKeepTheReferenceShapes) {
+  json out = Call("create_entities", {{"entities",
+                                       {{{"name", "Alice"}, {"entityType", "person"}, {"observations", {"likes tea"}}},
+                                        {{"name", "Bob"}, {"entityType", "person"}, {"observations", json::array()}}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  // The text block is the array, as the reference server writes it.
+  json text = json::parse(out["content"][0]["text"].get<std::string>());
+  ASSERT_TRUE(text.is_array());
+  EXPECT_EQ(text, out["structuredContent"]["entities"]);
+  EXPECT_EQ(text.size(), 2u);
+
+  out = Call("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}}});
+  EXPECT_EQ(out["structuredContent"]["relations"].size(), 1u);
+
+  out = Call("add_observations", {{"observations", {{{"entityName", "Bob"}, {"contents", {"plays chess"}}}}}});
+  EXPECT_EQ(out["structuredContent"]["results"],
+            json::parse(R"([{"entityName":"Bob","addedObservations":["plays chess"]}])"));
+  out = Call("add_observations", {{"observations", {{{"entityName", "Zed"}, {"contents", {"x"}}}}}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("Entity with name Zed not found"), std::string::npos);
+
+  // Three items, two a page (the configured page size).
+  out = Call("read_graph", json::object());
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 2u);
+  ASSERT_TRUE(out["structuredContent"].contains("nextCursor"));
+  out = Call("read_graph", {{"cursor", out["structuredContent"]["nextCursor"]}});
+  EXPECT_EQ(out["structuredContent"]["relations"].size(), 1u);
+  EXPECT_FALSE(out["structuredContent"].contains("nextCursor"));
+  out = Call("read_graph", {{"cursor", "garbage"}});
+  EXPECT_EQ(out["isError"], true);
+
+  out = Call("search_nodes", {{"query", "chess"}});
+  ASSERT_EQ(out["structuredContent"]["entities"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["entities"][0]["name"], "Bob");
+  EXPECT_EQ(out["structuredContent"]["relations"].size(), 1u);
+
+  out = Call("open_nodes", {{"names", {"Alice", "Nobody"}}});
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 1u);
+
+  out = Call("delete_observations", {{"deletions", {{{"entityName", "Bob"}, {"observations", {"plays chess"}}}}}});
+  EXPECT_EQ(out["structuredContent"], (json{{"success", true}, {"message", "Observations deleted successfully"}}));
+  EXPECT_EQ(out["content"][0]["text"], "Observations deleted successfully");
+  out = Call("delete_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}}});
+  EXPECT_EQ(out["structuredContent"]["message"], "Relations deleted successfully");
+  out = Call("delete_entities", {{"entityNames", {"Alice"}}});
+  EXPECT_EQ(out["structuredContent"]["message"], "Entities deleted successfully");
+  out = Call("read_graph", {{"limit", 10}});
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["relations"].size(), 0u);
+}
+
+}  // namespace
+}  // namespace msp::mcp

@@ -1,0 +1,306 @@
+// memory_write, memory_search, episode_add, fact_history (see memory_tools.h).
+#include "mcp/memory_tools.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/memory_json.h"
+#include "mcp/schema_builder.h"
+#include "util/time.h"
+
+namespace msp::mcp {
+namespace {
+
+using nlohmann::json;
+namespace s = schema;
+
+json Time(TimeMs t) { return t == 0 ? json(nullptr) : json(FormatIso8601(t)); }
+
+template <typename E>
+std::vector<std::string> Names(const std::vector<E>& values, std::string_view (*name)(E)) {
+  std::vector<std::string> out;
+  for (E v : values) out.emplace_back(name(v));
+  return out;
+}
+
+template <typename E>
+std::vector<E> AllOf(std::string_view (*name)(E)) {
+  std::vector<E> out;
+  for (int i = 0; i < 64 && name(static_cast<E>(i)) != "unknown"; ++i) out.push_back(static_cast<E>(i));
+  return out;
+}
+
+// Kinds memory_write may write: not episodes (episode_add) nor the graph's
+// entities and relations (create_entities, create_relations).
+std::vector<Kind> WritableKinds() {
+  std::vector<Kind> out;
+  for (Kind k : AllKinds()) {
+    if (k != Kind::kEpisode && k != Kind::kEntity && k != Kind::kRelation) out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<std::string> StringList(const json& args, const char* key) {
+  std::vector<std::string> out;
+  if (auto it = args.find(key); it != args.end()) {
+    for (const json& v : *it) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+template <typename E>
+E EnumArg(const json& args, const char* key, E fallback, std::optional<E> (*parse)(std::string_view)) {
+  if (auto it = args.find(key); it != args.end()) {
+    if (std::optional<E> e = parse(it->get<std::string>())) return *e;
+  }
+  return fallback;
+}
+
+template <typename E>
+std::vector<E> EnumList(const json& args, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  std::vector<E> out;
+  for (const std::string& n : StringList(args, key)) {
+    if (std::optional<E> e = parse(n)) out.push_back(*e);
+  }
+  return out;
+}
+
+Tool MemoryWrite(MemoryLayer& engine) {
+  Tool t;
+  t.name = "memory_write";
+  t.title = "Write memory";
+  t.description =
+      "Store a durable memory (a fact, preference, decision, procedure...) in msp. The write policy may refuse "
+      "it: text under the minimum length, a trivial acknowledgement, sensitivity high, an untrusted source, or "
+      "no stable tag (preference, constraint, profile, goal) - the refusal names the rule. A fact close to an "
+      "existing one updates it (merged: true).";
+  t.input_schema = s::Object(
+      {
+          {"text", s::NonEmptyString("What to remember, as a self-contained sentence.")},
+          {"kind", s::Enum("Record kind (default fact).", Names(WritableKinds(), &KindName))},
+          {"tags", s::ArrayOf(s::String("a tag"), "Tags; the policy may require one of preference, constraint, "
+                                                   "profile, goal.")},
+          {"source", s::String("Where it came from (default user; the policy trusts user, tool, policy).")},
+          {"confidence", s::Number("0..1 (default 1).", 0, 1)},
+          {"criticality", s::Enum("Default normal.", Names(AllOf(&CriticalityName), &CriticalityName))},
+          {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
+          {"ttl_days", s::Integer("Expire after this many days (0: the configured default).", 0, 36500)},
+          {"body", s::AnyObject("Typed JSON body for the kind (optional).")},
+      },
+      {"text"});
+  t.output_schema = s::Object(
+      {
+          {"id", s::String("The stored record (or the fact it merged into).")},
+          {"merged", s::Boolean("A near-duplicate fact was updated instead of adding one.")},
+          {"evicted_ids", s::ArrayOf(s::String("id"), "Records evicted by the per-user limit.")},
+      },
+      {"id", "merged", "evicted_ids"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, false);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    WriteRequest r;
+    r.ns = session.ns;
+    r.actor = session.actor;
+    r.text = args.at("text").get<std::string>();
+    r.kind = EnumArg(args, "kind", Kind::kFact, &ParseKind);
+    r.tags = StringList(args, "tags");
+    r.source = args.value("source", r.source);
+    r.confidence = args.value("confidence", r.confidence);
+    r.criticality = EnumArg(args, "criticality", r.criticality, &ParseCriticality);
+    r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
+    r.ttl_days = args.value("ttl_days", 0);
+    if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
+    MSP_ASSIGN_OR_RETURN(WriteResult w, engine.Write(r));
+    return ToolOutput{WriteResultToJson(w), std::nullopt};
+  };
+  return t;
+}
+
+Tool MemorySearch(MemoryLayer& engine) {
+  Tool t;
+  t.name = "memory_search";
+  t.title = "Search memory";
+  t.description =
+      "Hybrid search (BM25 and vectors, fused by reciprocal rank) over the memories of this namespace: facts, "
+      "episodes, decisions, graph entities... Returns the best hits first with a score in [0, 1].";
+  t.input_schema = s::Object(
+      {
+          {"query", s::NonEmptyString("What to look for, in words.")},
+          {"top_k", s::Integer("Hits to return (default 10).", 1, 100)},
+          {"min_score", s::Number("Drop hits below this score (default 0).", 0, 1)},
+          {"kinds", s::ArrayOf(s::Enum("a kind", Names(AllKinds(), &KindName)), "Only these kinds.")},
+          {"layers", s::ArrayOf(s::Enum("a layer", Names(AllOf(&LayerName), &LayerName)), "Only these layers.")},
+          {"tags", s::ArrayOf(s::String("a tag"), "Only records with any of these tags.")},
+          {"include_superseded", s::Boolean("Also return superseded facts (default false).")},
+      },
+      {"query"});
+  t.output_schema = s::Object(
+      {
+          {"results", s::ArrayOf(RecordSummarySchema({{"score", json{{"type", "number"}, {"description", "Relevance in [0, 1], 1 best."}}}}),
+                                 "Hits, best first.")},
+          {"count", s::Integer("Number of results.", 0, 100)},
+      },
+      {"results", "count"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(true, false, true);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    RetrieveRequest r;
+    r.scope = session.ns;
+    r.query = args.at("query").get<std::string>();
+    r.top_k = args.value("top_k", 10);
+    r.min_score = args.value("min_score", 0.0);
+    r.filter.kinds = EnumList(args, "kinds", &ParseKind);
+    r.filter.layers = EnumList(args, "layers", &ParseLayer);
+    r.filter.tags = StringList(args, "tags");
+    r.filter.include_superseded = args.value("include_superseded", false);
+    MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine.Retrieve(r));
+    json results = json::array();
+    for (const SearchHit& h : hits) {
+      json one = RecordSummary(h.memory);
+      one["score"] = h.score;
+      results.push_back(std::move(one));
+    }
+    const size_t n = results.size();
+    return ToolOutput{json{{"results", std::move(results)}, {"count", n}}, std::nullopt};
+  };
+  return t;
+}
+
+Tool EpisodeAdd(MemoryLayer& engine) {
+  Tool t;
+  t.name = "episode_add";
+  t.title = "Add an episode step";
+  t.description =
+      "Append one step (a user message, an agent response, a tool call or result, an observation) to a "
+      "session's episodic memory. Give exactly one of text and content. Steps are numbered in order; facts "
+      "are distilled from them in the background.";
+  t.input_schema = s::Object(
+      {
+          {"session", s::NonEmptyString("Session id (default: the server's --session).")},
+          {"text", s::NonEmptyString("The step as plain text.")},
+          {"content", s::AnyObject("The step as a JSON object.")},
+          {"type", s::Enum("Step type (default user_message).", Names(AllOf(&EpisodeTypeName), &EpisodeTypeName))},
+          {"tool_name", s::String("The tool called in this step.")},
+          {"duration_ms", s::Integer("How long the step took.", 0, 1LL << 40)},
+          {"token_count", s::Integer("Tokens in the step.", 0, 1LL << 40)},
+          {"tags", s::ArrayOf(s::String("a tag"), "Tags.")},
+      });
+  t.output_schema = s::Object(
+      {
+          {"id", s::String("The episode's record id.")},
+          {"session", s::String("The session.")},
+          {"step_number", s::Integer("The step's position in its session.", 1, 1LL << 62)},
+          {"created_at", s::OptionalString("When it was stored (ISO 8601).")},
+      },
+      {"id", "session", "step_number"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, false);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    EpisodeStep step;
+    step.ns = session.ns;
+    step.actor = session.actor;
+    step.ns.session = args.value("session", session.ns.session);
+    if (step.ns.session.empty()) {
+      return Status::InvalidArgument("no session: pass \"session\" (the server has no default session)");
+    }
+    if (args.contains("text") == args.contains("content")) {
+      return Status::InvalidArgument("give exactly one of \"text\" and \"content\"");
+    }
+    if (args.contains("text")) {
+      step.text = args.at("text").get<std::string>();
+    } else {
+      step.content_json = DumpJson(args.at("content"));
+    }
+    step.type = EnumArg(args, "type", step.type, &ParseEpisodeType);
+    step.tool_name = args.value("tool_name", "");
+    step.duration_ms = args.value("duration_ms", int64_t{0});
+    step.token_count = args.value("token_count", int64_t{0});
+    step.tags = StringList(args, "tags");
+    MSP_ASSIGN_OR_RETURN(Memory m, engine.AddEpisode(step));
+    return ToolOutput{json{{"id", m.id},
+                           {"session", m.ns.session},
+                           {"step_number", m.step_number},
+                           {"created_at", Time(m.created_at)}},
+                      std::nullopt};
+  };
+  return t;
+}
+
+Tool FactHistory(MemoryLayer& engine) {
+  Tool t;
+  t.name = "fact_history";
+  t.title = "Fact history";
+  t.description =
+      "Every version of a fact, oldest first, following its supersede links: what was believed, when, and "
+      "what replaced it.";
+  t.input_schema = s::Object({{"id", s::NonEmptyString("Any version's record id.")}}, {"id"});
+  t.output_schema = s::Object(
+      {
+          {"versions", s::ArrayOf(RecordSummarySchema(), "Oldest first.")},
+          {"count", s::Integer("Number of versions.", 0, 1LL << 31)},
+      },
+      {"versions", "count"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(true, false, true);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, engine.History(session.ns, args.at("id").get<std::string>()));
+    json out = json::array();
+    for (const Memory& m : versions) out.push_back(RecordSummary(m));
+    const size_t n = out.size();
+    return ToolOutput{json{{"versions", std::move(out)}, {"count", n}}, std::nullopt};
+  };
+  return t;
+}
+
+}  // namespace
+
+json RecordSummary(const Memory& m) {
+  return json{{"id", m.id},
+              {"kind", KindName(m.kind)},
+              {"layer", LayerName(m.layer)},
+              {"text", m.text},
+              {"tags", m.tags},
+              {"source", m.source},
+              {"state", RecordStateName(m.state)},
+              {"confidence", m.confidence},
+              {"created_at", Time(m.created_at)},
+              {"updated_at", Time(m.updated_at)},
+              {"valid_at", Time(m.valid_at)},
+              {"invalid_at", Time(m.invalid_at)},
+              {"supersedes", m.supersedes},
+              {"superseded_by", m.superseded_by},
+              {"session", m.ns.session},
+              {"step_number", m.step_number}};
+}
+
+json RecordSummarySchema(const json& extra) {
+  json o = s::Object(
+      {
+          {"id", s::String("Record id.")},
+          {"kind", s::String("Record kind.")},
+          {"layer", s::String("Memory layer.")},
+          {"text", s::String("The record's text.")},
+          {"tags", s::ArrayOf(s::String("a tag"))},
+          {"source", s::String("Where it came from.")},
+          {"state", s::String("active or superseded.")},
+          {"confidence", json{{"type", "number"}, {"description", "0..1."}}},
+          {"created_at", s::OptionalString("When msp learned it.")},
+          {"updated_at", s::OptionalString("Last change.")},
+          {"valid_at", s::OptionalString("When it started to hold.")},
+          {"invalid_at", s::OptionalString("When it stopped holding.")},
+          {"supersedes", s::String("The version it replaced.")},
+          {"superseded_by", s::String("The version that replaced it.")},
+          {"session", s::String("Episodes: the session.")},
+          {"step_number", s::Integer("Episodes: the step.", 0, 1LL << 62)},
+      },
+      {"id", "kind", "layer", "text"}, /*closed=*/false);
+  for (const auto& [k, v] : extra.items()) o["properties"][k] = v;
+  return o;
+}
+
+void AddMemoryTools(MemoryLayer& engine, ToolSet& tools) {
+  tools.push_back(MemoryWrite(engine));
+  tools.push_back(MemorySearch(engine));
+  tools.push_back(EpisodeAdd(engine));
+  tools.push_back(FactHistory(engine));
+}
+
+}  // namespace msp::mcp

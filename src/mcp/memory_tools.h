@@ -1,0 +1,26 @@
+// msp's own memory tools for MCP: memory_write, memory_search, episode_add,
+// fact_history. Each is a thin face over one MemoryLayer call in the
+// session's namespace.
+#ifndef MSP_MCP_MEMORY_TOOLS_H_
+#define MSP_MCP_MEMORY_TOOLS_H_
+
+#include <nlohmann/json.hpp>
+
+#include "mcp/tool.h"
+#include "msp/memory.h"
+
+namespace msp::mcp {
+
+// Appends the four tools to `tools`. `engine` must outlive them.
+void AddMemoryTools(MemoryLayer& engine, ToolSet& tools);
+
+// A record as the tools show it: id, kind, layer, text, tags, source, state,
+// confidence, created_at, updated_at, valid_at, invalid_at (ISO 8601 or
+// null), supersedes, superseded_by, session, step_number.
+nlohmann::json RecordSummary(const Memory& m);
+// The JSON Schema of RecordSummary (plus `extra` properties).
+nlohmann::json RecordSummarySchema(const nlohmann::json& extra = nlohmann::json::object());
+
+}  // namespace msp::mcp
+
+#endif  // MSP_MCP_MEMORY_TOOLS_H_

@@ -1,0 +1,60 @@
+// What an MCP tool is to msp's server: its name, schemas and handler, and
+// the session it runs in.
+//
+// A handler returns the tool's structured result (an object matching its
+// outputSchema) or a Status; the server turns a Status into a tool result
+// with isError set, never into a protocol error.
+#ifndef MSP_MCP_TOOL_H_
+#define MSP_MCP_TOOL_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp::mcp {
+
+// One client's conversation with the server. stdio has one; Streamable HTTP
+// has one per Mcp-Session-Id.
+struct McpSession {
+  std::string id;                // HTTP: the Mcp-Session-Id; stdio: empty
+  Namespace ns;                  // where the session's tools read and write
+  std::string actor = "mcp";     // who acts, for the audit log
+  std::string protocol_version;  // agreed at initialize; empty before it
+  bool initialized = false;      // notifications/initialized received
+  std::string client_name;       // from initialize's clientInfo
+  std::string client_version;
+};
+
+struct ToolOutput {
+  nlohmann::json structured = nlohmann::json::object();  // structuredContent
+  // The text block; empty: the structured result as JSON text.
+  std::optional<std::string> text;
+};
+
+// REQUIRES: `arguments` already satisfies the tool's inputSchema.
+using ToolHandler = std::function<Result<ToolOutput>(const McpSession& session, const nlohmann::json& arguments)>;
+
+struct Tool {
+  std::string name;
+  std::string title;
+  std::string description;
+  nlohmann::json input_schema;   // a JSON Schema object, type "object"
+  nlohmann::json output_schema;  // a JSON Schema object, type "object"
+  nlohmann::json annotations = nlohmann::json::object();  // readOnlyHint, ...
+  ToolHandler handler;
+};
+
+using ToolSet = std::vector<Tool>;
+
+// Annotations {readOnlyHint, destructiveHint, idempotentHint, openWorldHint: false}.
+nlohmann::json ToolAnnotations(bool read_only, bool destructive, bool idempotent);
+
+}  // namespace msp::mcp
+
+#endif  // MSP_MCP_TOOL_H_
