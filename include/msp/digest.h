@@ -17,8 +17,9 @@
 //                   alpha, used:[id]}; the record id is the retrieval id.
 //
 // Token counts: every budget and figure is counted with msp's one token
-// counter (DefaultTokenCounter(), src/working/tokens.h); its name is
-// reported beside every figure ("counter").
+// counter (the tokens.* settings, src/working/tokens.h: cl100k when its
+// vocabulary is installed, else the estimate); its name is reported beside
+// every figure ("counter").
 //
 // Access: query and handoff serve only records whose access_level is at or
 // below the asker's clearance (ResolveClearance of msp/mission.h; 0 for an
@@ -255,9 +256,16 @@ struct HandoffDigest {
 
 class WorkflowMemory {
  public:
+  // The usual way in: options.mission, and the token counter the tokens.*
+  // settings name (MakeTokenCounter(options.tokens); its errors, e.g. a
+  // missing cl100k vocabulary, are returned).
+  static Result<std::unique_ptr<WorkflowMemory>> Open(MemoryLayer& engine, const Options& options,
+                                                      std::shared_ptr<Clock> clock = nullptr);
   // `engine` must outlive this object. `clock`: nullptr = the system clock
   // (give the engine's clock, so that "now" agrees with created_at).
-  WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock = nullptr);
+  // `counter`: nullptr = DefaultTokenCounter().
+  WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock = nullptr,
+                 std::shared_ptr<const TokenCounter> counter = nullptr);
   ~WorkflowMemory();
   WorkflowMemory(const WorkflowMemory&) = delete;
   WorkflowMemory& operator=(const WorkflowMemory&) = delete;
@@ -305,7 +313,7 @@ class WorkflowMemory {
   MemoryLayer& engine_;
   MissionOptions options_;
   std::shared_ptr<Clock> clock_;
-  std::unique_ptr<TokenCounter> counter_;
+  std::shared_ptr<const TokenCounter> counter_;
 };
 
 }  // namespace msp

@@ -21,7 +21,12 @@ std::string ItemLines(const DigestItem& item, const std::string& text) { return 
 class Renderer {
  public:
   Renderer(const DigestLayout& layout, size_t budget, const TokenCounter& counter)
-      : layout_(layout), budget_(budget), counter_(counter) {}
+      : layout_(layout), budget_(budget), counter_(counter) {
+    display_.resize(layout.items.size());
+    for (size_t i = 0; i < display_.size(); ++i) display_[i] = i;
+    std::stable_sort(display_.begin(), display_.end(),
+                     [&](size_t a, size_t b) { return layout.items[a].order < layout.items[b].order; });
+  }
 
   // The full form of `sel`, with a footer that states its own token count.
   std::string Full(const Selection& sel, DigestTally* tally) const {
@@ -30,7 +35,7 @@ class Renderer {
     if (!layout_.title.empty()) parts.push_back(layout_.title);
     for (size_t s = 0; s < layout_.sections.size(); ++s) {
       std::string block;
-      for (size_t i = 0; i < layout_.items.size(); ++i) {
+      for (size_t i : display_) {
         if (!sel.shown[i] || layout_.items[i].section != s) continue;
         block += "\n";
         block += ItemLines(layout_.items[i], static_cast<int>(i) == sel.truncated_item ? sel.truncated_text
@@ -96,6 +101,7 @@ class Renderer {
   }
 
   const DigestLayout& layout_;
+  std::vector<size_t> display_;  // item indices by (order, priority)
   size_t budget_;
   const TokenCounter& counter_;
 };

@@ -7,8 +7,8 @@
 // digest (title, headings, entries, footer) within the budget, skipping the
 // ones that do not fit (a smaller, lower entry may still fit after a larger
 // one was left out). Kept entries are shown in their section, sections in
-// their given order, and within a section in priority order; a section with
-// no kept entry is not shown.
+// their given order, and within a section by `order` (ties: priority order);
+// a section with no kept entry is not shown.
 //
 // Every count is TokenCounter::Count of the complete text, never a sum of
 // parts, so the result holds whatever the counter does at the seams.
@@ -37,6 +37,7 @@ struct DigestItem {
   std::string head;    // e.g. "- [0.82] "
   std::string text;    // the part that may be cut when nothing else fits
   std::string tail;    // e.g. "\n  provenance: commit abc123 · id ..."
+  size_t order = 0;    // display position within the section (0 for all: priority order)
 };
 
 // What the footer may say.

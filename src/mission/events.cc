@@ -45,11 +45,19 @@ Status RequireEvent(MemoryLayer& engine, const Namespace& mission, const std::st
 
 }  // namespace
 
-WorkflowMemory::WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock)
+WorkflowMemory::WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock,
+                               std::shared_ptr<const TokenCounter> counter)
     : engine_(engine),
       options_(std::move(options)),
       clock_(clock ? std::move(clock) : SystemClock()),
-      counter_(DefaultTokenCounter()) {}
+      counter_(counter ? std::move(counter) : std::shared_ptr<const TokenCounter>(DefaultTokenCounter())) {}
+
+Result<std::unique_ptr<WorkflowMemory>> WorkflowMemory::Open(MemoryLayer& engine, const Options& options,
+                                                             std::shared_ptr<Clock> clock) {
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, MakeTokenCounter(options.tokens));
+  return std::make_unique<WorkflowMemory>(engine, options.mission, std::move(clock),
+                                          std::shared_ptr<const TokenCounter>(std::move(counter)));
+}
 
 WorkflowMemory::~WorkflowMemory() = default;
 
