@@ -55,7 +55,7 @@ TEST(WorkingMemoryTest, KeepsEverythingWhenItFitsInSectionOrder) {
   ASSERT_TRUE(wm.ok()) << wm.status().ToString();
   EXPECT_TRUE(wm->dropped.empty());
   EXPECT_EQ(wm->budget, 8192u - 1024u);
-  ASSERT_EQ(wm->sections.size(), 6u);
+  ASSERT_EQ(wm->sections.size(), 9u);
   const std::string prompt = wm->Render();
   EXPECT_EQ(wm->total_tokens, counter.Count(prompt));
   // The six sections appear in the documented order.
@@ -243,6 +243,80 @@ TEST(WorkingMemoryTest, ReportNamesSectionsSizesAndDrops) {
     ASSERT_NE(at, std::string::npos) << name << "\n" << report;
     pos = at;
   }
+}
+
+TEST(WorkingMemoryTest, CoreMemoryAndTurnAreShownAndNeverCut) {
+  ByteCounter counter;
+  WorkingMemoryInput in;
+  in.system_prompt = "S";
+  in.core_blocks = {{"persona", "I am Sam.", 100}, {"task", "", 50}};
+  in.recent = {Ep("a", EpisodeType::kUserMessage, "aaaa", 1)};
+  in.request = "go";
+  in.turn = {"Tool call (x): {}", "Tool result (x): 1"};
+  auto full = PackWorkingMemory(in, Budget(10000), counter);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  const std::string prompt = full->Render();
+  EXPECT_NE(prompt.find("<persona chars=\"9/100\">\nI am Sam.\n</persona>\n<task chars=\"0/50\">\n</task>"),
+            std::string::npos)
+      << prompt;
+  EXPECT_LT(prompt.find("System: S"), prompt.find("Core memory"));
+  EXPECT_LT(prompt.find("Core memory"), prompt.find("Recent conversation"));
+  EXPECT_LT(prompt.find("User's current request: go"), prompt.find("This turn so far:\nTool call (x): {}"));
+  EXPECT_EQ(full->section(WorkingSectionId::kCoreMemory).items, 2u);
+  EXPECT_EQ(full->RenderBefore(WorkingSectionId::kTools), prompt.substr(0, prompt.find("\n\nUser's current request")));
+  // Squeezed: the history goes, the core memory and the turn stay.
+  const size_t without_history = full->total_tokens - (std::string("\n\nRecent conversation history:\nUser: aaaa")).size();
+  auto squeezed = PackWorkingMemory(in, Budget(static_cast<int64_t>(without_history)), counter);
+  ASSERT_TRUE(squeezed.ok()) << squeezed.status().ToString();
+  EXPECT_EQ(squeezed->total_tokens, without_history) << "an exact fit is accepted";
+  EXPECT_EQ(squeezed->dropped.size(), 1u);
+  EXPECT_NE(squeezed->Render().find("I am Sam."), std::string::npos);
+  EXPECT_NE(squeezed->Render().find("Tool result (x): 1"), std::string::npos);
+  // One token less and nothing more can go: a clear error with the excess.
+  auto over = PackWorkingMemory(in, Budget(static_cast<int64_t>(without_history) - 1), counter);
+  ASSERT_EQ(over.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(over.status().message().find("by 1;"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find("core memory ("), std::string::npos) << over.status().message();
+}
+
+TEST(WorkingMemoryTest, SummarisesWhatTheBudgetLeavesOut) {
+  ByteCounter counter;
+  WorkingMemoryInput in;
+  in.request = "go";
+  for (int i = 1; i <= 6; ++i) {
+    in.recent.push_back(Ep("e" + std::to_string(i), EpisodeType::kUserMessage, std::string(40, 'a' + i), i));
+  }
+  auto full = PackWorkingMemory(in, Budget(100000), counter);
+  ASSERT_TRUE(full.ok());
+  std::vector<std::string> seen;
+  WorkingMemoryPackOptions opts;
+  opts.summarise = [&](const std::vector<WorkingEpisode>& dropped) -> Result<std::string> {
+    for (const auto& e : dropped) seen.push_back(e.id);
+    return std::string("short summary");
+  };
+  const int64_t budget = static_cast<int64_t>(full->total_tokens) - 100;
+  auto wm = PackWorkingMemory(in, Budget(budget), counter, opts);
+  ASSERT_TRUE(wm.ok()) << wm.status().ToString();
+  EXPECT_TRUE(wm->summarised);
+  ASSERT_GE(wm->dropped.size(), 3u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"e1", "e2", "e3"})) << "the oldest entries, in order";
+  EXPECT_LE(wm->total_tokens, static_cast<size_t>(budget));
+  const std::string prompt = wm->Render();
+  EXPECT_NE(prompt.find("Summary of earlier conversation:\nshort summary"), std::string::npos) << prompt;
+  EXPECT_LT(prompt.find("short summary"), prompt.find("Recent conversation history:"));
+  for (size_t i = 0; i < wm->dropped.size(); ++i) EXPECT_EQ(wm->dropped[i].summarised, i < seen.size());
+  EXPECT_NE(wm->Report().find("[summarised]"), std::string::npos);
+
+  // A failing summariser leaves plain FIFO dropping, and says why.
+  opts.summarise = [](const std::vector<WorkingEpisode>&) -> Result<std::string> {
+    return Status::Unavailable("model down");
+  };
+  auto plain = PackWorkingMemory(in, Budget(budget), counter, opts);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->summarised);
+  EXPECT_EQ(plain->dropped.size(), 3u);
+  EXPECT_NE(plain->summary_error.find("model down"), std::string::npos);
+  EXPECT_EQ(plain->Render().find("Summary of earlier"), std::string::npos);
 }
 
 TEST(WorkingEpisodeFromMemoryTest, ReadsTypeAndToolFromTheBody) {
