@@ -105,7 +105,8 @@ void AgentToolbox::AddBuiltins() {
     spec.name = name;
     spec.description = std::move(description);
     spec.parameters = std::move(parameters);
-    tools_[name] = Entry{std::move(spec), std::move(h)};
+    const std::string key = name;
+    tools_[key] = Entry{std::move(spec), std::move(h)};
   };
   const json query = {{"type", "string"}, {"description", "what to look for"}};
   const json top_k = {{"type", "integer"}, {"description", "results to return (1..50, default 5)"}};
@@ -237,7 +238,8 @@ Status AgentToolbox::StartMcpServers(const std::vector<std::string>& specs, int 
       s.parameters = t.input_schema.is_object() ? t.input_schema : json::object();
       if (!s.parameters.contains("type")) s.parameters["type"] = "object";
       const std::string remote = t.name;
-      tools_[s.name] = Entry{std::move(s), [raw, remote](const json& args) -> ToolOutcome {
+      const std::string key = s.name;
+      tools_[key] = Entry{std::move(s), [raw, remote](const json& args) -> ToolOutcome {
                                Result<McpCallResult> r = raw->CallTool(remote, args);
                                if (!r.ok()) return FromStatus(r.status());
                                return ToolOutcome{r->text, r->is_error};
@@ -258,7 +260,8 @@ void AgentToolbox::ApplyProcedural(const std::vector<ToolDefinition>& registered
     if (it != tools_.end()) {
       it->second.spec = std::move(spec);
     } else {
-      tools_[t.name] = Entry{std::move(spec), Handler()};
+      const std::string key = t.name;
+      tools_[key] = Entry{std::move(spec), Handler()};
     }
   }
 }
