@@ -35,6 +35,9 @@ struct ListRequest {
   int offset = 0;
   bool newest_first = false;
   bool include_expired = false;
+  // > 0: only records that held at this time, superseded ones included
+  // (as RetrieveRequest::as_of).
+  TimeMs as_of = 0;
 };
 
 // A batch of typed records written as one atomic unit, for the parts of msp
@@ -109,6 +112,10 @@ class MemoryLayer {
   // (one session when `session` is set).
   virtual Result<ConsolidationReport> Consolidate(const Namespace& scope,
                                                   const std::string& session) = 0;
+  // With consolidation.background: blocks until the worker has nothing
+  // queued or running (sessions it gave up on stay unconsolidated). Without
+  // it: returns at once.
+  virtual Status WaitForConsolidation() { return Status::Ok(); }
 
   // Rebuilds the derived indexes from the store.
   virtual Status Reindex() = 0;

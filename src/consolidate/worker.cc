@@ -53,6 +53,11 @@ void ConsolidationWorker::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool ConsolidationWorker::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
 ConsolidationWorker::Stats ConsolidationWorker::GetStats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;

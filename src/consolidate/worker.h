@@ -70,6 +70,8 @@ class ConsolidationWorker {
   void Stop();
 
   Stats GetStats() const;
+  // True once Stop() has begun.
+  bool stopping() const;
 
  private:
   struct Item {

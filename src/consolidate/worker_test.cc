@@ -135,6 +135,7 @@ TEST(ConsolidationWorkerTest, StopLetsTheRunningJobFinishAndDropsTheQueue) {
   started.Wait();
   worker->Enqueue(Ns("ann"), "later");
   std::thread stopper([&] { worker->Stop(); });
+  while (!worker->stopping()) std::this_thread::yield();  // Stop has begun before the job ends
   release.Open();
   stopper.join();
   EXPECT_EQ(finished.load(), 1);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -20,6 +21,8 @@
 #include "core/import_export.h"
 #include "core/rank/episode_context.h"
 #include "core/write_policy.h"
+#include "consolidate/llm_extractor.h"
+#include "consolidate/worker.h"
 #include "util/time.h"
 #include "util/uuid.h"
 
@@ -44,6 +47,37 @@ std::string ConsolidationKey(const Namespace& ns, const std::string& session) {
   Namespace base = ns;
   base.session.clear();
   return "consolidated/" + base.ToString() + "/session=" + session;
+}
+
+// The sessions queued for background consolidation, kept in the store so a
+// restart picks them up again: {ConsolidationKey: {namespace parts}}.
+constexpr char kConsolidationQueueMetaKey[] = "consolidation_queue";
+
+json NamespaceJson(const Namespace& ns) {
+  return json{{"tenant", ns.tenant}, {"user", ns.user},       {"agent", ns.agent},
+              {"session", ns.session}, {"mission", ns.mission}, {"operator", ns.operator_id}};
+}
+
+Namespace NamespaceFromJson(const json& j) {
+  Namespace ns;
+  ns.tenant = j.value("tenant", std::string("default"));
+  ns.user = j.value("user", std::string());
+  ns.agent = j.value("agent", std::string());
+  ns.session = j.value("session", std::string());
+  ns.mission = j.value("mission", std::string());
+  ns.operator_id = j.value("operator", std::string());
+  return ns;
+}
+
+// True when `m` held at time `t` (RetrieveRequest::as_of): from valid_at
+// (else created_at) until invalid_at (else, once superseded, until it was
+// superseded; else still).
+bool HeldAt(const Memory& m, TimeMs t) {
+  const TimeMs from = m.valid_at > 0 ? m.valid_at : m.created_at;
+  if (t < from) return false;
+  TimeMs until = m.invalid_at;
+  if (until == 0 && m.state == RecordState::kSuperseded) until = m.updated_at;
+  return until == 0 || t < until;
 }
 
 std::vector<std::string> Union(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -108,6 +142,10 @@ class Engine final : public MemoryLayer {
         vector_(std::move(parts.vector)),
         extractor_(std::move(parts.extractor)),
         clock_(parts.clock ? std::move(parts.clock) : SystemClock()) {}
+
+  // Starts the background consolidation worker (consolidation.background)
+  // and queues the sessions a previous run left queued. After Init().
+  Status StartBackgroundConsolidation() { return StartWorker(); }
 
   Status Init() {
     MSP_ASSIGN_OR_RETURN(std::optional<std::string> recorded, store_->GetMeta(kEmbedderMetaKey));
@@ -241,15 +279,21 @@ class Engine final : public MemoryLayer {
         }
       }
     }
-    // Consolidate when the session has gathered every_n_episodes new steps.
+    // Consolidate when the session has gathered every_n_episodes new steps
+    // (on the worker when consolidation.background is set).
     const int every = options_.consolidation.every_n_episodes;
     if (every > 0) {
       MSP_ASSIGN_OR_RETURN(int64_t done, ConsolidatedUpTo(step.ns, step.ns.session));
       if (m.step_number - done >= every) {
-        MSP_ASSIGN_OR_RETURN(auto report, ConsolidateSession(step.ns, step.ns.session, actor));
-        (void)report;
+        if (worker_) {
+          MSP_RETURN_IF_ERROR(QueueConsolidation(step.ns, step.ns.session));
+        } else {
+          MSP_ASSIGN_OR_RETURN(auto report, ConsolidateSession(step.ns, step.ns.session, actor));
+          (void)report;
+        }
       }
     }
+
     return m;
   }
 
@@ -270,8 +314,14 @@ class Engine final : public MemoryLayer {
     return steps;
   }
 
+  // With a background worker the session is only queued (an empty report).
   Result<ConsolidationReport> EndSession(const Namespace& scope, const std::string& session) override {
     if (session.empty()) return Status::InvalidArgument("session is required");
+    if (worker_) {
+      MSP_RETURN_IF_ERROR(ValidateCommon(scope, {}, "", 1.0, "", {}));
+      MSP_RETURN_IF_ERROR(QueueConsolidation(scope, session));
+      return ConsolidationReport{};
+    }
     return Consolidate(scope, session);
   }
 
@@ -365,11 +415,13 @@ class Engine final : public MemoryLayer {
     if (!(r.min_score >= 0.0 && r.min_score <= 1.0)) {
       return Status::InvalidArgument("min_score must be between 0 and 1");
     }
+    if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
     MSP_RETURN_IF_ERROR(CatchUp());
     const TimeMs now = clock_->NowMs();
     IndexQuery q;
     q.scope = r.scope;
     q.filter = r.filter;
+    if (r.as_of > 0) q.filter.include_superseded = true;  // HeldAt decides
     q.now = now;
     q.text = r.query;
     q.limit = std::max(options_.retrieval.candidates, r.top_k);
@@ -417,7 +469,8 @@ class Engine final : public MemoryLayer {
     for (const auto& f : fused) {
       if (f.score + 1e-12 < r.min_score) break;  // sorted: the rest score lower
       ids.push_back(f.id);
-      if (static_cast<int>(ids.size()) >= r.top_k * 2) break;  // room for stale hits
+      // Room for stale hits (and, as of a time, for records that did not hold then).
+      if (static_cast<int>(ids.size()) >= (r.as_of > 0 ? q.limit : r.top_k * 2)) break;
     }
     MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
     std::unordered_map<std::string, Memory*> by_id;
@@ -429,6 +482,7 @@ class Engine final : public MemoryLayer {
       // Re-check against the record as stored now: the index may lag a
       // concurrent writer, and visibility must never depend on it.
       if (it == by_id.end() || !MatchesQuery(*it->second, q)) continue;
+      if (r.as_of > 0 && !HeldAt(*it->second, r.as_of)) continue;
       SearchHit hit;
       hit.memory = std::move(*it->second);
       hit.score = f.score;
@@ -464,6 +518,7 @@ class Engine final : public MemoryLayer {
 
   Result<std::vector<Memory>> List(const ListRequest& r) override {
     if (r.limit < 0 || r.offset < 0) return Status::InvalidArgument("limit and offset must be >= 0");
+    if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
     RecordQuery q;
     q.scope = r.scope;
     q.kinds = r.filter.kinds;
@@ -472,7 +527,7 @@ class Engine final : public MemoryLayer {
     q.created_from = r.filter.created_from;
     q.created_to = r.filter.created_to;
     q.max_access_level = r.filter.max_access_level;
-    if (!r.filter.include_superseded) q.state = RecordState::kActive;
+    if (!r.filter.include_superseded && r.as_of == 0) q.state = RecordState::kActive;
     if (!r.include_expired) q.not_expired_at = clock_->NowMs();
     q.order = !r.session.empty()
                   ? (r.newest_first ? RecordQuery::Order::kStepDesc : RecordQuery::Order::kStepAsc)
@@ -480,7 +535,7 @@ class Engine final : public MemoryLayer {
     q.with_embeddings = false;
     // Tags, sources and criticalities are filtered here: page until full.
     const bool post_filter = !r.filter.tags.empty() || !r.filter.sources.empty() ||
-                             !r.filter.criticalities.empty();
+                             !r.filter.criticalities.empty() || r.as_of > 0;
     if (!post_filter) {
       q.limit = r.limit;
       q.offset = r.offset;
@@ -489,6 +544,7 @@ class Engine final : public MemoryLayer {
     IndexQuery match;
     match.scope = r.scope;
     match.filter = r.filter;
+    if (r.as_of > 0) match.filter.include_superseded = true;
     match.now = r.include_expired ? 0 : clock_->NowMs();
     std::vector<Memory> out;
     int skipped = 0;
@@ -497,6 +553,7 @@ class Engine final : public MemoryLayer {
       MSP_ASSIGN_OR_RETURN(auto page, store_->List(q));
       for (auto& m : page) {
         if (!MatchesQuery(m, match)) continue;
+        if (r.as_of > 0 && !HeldAt(m, r.as_of)) continue;
         if (skipped < r.offset) {
           ++skipped;
           continue;
@@ -638,6 +695,7 @@ class Engine final : public MemoryLayer {
       total.candidates += one.candidates;
       total.facts_added += one.facts_added;
       total.facts_merged += one.facts_merged;
+      total.facts_superseded += one.facts_superseded;
       total.fact_ids.insert(total.fact_ids.end(), one.fact_ids.begin(), one.fact_ids.end());
     }
     return total;
@@ -826,7 +884,11 @@ class Engine final : public MemoryLayer {
       if (h.score > threshold) ids.push_back(h.id);
     }
     MSP_ASSIGN_OR_RETURN(auto found, store_->GetMany(ids, /*with_embeddings=*/true));
-    for (const auto& c : found) consider(c);
+    for (const auto& c : found) {
+      // A record already changed in this batch counts as changed (merged, superseded).
+      const bool in_batch = std::any_of(pending.begin(), pending.end(), [&](const Memory& p) { return p.id == c.id; });
+      if (!in_batch) consider(c);
+    }
     return best;
   }
 
@@ -835,29 +897,56 @@ class Engine final : public MemoryLayer {
   Result<std::pair<std::string, bool>> PlanFact(Memory m, const std::string& actor, TimeMs now,
                                                WriteBatch* batch, std::vector<Memory>* pending) {
     MSP_ASSIGN_OR_RETURN(auto twin, FindTwin(m, *pending));
-    if (twin) {
-      Memory t = std::move(*twin);
-      const double sim = Dot(t.embedding.data(), m.embedding.data(), m.embedding.size());
-      json details{{"candidate", m.text}, {"similarity", sim}, {"confidence_before", t.confidence}};
-      t.confidence = std::max(t.confidence, m.confidence);
-      t.provenance = UnionRefs(t.provenance, m.provenance);
-      t.tags = Union(t.tags, m.tags);
-      t.updated_at = now;
-      if (m.expires_at == 0 || (t.expires_at != 0 && m.expires_at > t.expires_at)) t.expires_at = m.expires_at;
-      batch->audit.push_back(MakeAudit(now, actor, AuditAction::kMerge, t.id, t.ns.tenant,
-                                       "near-duplicate fact merged", details));
-      // Replace an earlier put of the same record in this batch.
-      auto same = [&](const Memory& x) { return x.id == t.id; };
-      batch->puts.erase(std::remove_if(batch->puts.begin(), batch->puts.end(), same), batch->puts.end());
-      pending->erase(std::remove_if(pending->begin(), pending->end(), same), pending->end());
-      batch->puts.push_back(t);
-      pending->push_back(t);
-      return std::make_pair(t.id, true);
-    }
+    if (twin) return std::make_pair(PlanMerge(std::move(*twin), m, "near-duplicate fact merged", actor, now, batch, pending), true);
     batch->audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "fact"));
     batch->puts.push_back(m);
     pending->push_back(m);
     return std::make_pair(m.id, false);
+  }
+
+  // Merges fact `m` into the stored fact `t` (confidence, provenance, tags,
+  // expiry) in `batch`, replacing an earlier put of `t` there. Returns t's id.
+  std::string PlanMerge(Memory t, const Memory& m, const std::string& reason, const std::string& actor, TimeMs now,
+                        WriteBatch* batch, std::vector<Memory>* pending) {
+    json details{{"candidate", m.text}, {"confidence_before", t.confidence}};
+    if (t.embedding.size() == m.embedding.size() && !m.embedding.empty()) {
+      details["similarity"] = Dot(t.embedding.data(), m.embedding.data(), m.embedding.size());
+    }
+    t.confidence = std::max(t.confidence, m.confidence);
+    t.provenance = UnionRefs(t.provenance, m.provenance);
+    t.tags = Union(t.tags, m.tags);
+    t.updated_at = now;
+    if (m.expires_at == 0 || (t.expires_at != 0 && m.expires_at > t.expires_at)) t.expires_at = m.expires_at;
+    batch->audit.push_back(MakeAudit(now, actor, AuditAction::kMerge, t.id, t.ns.tenant, reason, details));
+    ReplaceInBatch(t, batch, pending);
+    return t.id;
+  }
+
+  // Puts `r` into `batch` and `pending`, replacing an earlier put of its id.
+  static void ReplaceInBatch(const Memory& r, WriteBatch* batch, std::vector<Memory>* pending) {
+    auto same = [&](const Memory& x) { return x.id == r.id; };
+    batch->puts.erase(std::remove_if(batch->puts.begin(), batch->puts.end(), same), batch->puts.end());
+    pending->erase(std::remove_if(pending->begin(), pending->end(), same), pending->end());
+    batch->puts.push_back(r);
+    pending->push_back(r);
+  }
+
+  // The active fact `id` a consolidation candidate names as its merge or
+  // supersede target, as this batch left it; nullopt when it is gone, not
+  // an active fact, or outside `scope` (the candidate is then added).
+  Result<std::optional<Memory>> CandidateTarget(const std::string& id, const Namespace& scope,
+                                                const std::vector<Memory>& pending) {
+    std::optional<Memory> t;
+    auto in_batch = std::find_if(pending.begin(), pending.end(), [&](const Memory& p) { return p.id == id; });
+    if (in_batch != pending.end()) {
+      t = *in_batch;
+    } else {
+      MSP_ASSIGN_OR_RETURN(t, store_->Get(id));
+    }
+    if (!t || t->kind != Kind::kFact || t->state != RecordState::kActive || !scope.Contains(t->ns)) {
+      return std::optional<Memory>();
+    }
+    return t;
   }
 
   // Adds evictions to `batch` for every user whose active facts would pass
@@ -930,60 +1019,196 @@ class Engine final : public MemoryLayer {
     }
   }
 
-  // Facts from the session's episodes after the last consolidated step; the
-  // facts and the new progress mark land in one batch, so a crash neither
-  // loses nor duplicates facts.
+  // The stored facts of one namespace, as consolidation shows them to the
+  // extractor: the active facts most similar to a text, by Retrieve.
+  class ScopedFacts final : public FactLookup {
+   public:
+    ScopedFacts(Engine* engine, Namespace scope) : engine_(engine), scope_(std::move(scope)) {}
+    Result<std::vector<Memory>> SimilarFacts(const std::string& text, int k) override {
+      RetrieveRequest r;
+      r.scope = scope_;
+      r.query = text;
+      r.top_k = std::clamp(k, 1, 100);
+      r.filter.kinds = {Kind::kFact};
+      r.record_access = false;
+      MSP_ASSIGN_OR_RETURN(auto hits, engine_->Retrieve(r));
+      std::vector<Memory> out;
+      for (auto& h : hits) out.push_back(std::move(h.memory));
+      return out;
+    }
+
+   private:
+    Engine* engine_;
+    Namespace scope_;
+  };
+
+  // Facts from the session's episodes after the last consolidated step.
+  // The extractor (perhaps a model) runs without the write lock, so writes
+  // never wait for it; the facts and the new progress mark then land in one
+  // batch, so a crash neither loses nor duplicates facts. Should the mark
+  // have moved meanwhile (another process consolidated the session), the
+  // work is redone from the new mark.
   Result<ConsolidationReport> ConsolidateSession(const Namespace& ns, const std::string& session,
                                                  const std::string& actor) {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    ConsolidationReport report;
-    MSP_ASSIGN_OR_RETURN(int64_t done, ConsolidatedUpTo(ns, session));
-    RecordQuery q;
-    q.scope = ns;
-    q.kinds = {Kind::kEpisode};
-    q.session = session;
-    q.min_step = done + 1;
-    q.order = RecordQuery::Order::kStepAsc;
-    q.with_embeddings = false;
-    MSP_ASSIGN_OR_RETURN(auto episodes, store_->List(q));
-    if (episodes.empty()) return report;
-    // Episodes of one session may come from several namespaces only when the
-    // scope is wider than the session's owner; consolidate each owner alone.
-    const Namespace owner = episodes.front().ns;
-    episodes.erase(std::remove_if(episodes.begin(), episodes.end(),
-                                  [&](const Memory& e) { return !(e.ns == owner); }),
-                   episodes.end());
-    report.episodes_read = static_cast<int>(episodes.size());
-    MSP_ASSIGN_OR_RETURN(auto candidates, extractor_->Extract(episodes));
-    report.candidates = static_cast<int>(candidates.size());
-    const TimeMs now = clock_->NowMs();
-    Namespace fact_ns = owner;
-    fact_ns.session.clear();  // facts outlive the session they came from
-    WriteBatch batch;
-    std::vector<Memory> pending;
-    for (const auto& c : candidates) {
-      if (!ValidateText("fact", c.text, options_.policy.max_text_bytes).ok()) continue;
-      FactRequest r;
-      r.ns = fact_ns;
-      r.text = c.text;
-      r.confidence = std::clamp(c.confidence, 0.0, 1.0);
-      r.source_episodes = c.source_episodes;
-      r.tags = c.tags;
-      r.source = "consolidation";
-      MSP_ASSIGN_OR_RETURN(Memory m, FactRecord(r, now));
-      MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(m), actor, now, &batch, &pending));
-      if (placed.second) {
-        ++report.facts_merged;
-      } else {
-        ++report.facts_added;
+    std::lock_guard<std::mutex> serial(consolidate_mu_);
+    constexpr int kAttempts = 3;
+    for (int attempt = 1;; ++attempt) {
+      ConsolidationReport report;
+      MSP_ASSIGN_OR_RETURN(int64_t scope_done, ConsolidatedUpTo(ns, session));
+      RecordQuery q;
+      q.scope = ns;
+      q.kinds = {Kind::kEpisode};
+      q.session = session;
+      q.min_step = scope_done + 1;
+      q.order = RecordQuery::Order::kStepAsc;
+      q.with_embeddings = false;
+      MSP_ASSIGN_OR_RETURN(auto episodes, store_->List(q));
+      if (episodes.empty()) return report;
+      // Episodes of one session may come from several namespaces only when
+      // the scope is wider than the session's owner; consolidate each owner
+      // alone, from its own progress mark.
+      const Namespace owner = episodes.front().ns;
+      MSP_ASSIGN_OR_RETURN(int64_t done, ConsolidatedUpTo(owner, session));
+      episodes.erase(std::remove_if(episodes.begin(), episodes.end(),
+                                    [&](const Memory& e) { return !(e.ns == owner) || e.step_number <= done; }),
+                     episodes.end());
+      if (episodes.empty()) return report;
+      report.episodes_read = static_cast<int>(episodes.size());
+      Namespace fact_ns = owner;
+      fact_ns.session.clear();  // facts outlive the session they came from
+      ScopedFacts facts(this, fact_ns);
+      MSP_ASSIGN_OR_RETURN(auto candidates, extractor_->ExtractWithFacts(episodes, facts));
+      report.candidates = static_cast<int>(candidates.size());
+      const TimeMs now = clock_->NowMs();
+      std::vector<std::pair<Memory, const FactCandidate*>> records;
+      for (const auto& c : candidates) {
+        if (!ValidateText("fact", c.text, options_.policy.max_text_bytes).ok()) continue;
+        FactRequest r;
+        r.ns = fact_ns;
+        r.text = c.text;
+        r.confidence = std::clamp(c.confidence, 0.0, 1.0);
+        r.source_episodes = c.source_episodes;
+        r.tags = c.tags;
+        r.source = "consolidation";
+        r.valid_at = c.valid_at;
+        MSP_ASSIGN_OR_RETURN(Memory m, FactRecord(r, now));
+        records.emplace_back(std::move(m), &c);
       }
-      report.fact_ids.push_back(placed.first);
+
+      std::lock_guard<std::mutex> lock(write_mu_);
+      MSP_ASSIGN_OR_RETURN(int64_t done_now, ConsolidatedUpTo(owner, session));
+      if (done_now != done) {
+        if (attempt < kAttempts) continue;
+        return Status::Conflict("session '" + session + "' is being consolidated by another process (progress moved from step " +
+                                std::to_string(done) + " to " + std::to_string(done_now) + "); try again");
+      }
+      WriteBatch batch;
+      std::vector<Memory> pending;
+      for (auto& [m, c] : records) {
+        std::optional<Memory> target;
+        if (c->action != FactAction::kAdd && !c->target_id.empty()) {
+          MSP_ASSIGN_OR_RETURN(target, CandidateTarget(c->target_id, fact_ns, pending));
+        }
+        if (target && c->action == FactAction::kMerge) {
+          report.fact_ids.push_back(
+              PlanMerge(std::move(*target), m, "restates this fact (consolidation)", actor, now, &batch, &pending));
+          ++report.facts_merged;
+        } else if (target && c->action == FactAction::kSupersede) {
+          Memory old = std::move(*target);
+          old.state = RecordState::kSuperseded;
+          old.superseded_by = m.id;
+          old.invalid_at = m.valid_at > 0 ? m.valid_at : now;
+          old.updated_at = now;
+          m.supersedes = old.id;
+          batch.audit.push_back(MakeAudit(now, actor, AuditAction::kSupersede, old.id, old.ns.tenant,
+                                          "contradicted by a newer fact (consolidation)",
+                                          json{{"successor", m.id}, {"successor_text", m.text}}));
+          batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "supersedes " + old.id));
+          ReplaceInBatch(old, &batch, &pending);
+          ReplaceInBatch(m, &batch, &pending);
+          report.fact_ids.push_back(m.id);
+          ++report.facts_superseded;
+        } else {
+          MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(m), actor, now, &batch, &pending));
+          if (placed.second) {
+            ++report.facts_merged;
+          } else {
+            ++report.facts_added;
+          }
+          report.fact_ids.push_back(placed.first);
+        }
+      }
+      MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, actor, now));
+      (void)evicted;
+      batch.meta.emplace_back(ConsolidationKey(owner, session), std::to_string(episodes.back().step_number));
+      MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+      return report;
     }
-    MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, actor, now));
-    (void)evicted;
-    batch.meta.emplace_back(ConsolidationKey(owner, session), std::to_string(episodes.back().step_number));
-    MSP_RETURN_IF_ERROR(ApplyBatch(batch));
-    return report;
+  }
+
+  // ---- background consolidation ------------------------------------------
+
+  // Starts the worker and queues the sessions a previous run left queued.
+  Status StartWorker() {
+    const std::string actor = options_.actor.empty() ? "consolidation" : options_.actor;
+    worker_ = std::make_unique<ConsolidationWorker>(
+        [this, actor](const Namespace& ns, const std::string& session) {
+          auto report = ConsolidateSession(ns, session, actor);
+          if (!report.ok()) return report.status();
+          return UnqueueConsolidation(ns, session);
+        });
+    MSP_ASSIGN_OR_RETURN(auto queued, store_->GetMeta(kConsolidationQueueMetaKey));
+    if (!queued) return Status::Ok();
+    json q = json::parse(*queued, nullptr, false);
+    if (!q.is_object()) return Status::Ok();  // a damaged hint: the next trigger queues again
+    for (auto it = q.begin(); it != q.end(); ++it) {
+      if (it->is_object()) {
+        Namespace ns = NamespaceFromJson(*it);
+        worker_->Enqueue(ns, ns.session);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Notes the session in the store's queue (so a restart finds it), then
+  // hands it to the worker.
+  Status QueueConsolidation(const Namespace& ns, const std::string& session) {
+    Namespace where = ns;
+    where.session = session;
+    {
+      std::lock_guard<std::mutex> lock(queue_meta_mu_);
+      MSP_ASSIGN_OR_RETURN(json q, ReadQueueMeta());
+      const std::string key = ConsolidationKey(ns, session);
+      if (!q.contains(key)) {
+        q[key] = NamespaceJson(where);
+        WriteBatch batch;
+        batch.meta.emplace_back(kConsolidationQueueMetaKey, q.dump());
+        MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+      }
+    }
+    worker_->Enqueue(where, session);
+    return Status::Ok();
+  }
+
+  Status UnqueueConsolidation(const Namespace& ns, const std::string& session) {
+    std::lock_guard<std::mutex> lock(queue_meta_mu_);
+    MSP_ASSIGN_OR_RETURN(json q, ReadQueueMeta());
+    if (q.erase(ConsolidationKey(ns, session)) == 0) return Status::Ok();
+    WriteBatch batch;
+    batch.meta.emplace_back(kConsolidationQueueMetaKey, q.dump());
+    return ApplyBatch(batch);
+  }
+
+  Result<json> ReadQueueMeta() {
+    MSP_ASSIGN_OR_RETURN(auto v, store_->GetMeta(kConsolidationQueueMetaKey));
+    json q = v ? json::parse(*v, nullptr, false) : json::object();
+    if (!q.is_object()) q = json::object();
+    return q;
+  }
+
+  Status WaitForConsolidation() override {
+    if (worker_) worker_->Drain();
+    return Status::Ok();
   }
 
   // ---- index catch-up ---------------------------------------------------
@@ -1037,6 +1262,11 @@ class Engine final : public MemoryLayer {
   // numbers, eviction). Other processes are serialised by the store.
   std::mutex write_mu_;
   std::mutex catchup_mu_;
+  // One consolidation at a time in this process (the worker's and callers').
+  std::mutex consolidate_mu_;
+  std::mutex queue_meta_mu_;  // the read-modify-write of the stored queue
+  // Last, so it stops (finishing its job) before the parts it uses go away.
+  std::unique_ptr<ConsolidationWorker> worker_;
 };
 
 }  // namespace
@@ -1055,6 +1285,7 @@ Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EnginePa
   }
   auto engine = std::make_unique<Engine>(options, std::move(parts));
   MSP_RETURN_IF_ERROR(engine->Init());
+  if (options.consolidation.background) MSP_RETURN_IF_ERROR(engine->StartBackgroundConsolidation());
   return std::unique_ptr<MemoryLayer>(std::move(engine));
 }
 
@@ -1067,7 +1298,9 @@ Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, s
   // that opens the store until the vector index is persisted beside it, which
   // at 50,000+ vectors costs each CLI call far more than the scan it saves.
   parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
-  MSP_ASSIGN_OR_RETURN(parts.extractor, MakeExtractor(options.consolidation));
+  // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
+  const char* openai_key = std::getenv("OPENAI_API_KEY");
+  MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));
   parts.clock = std::move(clock);
   return MakeEngine(options, std::move(parts));
 }

@@ -87,6 +87,17 @@ StubReply StubReply::Close() {
   return r;
 }
 
+std::string ResponseSchemaName(const StubRequest& request) {
+  const nlohmann::json& j = request.json;
+  if (!j.is_object() || !j.contains("response_format")) return "";
+  const nlohmann::json& rf = j["response_format"];
+  if (!rf.is_object() || rf.value("type", std::string()) != "json_schema" || !rf.contains("json_schema") ||
+      !rf["json_schema"].is_object()) {
+    return "";
+  }
+  return rf["json_schema"].value("name", std::string());
+}
+
 std::vector<float> StubEmbedding(std::string_view text, int dimension) {
   std::vector<float> v(static_cast<size_t>(dimension > 0 ? dimension : 1), 0.0f);
   auto add = [&](std::string_view token, float weight) {

@@ -74,6 +74,10 @@ struct StubRequest {
   nlohmann::json json;  // the parsed body; null when it is not JSON
 };
 
+// The json_schema name a chat request asks for in response_format ("" when
+// it asks for none or another format).
+std::string ResponseSchemaName(const StubRequest& request);
+
 // A deterministic unit-length vector of `dimension` floats for `text`
 // (hashes of the text's words and of the whole text, normalised); the same
 // text always gets the same vector, texts with shared words are closer.
