@@ -79,6 +79,15 @@ void SendError(httplib::Response& res, int status, int code, const std::string& 
   SendJson(res, status, MakeError(id, code, message));
 }
 
+McpServerOptions ServerOptions(const McpHttpOptions& o) {
+  McpServerOptions s;
+  s.server_version = o.server_version;
+  s.options.mcp = o.mcp;
+  s.options.mission = o.mission;
+  s.options.tokens = o.tokens;
+  return s;
+}
+
 struct SessionEntry {
   std::mutex mu;
   McpSession session;
@@ -89,7 +98,7 @@ struct SessionEntry {
 class McpHttpEndpoint {
  public:
   McpHttpEndpoint(MemoryLayer& engine, McpHttpOptions options, McpAuthenticator authenticate)
-      : server_(engine, McpServerOptions{options.server_version, options.mcp}),
+      : server_(engine, ServerOptions(options)),
         options_(std::move(options)),
         authenticate_(std::move(authenticate)) {}
 

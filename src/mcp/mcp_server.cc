@@ -9,6 +9,7 @@
 #include "mcp/graph_tools.h"
 #include "mcp/json_schema.h"
 #include "mcp/memory_tools.h"
+#include "mcp/mission_tools.h"
 
 namespace msp::mcp {
 namespace {
@@ -43,7 +44,8 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
 
 McpServer::McpServer(MemoryLayer& engine, McpServerOptions options) : options_(std::move(options)) {
   AddMemoryTools(engine, tools_);
-  AddGraphTools(engine, options_.mcp, tools_);
+  AddGraphTools(engine, options_.options.mcp, tools_);
+  AddMissionTools(engine, options_.options, tools_);
 }
 
 McpServer::McpServer(ToolSet tools, McpServerOptions options)

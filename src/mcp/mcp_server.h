@@ -30,15 +30,17 @@ constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
 struct McpServerOptions {
   std::string server_version = "0.0.0";  // serverInfo.version
-  // Page size of read_graph and result limit of search_nodes (McpOptions).
-  McpOptions mcp;
+  // The settings the tools read: mcp.* (the graph tools), mission.* and
+  // tokens.* (the mission tools).
+  Options options;
 };
 
 class McpServer {
  public:
   // A server with msp's tools (memory_*, episode_add, fact_history, the
   // knowledge-graph tools, the mission tools) over `engine`, which must
-  // outlive it.
+  // outlive it. When the mission memory cannot be opened (tokens.counter
+  // cl100k without its vocabulary), the mission tools report why on call.
   McpServer(MemoryLayer& engine, McpServerOptions options);
   // A server with exactly `tools` (for tests of the protocol core).
   McpServer(ToolSet tools, McpServerOptions options);

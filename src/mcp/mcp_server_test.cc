@@ -72,7 +72,7 @@ class McpCoreTest : public ::testing::Test {
     return r["result"];
   }
 
-  McpServer server_{FakeTools(), McpServerOptions{"1.2.3", {}}};
+  McpServer server_{FakeTools(), McpServerOptions{"1.2.3", Options()}};
   McpSession session_;
 };
 
@@ -177,7 +177,7 @@ class McpToolsTest : public ::testing::Test {
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(engine).value();
     McpServerOptions server_options;
-    server_options.mcp.read_graph_page_size = 2;
+    server_options.options.mcp.read_graph_page_size = 2;
     server_ = std::make_unique<McpServer>(*engine_, server_options);
     session_.ns.tenant = "acme";
     session_.ns.user = "ann";
@@ -218,7 +218,8 @@ TEST_F(McpToolsTest, ListsEveryToolWithSchemas) {
   }
   for (const char* n : {"memory_write", "memory_search", "episode_add", "fact_history", "create_entities",
                         "create_relations", "add_observations", "delete_entities", "delete_observations",
-                        "delete_relations", "read_graph", "search_nodes", "open_nodes"}) {
+                        "delete_relations", "read_graph", "search_nodes", "open_nodes", "workflow_memory_query",
+                        "decision_record", "correction_record", "handoff_digest"}) {
     EXPECT_TRUE(names.contains(n)) << n;
   }
 }
@@ -317,6 +318,59 @@ TEST_F(McpToolsTest, GraphToolsKeepTheReferenceShapes) {
   out = Call("read_graph", {{"limit", 10}});
   EXPECT_EQ(out["structuredContent"]["entities"].size(), 1u);
   EXPECT_EQ(out["structuredContent"]["relations"].size(), 0u);
+}
+
+TEST_F(McpToolsTest, MissionTools) {
+  const json decision = {{"title", "Use PostgreSQL for the billing ledger"},
+                         {"context", "The ledger needs transactions across accounts and audits."},
+                         {"decision", "Store the billing ledger in PostgreSQL with serializable transactions."},
+                         {"alternatives", {{{"option", "MongoDB"}, {"reason", "no multi-document transactions then"}}}},
+                         {"component", "billing"},
+                         {"provenance", {{{"type", "issue"}, {"ref", "42"}}}}};
+  json out = Call("decision_record", decision);
+  EXPECT_EQ(out["isError"], true);  // no mission: the server has none, the call names none
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("no mission"), std::string::npos);
+
+  json with_mission = decision;
+  with_mission["mission"] = "m1";
+  out = Call("decision_record", with_mission);
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string decision_id = out["structuredContent"]["id"];
+  EXPECT_EQ(out["structuredContent"]["status"], "accepted");
+
+  out = Call("workflow_memory_query",
+             {{"task_description", "which database holds the billing ledger"}, {"mission", "m1"}, {"token_budget", 500}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const json& q = out["structuredContent"];
+  EXPECT_FALSE(q["retrieval_id"].get<std::string>().empty());
+  EXPECT_NE(q["markdown"].get<std::string>().find("PostgreSQL"), std::string::npos);
+  EXPECT_LE(q["tokens_used"].get<int64_t>(), 500);
+  EXPECT_NE(q["digest"].dump().find(decision_id), std::string::npos);
+
+  json correction = {{"class", "missing_context"},
+                     {"category", "api_contract"},
+                     {"component", "billing"},
+                     {"outcome", "modified"},
+                     {"summary", "The digest lacked the rate limit of the billing API."},
+                     {"retrieval_id", q["retrieval_id"]},
+                     {"mission", "m1"}};
+  out = Call("correction_record", correction);
+  EXPECT_EQ(out["isError"], true);  // no operator
+  correction["operator"] = "op-ann";
+  out = Call("correction_record", correction);
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["operator"], "op-ann");
+  correction["summary"] = "First sentence. Second sentence with the raw output.";
+  out = Call("correction_record", correction);
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("refused"), std::string::npos);
+
+  out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_NE(out["structuredContent"]["markdown"].get<std::string>().find("PostgreSQL"), std::string::npos);
+  out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"},
+                                {"since", "yesterday"}});
+  EXPECT_EQ(out["isError"], true);
 }
 
 }  // namespace

@@ -1,0 +1,279 @@
+// workflow_memory_query, decision_record, correction_record, handoff_digest
+// (see mission_tools.h).
+#include "mcp/mission_tools.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/memory_json.h"
+#include "mcp/schema_builder.h"
+#include "mission/records.h"
+#include "msp/digest.h"
+#include "msp/mission.h"
+#include "util/time.h"
+
+namespace msp::mcp {
+namespace {
+
+using nlohmann::json;
+namespace s = schema;
+
+template <typename E>
+std::vector<std::string> AllNames(std::string_view (*name)(E)) {
+  std::vector<std::string> out;
+  for (int i = 0; i < 64 && name(static_cast<E>(i)) != "unknown"; ++i) out.emplace_back(name(static_cast<E>(i)));
+  return out;
+}
+
+// The workflow memory, or why it could not be opened (e.g. tokens.counter
+// cl100k without its vocabulary): every mission tool then reports that.
+struct Mission {
+  std::unique_ptr<WorkflowMemory> memory;
+  Status open_status;
+};
+
+json MissionArg() {
+  return s::NonEmptyString("Mission id (default: the server's --mission).");
+}
+
+// The session's namespace with the call's mission; InvalidArgument without one.
+Result<Namespace> MissionScope(const McpSession& session, const json& args) {
+  Namespace ns = session.ns;
+  ns.mission = args.value("mission", ns.mission);
+  if (ns.mission.empty()) {
+    return Status::InvalidArgument("no mission: pass \"mission\" (the server has no default --mission)");
+  }
+  return ns;
+}
+
+// `args` without the keys the tool itself consumes.
+json Without(json args, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) args.erase(k);
+  return args;
+}
+
+Result<json> ParsedJson(const std::string& text, std::string_view what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Internal(std::string(what) + " is not valid JSON");
+  return j;
+}
+
+json CriticalityEnum(std::string_view description) {
+  return s::Enum(description, AllNames(&CriticalityName));
+}
+
+Tool WorkflowQuery(std::shared_ptr<Mission> mission) {
+  Tool t;
+  t.name = "workflow_memory_query";
+  t.title = "Mission memory query";
+  t.description =
+      "Before a task in a long mission: one query over the mission's domain documents, decisions (workflow) "
+      "and your own past corrections (practitioner). Returns a Markdown digest ready to paste, never over "
+      "token_budget, with a relevance score and a provenance reference on every entry, plus the same as JSON "
+      "and a retrieval_id (name it in correction_record when the digest missed something).";
+  t.input_schema = s::Object(
+      {
+          {"task_description", s::NonEmptyString("What you are about to do, in words.")},
+          {"scope", s::Enum("Layers to search (default all).", AllNames(&QueryScopeName))},
+          {"token_budget", s::Integer("Largest digest in tokens (default 8000).", 0, 1000000)},
+          {"component", s::String("Only records of this component.")},
+          {"criticalities", s::ArrayOf(CriticalityEnum("a criticality"), "Only these criticalities.")},
+          {"mission", MissionArg()},
+          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+      },
+      {"task_description"});
+  t.output_schema = s::Object(
+      {
+          {"retrieval_id", s::String("The logged retrieval (for correction_record).")},
+          {"markdown", s::String("The digest, ready to paste into a context.")},
+          {"tokens_used", s::Integer("Tokens of the markdown.", 0, 1LL << 40)},
+          {"token_budget", s::Integer("The budget asked for.", 0, 1LL << 40)},
+          {"counter", s::String("The token counter.")},
+          {"digest", s::AnyObject("The structured digest (docs/mission.md).")},
+      },
+      {"retrieval_id", "markdown", "digest"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, false);  // it logs the retrieval
+  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_RETURN_IF_ERROR(mission->open_status);
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    MissionQuery q;
+    q.mission = ns;
+    q.task_description = args.at("task_description").get<std::string>();
+    if (auto it = args.find("scope"); it != args.end()) q.scope = *ParseQueryScope(it->get<std::string>());
+    q.token_budget = args.value("token_budget", q.token_budget);
+    q.filters.component = args.value("component", "");
+    if (auto it = args.find("criticalities"); it != args.end()) {
+      for (const json& c : *it) q.filters.criticalities.push_back(*ParseCriticality(c.get<std::string>()));
+    }
+    q.asker.operator_id = args.value("operator", session.ns.operator_id);
+    q.actor = session.actor;
+    MSP_ASSIGN_OR_RETURN(QueryDigest d, mission->memory->Query(q));
+    MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the digest"));
+    return ToolOutput{json{{"retrieval_id", d.retrieval_id},
+                           {"markdown", d.markdown},
+                           {"tokens_used", d.tokens_used},
+                           {"token_budget", d.token_budget},
+                           {"counter", d.counter},
+                           {"digest", std::move(digest)}},
+                      std::nullopt};
+  };
+  return t;
+}
+
+Tool DecisionRecord(MemoryLayer& engine) {
+  Tool t;
+  t.name = "decision_record";
+  t.title = "Record a decision";
+  t.description =
+      "Record a mission decision with its reasons: title, context, the decision, the rejected alternatives "
+      "and why, consequences, cited principles, the component, and provenance (commit, issue, url, document).";
+  const json alternative = s::Object({{"option", s::NonEmptyString("The rejected option.")},
+                                      {"reason", s::String("Why it was rejected.")}},
+                                     {"option"});
+  const json provenance = s::Object({{"type", s::NonEmptyString("commit, issue, url, document, ...")},
+                                     {"ref", s::NonEmptyString("The hash, number or address.")},
+                                     {"detail", s::String("Page, section, line or note.")}},
+                                    {"type", "ref"});
+  t.input_schema = s::Object(
+      {
+          {"title", s::NonEmptyString("One line, at most 200 characters.")},
+          {"context", s::NonEmptyString("The situation that called for a decision.")},
+          {"decision", s::NonEmptyString("What was decided.")},
+          {"alternatives", s::ArrayOf(alternative, "Rejected alternatives (at most 32).")},
+          {"consequences", s::String("What follows from it.")},
+          {"principles", s::ArrayOf(s::String("a principle id"), "Cited principles (must exist).")},
+          {"component", s::String("The component it concerns (an identifier).")},
+          {"criticality", CriticalityEnum("Default normal.")},
+          {"status", s::Enum("Default accepted.", {"proposed", "accepted", "rejected", "deprecated"})},
+          {"decided_by", s::String("Who decided.")},
+          {"decided_at", s::String("When (ISO 8601; default now).")},
+          {"provenance", s::ArrayOf(provenance, "Where it is recorded.")},
+          {"access_level", s::Integer("0..9: who may read it (default 0: everyone).", 0, kMaxAccessLevel)},
+          {"tags", s::ArrayOf(s::String("a tag"), "Tags.")},
+          {"mission", MissionArg()},
+      },
+      {"title", "context", "decision"});
+  t.output_schema = s::Object({{"id", s::String("The decision's id.")},
+                               {"title", s::String("Its title.")},
+                               {"status", s::String("Its status.")}},
+                              {"id", "title", "status"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, false);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(args, {"mission"})));
+    MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(engine, ns, d, session.actor));
+    return ToolOutput{DecisionToJson(stored), std::nullopt};
+  };
+  return t;
+}
+
+Tool CorrectionRecord(MemoryLayer& engine) {
+  Tool t;
+  t.name = "correction_record";
+  t.title = "Record a correction";
+  t.description =
+      "Record how an operator corrected the agent, as an abstraction only (never raw prompt or output text): "
+      "the class and semantic category of the correction, the affected component, the outcome, a one-sentence "
+      "summary, and the retrieval_id of the workflow_memory_query whose context missed it.";
+  t.input_schema = s::Object(
+      {
+          {"class", s::NonEmptyString("Correction class, an identifier (e.g. missing_context).")},
+          {"category", s::NonEmptyString("Semantic category, an identifier (e.g. api_contract).")},
+          {"component", s::NonEmptyString("Affected component, an identifier.")},
+          {"outcome", s::Enum("What became of the agent's work.", AllNames(&CorrectionOutcomeName))},
+          {"summary", s::NonEmptyString("One sentence, at most 200 characters.")},
+          {"retrieval_id", s::String("The retrieval it corrects (workflow_memory_query's retrieval_id).")},
+          {"criticality", CriticalityEnum("Default normal.")},
+          {"access_level", s::Integer("0..9 (default 0).", 0, kMaxAccessLevel)},
+          {"mission", MissionArg()},
+          {"operator", s::NonEmptyString("The operator who corrected (default: the server's --operator).")},
+      },
+      {"class", "category", "component", "outcome", "summary"});
+  t.output_schema = s::Object({{"id", s::String("The correction's id.")},
+                               {"operator", s::String("Whose correction it is.")}},
+                              {"id", "operator"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, false);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    ns.operator_id = args.value("operator", ns.operator_id);
+    if (ns.operator_id.empty()) {
+      return Status::InvalidArgument("no operator: pass \"operator\" (the server has no default --operator)");
+    }
+    MSP_ASSIGN_OR_RETURN(Correction c, CorrectionFromJson(Without(args, {"mission", "operator"})));
+    MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(engine, ns, c, session.actor));
+    return ToolOutput{CorrectionToJson(stored), std::nullopt};
+  };
+  return t;
+}
+
+Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
+  Tool t;
+  t.name = "handoff_digest";
+  t.title = "Handoff digest";
+  t.description =
+      "For an operator taking over a mission: the decisions with their reasons, open questions and threats, "
+      "what is escalating and what caused what, and the predecessor's correction profile, as Markdown within "
+      "token_budget plus the same as JSON.";
+  t.input_schema = s::Object(
+      {
+          {"from_operator", s::NonEmptyString("The predecessor.")},
+          {"to_operator", s::NonEmptyString("The next operator (their clearance applies).")},
+          {"since", s::String("Decisions and events from then on (ISO 8601; default: all).")},
+          {"token_budget", s::Integer("Largest digest in tokens (default 8000).", 0, 1000000)},
+          {"mission", MissionArg()},
+      },
+      {"from_operator", "to_operator"});
+  t.output_schema = s::Object(
+      {
+          {"markdown", s::String("The digest, ready to read.")},
+          {"tokens_used", s::Integer("Tokens of the markdown.", 0, 1LL << 40)},
+          {"token_budget", s::Integer("The budget asked for.", 0, 1LL << 40)},
+          {"counter", s::String("The token counter.")},
+          {"digest", s::AnyObject("The structured digest (docs/mission.md).")},
+      },
+      {"markdown", "digest"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(true, false, true);
+  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_RETURN_IF_ERROR(mission->open_status);
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    HandoffRequest r;
+    r.mission = ns;
+    r.from_operator = args.at("from_operator").get<std::string>();
+    r.to_operator = args.at("to_operator").get<std::string>();
+    if (auto it = args.find("since"); it != args.end()) {
+      Result<TimeMs> since = ParseIso8601(it->get<std::string>());
+      if (!since.ok()) return since.status().WithContext("since");
+      r.since = *since;
+    }
+    r.token_budget = args.value("token_budget", r.token_budget);
+    MSP_ASSIGN_OR_RETURN(HandoffDigest d, mission->memory->Handoff(r));
+    MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the handoff digest"));
+    return ToolOutput{json{{"markdown", d.markdown},
+                           {"tokens_used", d.tokens_used},
+                           {"token_budget", d.token_budget},
+                           {"counter", d.counter},
+                           {"digest", std::move(digest)}},
+                      std::nullopt};
+  };
+  return t;
+}
+
+}  // namespace
+
+void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools) {
+  auto mission = std::make_shared<Mission>();
+  Result<std::unique_ptr<WorkflowMemory>> memory = WorkflowMemory::Open(engine, options);
+  if (memory.ok()) {
+    mission->memory = std::move(memory).value();
+  } else {
+    mission->open_status = memory.status().WithContext("mission memory is unavailable");
+  }
+  tools.push_back(WorkflowQuery(mission));
+  tools.push_back(DecisionRecord(engine));
+  tools.push_back(CorrectionRecord(engine));
+  tools.push_back(HandoffDigestTool(mission));
+}
+
+}  // namespace msp::mcp

@@ -1,0 +1,19 @@
+// The mission-memory tools of MCP (seed 003): workflow_memory_query,
+// decision_record, correction_record, handoff_digest — thin faces over
+// msp/mission.h and msp/digest.h in the session's mission.
+#ifndef MSP_MCP_MISSION_TOOLS_H_
+#define MSP_MCP_MISSION_TOOLS_H_
+
+#include "mcp/tool.h"
+#include "msp/memory.h"
+#include "msp/options.h"
+
+namespace msp::mcp {
+
+// Appends the four tools to `tools`. `options` gives mission.* and tokens.*
+// (the token counter of every budget). `engine` must outlive the tools.
+void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools);
+
+}  // namespace msp::mcp
+
+#endif  // MSP_MCP_MISSION_TOOLS_H_
