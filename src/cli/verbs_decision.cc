@@ -1,0 +1,454 @@
+// Mission record verbs: decision add / list / show / status / supersede /
+// import, principle add / edit / show / list, operator set / list,
+// correction add / list (include/msp/mission.h).
+#include <iterator>
+#include <ostream>
+
+#include "cli/cli.h"
+#include "codec/memory_json.h"
+#include "mission/records.h"
+#include "msp/mission.h"
+#include "util/time.h"
+#include "util/utf8.h"
+
+namespace msp {
+namespace {
+
+using json = nlohmann::json;
+
+// Standard input as one JSON object (`what` names it in errors).
+Result<json> StdinJson(Invocation& inv, std::string_view what) {
+  std::string text(std::istreambuf_iterator<char>(*inv.in), {});
+  return ParseJsonObject(text, what);
+}
+
+// --access-level N (0..9), or `fallback`.
+Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
+  Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
+  if (!v.ok()) return Usage(inv, v.status().message());
+  return static_cast<int>(*v);
+}
+
+// Who is reading: --operator's clearance, or --clearance N when given.
+Result<Asker> AskerOf(Invocation& inv) {
+  Asker a;
+  a.operator_id = inv.ns.operator_id;
+  if (inv.flags.Has("--clearance")) {
+    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
+    if (!c.ok()) return Usage(inv, c.status().message());
+    a.clearance = static_cast<int>(*c);
+  }
+  return a;
+}
+
+Status NeedMission(Invocation& inv) {
+  if (inv.ns.mission.empty()) return Usage(inv, "--mission is required: mission records belong to a mission");
+  return Status::Ok();
+}
+
+std::string Date(TimeMs t) { return t == 0 ? std::string("-") : FormatIso8601(t).substr(0, 10); }
+
+void PrintDecisionLine(std::ostream& out, const Decision& d) {
+  out << d.id << "  " << DecisionStatusName(d.status) << "  " << Date(d.decided_at) << "  "
+      << (d.component.empty() ? "-" : d.component) << "  " << OneLine(d.title, 80) << "\n";
+}
+
+void PrintDecisionDetail(std::ostream& out, const Decision& d) {
+  out << "id:            " << d.id << "\n"
+      << "title:         " << d.title << "\n"
+      << "status:        " << DecisionStatusName(d.status) << "\n";
+  if (!d.supersedes.empty()) out << "supersedes:    " << d.supersedes << "\n";
+  if (!d.superseded_by.empty()) out << "superseded by: " << d.superseded_by << "\n";
+  out << "component:     " << (d.component.empty() ? "-" : d.component) << "\n"
+      << "criticality:   " << CriticalityName(d.criticality) << "\n"
+      << "access level:  " << d.access_level << "\n"
+      << "decided by:    " << (d.decided_by.empty() ? "-" : d.decided_by) << "\n"
+      << "decided at:    " << (d.decided_at == 0 ? "-" : FormatIso8601(d.decided_at)) << "\n";
+  if (d.adr_number > 0) out << "ADR:           " << d.adr_number << "\n";
+  if (!d.principles.empty()) {
+    out << "principles:   ";
+    for (const std::string& p : d.principles) out << " " << p;
+    out << "\n";
+  }
+  for (const ProvenanceRef& p : d.provenance) {
+    out << "provenance:    " << p.type << " " << p.ref << (p.detail.empty() ? "" : " (" + p.detail + ")") << "\n";
+  }
+  if (!d.tags.empty()) {
+    out << "tags:         ";
+    for (const std::string& t : d.tags) out << " " << t;
+    out << "\n";
+  }
+  out << "\ncontext:\n" << d.context << "\n\ndecision:\n" << d.decision << "\n";
+  if (!d.alternatives.empty()) {
+    out << "\nrejected alternatives:\n";
+    for (const Alternative& a : d.alternatives) out << "- " << a.option << ": " << a.reason << "\n";
+  }
+  if (!d.consequences.empty()) out << "\nconsequences:\n" << d.consequences << "\n";
+}
+
+void PrintPrinciple(std::ostream& out, const Principle& p) {
+  out << p.principle_id << " v" << p.version << (p.current ? "" : " (replaced)") << "  " << p.statement << "\n";
+  if (!p.rationale.empty()) out << "  rationale: " << p.rationale << "\n";
+  out << "  author: " << (p.author.empty() ? "-" : p.author) << ", " << FormatIso8601(p.created_at)
+      << ", access level " << p.access_level << "\n";
+}
+
+// Decision fields from flags (every one optional here; validation follows).
+Result<Decision> DecisionFromFlags(Invocation& inv) {
+  const ParsedFlags& f = inv.flags;
+  Decision d;
+  d.title = f.Get("--title");
+  d.context = f.Get("--context");
+  d.decision = f.Get("--decision");
+  d.consequences = f.Get("--consequences");
+  for (const std::string& a : f.All("--alternative")) {
+    const size_t cut = a.find(": ");
+    if (cut == std::string::npos || cut == 0) {
+      return Usage(inv, "--alternative must be 'OPTION: REASON' (the reason it was rejected), got '" + a + "'");
+    }
+    d.alternatives.push_back({a.substr(0, cut), a.substr(cut + 2)});
+  }
+  d.principles = f.All("--principle");
+  d.component = f.Get("--component");
+  if (f.Has("--criticality")) {
+    MSP_ASSIGN_OR_RETURN(d.criticality,
+                         EnumFlag(inv, "--criticality", f.Get("--criticality"), &ParseCriticality, &CriticalityName));
+  }
+  if (f.Has("--status")) {
+    MSP_ASSIGN_OR_RETURN(d.status,
+                         EnumFlag(inv, "--status", f.Get("--status"), &ParseDecisionStatus, &DecisionStatusName));
+  }
+  d.decided_by = f.Get("--decided-by");
+  MSP_ASSIGN_OR_RETURN(d.decided_at, TimeFlag(inv, "--decided-at"));
+  MSP_ASSIGN_OR_RETURN(d.provenance, ProvenanceFlags(inv));
+  MSP_ASSIGN_OR_RETURN(d.access_level, AccessLevelFlag(inv, 0));
+  d.tags = f.All("--tag");
+  return d;
+}
+
+}  // namespace
+
+Status RunDecisionAdd(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  Decision d;
+  if (!inv.flags.positionals.empty()) {
+    if (inv.flags.positionals[0] != "-") return Usage(inv, "the only argument is '-' (a JSON decision on standard input)");
+    if (inv.flags.Has("--title") || inv.flags.Has("--context") || inv.flags.Has("--decision")) {
+      return Usage(inv, "give the decision either as flags or as JSON on standard input, not both");
+    }
+    MSP_ASSIGN_OR_RETURN(json j, StdinJson(inv, "standard input"));
+    Result<Decision> parsed = DecisionFromJson(j);
+    if (!parsed.ok()) return parsed.status().WithContext("standard input");
+    d = std::move(parsed).value();
+  } else {
+    MSP_ASSIGN_OR_RETURN(d, DecisionFromFlags(inv));
+  }
+  if (d.decided_by.empty()) d.decided_by = inv.ns.operator_id;
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(*engine, inv.ns, d, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, DecisionToJson(stored));
+  } else {
+    *inv.out << "stored decision " << stored.id << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunDecisionList(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  DecisionFilter f;
+  f.components = inv.flags.All("--component");
+  MSP_ASSIGN_OR_RETURN(f.statuses, EnumFlags(inv, "--status", &ParseDecisionStatus, &DecisionStatusName));
+  MSP_ASSIGN_OR_RETURN(f.criticalities, EnumFlags(inv, "--criticality", &ParseCriticality, &CriticalityName));
+  MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
+  if (f.from != 0 && f.to != 0 && f.to <= f.from) return Usage(inv, "--until must be later than --since");
+  f.query = inv.flags.Get("--query");
+  f.newest_first = inv.flags.Has("--newest-first");
+  Result<int64_t> limit = inv.flags.GetInt("--limit", 0, 0, 100000);
+  if (!limit.ok()) return Usage(inv, limit.status().message());
+  f.limit = static_cast<int>(*limit);
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(*engine, inv.ns, f, asker));
+  if (inv.json) {
+    json arr = json::array();
+    for (const Decision& d : list) arr.push_back(DecisionToJson(d));
+    PrintJson(inv, arr);
+    return Status::Ok();
+  }
+  if (list.empty()) *inv.out << "no decisions\n";
+  for (const Decision& d : list) PrintDecisionLine(*inv.out, d);
+  return Status::Ok();
+}
+
+Status RunDecisionShow(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(*engine, inv.ns, inv.flags.positionals[0], asker));
+  if (inv.json) {
+    PrintJson(inv, DecisionToJson(d));
+  } else {
+    PrintDecisionDetail(*inv.out, d);
+  }
+  return Status::Ok();
+}
+
+Status RunDecisionStatus(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(DecisionStatus status, EnumFlag(inv, "STATUS", inv.flags.positionals[1],
+                                                       &ParseDecisionStatus, &DecisionStatusName));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(*engine, inv.ns, inv.flags.positionals[0], status, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, DecisionToJson(d));
+  } else {
+    *inv.out << "decision " << d.id << " is " << DecisionStatusName(d.status) << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunDecisionSupersede(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  if (!inv.flags.Has("--by")) return Usage(inv, "--by NEW is required: the decision that replaces OLD");
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(SupersedeResult r, SupersedeDecision(*engine, inv.ns, inv.flags.positionals[0],
+                                                            inv.flags.Get("--by"), inv.actor));
+  if (inv.json) {
+    PrintJson(inv, json{{"old", DecisionToJson(r.old_decision)}, {"new", DecisionToJson(r.new_decision)}});
+  } else {
+    *inv.out << "decision " << r.old_decision.id << " superseded by " << r.new_decision.id << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunDecisionImport(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  AdrImportOptions o;
+  o.component = inv.flags.Get("--component");
+  if (inv.flags.Has("--criticality")) {
+    MSP_ASSIGN_OR_RETURN(o.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
+                                                 &ParseCriticality, &CriticalityName));
+  }
+  MSP_ASSIGN_OR_RETURN(o.access_level, AccessLevelFlag(inv, 0));
+  o.decided_by = inv.flags.Get("--decided-by", inv.ns.operator_id);
+  o.dry_run = inv.flags.Has("--dry-run");
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(AdrImportReport r,
+                       ImportAdrDirectory(*engine, inv.ns, inv.flags.positionals[0], o, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, AdrImportReportToJson(r));
+    return Status::Ok();
+  }
+  for (const AdrImportEntry& e : r.entries) *inv.out << e.action << "  " << e.id << "  " << e.title << "\n";
+  for (const std::string& w : r.warnings) *inv.err << "msp: warning: " << w << "\n";
+  *inv.out << (o.dry_run ? "dry run: would add " : "added ") << r.added << ", updated " << r.updated
+           << ", unchanged " << r.unchanged << "\n";
+  return Status::Ok();
+}
+
+Status RunPrincipleAdd(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  Principle p;
+  p.principle_id = inv.flags.positionals[0];
+  p.statement = inv.flags.Get("--statement");
+  p.rationale = inv.flags.Get("--rationale");
+  p.author = inv.flags.Get("--author", inv.ns.operator_id);
+  MSP_ASSIGN_OR_RETURN(p.access_level, AccessLevelFlag(inv, 0));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Principle stored, AddPrinciple(*engine, inv.ns, p, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, PrincipleToJson(stored));
+  } else {
+    *inv.out << "stored principle " << stored.principle_id << " version " << stored.version << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunPrincipleEdit(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  if (!inv.flags.Has("--base-version")) {
+    return Usage(inv, "--base-version N is required: the version you are editing (see `msp principle show`)");
+  }
+  PrincipleEdit e;
+  e.principle_id = inv.flags.positionals[0];
+  Result<int64_t> base = inv.flags.GetInt("--base-version", 0, 1, 1000000);
+  if (!base.ok()) return Usage(inv, base.status().message());
+  e.base_version = static_cast<int>(*base);
+  e.statement = inv.flags.Get("--statement");
+  e.rationale = inv.flags.Get("--rationale");
+  if (e.statement.empty() && e.rationale.empty() && !inv.flags.Has("--access-level")) {
+    return Usage(inv, "nothing to change: give --statement, --rationale or --access-level");
+  }
+  e.author = inv.flags.Get("--author", inv.ns.operator_id);
+  if (inv.flags.Has("--access-level")) {
+    MSP_ASSIGN_OR_RETURN(int level, AccessLevelFlag(inv, 0));
+    e.access_level = level;
+  }
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Principle stored, EditPrinciple(*engine, inv.ns, e, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, PrincipleToJson(stored));
+  } else {
+    *inv.out << "stored principle " << stored.principle_id << " version " << stored.version << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunPrincipleShow(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
+  Result<int64_t> version = inv.flags.GetInt("--version", 0, 1, 1000000);
+  if (!version.ok()) return Usage(inv, version.status().message());
+  if (inv.flags.Has("--all") && inv.flags.Has("--version")) return Usage(inv, "--all and --version exclude each other");
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  const std::string& id = inv.flags.positionals[0];
+  std::vector<Principle> shown;
+  if (inv.flags.Has("--all")) {
+    MSP_ASSIGN_OR_RETURN(shown, PrincipleVersions(*engine, inv.ns, id, asker));
+  } else {
+    MSP_ASSIGN_OR_RETURN(Principle p, GetPrinciple(*engine, inv.ns, id, static_cast<int>(*version), asker));
+    shown.push_back(std::move(p));
+  }
+  if (inv.json) {
+    if (!inv.flags.Has("--all")) {
+      PrintJson(inv, PrincipleToJson(shown[0]));
+    } else {
+      json arr = json::array();
+      for (const Principle& p : shown) arr.push_back(PrincipleToJson(p));
+      PrintJson(inv, arr);
+    }
+    return Status::Ok();
+  }
+  for (const Principle& p : shown) PrintPrinciple(*inv.out, p);
+  return Status::Ok();
+}
+
+Status RunPrincipleList(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(*engine, inv.ns, asker));
+  if (inv.json) {
+    json arr = json::array();
+    for (const Principle& p : list) arr.push_back(PrincipleToJson(p));
+    PrintJson(inv, arr);
+    return Status::Ok();
+  }
+  if (list.empty()) *inv.out << "no principles\n";
+  for (const Principle& p : list) PrintPrinciple(*inv.out, p);
+  return Status::Ok();
+}
+
+Status RunOperatorSet(Invocation& inv) {
+  if (!inv.flags.Has("--clearance")) return Usage(inv, "--clearance N (0..9) is required");
+  OperatorRecord op;
+  op.operator_id = inv.flags.positionals[0];
+  Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
+  if (!c.ok()) return Usage(inv, c.status().message());
+  op.clearance = static_cast<int>(*c);
+  op.name = inv.flags.Get("--name");
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(*engine, inv.ns, op, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, OperatorToJson(stored));
+  } else {
+    *inv.out << "operator " << stored.operator_id << " has clearance " << stored.clearance
+             << (stored.ns.mission.empty() ? " in every mission of tenant " + stored.ns.tenant
+                                           : " in mission " + stored.ns.mission)
+             << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunOperatorList(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(*engine, inv.ns));
+  if (inv.json) {
+    json arr = json::array();
+    for (const OperatorRecord& op : ops) arr.push_back(OperatorToJson(op));
+    PrintJson(inv, arr);
+    return Status::Ok();
+  }
+  if (ops.empty()) *inv.out << "no operators (every operator has clearance 0)\n";
+  for (const OperatorRecord& op : ops) {
+    *inv.out << op.operator_id << "  clearance " << op.clearance << "  "
+             << (op.ns.mission.empty() ? "tenant-wide" : "mission " + op.ns.mission)
+             << (op.name.empty() ? "" : "  " + op.name) << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunCorrectionAdd(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  if (inv.ns.operator_id.empty()) return Usage(inv, "--operator is required: a correction belongs to an operator");
+  Correction c;
+  if (!inv.flags.positionals.empty()) {
+    if (inv.flags.positionals[0] != "-") {
+      return Usage(inv, "the only argument is '-' (a JSON correction on standard input)");
+    }
+    for (const char* flag : {"--class", "--category", "--component", "--outcome", "--summary", "--retrieval-id"}) {
+      if (inv.flags.Has(flag)) return Usage(inv, "give the correction either as flags or as JSON, not both");
+    }
+    MSP_ASSIGN_OR_RETURN(json j, StdinJson(inv, "standard input"));
+    Result<Correction> parsed = CorrectionFromJson(j);
+    if (!parsed.ok()) return parsed.status().WithContext("standard input");
+    c = std::move(parsed).value();
+  } else {
+    c.correction_class = inv.flags.Get("--class");
+    c.category = inv.flags.Get("--category");
+    c.component = inv.flags.Get("--component");
+    if (!inv.flags.Has("--outcome")) return Usage(inv, "--outcome is required: accepted, rejected or modified");
+    MSP_ASSIGN_OR_RETURN(c.outcome, EnumFlag(inv, "--outcome", inv.flags.Get("--outcome"), &ParseCorrectionOutcome,
+                                             &CorrectionOutcomeName));
+    c.summary = inv.flags.Get("--summary");
+    c.retrieval_id = inv.flags.Get("--retrieval-id");
+    if (inv.flags.Has("--criticality")) {
+      MSP_ASSIGN_OR_RETURN(c.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
+                                                   &ParseCriticality, &CriticalityName));
+    }
+    MSP_ASSIGN_OR_RETURN(c.access_level, AccessLevelFlag(inv, 0));
+  }
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(*engine, inv.ns, c, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, CorrectionToJson(stored));
+  } else {
+    *inv.out << "stored correction " << stored.id << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunCorrectionList(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  CorrectionFilter f;
+  f.operator_id = inv.flags.Get("--of");
+  f.components = inv.flags.All("--component");
+  f.classes = inv.flags.All("--class");
+  MSP_ASSIGN_OR_RETURN(f.outcomes, EnumFlags(inv, "--outcome", &ParseCorrectionOutcome, &CorrectionOutcomeName));
+  f.retrieval_id = inv.flags.Get("--retrieval-id");
+  MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
+  f.newest_first = inv.flags.Has("--newest-first");
+  Result<int64_t> limit = inv.flags.GetInt("--limit", 0, 0, 100000);
+  if (!limit.ok()) return Usage(inv, limit.status().message());
+  f.limit = static_cast<int>(*limit);
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(*engine, inv.ns, f, asker));
+  if (inv.json) {
+    json arr = json::array();
+    for (const Correction& c : list) arr.push_back(CorrectionToJson(c));
+    PrintJson(inv, arr);
+    return Status::Ok();
+  }
+  if (list.empty()) *inv.out << "no corrections\n";
+  for (const Correction& c : list) {
+    *inv.out << c.id << "  " << c.operator_id << "  " << c.correction_class << "/" << c.category << "  "
+             << c.component << "  " << CorrectionOutcomeName(c.outcome) << "  " << c.summary << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace msp

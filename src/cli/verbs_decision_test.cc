@@ -1,0 +1,250 @@
+// The mission record verbs end to end through RunCli on a real store:
+// decision add (flags and JSON), list, show, supersede, import; principle
+// edits that lose a race; operator clearances; corrections that refuse raw
+// text by every input path.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "tests/support/test_util.h"
+
+namespace msp {
+namespace {
+
+using json = nlohmann::json;
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+class DecisionVerbsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    data_ = dir_.path() + "/data";
+    ASSERT_EQ(Run({"init"}).code, 0);
+  }
+
+  CliRun Run(std::vector<std::string> args, const std::string& input = "") {
+    args.push_back("--data-dir");
+    args.push_back(data_);
+    std::istringstream in(input);
+    std::ostringstream out, err;
+    CliRun r;
+    r.code = RunCli(args, in, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+
+  json RunJson(std::vector<std::string> args, const std::string& input = "") {
+    args.push_back("--json");
+    CliRun r = Run(args, input);
+    EXPECT_EQ(r.code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j;
+  }
+
+  testing::TempDir dir_{"decision-verbs"};
+  std::string data_;
+};
+
+TEST_F(DecisionVerbsTest, AddShowListWithFlags) {
+  json d = RunJson({"decision", "add", "--mission", "mars", "--operator", "ann", "--title", "Route north",
+                    "--context", "The south sector is jammed.", "--decision", "Take the northern route.",
+                    "--alternative", "South route: the link drops", "--component", "nav", "--provenance",
+                    "commit:9f2c1e0", "--criticality", "high"});
+  const std::string id = d["id"];
+  EXPECT_EQ(d["decided_by"], "ann");
+  EXPECT_EQ(d["alternatives"][0]["option"], "South route");
+  EXPECT_EQ(d["alternatives"][0]["reason"], "the link drops");
+  EXPECT_EQ(d["provenance"][0]["type"], "commit");
+
+  CliRun show = Run({"decision", "show", id, "--mission", "mars"});
+  EXPECT_EQ(show.code, 0) << show.err;
+  EXPECT_TRUE(Contains(show.out, "title:         Route north"));
+  EXPECT_TRUE(Contains(show.out, "- South route: the link drops"));
+  EXPECT_TRUE(Contains(show.out, "provenance:    commit 9f2c1e0"));
+
+  CliRun list = Run({"decision", "list", "--mission", "mars", "--component", "nav"});
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_TRUE(Contains(list.out, id + "  accepted"));
+  EXPECT_TRUE(Contains(Run({"decision", "list", "--mission", "mars", "--component", "comms"}).out, "no decisions"));
+
+  // Usage errors.
+  CliRun bad = Run({"decision", "add", "--mission", "mars", "--title", "T", "--context", "C", "--decision", "D",
+                    "--alternative", "no reason given"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(Contains(bad.err, "--alternative must be 'OPTION: REASON'"));
+  CliRun no_mission = Run({"decision", "list"});
+  EXPECT_EQ(no_mission.code, 2);
+  EXPECT_TRUE(Contains(no_mission.err, "--mission is required"));
+  CliRun missing = Run({"decision", "add", "--mission", "mars", "--title", "T", "--decision", "D"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(Contains(missing.err, "context is required"));
+  EXPECT_EQ(Run({"decision", "show", "0190e5c2-0000-7000-8000-000000000001", "--mission", "mars"}).code, 4);
+}
+
+TEST_F(DecisionVerbsTest, JsonInputCyrillicAndSupersede) {
+  const std::string in =
+      R"({"title": "Маршрут через північ", "context": "Південь під РЕБ.", "decision": "Північ.",
+          "alternatives": [{"option": "Південь", "reason": "зв'язок губиться"}], "component": "навігація"})";
+  json a = RunJson({"decision", "add", "-", "--mission", "місія"}, in);
+  EXPECT_EQ(a["title"], "Маршрут через північ");
+  EXPECT_EQ(a["namespace"]["mission"], "місія");
+  json shown = RunJson({"decision", "show", a["id"], "--mission", "місія"});
+  EXPECT_EQ(shown["alternatives"][0]["reason"], "зв'язок губиться");
+  EXPECT_EQ(shown["component"], "навігація");
+
+  CliRun unknown = Run({"decision", "add", "-", "--mission", "m"}, R"({"title": "T", "mood": "good"})");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_TRUE(Contains(unknown.err, "unknown field 'mood'"));
+
+  json b = RunJson({"decision", "add", "-", "--mission", "місія"},
+                   R"({"title": "Новий маршрут", "context": "Північ закрита.", "decision": "Захід."})");
+  json s = RunJson({"decision", "supersede", a["id"], "--by", b["id"], "--mission", "місія"});
+  EXPECT_EQ(s["old"]["status"], "superseded");
+  EXPECT_EQ(s["old"]["superseded_by"], b["id"]);
+  EXPECT_EQ(s["new"]["supersedes"], a["id"]);
+  CliRun again = Run({"decision", "supersede", a["id"], "--by", b["id"], "--mission", "місія"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_TRUE(Contains(again.err, "already superseded"));
+}
+
+TEST_F(DecisionVerbsTest, PrincipleEditConflictAndCitation) {
+  ASSERT_EQ(Run({"principle", "add", "P-1", "--statement", "A human confirms.", "--mission", "m"}).code, 0);
+  CliRun cites_unknown = Run({"decision", "add", "--mission", "m", "--title", "T", "--context", "C", "--decision",
+                              "D", "--principle", "P-2"});
+  EXPECT_EQ(cites_unknown.code, 2);
+  EXPECT_TRUE(Contains(cites_unknown.err, "'P-2' is not in the registry"));
+  EXPECT_EQ(Run({"decision", "add", "--mission", "m", "--title", "T", "--context", "C", "--decision", "D",
+                 "--principle", "P-1"})
+                .code,
+            0);
+
+  json v2 = RunJson({"principle", "edit", "P-1", "--base-version", "1", "--statement", "Two humans confirm.",
+                     "--mission", "m", "--operator", "bob"});
+  EXPECT_EQ(v2["version"], 2);
+  EXPECT_EQ(v2["author"], "bob");
+  CliRun stale = Run({"principle", "edit", "P-1", "--base-version", "1", "--statement", "Nobody confirms.",
+                      "--mission", "m"});
+  EXPECT_EQ(stale.code, 1);
+  EXPECT_TRUE(Contains(stale.err, "the current version is 2")) << stale.err;
+  json all = RunJson({"principle", "show", "P-1", "--all", "--mission", "m"});
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]["statement"], "A human confirms.");
+  EXPECT_EQ(all[1]["statement"], "Two humans confirm.");
+  CliRun listed = Run({"principle", "list", "--mission", "m"});
+  EXPECT_TRUE(Contains(listed.out, "P-1 v2  Two humans confirm."));
+  EXPECT_EQ(Run({"principle", "edit", "P-1", "--mission", "m", "--statement", "x"}).code, 2);  // no base
+}
+
+TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
+  ASSERT_EQ(Run({"operator", "set", "low", "--clearance", "1", "--mission", "m"}).code, 0);
+  ASSERT_EQ(Run({"operator", "set", "high", "--clearance", "7"}).code, 0);  // tenant-wide
+  json secret = RunJson({"decision", "add", "--mission", "m", "--title", "Secret plan", "--context", "C",
+                         "--decision", "D", "--access-level", "5"});
+  json open = RunJson({"decision", "add", "--mission", "m", "--title", "Open plan", "--context", "C",
+                       "--decision", "D"});
+  json low = RunJson({"decision", "list", "--mission", "m", "--operator", "low"});
+  ASSERT_EQ(low.size(), 1u);
+  EXPECT_EQ(low[0]["id"], open["id"]);
+  json high = RunJson({"decision", "list", "--mission", "m", "--operator", "high"});
+  EXPECT_EQ(high.size(), 2u);
+  json nobody = RunJson({"decision", "list", "--mission", "m"});  // no operator: clearance 0
+  EXPECT_EQ(nobody.size(), 1u);
+  json searched = RunJson({"decision", "list", "--mission", "m", "--operator", "low", "--query", "secret plan"});
+  for (const json& d : searched) EXPECT_NE(d["id"], secret["id"]);
+  EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "low"}).code, 4);
+  EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "high"}).code, 0);
+  EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--clearance", "5"}).code, 0);
+  CliRun ops = Run({"operator", "list", "--mission", "m"});
+  EXPECT_TRUE(Contains(ops.out, "high  clearance 7  tenant-wide"));
+  EXPECT_TRUE(Contains(ops.out, "low  clearance 1  mission m"));
+  EXPECT_EQ(Run({"operator", "set", "x", "--clearance", "10"}).code, 2);
+}
+
+TEST_F(DecisionVerbsTest, CorrectionsRefuseRawTextByEveryPath) {
+  const std::string raw = "Please rewrite auth.cc. Here is my prompt:\n```\ncode\n```";
+  // JSON with a raw-text field.
+  CliRun j1 = Run({"correction", "add", "-", "--mission", "m", "--operator", "ann"},
+                  R"({"class": "missing_context", "category": "api", "component": "auth", "outcome": "modified",
+                      "summary": "Missed the rotation decision.", "prompt": "the whole prompt"})");
+  EXPECT_EQ(j1.code, 3);
+  EXPECT_TRUE(Contains(j1.err, "never raw prompt or output text"));
+  // JSON with raw text in the summary.
+  json with_raw_summary = {{"class", "missing_context"}, {"category", "api"}, {"component", "auth"},
+                           {"outcome", "modified"},       {"summary", raw}};
+  EXPECT_EQ(Run({"correction", "add", "-", "--mission", "m", "--operator", "ann"}, with_raw_summary.dump()).code, 3);
+  // Flags.
+  CliRun f1 = Run({"correction", "add", "--mission", "m", "--operator", "ann", "--class", "missing_context",
+                   "--category", "api", "--component", "auth", "--outcome", "modified", "--summary", raw});
+  EXPECT_EQ(f1.code, 3);
+  CliRun f2 = Run({"correction", "add", "--mission", "m", "--operator", "ann", "--class", "missing context here",
+                   "--category", "api", "--component", "auth", "--outcome", "modified", "--summary", "Fine."});
+  EXPECT_EQ(f2.code, 2);
+  EXPECT_EQ(Run({"correction", "add", "--mission", "m", "--class", "c", "--category", "api", "--component", "auth",
+                 "--outcome", "modified", "--summary", "Fine."})
+                .code,
+            2);  // no operator
+  CliRun none = Run({"correction", "list", "--mission", "m"});
+  EXPECT_TRUE(Contains(none.out, "no corrections"));
+
+  json ok = RunJson({"correction", "add", "--mission", "m", "--operator", "ann", "--class", "missing_context",
+                     "--category", "маршрут", "--component", "nav", "--outcome", "accepted", "--summary",
+                     "Дайджест пропустив звіт про РЕБ.", "--retrieval-id", "0190e5c2-0000-7000-8000-000000000042"});
+  EXPECT_EQ(ok["operator"], "ann");
+  EXPECT_EQ(ok["category"], "маршрут");
+  json list = RunJson({"correction", "list", "--mission", "m", "--of", "ann"});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["summary"], "Дайджест пропустив звіт про РЕБ.");
+  // The stored record's body holds exactly the abstraction.
+  json raw_record = RunJson({"get", list[0]["id"], "--mission", "m"});
+  std::set<std::string> keys;
+  for (auto it = raw_record["body"].begin(); it != raw_record["body"].end(); ++it) keys.insert(it.key());
+  EXPECT_EQ(keys, (std::set<std::string>{"type", "class", "category", "component", "outcome", "summary",
+                                         "retrieval_id"}));
+}
+
+TEST_F(DecisionVerbsTest, ImportAndReimport) {
+  const std::string adr = dir_.path() + "/adr";
+  std::filesystem::create_directories(adr);
+  std::ofstream(adr + "/0001-use-adrs.md") << "# 1. Use ADRs\n\n## Status\n\nAccepted\n\n## Context\n\nWe forget.\n\n"
+                                              "## Decision\n\nWrite ADRs.\n";
+  std::ofstream(adr + "/0002-use-msp.md") << "# 2. Use msp\n\n## Status\n\nProposed\n\n## Context\n\nAgents forget.\n\n"
+                                             "## Decision\n\nUse msp.\n\n## Consequences\n\nNone yet.\n";
+  CliRun first = Run({"decision", "import", adr, "--mission", "m", "--component", "process"});
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_TRUE(Contains(first.out, "added 2, updated 0, unchanged 0"));
+  EXPECT_TRUE(Contains(first.err, "msp: warning: "));
+  EXPECT_TRUE(Contains(first.err, "0001-use-adrs.md: no Consequences section"));
+  json second = RunJson({"decision", "import", adr, "--mission", "m"});
+  EXPECT_EQ(second["added"], 0);
+  // --component differs from the first import: both decisions are updated.
+  EXPECT_EQ(second["updated"], 2);
+  json third = RunJson({"decision", "import", adr, "--mission", "m"});
+  EXPECT_EQ(third["unchanged"], 2);
+  json list = RunJson({"decision", "list", "--mission", "m"});
+  EXPECT_EQ(list.size(), 2u);
+
+  std::ofstream(adr + "/0003-bad.md") << "# 3. Bad\n\n## Status\n\nMaybe\n\n## Context\n\nC\n\n## Decision\n\nD\n";
+  CliRun bad = Run({"decision", "import", adr, "--mission", "m"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(Contains(bad.err, "0003-bad.md"));
+  EXPECT_TRUE(Contains(bad.err, "unknown status 'Maybe'"));
+  EXPECT_EQ(Run({"decision", "import", dir_.path() + "/none", "--mission", "m"}).code, 4);
+}
+
+}  // namespace
+}  // namespace msp
