@@ -154,6 +154,21 @@ Status RunAudit(Invocation& inv);
 Status RunImport(Invocation& inv);
 Status RunExport(Invocation& inv);
 Status RunReindex(Invocation& inv);
+// verbs_decision.cc: mission records.
+Status RunDecisionAdd(Invocation& inv);
+Status RunDecisionList(Invocation& inv);
+Status RunDecisionShow(Invocation& inv);
+Status RunDecisionStatus(Invocation& inv);
+Status RunDecisionSupersede(Invocation& inv);
+Status RunDecisionImport(Invocation& inv);
+Status RunPrincipleAdd(Invocation& inv);
+Status RunPrincipleEdit(Invocation& inv);
+Status RunPrincipleShow(Invocation& inv);
+Status RunPrincipleList(Invocation& inv);
+Status RunOperatorSet(Invocation& inv);
+Status RunOperatorList(Invocation& inv);
+Status RunCorrectionAdd(Invocation& inv);
+Status RunCorrectionList(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
 
 }  // namespace msp
