@@ -145,6 +145,8 @@ struct DigestEntry {
   std::string title;        // a decision's title; else empty
   std::string text;         // as shown (cut when truncated)
   std::vector<ProvenanceRef> provenance;
+  std::string source;       // Memory::source (shown when there is no provenance)
+  std::string event_type;   // events: incident, alert, ...; else empty
   TimeMs created_at = 0;
   size_t tokens = 0;        // tokens of the entry's lines in the digest
   bool truncated = false;

@@ -252,6 +252,65 @@ const std::vector<Verb>& Verbs() {
         {"--limit", "N", "at most N (default all)"},
         {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
        {}, 0, kRecordVerb, &RunCorrectionList},
+      {"query",
+       "TEXT --mission ID [--operator ID] [flags]",
+       "workflow_memory_query: a Markdown digest of the mission's memory for a task, within a token budget",
+       {{"--scope", "SCOPE", "all | domain | workflow | practitioner (default all)"},
+        {"--budget", "N", "tokens the digest may use, headings and footer included (default 8000)"},
+        {"--component", "NAME", "only records of this component"},
+        {"--criticality", "LEVEL", "only records of this criticality (repeatable)", true},
+        {"--since", "TIME", "created at or after (ISO 8601)"},
+        {"--until", "TIME", "created before (ISO 8601)"}},
+       {"TEXT"},
+       1,
+       kRecordVerb,
+       &RunQuery},
+      {"handoff",
+       "--mission ID --from OPERATOR --to OPERATOR [--since TIME] [flags]",
+       "the handoff digest for the next operator: open threats and questions, escalation, decisions and events "
+       "since, causes before effects, the predecessor's correction profile",
+       {{"--from", "OPERATOR", "the operator handing over"},
+        {"--to", "OPERATOR", "the next operator (their clearance applies)"},
+        {"--since", "TIME", "decisions and events from then on (ISO 8601; default: all)"},
+        {"--budget", "N", "tokens the digest may use (default 8000)"}},
+       {},
+       0,
+       kRecordVerb,
+       &RunHandoff},
+      {"mark-used", "RETRIEVAL_ID ENTRY_ID... --mission ID [flags]",
+       "mark entries a retrieval served as used (for `report redundancy`)", {}, {"RETRIEVAL_ID", "ENTRY_ID..."}, 2,
+       kRecordVerb, &RunMarkUsed},
+      {"report corrections", "--mission ID [--since TIME] [--until TIME] [--export FILE] [flags]",
+       "the retrieval-correction rate per ISO week and per component; --export writes the pairs as JSONL",
+       {{"--since", "TIME", "retrievals logged at or after (ISO 8601)"},
+        {"--until", "TIME", "retrievals logged before (ISO 8601)"},
+        {"--export", "FILE", "write the pairs (served X, corrected to Y) as JSONL (- for standard output)"}},
+       {}, 0, kRecordVerb, &RunReportCorrections},
+      {"report redundancy", "--mission ID [--since TIME] [--until TIME] [flags]",
+       "served-but-unused context per session, by tokens and by entries",
+       {{"--since", "TIME", "retrievals logged at or after (ISO 8601)"},
+        {"--until", "TIME", "retrievals logged before (ISO 8601)"}},
+       {}, 0, kRecordVerb, &RunReportRedundancy},
+      {"report load", "--mission ID [flags]", "the mission's event rate and whether queries rank in degraded mode",
+       {}, {}, 0, kRecordVerb, &RunReportLoad},
+      {"event add",
+       "TEXT --mission ID --type TYPE --component NAME [flags]",
+       "record a mission event (TEXT - reads standard input)",
+       {{"--type", "TYPE", "incident | alert | question | threat | change | resolution"},
+        {"--component", "NAME", "the component it concerns"},
+        {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
+        {"--cause", "ID", "the event that caused this one"},
+        {"--resolves", "ID", "the question or threat this resolves"},
+        {"--access-level", "N", "0..9: readable by clearance N and above (default 0)"},
+        {"--tag", "TAG", "a tag (repeatable)", true}},
+       {"TEXT"},
+       1,
+       kRecordVerb,
+       &RunEventAdd},
+      {"event list", "--mission ID [--since TIME] [--until TIME] [--operator ID] [flags]",
+       "the mission's events, oldest first (those the operator's clearance allows)",
+       {{"--since", "TIME", "created at or after (ISO 8601)"}, {"--until", "TIME", "created before (ISO 8601)"}},
+       {}, 0, kRecordVerb, &RunEventList},
       {"demo", "[--data-dir DIR]", "replay seed 000's example on the embedded default", {}, {}, 0,
        kTakesSettings, &RunDemoVerb},
   };
@@ -525,14 +584,16 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   if (n < verb->min_positionals) {
     return fail(Usage(inv, "missing " + std::string(verb->positionals[n])));
   }
-  if (n > verb->positionals.size()) {
+  // A last positional named "X..." takes any number of arguments.
+  const bool variadic = !verb->positionals.empty() && verb->positionals.back().ends_with("...");
+  if (n > verb->positionals.size() && !variadic) {
     return fail(Usage(inv, "unexpected argument '" + OneLine(inv.flags.positionals[verb->positionals.size()], 40) +
                                "'" + (verb->positionals.empty() ? "" : " (quote text with spaces)")));
   }
   for (size_t i = 0; i < n; ++i) {
     size_t bad = 0;
     if (!IsValidUtf8(inv.flags.positionals[i], &bad)) {
-      return fail(Status::InvalidArgument(std::string(verb->positionals[i]) +
+      return fail(Status::InvalidArgument(std::string(verb->positionals[std::min(i, verb->positionals.size() - 1)]) +
                                           " is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")"));
     }
   }

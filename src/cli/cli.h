@@ -170,6 +170,15 @@ Status RunOperatorList(Invocation& inv);
 Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
+// verbs_query.cc: mission retrieval.
+Status RunQuery(Invocation& inv);
+Status RunHandoff(Invocation& inv);
+Status RunMarkUsed(Invocation& inv);
+Status RunReportCorrections(Invocation& inv);
+Status RunReportRedundancy(Invocation& inv);
+Status RunReportLoad(Invocation& inv);
+Status RunEventAdd(Invocation& inv);
+Status RunEventList(Invocation& inv);
 
 }  // namespace msp
 

@@ -75,6 +75,8 @@ DigestEntry EntryOf(const Candidate& c) {
   e.title = DecisionTitle(c.memory);
   e.text = c.memory.text;
   e.provenance = c.memory.provenance;
+  e.source = c.memory.source;
+  if (e.kind == Kind::kEvent) e.event_type = BodyType(c.memory);
   e.created_at = c.memory.created_at;
   return e;
 }
@@ -84,11 +86,11 @@ DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded) {
   item.section = section;
   item.head = "- [" + FormatScore(e.score) + "]";
   if (degraded) item.head += " (similarity " + FormatScore(e.similarity) + ")";
-  item.head += " " + std::string(KindName(e.kind));
+  item.head += " " + (e.kind == Kind::kEvent && !e.event_type.empty() ? e.event_type : std::string(KindName(e.kind)));
   if (!e.component.empty()) item.head += " · " + e.component;
   item.head += " · " + std::string(CriticalityName(e.criticality)) + ": ";
   item.text = IndentLines(e.text, "  ");
-  item.tail = "\n  provenance: " + ProvenanceText(e.provenance) + " · id " + e.id;
+  item.tail = "\n  provenance: " + ProvenanceText(e.provenance, e.source) + " · id " + e.id;
   return item;
 }
 
@@ -104,6 +106,8 @@ json EntryJson(const DigestEntry& e) {
               {"title", e.title},
               {"text", e.text},
               {"provenance", ProvenanceJson(e.provenance)},
+              {"source", e.source},
+              {"event_type", e.event_type},
               {"created_at", e.created_at == 0 ? json(nullptr) : json(FormatIso8601(e.created_at))},
               {"tokens", e.tokens},
               {"truncated", e.truncated}};

@@ -50,8 +50,8 @@ std::string FormatScore(double x) {
   return buf;
 }
 
-std::string ProvenanceText(const std::vector<ProvenanceRef>& refs) {
-  if (refs.empty()) return "none recorded";
+std::string ProvenanceText(const std::vector<ProvenanceRef>& refs, const std::string& source) {
+  if (refs.empty()) return source.empty() ? "none recorded" : "none recorded (source: " + OneLineText(source, 60) + ")";
   std::string out;
   for (const ProvenanceRef& r : refs) {
     if (!out.empty()) out += "; ";

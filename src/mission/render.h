@@ -21,8 +21,9 @@ std::string OneLineText(std::string_view text, size_t max_chars);
 std::string IndentLines(std::string_view text, std::string_view indent);
 // "0.82".
 std::string FormatScore(double x);
-// "commit abc123; document spec.pdf (p. 4)" or "none recorded".
-std::string ProvenanceText(const std::vector<ProvenanceRef>& refs);
+// "commit abc123; document spec.pdf (p. 4)", or without references
+// "none recorded (source: <source>)" ("none recorded" when source is empty).
+std::string ProvenanceText(const std::vector<ProvenanceRef>& refs, const std::string& source = "");
 // [{type, ref, detail}].
 nlohmann::json ProvenanceJson(const std::vector<ProvenanceRef>& refs);
 // The section heading of a layer: "Domain", "Workflow", "Practitioner", ...
