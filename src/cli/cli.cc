@@ -313,6 +313,9 @@ const std::vector<Verb>& Verbs() {
        {}, 0, kRecordVerb, &RunEventList},
       {"demo", "[--data-dir DIR]", "replay seed 000's example on the embedded default", {}, {}, 0,
        kTakesSettings, &RunDemoVerb},
+      {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
+       "serve the REST API (/v1) and MCP over HTTP (/mcp) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
+       &RunServe},
   };
   return verbs;
 }

@@ -170,6 +170,7 @@ Status RunOperatorList(Invocation& inv);
 Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
+Status RunServe(Invocation& inv);
 // verbs_query.cc: mission retrieval.
 Status RunQuery(Invocation& inv);
 Status RunHandoff(Invocation& inv);

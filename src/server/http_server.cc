@@ -128,6 +128,7 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
   const size_t threads = static_cast<size_t>(std::max(1, options_.threads));
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
+  http_.set_keep_alive_max_count(100);
   InstallHooks();
   Handle({"GET", "/healthz",
           [](const HttpCall&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); }, false});

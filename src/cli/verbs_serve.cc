@@ -1,0 +1,102 @@
+// `msp serve`: the REST API (/v1) and MCP over HTTP (/mcp) on the embedded
+// default, until SIGINT or SIGTERM.
+#include <pthread.h>
+#include <signal.h>
+
+#include <ostream>
+
+#include "cli/cli.h"
+#include "rest/rest_api.h"
+#include "server/auth.h"
+#include "server/http_server.h"
+#ifdef MSP_HAVE_MCP
+#include "mcp/mcp_http.h"
+#endif
+
+#ifndef MSP_VERSION
+#define MSP_VERSION "unknown"
+#endif
+
+namespace msp {
+namespace {
+
+// Mounts MCP's Streamable HTTP endpoint at /mcp, authenticated by the same
+// API keys as REST. Returns false when this build has no MCP part.
+Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Options& options) {
+#ifdef MSP_HAVE_MCP
+  mcp::McpHttpOptions mcp_options;
+  mcp_options.path = "/mcp";
+  mcp_options.server_version = MSP_VERSION;
+  mcp_options.mcp = options.mcp;
+  mcp_options.max_body_bytes = options.server.max_body_bytes;
+  auto authenticate = [&server](const httplib::Request& req) -> Result<mcp::McpCaller> {
+    std::optional<std::string> tenant = server.Authenticate(req);
+    if (!tenant) {
+      return Status::InvalidArgument(
+          "a valid API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`");
+    }
+    return mcp::McpCaller{*tenant, "mcp"};
+  };
+  MSP_RETURN_IF_ERROR(mcp::MountMcpHttp(server.http(), engine, mcp_options, authenticate));
+  server.DeclareRoute(mcp_options.path);
+  return true;
+#else
+  (void)server;
+  (void)engine;
+  (void)options;
+  return false;
+#endif
+}
+
+std::string HostForUrl(const std::string& bind) {
+  if (bind.find(':') != std::string::npos && bind.front() != '[') return "[" + bind + "]";
+  return bind;
+}
+
+}  // namespace
+
+Status RunServe(Invocation& inv) {
+  const Options& options = inv.config.options;
+  const ServerOptions& so = options.server;
+  MSP_ASSIGN_OR_RETURN(ApiKeys keys, ApiKeys::Load(so.api_keys, so.api_keys_file));
+  const size_t key_count = keys.size();
+  // Declared before the server: the server's handlers use it until it stops.
+  std::unique_ptr<MemoryLayer> engine;
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Create(so, std::move(keys), inv.err));
+  MSP_ASSIGN_OR_RETURN(engine, OpenEngine(inv, /*create=*/true));
+
+  RestOptions rest;
+  rest.actor = options.actor.empty() ? "rest" : options.actor;
+  rest.stats_cache_ms = so.stats_cache_ms;
+  MountRestApi(*server, *engine, rest);
+  MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
+
+  // SIGINT and SIGTERM are blocked in every thread (the server's threads
+  // inherit the mask) and taken by sigwait below, which stops the server.
+  sigset_t stop_signals;
+  sigset_t previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  Result<int> port = server->Start();
+  if (!port.ok()) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return port.status();
+  }
+  const std::string base = "http://" + HostForUrl(so.bind) + ":" + std::to_string(*port);
+  *inv.err << "msp: listening on " << base << " (REST " << base << "/v1"
+           << (mcp ? ", MCP " + base + "/mcp" : std::string()) << "); data directory " << options.store.data_dir
+           << "; " << (key_count == 0 ? std::string("anonymous access as tenant default")
+                                      : std::to_string(key_count) + " API key(s)")
+           << "; stop with Ctrl-C or SIGTERM" << std::endl;
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  *inv.err << "msp: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM")
+           << ": stopping after the requests in flight" << std::endl;
+  server->Stop();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return Status::Ok();
+}
+
+}  // namespace msp

@@ -1,0 +1,702 @@
+// The REST API over real sockets: an HttpServer with MountRestApi runs
+// in-process on an any-port listener over a temporary data directory, and
+// httplib::Client (or separate writer processes) talk to it.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "codec/memory_json.h"
+#include "msp/memory.h"
+#include "rest/rest_api.h"
+#include "server/http_server.h"
+#include "tests/support/test_util.h"
+
+extern char** environ;
+
+namespace msp {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kKeyA = "alpha-key-0123456789";
+const std::string kKeyA2 = "alpha-second-key-0123";
+const std::string kKeyB = "beta-key-0123456789ab";
+constexpr size_t kMaxBody = 64 * 1024;
+
+struct Answer {
+  int status = 0;  // 0: no answer (transport error)
+  std::string body;
+  json j;  // the body parsed, or discarded
+  httplib::Headers headers;
+
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+  std::string ErrorCode() const { return j.is_object() && j.contains("error") ? j["error"].value("code", "") : ""; }
+  std::string ErrorMessage() const {
+    return j.is_object() && j.contains("error") ? j["error"].value("message", "") : "";
+  }
+};
+
+class RestHttpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestDir("msp-rest-http");
+    ASSERT_FALSE(dir_.empty());
+    Options options;
+    options.store.data_dir = dir_ + "/data";
+    fs::create_directories(options.store.data_dir);
+    ASSERT_OK_AND_ASSIGN(engine_, MemoryLayer::Open(options));
+    ServerOptions so;
+    so.port = 0;
+    so.threads = 4;
+    so.max_body_bytes = kMaxBody;
+    so.api_keys = {kKeyA + "=alpha", kKeyA2 + "=alpha", kKeyB + "=beta"};
+    StartServer(so);
+  }
+
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    engine_.reset();
+    testing::RemoveTestDir(dir_);
+  }
+
+  void StartServer(const ServerOptions& so) {
+    auto keys = ApiKeys::Load(so.api_keys, so.api_keys_file);
+    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+    auto server = HttpServer::Create(so, std::move(keys).value(), &log_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    MountRestApi(*server_, *engine_, RestOptions{});
+    auto port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+    client_ = NewClient();
+  }
+
+  std::unique_ptr<httplib::Client> NewClient() const {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    c->set_keep_alive(true);
+    c->set_read_timeout(60, 0);
+    return c;
+  }
+
+  static httplib::Headers Auth(const std::string& key, httplib::Headers extra = {}) {
+    if (!key.empty()) extra.emplace("Authorization", "Bearer " + key);
+    return extra;
+  }
+
+  static Answer From(const httplib::Result& res) {
+    Answer a;
+    if (!res) return a;
+    a.status = res->status;
+    a.body = res->body;
+    a.headers = res->headers;
+    a.j = json::parse(a.body, nullptr, /*allow_exceptions=*/false);
+    return a;
+  }
+
+  Answer Get(const std::string& path, const std::string& key, httplib::Client* c = nullptr) {
+    return From((c ? c : client_.get())->Get(path.c_str(), Auth(key)));
+  }
+  Answer Post(const std::string& path, const std::string& key, const std::string& body,
+              const std::string& type = "application/json", httplib::Client* c = nullptr) {
+    return From((c ? c : client_.get())->Post(path.c_str(), Auth(key), body, type.c_str()));
+  }
+  Answer PostJson(const std::string& path, const std::string& key, const json& body) {
+    return Post(path, key, body.dump());
+  }
+  Answer Delete(const std::string& path, const std::string& key) {
+    return From(client_->Delete(path.c_str(), Auth(key)));
+  }
+
+  // Writes a decision through POST /v1/memories; returns its id.
+  std::string WriteDecision(const std::string& key, const std::string& text) {
+    Answer a = PostJson("/v1/memories", key, {{"kind", "decision"}, {"text", text}, {"tags", {"goal"}}});
+    EXPECT_EQ(a.status, 201) << a.body;
+    return a.j.is_object() ? a.j.value("id", "") : "";
+  }
+
+  size_t CountRecords(const std::string& key) {
+    Answer a = Get("/v1/memories?limit=1000&include_superseded=true&include_expired=true", key);
+    EXPECT_EQ(a.status, 200) << a.body;
+    return a.j.is_object() ? a.j["memories"].size() : 0;
+  }
+
+  std::string dir_;
+  std::ostringstream log_;
+  std::unique_ptr<MemoryLayer> engine_;
+  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+  int port_ = 0;
+};
+
+TEST_F(RestHttpTest, HealthzNeedsNoKeyEverythingElseDoes) {
+  Answer health = Get("/healthz", "");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.j["status"], "ok");
+
+  for (const char* path : {"/metrics", "/openapi.json", "/v1/memories", "/v1/stats", "/v1/audit", "/v1/export"}) {
+    Answer a = Get(path, "");
+    EXPECT_EQ(a.status, 401) << path;
+    EXPECT_EQ(a.ErrorCode(), "unauthorized") << path << " " << a.body;
+    EXPECT_EQ(a.Header("WWW-Authenticate"), "Bearer");
+  }
+  EXPECT_EQ(Get("/v1/memories", "wrong-key-0123456789").status, 401);
+  EXPECT_EQ(Get("/v1/memories", kKeyA + "x").status, 401);
+  EXPECT_EQ(From(client_->Get("/v1/memories", {{"X-API-Key", "wrong-key-0123456789"}})).status, 401);
+  EXPECT_EQ(From(client_->Get("/v1/memories", {{"Authorization", "Basic " + kKeyA}})).status, 401);
+
+  // A write without a key or with a bad one stores nothing.
+  const json write = {{"text", "The user prefers dark mode in every editor"}, {"tags", {"preference"}}};
+  EXPECT_EQ(PostJson("/v1/memories", "", write).status, 401);
+  EXPECT_EQ(PostJson("/v1/memories", "bad-key-0123456789ab", write).status, 401);
+  EXPECT_EQ(CountRecords(kKeyA), 0u);
+
+  // Good keys: Bearer (any case of the scheme) and X-API-Key; both of alpha's keys see one tenant.
+  EXPECT_EQ(PostJson("/v1/memories", kKeyA, write).status, 201);
+  Answer via_header = From(client_->Post("/v1/memories", {{"X-API-Key", kKeyA2}},
+                                         json{{"text", "The user prefers tabs over spaces in Go"},
+                                              {"tags", {"preference"}}}
+                                             .dump(),
+                                         "application/json"));
+  EXPECT_EQ(via_header.status, 201) << via_header.body;
+  Answer lower = From(client_->Get("/v1/memories", {{"Authorization", "bearer " + kKeyA}}));
+  EXPECT_EQ(lower.status, 200);
+  EXPECT_EQ(lower.j["memories"].size(), 2u);
+  EXPECT_EQ(CountRecords(kKeyA2), 2u);
+  EXPECT_EQ(CountRecords(kKeyB), 0u);
+}
+
+TEST_F(RestHttpTest, UnknownRouteIs404AndWrongMethodIs405) {
+  EXPECT_EQ(Get("/v1/nothing", "").status, 401);  // no route is confirmed without a key
+  Answer unknown = Get("/v1/nothing", kKeyA);
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(unknown.ErrorCode(), "not_found");
+  EXPECT_EQ(Get("/v2/memories", kKeyA).status, 404);
+  EXPECT_EQ(Get("/v1/memories/a/b/c", kKeyA).status, 404);
+
+  Answer put = From(client_->Put("/v1/memories", Auth(kKeyA), "{}", "application/json"));
+  EXPECT_EQ(put.status, 405);
+  EXPECT_EQ(put.ErrorCode(), "method_not_allowed");
+  EXPECT_NE(put.Header("Allow").find("GET"), std::string::npos) << put.Header("Allow");
+  EXPECT_NE(put.Header("Allow").find("POST"), std::string::npos);
+  Answer del = Delete("/v1/search", kKeyA);
+  EXPECT_EQ(del.status, 405);
+  EXPECT_EQ(del.Header("Allow"), "POST");
+  EXPECT_EQ(Get("/v1/search", kKeyA).status, 405);
+
+  Answer missing = Get("/v1/memories/01900000-0000-7000-8000-000000000000", kKeyA);
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.ErrorCode(), "not_found");
+}
+
+TEST_F(RestHttpTest, TenantIsolation) {
+  const std::string decision = WriteDecision(kKeyA, "Alpha decided to keep the ledger in SQLite forever");
+  Answer fact = PostJson("/v1/facts", kKeyA, {{"text", "Alpha's ledger lives on the pumpkin server in Oslo"}});
+  ASSERT_EQ(fact.status, 201) << fact.body;
+  const std::string fact_id = fact.j["id"];
+  Answer episode = PostJson("/v1/episodes", kKeyA,
+                            {{"namespace", {{"session", "s-alpha"}}}, {"text", "alpha asked about the pumpkin server"}});
+  ASSERT_EQ(episode.status, 201) << episode.body;
+  const std::string episode_id = episode.j["id"];
+  const std::vector<std::string> alpha_ids = {decision, fact_id, episode_id};
+
+  // By id: get, history, delete, supersede.
+  for (const std::string& id : alpha_ids) {
+    EXPECT_EQ(Get("/v1/memories/" + id, kKeyB).status, 404) << id;
+    EXPECT_EQ(Get("/v1/memories/" + id + "/history", kKeyB).status, 404) << id;
+    EXPECT_EQ(Delete("/v1/memories/" + id, kKeyB).status, 404) << id;
+    EXPECT_EQ(Get("/v1/memories/" + id, kKeyA).status, 200) << id;  // still there
+  }
+  Answer supersede = PostJson("/v1/facts/" + fact_id + "/supersede", kKeyB,
+                              {{"text", "Beta says the ledger lives somewhere else entirely"}});
+  EXPECT_EQ(supersede.status, 404) << supersede.body;
+  EXPECT_EQ(Get("/v1/memories/" + fact_id + "/history", kKeyA).j["versions"].size(), 1u);
+
+  // By list, search, steps, stats, export, audit.
+  EXPECT_EQ(CountRecords(kKeyB), 0u);
+  EXPECT_EQ(CountRecords(kKeyA), 3u);
+  const json search = {{"query", "pumpkin server ledger SQLite"}, {"k", 50}};
+  EXPECT_EQ(PostJson("/v1/search", kKeyB, search).j["hits"].size(), 0u);
+  EXPECT_GE(PostJson("/v1/search", kKeyA, search).j["hits"].size(), 2u);
+  EXPECT_EQ(Get("/v1/sessions/s-alpha/steps", kKeyB).j["steps"].size(), 0u);
+  EXPECT_EQ(Get("/v1/sessions/s-alpha/steps", kKeyA).j["steps"].size(), 1u);
+  EXPECT_EQ(Get("/v1/stats", kKeyB).j["records"], 0);
+  EXPECT_EQ(Get("/v1/stats", kKeyA).j["records"], 3);
+  Answer export_b = Get("/v1/export", kKeyB);
+  EXPECT_EQ(export_b.status, 200);
+  EXPECT_EQ(export_b.body, "");
+  Answer export_a = Get("/v1/export", kKeyA);
+  EXPECT_EQ(std::count(export_a.body.begin(), export_a.body.end(), '\n'), 3);
+  Answer audit_b = Get("/v1/audit?limit=1000", kKeyB);
+  ASSERT_EQ(audit_b.status, 200);
+  for (const json& e : audit_b.j["events"]) {
+    EXPECT_EQ(e["tenant"], "beta");
+    for (const std::string& id : alpha_ids) EXPECT_NE(e["record_id"], id);
+  }
+  EXPECT_EQ(Get("/v1/audit?record_id=" + decision, kKeyB).j["events"].size(), 0u);
+  EXPECT_GE(Get("/v1/audit?record_id=" + decision, kKeyA).j["events"].size(), 1u);
+
+  // Naming alpha with beta's key is 403, and nothing is written anywhere.
+  auto forbidden = [&](const Answer& a, const std::string& what) {
+    EXPECT_EQ(a.status, 403) << what << ": " << a.body;
+    EXPECT_EQ(a.ErrorCode(), "forbidden") << what;
+  };
+  forbidden(PostJson("/v1/memories", kKeyB,
+                     {{"text", "Beta tries to write into alpha's memory"}, {"tags", {"goal"}},
+                      {"namespace", {{"tenant", "alpha"}}}}),
+            "write");
+  forbidden(PostJson("/v1/memories", kKeyB,
+                     {{"memories",
+                       {{{"text", "Beta writes a harmless batch item"}, {"tags", {"goal"}}},
+                        {{"text", "Beta smuggles this one into alpha"}, {"tags", {"goal"}},
+                         {"namespace", {{"tenant", "alpha"}}}}}}}),
+            "batch");
+  forbidden(PostJson("/v1/search", kKeyB, {{"query", "pumpkin"}, {"namespace", {{"tenant", "alpha"}}}}), "search");
+  forbidden(PostJson("/v1/facts", kKeyB, {{"text", "Beta fact for alpha"}, {"namespace", {{"tenant", "alpha"}}}}),
+            "fact");
+  forbidden(PostJson("/v1/episodes", kKeyB,
+                     {{"text", "beta step"}, {"namespace", {{"tenant", "alpha"}, {"session", "s-alpha"}}}}),
+            "episode");
+  forbidden(Get("/v1/memories?tenant=alpha", kKeyB), "list");
+  forbidden(Get("/v1/memories/" + decision + "?tenant=alpha", kKeyB), "get");
+  forbidden(Get("/v1/export?tenant=alpha", kKeyB), "export");
+  forbidden(Get("/v1/audit?tenant=alpha", kKeyB), "audit");
+  forbidden(Post("/v1/import", kKeyB, export_a.body, "application/x-ndjson"), "import of alpha's export");
+  EXPECT_EQ(CountRecords(kKeyB), 0u);
+  EXPECT_EQ(CountRecords(kKeyA), 3u);
+
+  // Naming one's own tenant is fine; an import without tenants lands in the key's.
+  Answer own = PostJson("/v1/memories", kKeyB,
+                        {{"text", "Beta writes into its own memory"}, {"tags", {"goal"}},
+                         {"namespace", {{"tenant", "beta"}}}});
+  EXPECT_EQ(own.status, 201) << own.body;
+  EXPECT_EQ(Get("/v1/memories/" + own.j["id"].get<std::string>(), kKeyA).status, 404);
+  Answer imported = Post("/v1/import", kKeyB, R"({"text": "Imported into beta without naming a tenant"})" "\n",
+                         "application/x-ndjson");
+  EXPECT_EQ(imported.status, 200) << imported.body;
+  EXPECT_EQ(imported.j["applied"], 1);
+  EXPECT_EQ(CountRecords(kKeyB), 2u);
+  EXPECT_EQ(CountRecords(kKeyA), 3u);
+
+  // /metrics shows only the caller's record counts.
+  Answer metrics_b = Get("/metrics", kKeyB);
+  EXPECT_NE(metrics_b.body.find("msp_records_active{tenant=\"beta\"} 2"), std::string::npos) << metrics_b.body;
+  EXPECT_EQ(metrics_b.body.find("tenant=\"alpha\""), std::string::npos);
+}
+
+TEST_F(RestHttpTest, MalformedBodiesAndWrongTypesAre400AndStoreNothing) {
+  struct Case {
+    std::string path;
+    std::string body;
+    std::string names;  // a part of the error message
+  };
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "{\"a\":";
+  deep += "1";
+  for (int i = 0; i < 100; ++i) deep += "}";
+  const std::vector<Case> cases = {
+      {"/v1/memories", "{not json", "the body"},
+      {"/v1/memories", "[1, 2]", "object"},
+      {"/v1/memories", "", "JSON object body"},
+      {"/v1/memories", "\"just a string\"", "object"},
+      {"/v1/memories", deep, "the body"},
+      {"/v1/memories", "{\"text\": \"bad \xff\xfe utf8 in a long enough text\", \"tags\": [\"goal\"]}", "the body"},
+      {"/v1/memories", R"({"text": 5})", "field 'text' must be a string"},
+      {"/v1/memories", R"({"text": "A long enough text for the policy", "confidence": "high"})", "'confidence'"},
+      {"/v1/memories", R"({"text": "A long enough text for the policy", "colour": "red"})", "unknown field 'colour'"},
+      {"/v1/memories", R"({"text": "A long enough text for the policy", "kind": "thought"})", "unknown value 'thought'"},
+      {"/v1/memories", R"({"text": "A long enough text for the policy", "tags": "goal"})", "'tags'"},
+      {"/v1/memories", R"({"memories": []})", "'memories'"},
+      {"/v1/memories", R"({"memories": [{"text": 1}]})", "memories[0].text"},
+      {"/v1/memories", R"({"text": "x", "namespace": {"tenant": 7}})", "namespace.tenant"},
+      {"/v1/search", R"({"query": "x", "k": "ten"})", "'k'"},
+      {"/v1/search", R"({"k": 3})", "'query' is required"},
+      {"/v1/search", R"({"query": "x", "filters": {"kinds": ["nope"]}})", "filters.kinds[0]"},
+      {"/v1/episodes", R"({"text": "no session given"})", "namespace.session"},
+      {"/v1/facts", R"({"text": ["a list"]})", "'text'"},
+      {"/v1/consolidate", R"({"session": 5})", "'session'"},
+      {"/v1/import", "{\"text\": \"fine line one here\"}\n{broken\n", "line 2"},
+  };
+  for (const Case& c : cases) {
+    Answer a = Post(c.path, kKeyA, c.body, c.path == "/v1/import" ? "application/x-ndjson" : "application/json");
+    EXPECT_EQ(a.status, 400) << c.path << " " << c.body.substr(0, 80) << " -> " << a.body;
+    EXPECT_EQ(a.ErrorCode(), "invalid_argument") << c.body.substr(0, 80);
+    EXPECT_NE(a.ErrorMessage().find(c.names), std::string::npos)
+        << c.body.substr(0, 80) << " -> " << a.ErrorMessage();
+  }
+  for (const char* path : {"/v1/memories?limit=abc", "/v1/memories?limit=0", "/v1/memories?colour=red",
+                           "/v1/memories?kind=thought", "/v1/audit?limit=-1", "/v1/sessions/s/steps?last=x"}) {
+    Answer a = Get(path, kKeyA);
+    EXPECT_EQ(a.status, 400) << path << " -> " << a.body;
+    EXPECT_EQ(a.ErrorCode(), "invalid_argument");
+  }
+  EXPECT_EQ(CountRecords(kKeyA), 0u);
+}
+
+TEST_F(RestHttpTest, RefusalsAre422WithTheRule) {
+  Answer short_text = PostJson("/v1/memories", kKeyA, {{"text", "too short"}, {"tags", {"goal"}}});
+  EXPECT_EQ(short_text.status, 422) << short_text.body;
+  EXPECT_EQ(short_text.ErrorCode(), "refused");
+  EXPECT_EQ(short_text.j["error"]["rule"], "min_chars");
+  Answer no_tag = PostJson("/v1/memories", kKeyA, {{"text", "A perfectly long sentence without any tag"}});
+  EXPECT_EQ(no_tag.status, 422);
+  EXPECT_EQ(no_tag.j["error"]["rule"], "stable_tag");
+  // A batch is all or nothing: one refused item stores none, and the message names it.
+  Answer batch = PostJson("/v1/memories", kKeyA,
+                          {{"memories",
+                            {{{"text", "The first batch item is perfectly fine"}, {"tags", {"goal"}}},
+                             {{"text", "short"}, {"tags", {"goal"}}}}}});
+  EXPECT_EQ(batch.status, 422) << batch.body;
+  EXPECT_NE(batch.ErrorMessage().find("request 1"), std::string::npos) << batch.body;
+  EXPECT_EQ(CountRecords(kKeyA), 0u);
+  Answer ok_batch = PostJson("/v1/memories", kKeyA,
+                             {{"memories",
+                               {{{"text", "The first batch item is perfectly fine"}, {"tags", {"goal"}}},
+                                {{"text", "The second batch item is also fine"}, {"tags", {"goal"}}}}}});
+  EXPECT_EQ(ok_batch.status, 201) << ok_batch.body;
+  EXPECT_EQ(ok_batch.j["results"].size(), 2u);
+  EXPECT_EQ(CountRecords(kKeyA), 2u);
+}
+
+TEST_F(RestHttpTest, OversizeBodyIs413AndStoresNothing) {
+  const std::string big_text(kMaxBody + 1024, 'x');
+  Answer write = PostJson("/v1/memories", kKeyA, {{"text", big_text}, {"tags", {"goal"}}});
+  EXPECT_EQ(write.status, 413) << write.body.substr(0, 200);
+  EXPECT_EQ(write.ErrorCode(), "payload_too_large");
+  EXPECT_NE(write.ErrorMessage().find("server.max_body_bytes"), std::string::npos);
+
+  std::string jsonl;
+  while (jsonl.size() <= kMaxBody) jsonl += R"({"text": "An imported line that is long enough to count"})" "\n";
+  auto fresh = NewClient();
+  Answer import = Post("/v1/import", kKeyA, jsonl, "application/x-ndjson", fresh.get());
+  EXPECT_EQ(import.status, 413);
+  EXPECT_EQ(import.ErrorCode(), "payload_too_large");
+
+  auto after = NewClient();
+  EXPECT_EQ(Get("/healthz", "", after.get()).status, 200);  // the server is still fine
+  client_ = NewClient();
+  EXPECT_EQ(CountRecords(kKeyA), 0u);
+  // Just under the limit is accepted (the text limit of the write policy is
+  // the engine's: 32 KiB by default).
+  Answer fits = PostJson("/v1/memories", kKeyA, {{"text", std::string(20000, 'y') + " fits"}, {"tags", {"goal"}}});
+  EXPECT_EQ(fits.status, 201) << fits.body.substr(0, 200);
+}
+
+TEST_F(RestHttpTest, MetricsCountRoutesAndRecords) {
+  auto c = NewClient();  // one keep-alive connection: each request is logged before the next is read
+  EXPECT_EQ(Post("/v1/memories", kKeyA,
+                 json{{"kind", "decision"}, {"text", "Metrics decision number one for the test"}, {"tags", {"goal"}}}
+                     .dump(),
+                 "application/json", c.get())
+                .status,
+            201);
+  EXPECT_EQ(Post("/v1/memories", kKeyA,
+                 json{{"kind", "decision"}, {"text", "Metrics decision number two for the test"}, {"tags", {"goal"}}}
+                     .dump(),
+                 "application/json", c.get())
+                .status,
+            201);
+  EXPECT_EQ(Get("/v1/memories/01900000-0000-7000-8000-000000000000", kKeyA, c.get()).status, 404);
+  Answer m = Get("/metrics", kKeyA, c.get());
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.Header("Content-Type").find("text/plain"), std::string::npos);
+  const std::string& t = m.body;
+  EXPECT_NE(t.find("msp_http_requests_total{method=\"POST\",route=\"/v1/memories\",status=\"2xx\"} 2"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("msp_http_requests_total{method=\"GET\",route=\"/v1/memories/{id}\",status=\"4xx\"} 1"),
+            std::string::npos);
+  EXPECT_NE(t.find("msp_http_request_duration_seconds_count{method=\"POST\",route=\"/v1/memories\",status=\"2xx\"} 2"),
+            std::string::npos);
+  EXPECT_NE(t.find("msp_http_request_duration_seconds_bucket{method=\"POST\",route=\"/v1/memories\",status=\"2xx\","
+                   "le=\"+Inf\"} 2"),
+            std::string::npos);
+  EXPECT_NE(t.find("msp_records{tenant=\"alpha\",kind=\"decision\"} 2"), std::string::npos);
+  EXPECT_NE(t.find("msp_records_active{tenant=\"alpha\"} 2"), std::string::npos);
+  EXPECT_NE(t.find("# TYPE msp_http_request_duration_seconds histogram"), std::string::npos);
+  // Raw paths never become labels.
+  EXPECT_EQ(t.find("01900000-0000-7000-8000-000000000000"), std::string::npos);
+}
+
+// Every $ref in `j` names a definition that exists in `doc`.
+void ExpectRefsResolve(const json& doc, const json& j, const std::string& at) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "$ref") {
+        ASSERT_TRUE(v.is_string()) << at;
+        const std::string ref = v.get<std::string>();
+        ASSERT_EQ(ref.rfind("#/", 0), 0u) << at << " " << ref;
+        EXPECT_TRUE(doc.contains(json::json_pointer(ref.substr(1)))) << at << ": unresolved " << ref;
+      } else {
+        ExpectRefsResolve(doc, v, at + "/" + k);
+      }
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) ExpectRefsResolve(doc, j[i], at + "/" + std::to_string(i));
+  }
+}
+
+std::set<std::string> Split(const std::string& names) {
+  std::set<std::string> out;
+  std::istringstream in(names);
+  for (std::string n; std::getline(in, n, ',');) out.insert(n.substr(n.find_first_not_of(' ')));
+  return out;
+}
+
+TEST_F(RestHttpTest, OpenApiDocumentCoversEveryRoute) {
+  Answer a = Get("/openapi.json", kKeyA);
+  ASSERT_EQ(a.status, 200);
+  ASSERT_TRUE(a.j.is_object()) << "not JSON";
+  const json& doc = a.j;
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+
+  std::set<std::string> documented;
+  for (const auto& [path, item] : doc["paths"].items()) {
+    for (const auto& [method, op] : item.items()) {
+      std::string m = method;
+      std::transform(m.begin(), m.end(), m.begin(), [](unsigned char ch) { return std::toupper(ch); });
+      documented.insert(m + " " + path);
+      EXPECT_TRUE(op.contains("responses")) << m << " " << path;
+      const bool open = op.contains("security") && op["security"].empty();
+      EXPECT_EQ(open, path == "/healthz") << m << " " << path;
+      if (!open) {
+        EXPECT_TRUE(op["responses"].contains("401")) << m << " " << path;
+      }
+    }
+  }
+  std::set<std::string> served;
+  for (const RouteInfo& r : server_->Routes()) {
+    served.insert(r.method + " " + r.path);
+    EXPECT_EQ(r.needs_auth, r.path != "/healthz") << r.path;
+  }
+  EXPECT_EQ(documented, served);
+  EXPECT_GE(served.size(), 19u);
+  ExpectRefsResolve(doc, doc, "");
+
+  // The enums are the engine's, and the served text is the file in the repository.
+  std::set<std::string> kinds;
+  for (const json& k : doc["components"]["schemas"]["Kind"]["enum"]) kinds.insert(k);
+  EXPECT_EQ(kinds, Split(EnumNames(KindName)));
+  std::set<std::string> layers;
+  for (const json& l : doc["components"]["schemas"]["Layer"]["enum"]) layers.insert(l);
+  EXPECT_EQ(layers, Split(EnumNames(LayerName)));
+  std::ifstream in(MSP_OPENAPI_FILE);
+  std::stringstream file;
+  file << in.rdbuf();
+  EXPECT_EQ(a.body, file.str());
+}
+
+TEST_F(RestHttpTest, EveryOperationEndToEnd) {
+  // Episodes and steps.
+  for (int i = 1; i <= 3; ++i) {
+    Answer e = PostJson("/v1/episodes", kKeyA,
+                        {{"namespace", {{"session", "s1"}, {"user", "ann"}}},
+                         {"type", i % 2 ? "user_message" : "agent_response"},
+                         {"text", "Step " + std::to_string(i) + ": numpy will not install on Windows 11"}});
+    ASSERT_EQ(e.status, 201) << e.body;
+    EXPECT_EQ(e.j["step_number"], i);
+    EXPECT_EQ(e.j["namespace"]["tenant"], "alpha");
+  }
+  Answer steps = Get("/v1/sessions/s1/steps?last=2&user=ann", kKeyA);
+  ASSERT_EQ(steps.status, 200);
+  ASSERT_EQ(steps.j["steps"].size(), 2u);
+  EXPECT_EQ(steps.j["steps"][0]["step_number"], 2);
+  EXPECT_EQ(Get("/v1/sessions/s1/steps?user=bob", kKeyA).j["steps"].size(), 0u);
+
+  // Facts, supersede, history.
+  Answer f1 = PostJson("/v1/facts", kKeyA,
+                       {{"text", "The user's laptop runs Windows 11 with Python 3.12"}, {"namespace", {{"user", "ann"}}},
+                        {"tags", {"profile"}}});
+  ASSERT_EQ(f1.status, 201) << f1.body;
+  const std::string f1_id = f1.j["id"];
+  Answer f2 = PostJson("/v1/facts/" + f1_id + "/supersede", kKeyA,
+                       {{"text", "The user's laptop now runs Ubuntu 24.04 with Python 3.12"},
+                        {"namespace", {{"user", "ann"}}}});
+  ASSERT_EQ(f2.status, 201) << f2.body;
+  const std::string f2_id = f2.j["id"];
+  EXPECT_NE(f1_id, f2_id);
+  Answer history = Get("/v1/memories/" + f1_id + "/history", kKeyA);
+  ASSERT_EQ(history.status, 200);
+  ASSERT_EQ(history.j["versions"].size(), 2u);
+  EXPECT_EQ(history.j["versions"][1]["id"], f2_id);
+  EXPECT_EQ(Get("/v1/memories/" + f1_id, kKeyA).j["state"], "superseded");
+
+  // Search with filters and explain.
+  Answer hits = PostJson("/v1/search", kKeyA,
+                         {{"query", "laptop Ubuntu Python"}, {"k", 5}, {"explain", true},
+                          {"filters", {{"kinds", {"fact"}}}}});
+  ASSERT_EQ(hits.status, 200) << hits.body;
+  ASSERT_GE(hits.j["hits"].size(), 1u);
+  EXPECT_EQ(hits.j["hits"][0]["memory"]["id"], f2_id);
+  EXPECT_TRUE(hits.j["hits"][0].contains("explain"));
+  for (const json& h : hits.j["hits"]) EXPECT_EQ(h["memory"]["kind"], "fact");
+
+  // List with filters.
+  Answer episodes = Get("/v1/memories?kind=episode&user=ann&newest_first=true&limit=2", kKeyA);
+  ASSERT_EQ(episodes.status, 200);
+  EXPECT_EQ(episodes.j["memories"].size(), 2u);
+  EXPECT_EQ(episodes.j["limit"], 2);
+
+  // Session end and consolidation answer reports.
+  Answer end = Post("/v1/sessions/s1/end", kKeyA, "");
+  ASSERT_EQ(end.status, 200) << end.body;
+  EXPECT_TRUE(end.j.contains("episodes_read"));
+  Answer consolidate = PostJson("/v1/consolidate", kKeyA, {{"session", "s1"}, {"namespace", {{"user", "ann"}}}});
+  ASSERT_EQ(consolidate.status, 200) << consolidate.body;
+  EXPECT_TRUE(consolidate.j.contains("facts_added"));
+
+  // Stats (without the server's paths).
+  Answer stats = Get("/v1/stats", kKeyA);
+  ASSERT_EQ(stats.status, 200);
+  EXPECT_GE(stats.j["records"].get<int>(), 5);
+  EXPECT_FALSE(stats.j.contains("store_path"));
+
+  // Delete, then audit names it with the reason.
+  Answer del = Delete("/v1/memories/" + f2_id + "?reason=cleanup&user=ann", kKeyA);
+  ASSERT_EQ(del.status, 200) << del.body;
+  EXPECT_EQ(del.j["deleted"], true);
+  EXPECT_EQ(Get("/v1/memories/" + f2_id, kKeyA).status, 404);
+  EXPECT_EQ(Delete("/v1/memories/" + f2_id, kKeyA).status, 404);
+  Answer audit = Get("/v1/audit?record_id=" + f2_id + "&limit=10", kKeyA);
+  ASSERT_EQ(audit.status, 200);
+  ASSERT_GE(audit.j["events"].size(), 2u);
+  EXPECT_EQ(audit.j["events"][0]["action"], "delete");
+  EXPECT_EQ(audit.j["events"][0]["reason"], "cleanup");
+  EXPECT_EQ(audit.j["events"][0]["actor"], "rest");
+
+  // Export -> import into the same tenant replaces the same records.
+  Answer exported = Get("/v1/export", kKeyA);
+  ASSERT_EQ(exported.status, 200);
+  EXPECT_NE(exported.Header("Content-Type").find("application/x-ndjson"), std::string::npos);
+  const size_t lines = std::count(exported.body.begin(), exported.body.end(), '\n');
+  const size_t before = CountRecords(kKeyA);
+  EXPECT_EQ(lines, before);
+  Answer imported = Post("/v1/import", kKeyA, exported.body, "application/x-ndjson");
+  ASSERT_EQ(imported.status, 200) << imported.body;
+  EXPECT_EQ(imported.j["applied"], static_cast<int>(lines));
+  EXPECT_EQ(CountRecords(kKeyA), before);
+  EXPECT_EQ(Get("/v1/export", kKeyA).body, exported.body);
+}
+
+TEST_F(RestHttpTest, AccessLogIsOneJsonObjectPerLineWithoutKeys) {
+  const std::string id = WriteDecision(kKeyA, "A decision that shows up in the access log");
+  EXPECT_EQ(Get("/v1/memories", "").status, 401);
+  EXPECT_EQ(Get("/v1/nothing", kKeyB).status, 404);
+  Answer traced = From(client_->Get("/healthz", {{"X-Request-Id", "trace-abc-123"}}));
+  EXPECT_EQ(traced.Header("X-Request-Id"), "trace-abc-123");
+  EXPECT_FALSE(Get("/healthz", "").Header("X-Request-Id").empty());
+  client_.reset();  // closes its keep-alive connection, which Stop() would otherwise wait out
+  server_->Stop();  // joins the server threads: the log is complete
+
+  std::istringstream in(log_.str());
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << line;
+    for (const char* field : {"time", "method", "route", "status", "duration_ms", "tenant", "request_id"}) {
+      EXPECT_TRUE(j.contains(field)) << field << " in " << line;
+    }
+    lines.push_back(j);
+  }
+  ASSERT_EQ(lines.size(), 5u) << log_.str();
+  EXPECT_EQ(lines[0]["route"], "/v1/memories");
+  EXPECT_EQ(lines[0]["method"], "POST");
+  EXPECT_EQ(lines[0]["status"], 201);
+  EXPECT_EQ(lines[0]["tenant"], "alpha");
+  EXPECT_TRUE(lines[1]["tenant"].is_null());
+  EXPECT_EQ(lines[1]["status"], 401);
+  EXPECT_EQ(lines[2]["route"], "unmatched");
+  EXPECT_EQ(lines[2]["tenant"], "beta");
+  EXPECT_EQ(lines[3]["request_id"], "trace-abc-123");
+  for (const std::string& key : {kKeyA, kKeyA2, kKeyB}) {
+    EXPECT_EQ(log_.str().find(key), std::string::npos) << "a key leaked into the log";
+  }
+  EXPECT_FALSE(id.empty());
+}
+
+TEST_F(RestHttpTest, AnonymousModeServesTenantDefault) {
+  server_.reset();
+  ServerOptions so;
+  so.port = 0;
+  so.allow_anonymous = true;
+  StartServer(so);
+  Answer w = PostJson("/v1/memories", "", {{"text", "An anonymous caller writes this preference"}, {"tags", {"preference"}}});
+  ASSERT_EQ(w.status, 201) << w.body;
+  Answer got = Get("/v1/memories/" + w.j["id"].get<std::string>(), "");
+  EXPECT_EQ(got.j["namespace"]["tenant"], "default");
+  EXPECT_EQ(Get("/v1/memories?tenant=other", "").status, 403);
+}
+
+// Runs `argv` with stdout to `out_path`; returns the pid.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+TEST_F(RestHttpTest, ConcurrentWriterProcessesLoseNothing) {
+  constexpr int kWriters = 4;
+  constexpr int kEach = 50;
+  std::vector<pid_t> pids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = Spawn({MSP_HTTP_WRITER, std::to_string(port_), w % 2 ? kKeyA2 : kKeyA, std::to_string(w),
+                             std::to_string(kEach)},
+                            dir_ + "/writer-" + std::to_string(w) + ".out");
+    ASSERT_GT(pid, 0);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer process failed: " << status;
+  }
+  std::set<std::string> ids;
+  for (int w = 0; w < kWriters; ++w) {
+    std::ifstream in(dir_ + "/writer-" + std::to_string(w) + ".out");
+    int n = 0;
+    for (std::string id; std::getline(in, id);) {
+      ids.insert(id);
+      ++n;
+    }
+    EXPECT_EQ(n, kEach) << "writer " << w;
+  }
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kWriters * kEach));
+  for (const std::string& id : ids) {
+    Answer a = Get("/v1/memories/" + id, kKeyA);
+    EXPECT_EQ(a.status, 200) << id;
+    EXPECT_EQ(a.j["kind"], "decision");
+  }
+  EXPECT_EQ(CountRecords(kKeyA), ids.size());
+  EXPECT_EQ(Get("/v1/stats", kKeyA).j["records"], kWriters * kEach);
+  EXPECT_EQ(CountRecords(kKeyB), 0u);
+}
+
+}  // namespace
+}  // namespace msp
