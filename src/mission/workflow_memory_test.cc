@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -439,6 +440,26 @@ TEST_F(WorkflowMemoryTest, RedundancyPerSession) {
   EXPECT_DOUBLE_EQ(s2.unused_share_count, 1.0);
   EXPECT_EQ(r.total.served_entries, static_cast<int64_t>(d1.served.size() + d2.served.size()));
   EXPECT_EQ(r.total.used_entries, 2);
+}
+
+TEST_F(WorkflowMemoryTest, ConcurrentMarksAreNeverLost) {
+  for (int i = 0; i < 4; ++i) AddDecisionRecord("Convoy spacing rule " + std::to_string(i), "logistics");
+  ASSERT_OK_AND_ASSIGN(QueryDigest d, wm_->Query(Q("convoy spacing rule")));
+  ASSERT_EQ(d.served.size(), 4u);
+  // Four threads mark one entry each, at once: every mark is a
+  // compare-and-swap on the same log record, retried on conflict.
+  std::vector<std::thread> threads;
+  std::vector<Status> results(4);
+  for (size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      results[t] = wm_->MarkUsed(mission_, d.retrieval_id, {d.served[t].id}, "tester").status();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : results) EXPECT_TRUE(s.ok()) << s.ToString();
+  ASSERT_OK_AND_ASSIGN(Memory log, engine_->Get(mission_, d.retrieval_id));
+  const json used = json::parse(log.body_json)["used"];
+  EXPECT_EQ(used.size(), 4u);
 }
 
 TEST_F(WorkflowMemoryTest, EventsValidateAndLink) {
