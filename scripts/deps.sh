@@ -17,6 +17,12 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node.js and npm run the MCP client tests (tests/mcp); any node >= 18 does
+# (bookworm's is 18), so a node already on the PATH is kept.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
 if ((${#missing[@]})); then
   echo "msp: installing missing packages: ${missing[*]}" >&2
   sudo_cmd=()

@@ -171,6 +171,7 @@ Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
 Status RunServe(Invocation& inv);
+Status RunMcp(Invocation& inv);  // verbs_mcp.cc, when MCP is built
 // verbs_query.cc: mission retrieval.
 Status RunQuery(Invocation& inv);
 Status RunHandoff(Invocation& inv);

@@ -251,6 +251,23 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.mission.query_candidates; },
                  "workflow_memory_query: candidates taken from each layer before the budget cut (1..1000)."),
             1, 1000),
+      Make("mcp.allowed_origins", "MSP_MCP_ALLOWED_ORIGINS", "--mcp-allowed-origins",
+           +[](Options& o) { return &o.mcp.allowed_origins; },
+           "Origins (https://app.example.com) that /mcp accepts besides loopback ones; other Origin headers get "
+           "403."),
+      Range(Make("mcp.read_graph_page_size", "MSP_MCP_READ_GRAPH_PAGE_SIZE", "--mcp-read-graph-page-size",
+                 +[](Options& o) { return &o.mcp.read_graph_page_size; },
+                 "MCP read_graph: entities and relations per page when the call gives no limit (1..1000)."),
+            1, 1000),
+      Range(Make("mcp.search_nodes_limit", "MSP_MCP_SEARCH_NODES_LIMIT", "--mcp-search-nodes-limit",
+                 +[](Options& o) { return &o.mcp.search_nodes_limit; },
+                 "MCP search_nodes: entities returned when the call gives no limit (1..1000)."),
+            1, 1000),
+      Range(Make("mcp.search_nodes_min_score", "MSP_MCP_SEARCH_NODES_MIN_SCORE", "--mcp-search-nodes-min-score",
+                 +[](Options& o) { return &o.mcp.search_nodes_min_score; },
+                 "MCP search_nodes: ranked hits below this score are dropped (0..1; 0.1 drops hits found only "
+                 "by the vector signal at the default weights)."),
+            0, 1),
       Make("actor", "MSP_ACTOR", "--actor", +[](Options& o) { return &o.actor; },
            "Caller identity recorded in the audit log."),
   };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -395,9 +396,20 @@ Result<std::vector<Relation>> KnowledgeGraph::CreateRelations(const Namespace& n
   });
 }
 
+std::vector<std::unique_lock<std::mutex>> KnowledgeGraph::LockRecords(const std::vector<std::string>& ids) {
+  std::set<size_t> stripes;  // ascending: every caller locks in the same order
+  for (const std::string& id : ids) stripes.insert(std::hash<std::string>{}(id) % stripes_.size());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (size_t s : stripes) locks.emplace_back(stripes_[s]);
+  return locks;
+}
+
 Result<std::vector<ObservationsAdded>> KnowledgeGraph::AddObservations(const Namespace& ns,
                                                                        const std::vector<ObservationAdd>& additions,
                                                                        const std::string& actor) {
+  std::vector<std::string> ids;
+  for (const ObservationAdd& a : additions) ids.push_back(EntityId(ns, a.entity_name));
+  const auto locks = LockRecords(ids);
   return Retrying([&]() -> Result<std::vector<ObservationsAdded>> {
     // Entries naming the same entity change one copy of it.
     std::map<std::string, StoredEntity> touched;
@@ -449,6 +461,9 @@ Status KnowledgeGraph::DeleteEntities(const Namespace& ns, const std::vector<std
 
 Status KnowledgeGraph::DeleteObservations(const Namespace& ns, const std::vector<ObservationDelete>& deletions,
                                           const std::string& actor) {
+  std::vector<std::string> ids;
+  for (const ObservationDelete& d : deletions) ids.push_back(EntityId(ns, d.entity_name));
+  const auto locks = LockRecords(ids);
   return Retrying([&]() -> Status {
     std::map<std::string, StoredEntity> touched;
     std::vector<std::string> order;

@@ -11,11 +11,16 @@
 // when a concurrent writer (another thread or process) got there first, the
 // change is read again and retried, so concurrent writers lose nothing.
 //
+// Within one process, writers of the same entity take turns (striped
+// locks), so they do not spend their time losing races to each other.
+//
 // A graph belongs to exactly one namespace: records of narrower or wider
-// namespaces are not part of it. Thread-safe (all state is in the store).
+// namespaces are not part of it. Thread-safe (the graph's state is in the store).
 #ifndef MSP_GRAPH_KNOWLEDGE_GRAPH_H_
 #define MSP_GRAPH_KNOWLEDGE_GRAPH_H_
 
+#include <array>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,7 +124,13 @@ class KnowledgeGraph {
   Result<Graph> OpenNodes(const Namespace& ns, const std::vector<std::string>& names);
 
  private:
+  // Locks, for one read-modify-write, the stripes of `ids`' records, so that
+  // writers in this process take turns instead of losing compare-and-swaps
+  // to each other (other processes are still caught by the store).
+  std::vector<std::unique_lock<std::mutex>> LockRecords(const std::vector<std::string>& ids);
+
   MemoryLayer& engine_;
+  std::array<std::mutex, 64> stripes_;
 };
 
 }  // namespace msp::graph

@@ -1,0 +1,29 @@
+// `msp mcp`: the MCP server on stdio (one JSON-RPC message per line on
+// standard input and output; log lines on standard error). docs/mcp.md.
+#include <ostream>
+
+#include "cli/cli.h"
+#include "mcp/mcp_server.h"
+#include "mcp/mcp_stdio.h"
+
+#ifndef MSP_VERSION
+#define MSP_VERSION "unknown"
+#endif
+
+namespace msp {
+
+Status RunMcp(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> engine, OpenEngine(inv, /*create=*/true));
+  mcp::McpServerOptions server_options;
+  server_options.server_version = MSP_VERSION;
+  server_options.options = inv.config.options;
+  mcp::McpServer server(*engine, server_options);
+  mcp::McpSession session;
+  session.ns = inv.ns;
+  session.actor = inv.config.options.actor.empty() ? "mcp" : inv.config.options.actor;
+  *inv.err << "msp mcp: serving " << inv.config.options.store.data_dir << " (" << inv.ns.ToString()
+           << ") on stdio\n";
+  return mcp::ServeStdio(server, session, *inv.in, *inv.out, *inv.err);
+}
+
+}  // namespace msp
