@@ -40,6 +40,28 @@ struct ListRequest {
   TimeMs as_of = 0;
 };
 
+// How `msp reembed` runs (MemoryLayer::Reembed).
+struct ReembedOptions {
+  // Records per batch: one embedder call (split by embedder.batch_size) and
+  // one atomic store write. 0: embedder.batch_size.
+  int batch_size = 0;
+  // Stop after this many batches, leaving the rest for a later run (0: all).
+  int max_batches = 0;
+};
+
+// Where a reembed stands; passed to the progress callback after each batch
+// and returned at the end.
+struct ReembedProgress {
+  std::string from_embedder;  // the store's embedder when the run started ("" for a new store)
+  std::string to_embedder;    // the configured embedder
+  int64_t total = 0;          // records in the store
+  int64_t done = 0;           // records whose vector to_embedder made (earlier runs included)
+  int64_t embedded = 0;       // records this run embedded
+  int64_t elapsed_ms = 0;     // since this run started (monotonic clock)
+  // The store's identity is to_embedder: every record carries its vector.
+  bool finished = false;
+};
+
 // A batch of typed records written as one atomic unit, for the parts of msp
 // that own their record formats (mission memory, the knowledge graph,
 // procedural memory). See MemoryLayer::Commit.
@@ -60,6 +82,22 @@ class MemoryLayer {
  public:
   static Result<std::unique_ptr<MemoryLayer>> Open(const Options& options,
                                                    std::shared_ptr<Clock> clock = nullptr);
+
+  // Rebuilds the vector of every record with options.embedder (the new
+  // embedder), `reembed.batch_size` records at a time, each batch one atomic
+  // store write. Resumable: records already carrying the new embedder's
+  // vector are skipped, so a run that was interrupted (or stopped by
+  // max_batches) continues where it stopped. While a reembed is unfinished,
+  // Open() refuses the store (FailedPrecondition naming both embedders);
+  // running Reembed with the old embedder configured goes back. When every
+  // record is done, the store's embedder becomes the new one. Opens the store
+  // itself: no other MemoryLayer of this process should hold it, and other
+  // processes using it should be stopped first (they would keep writing
+  // vectors of the old embedder). `progress` (may be empty) is called after
+  // each batch.
+  static Result<ReembedProgress> Reembed(const Options& options, const ReembedOptions& reembed,
+                                         const std::function<void(const ReembedProgress&)>& progress,
+                                         std::shared_ptr<Clock> clock = nullptr);
   virtual ~MemoryLayer() = default;
   MemoryLayer(const MemoryLayer&) = delete;
   MemoryLayer& operator=(const MemoryLayer&) = delete;

@@ -139,6 +139,11 @@ const std::vector<Verb>& Verbs() {
        kRecordVerb, &RunConsolidate},
       {"reindex", "[flags]", "rebuild the derived indexes from the store", {}, {}, 0, kTakesSettings,
        &RunReindex},
+      {"reembed", "[--batch-size N] [--max-batches N] [flags]",
+       "rebuild every record's vector with the configured embedder (resumable; progress on stderr)",
+       {{"--batch-size", "N", "records per batch, each one atomic write (default embedder.batch_size)"},
+        {"--max-batches", "N", "stop after N batches; run again to continue (default: all)"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunReembed},
       {"import", "FILE|- [flags]", "load records from JSONL (all or nothing)", {}, {"FILE"}, 1,
        kTakesJson | kTakesSettings, &RunImport},
       {"export", "[FILE|-] [flags]", "write the records visible to the namespace as JSONL", {}, {"FILE"}, 0,
@@ -753,6 +758,7 @@ void PrintMemoryDetail(std::ostream& out, const Memory& m) {
   }
   if (!m.supersedes.empty()) out << "supersedes:    " << m.supersedes << "\n";
   if (!m.superseded_by.empty()) out << "superseded by: " << m.superseded_by << "\n";
+  if (!m.embedder_id.empty()) out << "vector by:     " << m.embedder_id << "\n";
 }
 
 }  // namespace msp

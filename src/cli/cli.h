@@ -154,6 +154,7 @@ Status RunAudit(Invocation& inv);
 Status RunImport(Invocation& inv);
 Status RunExport(Invocation& inv);
 Status RunReindex(Invocation& inv);
+Status RunReembed(Invocation& inv);
 // verbs_decision.cc: mission records.
 Status RunDecisionAdd(Invocation& inv);
 Status RunDecisionList(Invocation& inv);

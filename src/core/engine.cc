@@ -23,6 +23,7 @@
 #include "core/write_policy.h"
 #include "consolidate/llm_extractor.h"
 #include "consolidate/worker.h"
+#include "provider/embedder_factory.h"
 #include "util/time.h"
 #include "util/uuid.h"
 
@@ -33,6 +34,8 @@ using json = nlohmann::json;
 
 constexpr int kCatchUpPage = 5000;
 constexpr char kEmbedderMetaKey[] = "embedder_id";
+// The embedder an unfinished `msp reembed` moves the store to ("" or absent: none).
+constexpr char kReembedTargetMetaKey[] = "reembed_target";
 
 class SystemClockImpl final : public Clock {
  public:
@@ -147,21 +150,133 @@ class Engine final : public MemoryLayer {
   // and queues the sessions a previous run left queued. After Init().
   Status StartBackgroundConsolidation() { return StartWorker(); }
 
+  // The embedder check: a store's vectors all come from one embedder, the
+  // one its meta names. A new store takes the configured embedder; any other
+  // store must be re-embedded (`msp reembed`, instant for a store without
+  // records) before another embedder may use it, and a store with an
+  // unfinished reembed is refused until that run is finished.
   Status Init() {
     MSP_ASSIGN_OR_RETURN(std::optional<std::string> recorded, store_->GetMeta(kEmbedderMetaKey));
+    MSP_ASSIGN_OR_RETURN(std::optional<std::string> target, store_->GetMeta(kReembedTargetMetaKey));
+    const std::string id = embedder_->id();
+    if (target && !target->empty()) {
+      return Status::FailedPrecondition(
+          "the store at " + store_->Describe() + " is being re-embedded from '" + recorded.value_or("") +
+          "' to '" + *target + "' (an unfinished `msp reembed`); configure the embedder '" + *target +
+          "' and run `msp reembed` to finish, or configure '" + recorded.value_or("") +
+          "' and run `msp reembed` to go back");
+    }
     if (!recorded) {
       WriteBatch batch;
-      batch.meta.emplace_back(kEmbedderMetaKey, embedder_->id());
-      MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
-      (void)seqs;
-    } else if (*recorded != embedder_->id()) {
-      return Status::FailedPrecondition(
-          "the store at " + store_->Describe() + " holds vectors made by embedder '" + *recorded +
-          "', but this msp is configured with '" + embedder_->id() +
-          "'; configure the embedder the store was made with (embedder.provider / "
-          "embedder.dimension)");
+      batch.meta.emplace_back(kEmbedderMetaKey, id);
+      return ApplyBatch(batch);
     }
-    return Status::Ok();
+    if (*recorded == id) return Status::Ok();
+    MSP_ASSIGN_OR_RETURN(bool empty, StoreIsEmpty());
+    return Status::FailedPrecondition(
+        "the store at " + store_->Describe() + " holds vectors made by embedder '" + *recorded +
+        "', but msp is configured with '" + id + "'; run `msp reembed` to rebuild every vector with '" + id +
+        "'" + (empty ? std::string(" (the store has no records yet: it switches at once)") : std::string()) +
+        ", or configure the embedder the store was made with (embedder.provider, embedder.model, "
+        "embedder.dimension)");
+  }
+
+  // Re-embeds every record not yet carrying this engine's embedder's vector
+  // (MemoryLayer::Reembed). The target is marked in the store first, so
+  // Init refuses the store until a run finishes; each batch of vectors is one
+  // atomic write, so a run may stop anywhere and the next one skips what is
+  // done. Only called on an engine made without Init.
+  Result<ReembedProgress> ReembedAll(const ReembedOptions& opts,
+                                  const std::function<void(const ReembedProgress&)>& progress) {
+    if (opts.batch_size < 0 || opts.max_batches < 0) {
+      return Status::InvalidArgument("reembed batch_size and max_batches must be >= 0");
+    }
+    const auto started = std::chrono::steady_clock::now();
+    ReembedProgress p;
+    p.to_embedder = embedder_->id();
+    MSP_ASSIGN_OR_RETURN(std::optional<std::string> recorded, store_->GetMeta(kEmbedderMetaKey));
+    MSP_ASSIGN_OR_RETURN(std::optional<std::string> target, store_->GetMeta(kReembedTargetMetaKey));
+    p.from_embedder = recorded.value_or("");
+    const size_t batch_size = static_cast<size_t>(
+        opts.batch_size > 0 ? opts.batch_size : std::max(1, options_.embedder.batch_size));
+    auto report = [&]() {
+      p.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                          started)
+                         .count();
+      if (progress) progress(p);
+    };
+    std::map<std::string, int64_t> by_tenant;  // records re-embedded per tenant, for the audit
+    int batches = 0;
+    // Records written meanwhile by a process still on the old embedder are
+    // caught by the next pass; a few passes settle it.
+    constexpr int kPasses = 3;
+    for (int pass = 0;; ++pass) {
+      std::vector<std::string> todo;
+      int64_t total = 0;
+      MSP_RETURN_IF_ERROR(store_->Scan([&](const Memory& m) {
+        ++total;
+        if (m.embedder_id != p.to_embedder) todo.push_back(m.id);
+        return true;
+      }));
+      p.total = total;
+      p.done = total - static_cast<int64_t>(todo.size());
+      if (todo.empty()) break;
+      if (pass == kPasses) {
+        return Status::Unavailable(
+            "reembed: records made by the old embedder kept arriving from another process; stop the other "
+            "msp processes on " + store_->Describe() + " and run `msp reembed` again to finish");
+      }
+      if (!target || *target != p.to_embedder) {
+        WriteBatch mark;
+        mark.meta.emplace_back(kReembedTargetMetaKey, p.to_embedder);
+        MSP_RETURN_IF_ERROR(ApplyBatch(mark));
+        target = p.to_embedder;
+      }
+      if (pass == 0) report();
+      for (size_t i = 0; i < todo.size(); i += batch_size) {
+        if (opts.max_batches > 0 && batches >= opts.max_batches) {
+          report();
+          return p;
+        }
+        const std::vector<std::string> ids(todo.begin() + static_cast<std::ptrdiff_t>(i),
+                                           todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), i + batch_size)));
+        MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
+        records.erase(std::remove_if(records.begin(), records.end(),
+                                     [&](const Memory& m) { return m.embedder_id == p.to_embedder; }),
+                      records.end());
+        MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &records));
+        WriteBatch batch;
+        for (auto& m : records) {
+          ++by_tenant[m.ns.tenant];
+          batch.puts.push_back(std::move(m));
+        }
+        if (!batch.puts.empty()) MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+        ++batches;
+        p.embedded += static_cast<int64_t>(batch.puts.size());
+        p.done += static_cast<int64_t>(batch.puts.size());
+        report();
+      }
+    }
+    // Every record carries the new vector: switch the store's identity.
+    const TimeMs now = clock_->NowMs();
+    WriteBatch finish;
+    finish.meta.emplace_back(kEmbedderMetaKey, p.to_embedder);
+    finish.meta.emplace_back(kReembedTargetMetaKey, "");
+    for (const auto& [tenant, n] : by_tenant) {
+      finish.audit.push_back(MakeAudit(now, ActorOf(""), AuditAction::kUpdate, "", tenant,
+                                       "re-embedded " + std::to_string(n) + " records with " + p.to_embedder,
+                                       json{{"from", p.from_embedder}, {"to", p.to_embedder}, {"records", n}}));
+    }
+    MSP_RETURN_IF_ERROR(ApplyBatch(finish));
+    // The vector index holds the new vectors only.
+    {
+      std::lock_guard<std::mutex> lock(catchup_mu_);
+      vector_->Clear();
+      MSP_RETURN_IF_ERROR(CatchUpLocked());
+    }
+    p.finished = true;
+    report();
+    return p;
   }
 
   // ---- writes ---------------------------------------------------------
@@ -1243,12 +1358,41 @@ class Engine final : public MemoryLayer {
       }
       const int64_t up_to = changes.back().seq;
       if (lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_->Apply(records, deletes, up_to));
-      if (vec_at < up_to) MSP_RETURN_IF_ERROR(vector_->Apply(records, deletes, up_to));
+      if (vec_at < up_to) MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
       lex_at = std::max(lex_at, up_to);
       vec_at = std::max(vec_at, up_to);
       from = up_to;
     }
     return Status::Ok();
+  }
+
+  // The vector index takes only vectors of this engine's embedder: a record
+  // whose vector another embedder made (written by a process configured
+  // otherwise, or during a reembed) leaves the vector index instead of
+  // being compared with vectors of another model.
+  Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to) {
+    const std::string id = embedder_->id();
+    const auto foreign = [&](const Memory& m) { return m.embedder_id != id; };
+    if (std::none_of(records.begin(), records.end(), foreign)) return vector_->Apply(records, deletes, up_to);
+    std::vector<Memory> own;
+    for (const Memory& m : records) {
+      if (foreign(m)) {
+        deletes.push_back(m.id);
+      } else {
+        own.push_back(m);
+      }
+    }
+    return vector_->Apply(own, deletes, up_to);
+  }
+
+  // True when the store holds no record at all (any tenant).
+  Result<bool> StoreIsEmpty() {
+    bool empty = true;
+    MSP_RETURN_IF_ERROR(store_->Scan([&](const Memory&) {
+      empty = false;
+      return false;
+    }));
+    return empty;
   }
 
   const Options options_;
@@ -1289,10 +1433,25 @@ Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EnginePa
   return std::unique_ptr<MemoryLayer>(std::move(engine));
 }
 
-Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, std::shared_ptr<Clock> clock) {
+Result<ReembedProgress> ReembedStore(const Options& options, EngineParts parts, const ReembedOptions& reembed,
+                                     const std::function<void(const ReembedProgress&)>& progress) {
+  if (!parts.store || !parts.embedder || !parts.lexical || !parts.vector || !parts.extractor) {
+    return Status::InvalidArgument("ReembedStore: every part must be given");
+  }
+  if (parts.vector->dimension() != parts.embedder->dimension()) {
+    return Status::InvalidArgument("vector index dimension differs from the embedder's");
+  }
+  Engine engine(options, std::move(parts));
+  return engine.ReembedAll(reembed, progress);
+}
+
+namespace {
+
+// The parts MemoryLayer::Open and MemoryLayer::Reembed run on.
+Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clock) {
   EngineParts parts;
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
-  MSP_ASSIGN_OR_RETURN(parts.embedder, MakeEmbedder(options.embedder));
+  MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
   MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
   // Exact scan: the HNSW graph (MakeVectorIndex) is rebuilt by every process
   // that opens the store until the vector index is persisted beside it, which
@@ -1302,7 +1461,21 @@ Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, s
   const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));
   parts.clock = std::move(clock);
+  return parts;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MemoryLayer>> MemoryLayer::Open(const Options& options, std::shared_ptr<Clock> clock) {
+  MSP_ASSIGN_OR_RETURN(EngineParts parts, OpenParts(options, std::move(clock)));
   return MakeEngine(options, std::move(parts));
+}
+
+Result<ReembedProgress> MemoryLayer::Reembed(const Options& options, const ReembedOptions& reembed,
+                                             const std::function<void(const ReembedProgress&)>& progress,
+                                             std::shared_ptr<Clock> clock) {
+  MSP_ASSIGN_OR_RETURN(EngineParts parts, OpenParts(options, std::move(clock)));
+  return ReembedStore(options, std::move(parts), reembed, progress);
 }
 
 }  // namespace msp

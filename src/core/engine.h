@@ -5,6 +5,7 @@
 #ifndef MSP_CORE_ENGINE_H_
 #define MSP_CORE_ENGINE_H_
 
+#include <functional>
 #include <memory>
 
 #include "consolidate/extractor.h"
@@ -28,6 +29,11 @@ struct EngineParts {
 // Builds an engine from parts. Checks that the store's vectors were made by
 // this embedder (FailedPrecondition otherwise) and records it on first use.
 Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EngineParts parts);
+
+// MemoryLayer::Reembed over parts: re-embeds the store's records with
+// parts.embedder, without the embedder check MakeEngine makes.
+Result<ReembedProgress> ReembedStore(const Options& options, EngineParts parts, const ReembedOptions& reembed,
+                                     const std::function<void(const ReembedProgress&)>& progress);
 
 }  // namespace msp
 
