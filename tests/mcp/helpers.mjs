@@ -90,6 +90,43 @@ export function startHttpServer(dataDir, args = []) {
   });
 }
 
+// Starts `msp serve --port 0` with `args`; resolves to { url, close } once it
+// prints where it listens. close() stops it with SIGTERM.
+export function startMspServe(dataDir, args = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(mspBin(), ['serve', '--data-dir', dataDir, '--port', '0', '--synchronous', 'normal', ...args], {
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise((done) => child.on('exit', (code, signal) => done({ code, signal })));
+    // Never outlive the test process, whatever happens to the test.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    exited.then(() => process.off('exit', killOnExit));
+    let started = false;
+    // It says where it listens on stderr (its log).
+    const onData = (chunk) => {
+      output += chunk;
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (!m || started) return;
+      started = true;
+      resolve({
+        url: `http://127.0.0.1:${m[1]}/mcp`,
+        close: async () => {
+          child.kill('SIGTERM');
+          const { code } = await exited;
+          assert.equal(code, 0, `msp serve exited with ${code}`);
+        },
+      });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', reject);
+    exited.then(({ code }) => reject(new Error(`msp serve exited early (${code}): ${output}`)));
+  });
+}
+
 // The MCP SDK client over Streamable HTTP.
 export async function connectHttp(url, headers = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });

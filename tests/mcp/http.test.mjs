@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { connectHttp, initializeRequest, startHttpServer, tempDir } from './helpers.mjs';
+import { connectHttp, initializeRequest, startHttpServer, startMspServe, tempDir } from './helpers.mjs';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -183,6 +183,39 @@ describe('Streamable HTTP with API keys', () => {
     } finally {
       await a.client.close();
       await b.client.close();
+    }
+  });
+});
+
+describe('msp serve answers MCP at /mcp', () => {
+  let scratch;
+  let server;
+  before(async () => {
+    scratch = tempDir('mcp-serve');
+    server = await startMspServe(`${scratch.dir}/data`, ['--api-keys', 'serve-key-0123456789=acme']);
+  });
+  after(async () => {
+    await server?.close();
+    scratch?.cleanup();
+  });
+
+  test('with its API keys, through the SDK client', async () => {
+    await assert.rejects(connectHttp(server.url));
+    const { client, transport } = await connectHttp(server.url, { authorization: 'Bearer serve-key-0123456789' });
+    try {
+      const { tools } = await client.listTools();
+      for (const name of ['memory_write', 'memory_search', 'create_entities', 'read_graph', 'workflow_memory_query']) {
+        assert.ok(tools.some((t) => t.name === name), name);
+      }
+      const created = await client.callTool({
+        name: 'create_entities', arguments: { entities: [{ name: 'Served', entityType: 'thing', observations: ['via msp serve'] }] },
+      });
+      assert.equal(created.structuredContent.entities.length, 1);
+      const found = await client.callTool({ name: 'search_nodes', arguments: { query: 'served' } });
+      assert.deepEqual(found.structuredContent.entities.map((e) => e.name), ['Served']);
+      await transport.terminateSession();
+    } finally {
+      await client.close();
     }
   });
 });
