@@ -30,3 +30,14 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The cl100k_base vocabulary msp counts tokens with: the npm package
+# js-tiktoken, pinned in data/tokenizer/package-lock.json (docs/agent.md).
+# msp falls back to its documented estimate without it; its tests need it.
+tokenizer_dir="$(cd "$(dirname "$0")/../data/tokenizer" && pwd)"
+if ! command -v npm >/dev/null 2>&1; then
+  echo "msp: npm not found: token counts fall back to the estimate (install nodejs and npm)" >&2
+elif ! cmp -s "$tokenizer_dir/package-lock.json" "$tokenizer_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
+  (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.msp-installed-lock)
+fi

@@ -171,6 +171,23 @@ Status RunOperatorList(Invocation& inv);
 Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
+// verbs_procedure.cc and verbs_agent.cc: procedural memory, core memory,
+// working memory, the agent loop.
+Status RunProcedurePrompt(Invocation& inv);
+Status RunProcedureTool(Invocation& inv);
+Status RunProcedureRule(Invocation& inv);
+Status RunProcedureRemove(Invocation& inv);
+Status RunProcedureList(Invocation& inv);
+Status RunProcedureShow(Invocation& inv);
+Status RunProcedureHistory(Invocation& inv);
+Status RunProcedureDiff(Invocation& inv);
+Status RunProcedureRestore(Invocation& inv);
+Status RunCoreShow(Invocation& inv);
+Status RunCoreSet(Invocation& inv);
+Status RunCoreAppend(Invocation& inv);
+Status RunCoreReplace(Invocation& inv);
+Status RunContext(Invocation& inv);
+Status RunAgent(Invocation& inv);
 Status RunServe(Invocation& inv);
 Status RunMcp(Invocation& inv);  // verbs_mcp.cc, when MCP is built
 // verbs_query.cc: mission retrieval.
