@@ -385,6 +385,48 @@ std::vector<std::string> WithNamespaceParams(std::vector<std::string> names) {
   return names;
 }
 
+QueryParams ParseQuery(std::string_view target) {
+  QueryParams out;
+  const size_t question = target.find('?');
+  if (question == std::string_view::npos) return out;
+  std::string_view rest = target.substr(question + 1);
+  const size_t hash = rest.find('#');
+  if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+  auto decode = [](std::string_view s) {
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    std::string d;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '+') {
+        d += ' ';
+      } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+        d += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+        i += 2;
+      } else {
+        d += s[i];
+      }
+    }
+    return d;
+  };
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      out.emplace(decode(pair), "");
+    } else {
+      out.emplace(decode(pair.substr(0, eq)), decode(pair.substr(eq + 1)));
+    }
+  }
+  return out;
+}
+
 std::string StringParam(const QueryParams& q, const std::string& name) {
   auto [begin, end] = q.equal_range(name);
   std::string out;

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,11 @@ Result<RetrieveRequest> RetrieveRequestFromJson(const nlohmann::json& j, const s
 
 // Query parameters of a GET: name -> every value given.
 using QueryParams = std::multimap<std::string, std::string>;
+
+// The query parameters of a request target ("/v1/memories?user=ann&kind=a,b"):
+// names and values percent-decoded ('+' is a space). Only the target is read:
+// a form-encoded body never becomes parameters.
+QueryParams ParseQuery(std::string_view target);
 
 // The namespace of a GET: the parameters user, agent, session, mission,
 // operator under `tenant`.

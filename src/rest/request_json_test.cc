@@ -117,5 +117,18 @@ TEST(RequestJsonTest, QueryParameters) {
   EXPECT_TRUE(CheckQueryNames({{"tenant", "x"}, {"user", "u"}}, WithNamespaceParams({})).ok());
 }
 
+TEST(RequestJsonTest, ParseQueryDecodes) {
+  const QueryParams q = ParseQuery("/v1/memories?user=ann%20lee&tag=a%2Cb&tag=c+d&flag&=x&bad=%zz#frag");
+  EXPECT_EQ(StringParam(q, "user"), "ann lee");
+  EXPECT_EQ(q.count("tag"), 2u);
+  EXPECT_EQ(q.find("tag")->second, "a,b");
+  EXPECT_EQ(std::next(q.find("tag"))->second, "c d");
+  EXPECT_EQ(q.count("flag"), 1u);
+  EXPECT_EQ(StringParam(q, "bad"), "%zz");
+  EXPECT_EQ(StringParam(q, ""), "x");
+  EXPECT_TRUE(ParseQuery("/v1/memories").empty());
+  EXPECT_TRUE(ParseQuery("/v1/memories?").empty());
+}
+
 }  // namespace
 }  // namespace msp

@@ -390,7 +390,9 @@ std::optional<std::pair<int, json>> TenantProblem(const RestRoute& route, const 
 }
 
 void Serve(const RestRoute& route, RestApi& api, const HttpCall& call, httplib::Response& res) {
-  RestRequest r{call, call.req.params, json::object()};
+  // Parameters come from the target only: cpp-httplib would also read a
+  // form-encoded body (curl -d without a Content-Type) as parameters.
+  RestRequest r{call, ParseQuery(call.req.target), json::object()};
   if (Status s = CheckQueryNames(r.query, route.params); !s.ok()) return SendStatusError(res, s);
   if (route.body == BodyKind::kJson || route.body == BodyKind::kOptionalJson) {
     const bool blank = call.req.body.find_first_not_of(" \t\r\n") == std::string::npos;

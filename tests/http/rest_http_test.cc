@@ -353,6 +353,20 @@ TEST_F(RestHttpTest, MalformedBodiesAndWrongTypesAre400AndStoreNothing) {
   EXPECT_EQ(CountRecords(kKeyA), 0u);
 }
 
+// curl -d sends a JSON body as application/x-www-form-urlencoded: it is still
+// read as JSON, and parameters come only from the URL (percent-decoded).
+TEST_F(RestHttpTest, FormEncodedContentTypeAndEncodedParameters) {
+  Answer w = Post("/v1/memories", kKeyA,
+                  json{{"text", "Ann Lee prefers a quiet desk by the window"}, {"tags", {"preference"}},
+                       {"namespace", {{"user", "ann lee"}}}}
+                      .dump(),
+                  "application/x-www-form-urlencoded");
+  ASSERT_EQ(w.status, 201) << w.body;
+  EXPECT_EQ(Get("/v1/memories?user=ann%20lee", kKeyA).j["memories"].size(), 1u);
+  EXPECT_EQ(Get("/v1/memories?user=ann%20lee&tag=preference%2Cgoal", kKeyA).j["memories"].size(), 1u);
+  EXPECT_EQ(Get("/v1/memories?user=ann", kKeyA).j["memories"].size(), 0u);
+}
+
 TEST_F(RestHttpTest, RefusalsAre422WithTheRule) {
   Answer short_text = PostJson("/v1/memories", kKeyA, {{"text", "too short"}, {"tags", {"goal"}}});
   EXPECT_EQ(short_text.status, 422) << short_text.body;
