@@ -28,6 +28,8 @@ Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Options& op
   mcp_options.path = "/mcp";
   mcp_options.server_version = MSP_VERSION;
   mcp_options.mcp = options.mcp;
+  mcp_options.mission = options.mission;
+  mcp_options.tokens = options.tokens;
   mcp_options.max_body_bytes = options.server.max_body_bytes;
   auto authenticate = [&server](const httplib::Request& req) -> Result<mcp::McpCaller> {
     std::optional<std::string> tenant = server.Authenticate(req);
