@@ -69,6 +69,7 @@ const char* ReasonCode(int status) {
     case 403: return "forbidden";
     case 404: return "not_found";
     case 405: return "method_not_allowed";
+    case 411: return "length_required";
     case 413: return "payload_too_large";
     case 414: return "uri_too_long";
     case 416: return "range_not_satisfiable";
@@ -150,6 +151,19 @@ void HttpServer::InstallHooks() {
     s.start = Clock::now();
     s.request_id = RequestIdFor(req);
     res.set_header("X-Request-Id", s.request_id);
+    // cpp-httplib reads a chunked body whole, whatever its size: only bodies
+    // with a Content-Length (checked against the limit before reading) are
+    // accepted. The connection is closed after the answer, since the body is
+    // left unread.
+    std::string encoding = req.get_header_value("Transfer-Encoding");
+    std::transform(encoding.begin(), encoding.end(), encoding.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (encoding.find("chunked") != std::string::npos) {
+      res.set_header("Connection", "close");
+      SendError(res, 411, "length_required",
+                "send the request body with a Content-Length header; chunked request bodies are not accepted");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
 

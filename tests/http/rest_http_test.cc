@@ -406,6 +406,20 @@ TEST_F(RestHttpTest, OversizeBodyIs413AndStoresNothing) {
   EXPECT_EQ(import.status, 413);
   EXPECT_EQ(import.ErrorCode(), "payload_too_large");
 
+  // A chunked body (no Content-Length) is refused before it is read, however small.
+  auto chunked_client = NewClient();
+  const std::string small = json{{"text", "A chunked body that would fit easily"}, {"tags", {"goal"}}}.dump();
+  Answer chunked = From(chunked_client->Post(
+      "/v1/memories", Auth(kKeyA),
+      [&small](size_t offset, httplib::DataSink& sink) {
+        if (offset == 0) sink.write(small.data(), small.size());
+        sink.done();
+        return true;
+      },
+      "application/json"));
+  EXPECT_EQ(chunked.status, 411) << chunked.body;
+  EXPECT_EQ(chunked.ErrorCode(), "length_required");
+
   auto after = NewClient();
   EXPECT_EQ(Get("/healthz", "", after.get()).status, 200);  // the server is still fine
   client_ = NewClient();
