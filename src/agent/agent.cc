@@ -22,6 +22,15 @@ int64_t MsSince(SteadyClock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - t0).count();
 }
 
+// What the agent reads from semantic and episodic memory: the user's, of
+// every agent (facts written by other tools or agents about the user count).
+Namespace ReadScope(const Namespace& scope) {
+  Namespace ns;
+  ns.tenant = scope.tenant;
+  ns.user = scope.user;
+  return ns;
+}
+
 Namespace AgentScope(const Namespace& scope) {
   Namespace ns;
   ns.tenant = scope.tenant;
@@ -169,7 +178,7 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentO
   }
   if (!request.empty() && options.top_facts > 0) {
     RetrieveRequest r;
-    r.scope = ns;
+    r.scope = ReadScope(ns);
     r.query = request;
     r.top_k = options.top_facts;
     r.min_score = options.min_score;
@@ -179,7 +188,7 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentO
   }
   if (!request.empty() && options.retrieved_episodes > 0) {
     RetrieveRequest r;
-    r.scope = ns;
+    r.scope = ReadScope(ns);
     r.query = request;
     r.top_k = options.retrieved_episodes + static_cast<int>(recent_ids.size());
     r.min_score = options.min_score;
@@ -281,7 +290,14 @@ Result<WorkingMemory> Agent::Context(const std::string& request, const std::vect
   if (options_.agent.summarise) {
     pack.summarise = [this](const std::vector<WorkingEpisode>& dropped) -> Result<std::string> {
       std::string history;
-      for (const WorkingEpisode& e : dropped) history += WorkingEpisodeLine(e) + "\n";
+      std::string key;
+      for (const WorkingEpisode& e : dropped) {
+        history += WorkingEpisodeLine(e) + "\n";
+        key += e.id + ",";
+      }
+      // The same history is summarised once (every model call of a turn
+      // packs the working memory again).
+      if (key == summary_key_) return summary_text_;
       ChatRequest req;
       req.messages = {ChatMessage::System("Summarise this conversation history in at most five sentences. Keep "
                                           "facts about the user, decisions, results of tool calls and open "
@@ -289,6 +305,8 @@ Result<WorkingMemory> Agent::Context(const std::string& request, const std::vect
                       ChatMessage::User(history)};
       req.max_tokens = std::max(64, options_.agent.reply_reserve / 2);
       MSP_ASSIGN_OR_RETURN(ChatReply reply, chat_.Complete(req));
+      summary_key_ = key;
+      summary_text_ = reply.message.content;
       return reply.message.content;
     };
   }

@@ -105,9 +105,11 @@ class AgentToolbox {
 };
 
 // What the working memory for a request is built from, read from msp's
-// memory: procedural memory's system prompt, the core memory blocks, the
-// top_facts facts and retrieved_episodes older episodes retrieved for the
-// request, the last recent_steps steps of the session, the tool schemas.
+// memory: procedural memory's system prompt and the core memory blocks (of
+// scope's tenant, user and agent), the top_facts facts and
+// retrieved_episodes older episodes retrieved for the request (from the
+// user's memory: tenant and user, every agent), the last recent_steps steps
+// of the session, the tool schemas.
 Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentOptions& options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& request, const std::vector<ToolSpec>& tools);
@@ -164,6 +166,8 @@ class Agent {
   ProceduralSnapshot procedural_;
   int64_t resumed_steps_ = 0;
   int64_t steps_since_consolidation_ = 0;
+  std::string summary_key_;   // the ids of the history last summarised
+  std::string summary_text_;  // and its summary
 };
 
 // Completes the pending turn journals of a session (roll forward): adds the

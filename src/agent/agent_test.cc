@@ -343,6 +343,70 @@ TEST_F(AgentTest, APendingTurnJournalIsCompletedOnResume) {
   EXPECT_EQ(again, 0) << "the journal is marked done";
 }
 
+TEST_F(AgentTest, RegisteredToolsOverrideOrFailWhenNothingImplementsThem) {
+  ProceduralMemory pm(*engine_, scope_);
+  ProcedureChange by;
+  by.author = "admin";
+  ToolDefinition search;
+  search.name = "memory_search";
+  search.description = "Look things up in Ann's notes.";
+  search.parameters_json = R"({"type":"object","properties":{"query":{"type":"string"}},"required":["query"]})";
+  ASSERT_OK(pm.PutTool(search, by).status());
+  ToolDefinition ghost;
+  ghost.name = "deploy";
+  ghost.description = "Deploy the service.";
+  ASSERT_OK(pm.PutTool(ghost, by).status());
+  stub_.Enqueue(kChatPath, StubReply::ChatToolCalls(json::array({ToolCall("d1", "deploy", json::object())})));
+  stub_.Enqueue(kChatPath, StubReply::ChatContent("I cannot deploy."));
+  auto agent = NewAgent();
+  ASSERT_NE(agent, nullptr);
+  ASSERT_OK_AND_ASSIGN(TurnResult turn, agent->RunTurn("Deploy it"));
+  EXPECT_EQ(turn.tool_errors, 1);
+  bool overridden = false;
+  bool offered = false;
+  const json first = ChatRequest(0);
+  for (const json& t : first["tools"]) {
+    if (t["function"]["name"] == "memory_search") overridden = t["function"]["description"] == search.description;
+    if (t["function"]["name"] == "deploy") offered = true;
+  }
+  EXPECT_TRUE(overridden);
+  EXPECT_TRUE(offered);
+  EXPECT_NE(ChatRequest(1)["messages"][3]["content"].get<std::string>().find("neither msp nor a configured MCP"),
+            std::string::npos);
+}
+
+TEST_F(AgentTest, OldHistoryIsSummarisedByTheModelWhenOverBudget) {
+  options_.agent.summarise = true;
+  options_.agent.context_tokens = 1400;
+  options_.agent.reply_reserve = 100;
+  Namespace ns = scope_;
+  ns.session = "long";
+  for (int i = 1; i <= 12; ++i) {
+    EpisodeStep s;
+    s.ns = ns;
+    s.type = i % 2 ? EpisodeType::kUserMessage : EpisodeType::kAgentResponse;
+    s.text = "Turn " + std::to_string(i) + ": " + std::string(200, 'a' + (i % 26));
+    ASSERT_OK(engine_->AddEpisode(s).status());
+  }
+  options_.agent.recent_steps = 12;
+  options_.agent.retrieved_episodes = 0;
+  stub_.Enqueue(kChatPath, StubReply::ChatContent("Earlier: Ann typed long lines."));  // the summary
+  stub_.Enqueue(kChatPath, StubReply::ChatContent("Done."));
+  auto agent = NewAgent("long");
+  ASSERT_NE(agent, nullptr);
+  ASSERT_OK_AND_ASSIGN(TurnResult turn, agent->RunTurn("What happened before?"));
+  EXPECT_TRUE(turn.last_context.summarised);
+  EXPECT_FALSE(turn.last_context.dropped.empty());
+  EXPECT_LE(turn.last_context.total_tokens, turn.last_context.budget);
+  const std::string summary_request = ChatRequest(0)["messages"][1]["content"];
+  EXPECT_NE(summary_request.find("Turn 1: "), std::string::npos) << "the oldest step is summarised";
+  const std::string system = ChatRequest(1)["messages"][0]["content"];
+  EXPECT_NE(system.find("Summary of earlier conversation:\nEarlier: Ann typed long lines."), std::string::npos)
+      << system;
+  EXPECT_EQ(system.find("Turn 1: "), std::string::npos);
+  EXPECT_NE(system.find("Turn 12: "), std::string::npos);
+}
+
 TEST(AgentChatClientTest, WithoutAModelSaysHowToConfigureOne) {
   Options o;
   auto c = MakeAgentChatClient(o);

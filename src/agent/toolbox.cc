@@ -112,13 +112,17 @@ void AgentToolbox::AddBuiltins() {
   const json top_k = {{"type", "integer"}, {"description", "results to return (1..50, default 5)"}};
   const json tags = {{"type", "array"}, {"items", {{"type", "string"}}}};
 
-  auto search = [this](const json& args, std::vector<Kind> kinds) -> ToolOutcome {
+  // Reads see the user's memory (every agent's); writes carry this agent.
+  Namespace read_scope;
+  read_scope.tenant = scope_.tenant;
+  read_scope.user = scope_.user;
+  auto search = [this, read_scope](const json& args, std::vector<Kind> kinds) -> ToolOutcome {
     Result<std::string> q = StringArg(args, "query");
     if (!q.ok()) return FromStatus(q.status());
     Result<int> k = TopKArg(args);
     if (!k.ok()) return FromStatus(k.status());
     RetrieveRequest r;
-    r.scope = scope_;
+    r.scope = read_scope;
     r.query = *q;
     r.top_k = *k;
     r.filter.kinds = std::move(kinds);
@@ -151,10 +155,10 @@ void AgentToolbox::AddBuiltins() {
       });
   add("fact_history", "Every version of a fact, oldest first (following supersede links).",
       ObjectSchema({{"id", {{"type", "string"}, {"description", "the fact's id"}}}}, {"id"}),
-      [this](const json& a) -> ToolOutcome {
+      [this, read_scope](const json& a) -> ToolOutcome {
         Result<std::string> id = StringArg(a, "id");
         if (!id.ok()) return FromStatus(id.status());
-        Result<std::vector<Memory>> h = engine_.History(scope_, *id);
+        Result<std::vector<Memory>> h = engine_.History(read_scope, *id);
         if (!h.ok()) return FromStatus(h.status());
         std::string out;
         for (const Memory& m : *h) {

@@ -24,7 +24,7 @@ std::string LlmSettingsHelp() {
     out += "\n  " + std::string(s.key) + " (" + std::string(s.env) + ", " + std::string(s.flag) + "): " +
            std::string(s.description);
   }
-  if (out.empty()) out = "\n  llm.model, llm.base_url, llm.api_key";
+  if (out.empty()) out = "\n  llm.model (MSP_LLM_MODEL), llm.base_url (MSP_LLM_BASE_URL), llm.api_key (MSP_LLM_API_KEY)";
   return out;
 }
 
