@@ -125,6 +125,7 @@ const std::vector<Verb>& Verbs() {
         {"--since", "TIME", "created at or after (ISO 8601)"},
         {"--until", "TIME", "created before (ISO 8601)"},
         {"--include-superseded", "", "also return superseded records"},
+        {"--as-of", "TIME", "what held then (ISO 8601), superseded records included"},
         {"--explain", "", "show each signal's part in the score"}},
        {"QUERY"},
        1,

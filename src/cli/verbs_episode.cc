@@ -19,7 +19,8 @@ void PrintReport(Invocation& inv, const ConsolidationReport& r, std::string_view
     return;
   }
   *inv.out << what << ": " << r.episodes_read << " episodes read, " << r.candidates << " candidates, "
-           << r.facts_added << " facts added, " << r.facts_merged << " merged\n";
+           << r.facts_added << " facts added, " << r.facts_merged << " merged, " << r.facts_superseded
+           << " superseding\n";
   for (const std::string& id : r.fact_ids) *inv.out << "  fact " << id << "\n";
 }
 

@@ -39,6 +39,7 @@ Status RunSearch(Invocation& inv) {
     return Usage(inv, "--until must be later than --since");
   }
   r.filter.include_superseded = flags.Has("--include-superseded");
+  MSP_ASSIGN_OR_RETURN(r.as_of, TimeFlag(inv, "--as-of"));
   r.explain = flags.Has("--explain");
 
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));

@@ -511,6 +511,7 @@ nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r) {
               {"candidates", r.candidates},
               {"facts_added", r.facts_added},
               {"facts_merged", r.facts_merged},
+              {"facts_superseded", r.facts_superseded},
               {"fact_ids", r.fact_ids}};
 }
 

@@ -86,7 +86,7 @@ nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding = false
 // {seq, at (ISO 8601), actor, action, record_id, tenant, reason, details (object)}.
 nlohmann::json AuditEventToJson(const AuditEvent& e);
 
-// {episodes_read, candidates, facts_added, facts_merged, fact_ids}.
+// {episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids}.
 nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r);
 
 // {records, active, expired, by_kind {kind: n}, last_seq, lexical_applied_seq,

@@ -224,7 +224,36 @@ const std::vector<Setting>& Table() {
             0, kInf),
       NonEmpty(Make("consolidation.extractor", "MSP_CONSOLIDATION_EXTRACTOR", "--consolidation-extractor",
                     +[](Options& o) { return &o.consolidation.extractor; },
-                    "Fact extractor: rules (built in).")),
+                    "Fact extractor: rules (built in, no model) or llm (a chat model, llm.*: facts with "
+                    "confidence, merged into their twin or superseding what they contradict)."),
+               "rules|llm"),
+      Make("consolidation.background", "MSP_CONSOLIDATION_BACKGROUND", "--consolidation-background",
+           +[](Options& o) { return &o.consolidation.background; },
+           "Consolidate on a background worker: episode add and session end only queue the session, so a "
+           "write never waits for a model (the queue is kept in the store across restarts)."),
+      Make("llm.base_url", "MSP_LLM_BASE_URL", "--llm-base-url", +[](Options& o) { return &o.llm.base_url; },
+           "Chat model server for the llm extractor, up to and including /v1 (Ollama "
+           "http://localhost:11434/v1, llama.cpp http://localhost:8080/v1, OpenAI https://api.openai.com/v1)."),
+      Make("llm.model", "MSP_LLM_MODEL", "--llm-model", +[](Options& o) { return &o.llm.model; },
+           "Chat model for the llm extractor (required for it), e.g. llama3.1, qwen2.5:7b, gpt-4o-mini."),
+      Make("llm.api_key", "MSP_LLM_API_KEY", "--llm-api-key", +[](Options& o) { return &o.llm.api_key; },
+           "Bearer token of the chat server (empty: none; with base_url on https://api.openai.com, "
+           "$OPENAI_API_KEY). Prefer the environment variable to the file or the flag."),
+      Range(Make("llm.timeout_ms", "MSP_LLM_TIMEOUT_MS", "--llm-timeout-ms",
+                 +[](Options& o) { return &o.llm.timeout_ms; },
+                 "Connect and read timeout of one chat request, in ms (>= 1)."),
+            1, kInf),
+      Range(Make("llm.max_retries", "MSP_LLM_MAX_RETRIES", "--llm-max-retries",
+                 +[](Options& o) { return &o.llm.max_retries; },
+                 "Retries of a chat request after a 408, 429, 5xx, malformed reply or network error, with "
+                 "exponential backoff and jitter, honouring Retry-After (0..20)."),
+            0, 20),
+      NonEmpty(Make("llm.response_format", "MSP_LLM_RESPONSE_FORMAT", "--llm-response-format",
+                    +[](Options& o) { return &o.llm.response_format; },
+                    "How JSON replies are asked for: auto (json_schema; on a 400 rejecting it, json_object, then "
+                    "the prompt alone), json_schema, json_object or prompt. Replies are always checked "
+                    "against the schema."),
+               "auto|json_schema|json_object|prompt"),
       NonEmpty(Make("server.bind", "MSP_SERVER_BIND", "--bind", +[](Options& o) { return &o.server.bind; },
                     "Address `msp serve` listens on (127.0.0.1: this machine only; 0.0.0.0: every interface).")),
       Range(Make("server.port", "MSP_SERVER_PORT", "--port", +[](Options& o) { return &o.server.port; },

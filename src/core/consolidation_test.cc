@@ -299,6 +299,25 @@ TEST_F(LlmConsolidationTest, AModelFailureKeepsTheEpisodesForTheNextRun) {
   EXPECT_EQ(Texts(Facts(mem.get())), (std::vector<std::string>{"User is allergic to peanuts."}));
 }
 
+TEST_F(LlmConsolidationTest, AFailedAutomaticConsolidationSaysTheEpisodeIsStored) {
+  Options o = options_;
+  o.consolidation.every_n_episodes = 1;
+  auto mem = Open(o);
+  ASSERT_NE(mem, nullptr);
+  model_.AddFactsReply(StubReply::Error(503, "model is loading"));
+  EpisodeStep s;
+  s.ns = Ns();
+  s.ns.session = "s1";
+  s.text = "I am allergic to peanuts";
+  Result<Memory> added = mem->AddEpisode(s);
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(added.status().message().find("stored as step 1, but consolidation failed"), std::string::npos)
+      << added.status().message();
+  ASSERT_OK_AND_ASSIGN(auto steps, mem->LastSteps(Ns(), "s1", 0));
+  EXPECT_EQ(steps.size(), 1u);
+}
+
 TEST_F(LlmConsolidationTest, WithoutAModelTheRulesStayTheDefault) {
   Options o = options_;
   o.consolidation = ConsolidationOptions{};

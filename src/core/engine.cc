@@ -402,9 +402,10 @@ class Engine final : public MemoryLayer {
       if (m.step_number - done >= every) {
         if (worker_) {
           MSP_RETURN_IF_ERROR(QueueConsolidation(step.ns, step.ns.session));
-        } else {
-          MSP_ASSIGN_OR_RETURN(auto report, ConsolidateSession(step.ns, step.ns.session, actor));
-          (void)report;
+        } else if (auto report = ConsolidateSession(step.ns, step.ns.session, actor); !report.ok()) {
+          // The step is stored: say so, so that the caller does not add it again.
+          return report.status().WithContext("episode " + m.id + " stored as step " +
+                                             std::to_string(m.step_number) + ", but consolidation failed");
         }
       }
     }
