@@ -80,7 +80,8 @@ class HttpServer {
   // method and template yet.
   void Handle(Route route);
   // Labels requests to `path` (a literal path mounted on http() directly) in
-  // logs and metrics, and leaves its error answers as they are.
+  // logs and metrics, and leaves its error answers as they are. REQUIRES:
+  // before Start().
   void DeclareRoute(const std::string& path);
   // Every route registered with Handle(), built-in ones included, in order.
   std::vector<RouteInfo> Routes() const;
@@ -95,6 +96,7 @@ class HttpServer {
   const ServerOptions& options() const { return options_; }
 
   // Extra text appended to /metrics for the caller's tenant (record counts).
+  // REQUIRES: before Start().
   void SetMetricsSource(std::function<std::string(const std::string& tenant)> source);
 
   // Binds options.bind:options.port (port 0: any free port) and serves on a
