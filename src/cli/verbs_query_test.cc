@@ -68,7 +68,7 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   ASSERT_EQ(list.code, 0) << list.err;
   const json events = json::parse(list.out);
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[1]["cause"], jam);
+  EXPECT_EQ(events[0]["id"] == jam ? events[1]["cause"] : events[0]["cause"], jam);
 
   const CliRun md = Cli({"query", "jamming relay channel", "--mission", "m1", "--operator", "ann", "--session", "s1"});
   ASSERT_EQ(md.code, 0) << md.err;

@@ -478,6 +478,7 @@ TEST_F(WorkflowMemoryTest, EventsValidateAndLink) {
   bad.cause_id.clear();
   bad.component = "two words";
   EXPECT_EQ(wm_->AddEvent(bad).status().code(), StatusCode::kInvalidArgument);
+  clock_->Advance(1000);  // events of the same millisecond are ordered by id
   const std::string b = Event("alert", "comms", "Relay 3 battery low", Criticality::kHigh, a);
   ASSERT_OK_AND_ASSIGN(std::vector<MissionEvent> events, wm_->Events(mission_, 0, 0, std::nullopt));
   ASSERT_EQ(events.size(), 2u);  // retrieval logs are not mission events
