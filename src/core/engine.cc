@@ -920,6 +920,13 @@ class Engine final : public MemoryLayer {
     if (r.kind == Kind::kEpisode) {
       return Status::InvalidArgument("kind episode is written with episode add (AddEpisode), not write");
     }
+    if (r.kind == Kind::kCorrection) {
+      // A correction is only ever its structured abstraction, never raw text
+      // (seed 003); mission memory validates it (msp correction add).
+      return Status::InvalidArgument(
+          "kind correction is recorded with `msp correction add` (a structured abstraction: class, "
+          "category, component, outcome, one-sentence summary), not write");
+    }
     MSP_RETURN_IF_ERROR(ValidateText("text", r.text, options_.policy.max_text_bytes));
     MSP_RETURN_IF_ERROR(ValidateCommon(r.ns, r.tags, r.source, r.confidence, r.body_json, r.provenance));
     if (r.ttl_days < 0) return Status::InvalidArgument("ttl_days must be >= 0, got " + std::to_string(r.ttl_days));

@@ -399,6 +399,21 @@ TEST_F(EngineTest, AnotherEmbedderIsRefused) {
   EXPECT_NE(r.status().message().find("hashing"), std::string::npos);
 }
 
+TEST_F(EngineTest, WriteRefusesCorrectionsWhichOnlyMissionMemoryRecords) {
+  WriteRequest r = Req("The operator said: here is my whole raw prompt, verbatim, to keep", Ns());
+  r.kind = Kind::kCorrection;
+  auto refused = engine_->Write(r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("correction add"), std::string::npos) << refused.status().message();
+  auto batch = engine_->WriteMany({Req("an ordinary preference that is fine to keep", Ns()), r});
+  ASSERT_FALSE(batch.ok());
+  ListRequest all;
+  all.scope = Ns();
+  ASSERT_OK_AND_ASSIGN(auto records, engine_->List(all));
+  EXPECT_TRUE(records.empty());
+}
+
 // ---- Commit: typed administrative writes ----
 
 Memory Typed(Kind kind, const Namespace& ns, const std::string& text, int access_level = 0) {
