@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -60,7 +61,7 @@ Status RunReembed(Invocation& inv) {
 
   // One line at the start, then at most one a second, and the last one.
   std::ostream& err = *inv.err;
-  auto last_line = std::chrono::steady_clock::time_point::min();
+  std::optional<std::chrono::steady_clock::time_point> last_line;
   bool started = false;
   auto progress = [&](const ReembedProgress& p) {
     const auto now = std::chrono::steady_clock::now();
@@ -69,7 +70,7 @@ Status RunReembed(Invocation& inv) {
           << p.to_embedder << ", " << (p.total - p.done) << " of " << p.total << " records to embed\n";
       started = true;
     }
-    if (p.finished || now - last_line >= std::chrono::seconds(1)) {
+    if (p.finished || !last_line || now - *last_line >= std::chrono::seconds(1)) {
       err << "reembed: " << ProgressLine(p) << "\n" << std::flush;
       last_line = now;
     }

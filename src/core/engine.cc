@@ -240,20 +240,11 @@ class Engine final : public MemoryLayer {
         }
         const std::vector<std::string> ids(todo.begin() + static_cast<std::ptrdiff_t>(i),
                                            todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), i + batch_size)));
-        MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
-        records.erase(std::remove_if(records.begin(), records.end(),
-                                     [&](const Memory& m) { return m.embedder_id == p.to_embedder; }),
-                      records.end());
-        MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &records));
-        WriteBatch batch;
-        for (auto& m : records) {
-          ++by_tenant[m.ns.tenant];
-          batch.puts.push_back(std::move(m));
-        }
-        if (!batch.puts.empty()) MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+        MSP_ASSIGN_OR_RETURN(std::vector<Memory> stored, ReembedBatch(ids));
+        for (const Memory& m : stored) ++by_tenant[m.ns.tenant];
         ++batches;
-        p.embedded += static_cast<int64_t>(batch.puts.size());
-        p.done += static_cast<int64_t>(batch.puts.size());
+        p.embedded += static_cast<int64_t>(stored.size());
+        p.done += static_cast<int64_t>(stored.size());
         report();
       }
     }
@@ -277,6 +268,41 @@ class Engine final : public MemoryLayer {
     p.finished = true;
     report();
     return p;
+  }
+
+  // Stores the records `ids` (those that still exist and are not done) with
+  // this engine's vectors, in one write that holds only if none of them
+  // changed since it was read (compare-and-swap on seq); a record another
+  // process changed meanwhile is read and, if its text changed, embedded
+  // again. Returns the records stored.
+  Result<std::vector<Memory>> ReembedBatch(const std::vector<std::string>& ids) {
+    const std::string id = embedder_->id();
+    std::map<std::string, std::pair<std::string, std::vector<float>>> made;  // id -> (text, vector)
+    constexpr int kAttempts = 5;
+    for (int attempt = 1;; ++attempt) {
+      MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
+      records.erase(std::remove_if(records.begin(), records.end(),
+                                   [&](const Memory& m) { return m.embedder_id == id; }),
+                    records.end());
+      std::vector<Memory> fresh;
+      for (const Memory& m : records) {
+        auto it = made.find(m.id);
+        if (it == made.end() || it->second.first != m.text) fresh.push_back(m);
+      }
+      MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &fresh));
+      for (Memory& m : fresh) made[m.id] = {m.text, std::move(m.embedding)};
+      WriteBatch batch;
+      for (Memory& m : records) {
+        batch.expect_seq.emplace_back(m.id, m.seq);
+        m.embedding = made[m.id].second;
+        m.embedder_id = id;
+        batch.puts.push_back(std::move(m));
+      }
+      if (batch.puts.empty()) return batch.puts;
+      Status applied = ApplyBatch(batch);
+      if (applied.ok()) return std::move(batch.puts);
+      if (applied.code() != StatusCode::kConflict || attempt == kAttempts) return applied;
+    }
   }
 
   // ---- writes ---------------------------------------------------------

@@ -27,7 +27,8 @@ struct EngineParts {
 };
 
 // Builds an engine from parts. Checks that the store's vectors were made by
-// this embedder (FailedPrecondition otherwise) and records it on first use.
+// this embedder and that no reembed is unfinished (FailedPrecondition
+// otherwise, naming `msp reembed`) and records the embedder on first use.
 Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EngineParts parts);
 
 // MemoryLayer::Reembed over parts: re-embeds the store's records with

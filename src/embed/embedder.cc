@@ -1,4 +1,5 @@
-// The embedder factory. (The dot product is in dot.cc.)
+// The factory of the built-in embedder. (The dot product is in dot.cc;
+// provider/embedder_factory.h opens every embedder by name.)
 #include "embed/embedder.h"
 
 #include <string>
@@ -20,6 +21,11 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
   }
   if (options.provider == "hashing") {
     return std::unique_ptr<Embedder>(std::make_unique<HashingEmbedder>(options.dimension));
+  }
+  if (options.provider == "openai") {
+    return Status::InvalidArgument(
+        "embedder provider 'openai' needs the network: open it with OpenEmbedder "
+        "(provider/embedder_factory.h); MakeEmbedder makes the built-in hashing embedder only");
   }
   return Status::InvalidArgument("unknown embedder provider '" + options.provider +
                                  "'; available providers: hashing");

@@ -1,5 +1,8 @@
 // Embedder: text to a fixed-dimension vector. Implementations: hashing/ (the
-// built-in lexical hashing embedder, no model needed); later openai/.
+// built-in lexical hashing embedder, no model needed) and, outside this part
+// so that it stays free of the network, provider/openai_embedder.h (any
+// OpenAI-compatible embeddings server). provider/embedder_factory.h opens
+// either by name; MakeEmbedder below knows the built-in one only.
 #ifndef MSP_EMBED_EMBEDDER_H_
 #define MSP_EMBED_EMBEDDER_H_
 
@@ -18,7 +21,8 @@ class Embedder {
  public:
   virtual ~Embedder() = default;
   virtual int dimension() const = 0;
-  // Names the model and dimension, stored with each vector ("hashing-v1-384").
+  // Names the model and dimension, stored with each vector ("hashing-v1-384",
+  // "openai:nomic-embed-text:768"). A store holds vectors of one id only.
   virtual std::string id() const = 0;
   // One vector per text, L2-normalised (an all-zero vector for text with no
   // features). Thread-safe.

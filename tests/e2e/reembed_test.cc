@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "msp/memory.h"
+#include "store/store.h"
 #include "tests/support/openai_stub.h"
 #include "tests/support/test_util.h"
 
@@ -384,6 +385,76 @@ TEST(ReembedTest, MaxBatchesStopsAndTheNextRunContinues) {
   EXPECT_TRUE(MemoryLayer::Open(StubOptions(dir.path(), cs.stub())).ok());
 }
 
+// A record another process changes while its batch is being embedded is
+// not overwritten with the stale copy: the batch's write fails its
+// compare-and-swap, the record is read again and its new text embedded.
+TEST(ReembedTest, RecordChangedDuringItsBatchIsNotOverwritten) {
+  TempDir dir("reembed");
+  ASSERT_TRUE(dir.ok());
+  Seeded s = Seed(dir.path());
+  ASSERT_EQ(s.ids.size(), 16u);
+  std::string first = s.ids.front().second;  // the store scans in id order
+  for (const auto& [scope, id] : s.ids) first = std::min(first, id);
+  const std::string changed = "A completely new text about volcanoes and lava";
+  OpenAiStub stub;
+  ASSERT_TRUE(stub.ok());
+  stub.set_embedding_dimension(kStubDim);
+  std::mutex mu;
+  std::map<std::string, int> embedded;
+  bool edited = false;
+  std::string edit_error;
+  stub.SetDefault(kEmbeddingsPath, [&](const StubRequest& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!edited) {
+      // Another writer changes the first record while its batch is out.
+      edited = true;
+      StoreOptions so;
+      so.data_dir = dir.path();
+      auto store = OpenStore(so);
+      if (!store.ok()) {
+        edit_error = store.status().ToString();
+      } else {
+        auto m = (*store)->Get(first);
+        if (!m.ok() || !m->has_value()) {
+          edit_error = "record not found";
+        } else {
+          WriteBatch b;
+          Memory edit = **m;
+          edit.text = changed;
+          b.puts.push_back(edit);
+          auto applied = (*store)->Apply(b);
+          if (!applied.ok()) edit_error = applied.status().ToString();
+        }
+      }
+    }
+    std::vector<std::vector<float>> vectors;
+    for (const auto& t : r.json["input"]) {
+      vectors.push_back(StubEmbedding(t.get<std::string>(), kStubDim));
+      ++embedded[t.get<std::string>()];
+    }
+    return StubReply::Embeddings(vectors);
+  });
+  ASSERT_OK_AND_ASSIGN(ReembedProgress p, MemoryLayer::Reembed(StubOptions(dir.path(), stub), ReembedOptions{}, nullptr));
+  EXPECT_TRUE(p.finished);
+  EXPECT_EQ(p.embedded, 16);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_TRUE(edited);
+    ASSERT_EQ(edit_error, "");
+    // 4 batches and one more request for the changed record alone.
+    EXPECT_EQ(stub.RequestCount(kEmbeddingsPath), 5u);
+    EXPECT_EQ(embedded[changed], 1);
+    int others = 0;
+    for (const auto& t : s.texts) others += embedded.count(t) ? embedded[t] : 0;
+    EXPECT_EQ(others, 16);  // every original text once (the first one before it changed)
+  }
+  ASSERT_OK_AND_ASSIGN(auto e, MemoryLayer::Open(StubOptions(dir.path(), stub)));
+  ASSERT_OK_AND_ASSIGN(Memory m, e->Get(Namespace{}, first));
+  EXPECT_EQ(m.text, changed);
+  EXPECT_EQ(m.embedder_id, kStubId);
+  ExpectVectorFinds(*e, Namespace{}, changed);
+}
+
 TEST(ReembedTest, UnfinishedReembedCanGoBackToTheOldEmbedder) {
   TempDir dir("reembed");
   ASSERT_TRUE(dir.ok());
@@ -494,12 +565,18 @@ TEST(ReembedCliTest, KilledMidwayThenResumedEmbedsEachRecordOnce) {
   pid_t pid = Spawn(ReembedArgs(data, cs.stub()), dir.path());
   ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int status = 0;
+  bool exited = false;
   while (cs.stub().RequestCount(kEmbeddingsPath) < 3 && std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  ASSERT_FALSE(exited) << "msp reembed ended before it was killed: " << ReadFile(dir.path() + "/err.txt");
   ASSERT_EQ(cs.stub().RequestCount(kEmbeddingsPath), 3u);
   ASSERT_EQ(kill(pid, SIGKILL), 0);
-  int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(cs.Successes(), 2);
