@@ -390,6 +390,36 @@ TEST_F(EngineTest, ImportIsAllOrNothing) {
   EXPECT_EQ(after->last_seq, before->last_seq);
 }
 
+TEST_F(EngineTest, ImportNeverReplacesAnotherTenantsRecord) {
+  ASSERT_OK_AND_ASSIGN(WriteResult theirs, engine_->Write(Req("Ann keeps the launch codes in the blue binder", Ns("acme"))));
+  Namespace acme;
+  acme.tenant = "acme";
+  // Re-importing one's own record by id replaces it.
+  std::istringstream own("{\"id\":\"" + theirs.id +
+                         "\",\"text\":\"Ann keeps the launch codes in the red binder\",\"namespace\":{\"tenant\":\"acme\"}}\n");
+  ASSERT_OK(engine_->Import(own, "restorer").status());
+  ASSERT_OK_AND_ASSIGN(Memory replaced, engine_->Get(acme, theirs.id));
+  EXPECT_EQ(replaced.text, "Ann keeps the launch codes in the red binder");
+
+  // Another tenant naming the same id is refused, and nothing lands.
+  std::istringstream other(
+      "{\"text\":\"an innocent record of another tenant\",\"namespace\":{\"tenant\":\"evil\"}}\n"
+      "{\"id\":\"" + theirs.id +
+      "\",\"text\":\"overwritten by another tenant\",\"namespace\":{\"tenant\":\"evil\"}}\n");
+  auto before = engine_->GetStats(Namespace{});
+  ASSERT_TRUE(before.ok());
+  auto rep = engine_->Import(other, "evil");
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rep.status().message().find("line 2"), std::string::npos) << rep.status().message();
+  ASSERT_OK_AND_ASSIGN(Memory kept, engine_->Get(acme, theirs.id));
+  EXPECT_EQ(kept.text, "Ann keeps the launch codes in the red binder");
+  EXPECT_EQ(kept.ns.tenant, "acme");
+  auto after = engine_->GetStats(Namespace{});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->last_seq, before->last_seq);
+}
+
 TEST_F(EngineTest, AnotherEmbedderIsRefused) {
   Options o = options_;
   o.embedder.dimension = 128;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <istream>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -34,6 +35,7 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
   ImportReport report;
   WriteBatch batch;
   std::set<std::string> ids;
+  std::vector<int> line_of;  // the line of each put, for messages
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -73,8 +75,27 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
     e.reason = "import line " + std::to_string(line_no);
     batch.audit.push_back(std::move(e));
     batch.puts.push_back(std::move(m));
+    line_of.push_back(line_no);
   }
   if (in.bad()) return Status::IoError("reading the import stream failed; nothing was imported");
+  // An existing id may only be replaced within its own tenant. The check is
+  // made atomic with the write by compare-and-swap conditions: each id must
+  // still be at the seq read here (or still absent).
+  std::vector<std::string> line_ids;
+  for (const Memory& m : batch.puts) line_ids.push_back(m.id);
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> existing, store.GetMany(line_ids, /*with_embeddings=*/false));
+  std::map<std::string, const Memory*> existing_by_id;
+  for (const Memory& e : existing) existing_by_id[e.id] = &e;
+  for (size_t i = 0; i < batch.puts.size(); ++i) {
+    const Memory& m = batch.puts[i];
+    auto it = existing_by_id.find(m.id);
+    if (it != existing_by_id.end() && it->second->ns.tenant != m.ns.tenant) {
+      return Status::InvalidArgument("line " + std::to_string(line_of[i]) + ": id " + m.id +
+                                     " belongs to a record outside tenant '" + m.ns.tenant +
+                                     "', which an import cannot replace (nothing was imported)");
+    }
+    batch.expect_seq.emplace_back(m.id, it == existing_by_id.end() ? 0 : it->second->seq);
+  }
   // Vectors are derived: recompute them.
   MSP_RETURN_IF_ERROR(EmbedRecords(embedder, &batch.puts));
   if (!batch.puts.empty()) {
