@@ -19,6 +19,18 @@ struct StoreOptions {
   // killed process (WAL).
   std::string synchronous = "full";
   int busy_timeout_ms = 10000;
+  // PostgreSQL (backend "postgres", docs/postgres.md): the database as a
+  // libpq connection string or URL ("postgresql://msp@db1:5432/msp",
+  // "host=/run/postgresql dbname=msp"); empty: libpq's defaults ($PGHOST,
+  // $PGDATABASE, ...). data_dir then holds only this server's derived indexes.
+  std::string postgres_url;
+  // The PostgreSQL schema holding msp's tables: lower-case letters, digits
+  // and '_', starting with a letter or '_'. Created if missing.
+  std::string postgres_schema = "msp";
+  int postgres_pool_size = 8;                 // connections per process, >= 1
+  // Connecting, and waiting for a free pooled connection, in ms.
+  int postgres_connect_timeout_ms = 5000;
+  int postgres_statement_timeout_ms = 30000;  // per statement; 0: none
 };
 
 struct EmbedderOptions {

@@ -4,14 +4,19 @@
 #include <filesystem>
 #include <system_error>
 
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace msp {
 
 Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
+  if (options.backend == "postgres") {
+    MSP_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStore> store, OpenPostgresStore(options));
+    return std::unique_ptr<Store>(std::move(store));
+  }
   if (options.backend != "sqlite") {
     return Status::InvalidArgument("unknown store backend \"" + options.backend +
-                                   "\"; allowed: sqlite");
+                                   "\"; allowed: sqlite, postgres");
   }
   if (options.data_dir.empty()) {
     return Status::InvalidArgument("store data_dir is empty; name a directory for msp.db");

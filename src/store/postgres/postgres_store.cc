@@ -1,0 +1,1061 @@
+// PostgresStore: the Store interface over a pool of libpq connections.
+#include "store/postgres/postgres_store.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "store/postgres/pg_conn.h"
+#include "store/postgres/pg_migrations.h"
+#include "store/postgres/pg_pool.h"
+
+namespace msp {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "embeddings are stored as little-endian float32");
+static_assert(sizeof(float) == 4);
+
+using Json = nlohmann::json;
+
+// The records columns in select order; the embedding is always last.
+constexpr std::array<std::string_view, 32> kRecordColumns = {
+    "id",           "tenant",        "user_id",       "agent_id",        "session_id",
+    "mission_id",   "operator_id",   "layer",         "kind",            "\"text\"",
+    "body_json",    "tags_json",     "source",        "sensitivity",     "criticality",
+    "confidence",   "created_at",    "updated_at",    "expires_at",      "valid_at",
+    "invalid_at",   "access_count",  "last_accessed", "provenance_json", "state",
+    "supersedes",   "superseded_by", "step_number",   "embedder_id",     "seq",
+    "access_level", "embedding"};
+
+enum Col : int {
+  kId, kTenant, kUser, kAgent, kSession, kMission, kOperator, kLayer, kKind, kText,
+  kBody, kTags, kSource, kSensitivity, kCriticality, kConfidence, kCreatedAt, kUpdatedAt,
+  kExpiresAt, kValidAt, kInvalidAt, kAccessCount, kLastAccessed, kProvenance, kState,
+  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kAccessLevel, kEmbedding,
+  kColumnCount
+};
+static_assert(kColumnCount == kRecordColumns.size());
+
+// Rows per multi-row INSERT of records (32 parameters each; PostgreSQL
+// allows 65535 parameters per statement).
+constexpr int kPutChunk = 500;
+constexpr int kScanPage = 256;
+// Attempts for a call that lost its connection, or a transaction that hit a
+// deadlock or serialization failure.
+constexpr int kLostConnectionAttempts = 3;
+constexpr int kConflictAttempts = 6;
+
+const std::string& SelectRecords(bool with_embedding) {
+  static const std::string kWith = [] {
+    std::string out = "SELECT ";
+    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += kRecordColumns[i];
+    }
+    return out + " FROM records";
+  }();
+  static const std::string kWithout = [] {
+    std::string out = "SELECT ";
+    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += i == kEmbedding ? std::string_view("NULL::bytea") : kRecordColumns[i];
+    }
+    return out + " FROM records";
+  }();
+  return with_embedding ? kWith : kWithout;
+}
+
+// INSERT of `rows` records; a record whose id exists is replaced whole.
+std::string UpsertSql(int rows) {
+  std::string sql = "INSERT INTO records (";
+  for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+    if (i > 0) sql += ", ";
+    sql += kRecordColumns[i];
+  }
+  sql += ") VALUES ";
+  int param = 1;
+  for (int r = 0; r < rows; ++r) {
+    sql += r == 0 ? "(" : ", (";
+    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+      if (i > 0) sql += ", ";
+      sql += "$" + std::to_string(param++);
+    }
+    sql += ")";
+  }
+  sql += " ON CONFLICT (id) DO UPDATE SET ";
+  for (size_t i = 1; i < kRecordColumns.size(); ++i) {
+    if (i > 1) sql += ", ";
+    sql += std::string(kRecordColumns[i]) + " = EXCLUDED." + std::string(kRecordColumns[i]);
+  }
+  return sql;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+
+// Encoded forms of a put, computed before the transaction starts.
+struct EncodedPut {
+  std::string tags_json;
+  std::string provenance_json;
+};
+
+Status ValidatePut(const Memory& m) {
+  if (m.id.empty()) return Status::InvalidArgument("put: a record has an empty id");
+  if (m.ns.tenant.empty()) {
+    return Status::InvalidArgument("put: record " + m.id + " has an empty tenant");
+  }
+  if (m.access_level < 0 || m.access_level > kMaxAccessLevel) {
+    return Status::InvalidArgument("put: record " + m.id + " has access level " +
+                                   std::to_string(m.access_level) + ", outside 0.." +
+                                   std::to_string(kMaxAccessLevel));
+  }
+  if (!std::isfinite(m.confidence)) {
+    return Status::InvalidArgument("put: record " + m.id + " has a confidence that is not finite");
+  }
+  for (const std::string* s :
+       {&m.id, &m.ns.tenant, &m.ns.user, &m.ns.agent, &m.ns.session, &m.ns.mission,
+        &m.ns.operator_id, &m.text, &m.body_json, &m.source, &m.supersedes, &m.superseded_by,
+        &m.embedder_id}) {
+    if (HasNul(*s)) {
+      return Status::InvalidArgument("put: record " + m.id +
+                                     " has a NUL byte in a text field, which PostgreSQL "
+                                     "text cannot hold");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<EncodedPut> Encode(const Memory& m) {
+  EncodedPut enc;
+  try {
+    enc.tags_json = Json(m.tags).dump();
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument("put: record " + m.id + " has a tag that is not valid UTF-8 (" +
+                                   e.what() + ")");
+  }
+  try {
+    Json array = Json::array();
+    for (const ProvenanceRef& p : m.provenance) {
+      array.push_back({{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
+    }
+    enc.provenance_json = array.dump();
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument("put: record " + m.id +
+                                   " has provenance that is not valid UTF-8 (" + e.what() + ")");
+  }
+  return enc;
+}
+
+void BindRecord(PgParams& p, const Memory& m, const EncodedPut& enc, int64_t seq) {
+  p.Text(m.id).Text(m.ns.tenant).Text(m.ns.user).Text(m.ns.agent).Text(m.ns.session);
+  p.Text(m.ns.mission).Text(m.ns.operator_id).Text(LayerName(m.layer)).Text(KindName(m.kind));
+  p.Text(m.text).Text(m.body_json).Text(enc.tags_json).Text(m.source);
+  p.Text(SensitivityName(m.sensitivity)).Text(CriticalityName(m.criticality));
+  p.Double(m.confidence).Int(m.created_at).Int(m.updated_at).Int(m.expires_at);
+  p.Int(m.valid_at).Int(m.invalid_at).Int(m.access_count).Int(m.last_accessed);
+  p.Text(enc.provenance_json).Text(RecordStateName(m.state)).Text(m.supersedes);
+  p.Text(m.superseded_by).Int(m.step_number).Text(m.embedder_id).Int(seq).Int(m.access_level);
+  if (m.embedding.empty()) {
+    p.Null();
+  } else {
+    p.Bytes(m.embedding.data(), m.embedding.size() * sizeof(float));
+  }
+}
+
+template <typename E>
+Status ParseEnum(std::optional<E> (*parse)(std::string_view), std::string_view text,
+                 const Memory& m, const char* column, const std::string& where, E* out) {
+  std::optional<E> v = parse(text);
+  if (!v) {
+    return Status::Corruption("postgres: record " + m.id + " in " + where + " has an unknown " +
+                              column + " '" + std::string(text) + "'");
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+// Reads row `row` of a SelectRecords() result into *m.
+Status ReadRecord(const PgResult& r, int row, const std::string& where, Memory* m) {
+  auto text = [&](int col) { return std::string(r.Text(row, col)); };
+  m->id = text(kId);
+  m->ns.tenant = text(kTenant);
+  m->ns.user = text(kUser);
+  m->ns.agent = text(kAgent);
+  m->ns.session = text(kSession);
+  m->ns.mission = text(kMission);
+  m->ns.operator_id = text(kOperator);
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseLayer, r.Text(row, kLayer), *m, "layer", where, &m->layer));
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseKind, r.Text(row, kKind), *m, "kind", where, &m->kind));
+  m->text = text(kText);
+  m->body_json = text(kBody);
+  m->source = text(kSource);
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseSensitivity, r.Text(row, kSensitivity), *m, "sensitivity",
+                                where, &m->sensitivity));
+  MSP_RETURN_IF_ERROR(ParseEnum(&ParseCriticality, r.Text(row, kCriticality), *m, "criticality",
+                                where, &m->criticality));
+  m->confidence = r.Double(row, kConfidence);
+  m->created_at = r.Int(row, kCreatedAt);
+  m->updated_at = r.Int(row, kUpdatedAt);
+  m->expires_at = r.Int(row, kExpiresAt);
+  m->valid_at = r.Int(row, kValidAt);
+  m->invalid_at = r.Int(row, kInvalidAt);
+  m->access_count = r.Int(row, kAccessCount);
+  m->last_accessed = r.Int(row, kLastAccessed);
+  MSP_RETURN_IF_ERROR(
+      ParseEnum(&ParseRecordState, r.Text(row, kState), *m, "state", where, &m->state));
+  m->supersedes = text(kSupersedes);
+  m->superseded_by = text(kSupersededBy);
+  m->step_number = r.Int(row, kStepNumber);
+  m->embedder_id = text(kEmbedderId);
+  m->seq = r.Int(row, kSeq);
+  m->access_level = static_cast<int>(r.Int(row, kAccessLevel));
+
+  try {
+    const Json tags = Json::parse(r.Text(row, kTags));
+    m->tags.clear();
+    for (const Json& t : tags) m->tags.push_back(t.get<std::string>());
+    const Json provenance = Json::parse(r.Text(row, kProvenance));
+    m->provenance.clear();
+    for (const Json& p : provenance) {
+      m->provenance.push_back(ProvenanceRef{p.at("type").get<std::string>(),
+                                            p.at("ref").get<std::string>(),
+                                            p.value("detail", std::string())});
+    }
+  } catch (const Json::exception& e) {
+    return Status::Corruption("postgres: record " + m->id + " in " + where +
+                              " has malformed tags or provenance JSON: " + e.what());
+  }
+
+  m->embedding.clear();
+  if (!r.IsNull(row, kEmbedding)) {
+    std::string bytes;
+    if (!r.Bytea(row, kEmbedding, &bytes) || bytes.size() % sizeof(float) != 0) {
+      return Status::Corruption("postgres: record " + m->id + " in " + where +
+                                " has a malformed embedding of " + std::to_string(bytes.size()) +
+                                " bytes");
+    }
+    m->embedding.resize(bytes.size() / sizeof(float));
+    if (!bytes.empty()) std::memcpy(m->embedding.data(), bytes.data(), bytes.size());
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Memory>> ReadRecords(const PgResult& r, const std::string& where) {
+  std::vector<Memory> out(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    MSP_RETURN_IF_ERROR(ReadRecord(r, i, where, &out[static_cast<size_t>(i)]));
+  }
+  return out;
+}
+
+// A WHERE clause and its parameters, built from a RecordQuery.
+struct Filter {
+  std::string sql;
+  PgParams params;
+
+  std::string Next() { return "$" + std::to_string(params.size() + 1); }
+  void Add(const std::string& clause) {
+    sql += sql.empty() ? " WHERE " : " AND ";
+    sql += clause;
+  }
+  void AddEquals(std::string_view column, const std::string& value) {
+    Add(std::string(column) + " = " + Next());
+    params.Text(value);
+  }
+  void AddAtLeast(std::string_view column, int64_t value, std::string_view op = ">=") {
+    Add(std::string(column) + " " + std::string(op) + " " + Next());
+    params.Int(value);
+  }
+  template <typename E>
+  void AddAnyOf(std::string_view column, const std::vector<E>& values,
+                std::string_view (*name)(E)) {
+    if (values.empty()) return;
+    std::vector<std::string> names;
+    for (E v : values) names.emplace_back(name(v));
+    Add(std::string(column) + " = ANY(" + Next() + "::text[])");
+    params.Text(PgTextArray(names));
+  }
+};
+
+Filter BuildFilter(const RecordQuery& q) {
+  Filter f;
+  f.AddEquals("tenant", q.scope.tenant);
+  if (!q.scope.user.empty()) f.AddEquals("user_id", q.scope.user);
+  if (!q.scope.agent.empty()) f.AddEquals("agent_id", q.scope.agent);
+  if (!q.scope.session.empty()) f.AddEquals("session_id", q.scope.session);
+  if (!q.scope.mission.empty()) f.AddEquals("mission_id", q.scope.mission);
+  if (!q.scope.operator_id.empty()) f.AddEquals("operator_id", q.scope.operator_id);
+  f.AddAnyOf("kind", q.kinds, &KindName);
+  f.AddAnyOf("layer", q.layers, &LayerName);
+  if (!q.session.empty()) f.AddEquals("session_id", q.session);
+  if (q.min_step > 0) f.AddAtLeast("step_number", q.min_step);
+  if (q.state) f.AddEquals("state", std::string(RecordStateName(*q.state)));
+  if (q.created_from > 0) f.AddAtLeast("created_at", q.created_from);
+  if (q.created_to > 0) f.AddAtLeast("created_at", q.created_to, "<");
+  if (q.not_expired_at > 0) {
+    f.Add("(expires_at = 0 OR expires_at > " + f.Next() + ")");
+    f.params.Int(q.not_expired_at);
+  }
+  if (q.max_access_level) f.AddAtLeast("access_level", *q.max_access_level, "<=");
+  return f;
+}
+
+std::string_view OrderBy(RecordQuery::Order order) {
+  switch (order) {
+    case RecordQuery::Order::kCreatedAsc: return " ORDER BY created_at ASC, id ASC";
+    case RecordQuery::Order::kCreatedDesc: return " ORDER BY created_at DESC, id DESC";
+    case RecordQuery::Order::kStepAsc: return " ORDER BY step_number ASC, created_at ASC, id ASC";
+    case RecordQuery::Order::kStepDesc:
+      return " ORDER BY step_number DESC, created_at DESC, id DESC";
+  }
+  return " ORDER BY created_at ASC, id ASC";
+}
+
+Status ValidateQuery(const RecordQuery& q, std::string_view op) {
+  if (q.limit < 0 || q.offset < 0) {
+    return Status::InvalidArgument(std::string(op) + ": limit and offset must be >= 0 (got " +
+                                   std::to_string(q.limit) + ", " + std::to_string(q.offset) + ")");
+  }
+  return Status::Ok();
+}
+
+// LIMIT n, or LIMIT NULL (no limit) for 0.
+void AddLimit(PgParams& p, int limit) {
+  if (limit > 0) {
+    p.Int(limit);
+  } else {
+    p.Null();
+  }
+}
+
+bool IsRetryableConflict(const std::string& sqlstate) {
+  return sqlstate == kPgSerializationFailure || sqlstate == kPgDeadlockDetected;
+}
+
+class PgLeaseImpl final : public PgLease {
+ public:
+  PgLeaseImpl(std::unique_ptr<PgConnection> conn, int32_t key) : conn_(std::move(conn)), key_(key) {}
+  ~PgLeaseImpl() override {
+    if (!conn_->broken()) {
+      (void)conn_->Exec("SELECT pg_advisory_unlock($1, $2)",
+                        PgParams().Int(kPgLockLease).Int(key_), "release a lease", false);
+    }
+  }
+  // A session advisory lock lasts as long as its session: the lease is held
+  // while the connection answers.
+  bool held() override { return conn_->Script("SELECT 1", "check a lease").ok(); }
+
+ private:
+  std::unique_ptr<PgConnection> conn_;
+  int32_t key_;
+};
+
+class PostgresStoreImpl final : public PostgresStore {
+ public:
+  PostgresStoreImpl(PgConnectOptions options, int pool_size, int acquire_timeout_ms)
+      : where_(options.describe),
+        channel_(ChangeChannel(options.schema)),
+        pool_(std::move(options), pool_size, acquire_timeout_ms) {}
+
+  Result<std::vector<int64_t>> Apply(const WriteBatch& batch) override;
+  Result<std::optional<Memory>> Get(const std::string& id) override;
+  Result<std::vector<Memory>> GetMany(const std::vector<std::string>& ids,
+                                      bool with_embeddings) override;
+  Result<std::vector<Memory>> List(const RecordQuery& query) override;
+  Result<int64_t> Count(const RecordQuery& query) override;
+  Status Scan(const std::function<bool(const Memory&)>& fn) override;
+  Result<std::vector<Change>> ChangesSince(int64_t after, int limit) override;
+  Result<int64_t> LastSeq() override;
+  Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) override;
+  Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
+  Result<int64_t> CountAudit(const std::string& tenant) override;
+  Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  std::string Describe() const override { return where_; }
+
+  Result<int64_t> WaitForChange(int64_t after, int timeout_ms) override;
+  Result<std::unique_ptr<PgLease>> TryLease(const std::string& name) override;
+  Status Ping() override;
+
+  // Migrates the schema on one pooled connection.
+  Status Migrate();
+
+ private:
+  // Runs `fn` (statements outside a transaction, safe to repeat) on a pooled
+  // connection; again on a fresh one if the connection was lost.
+  Status Run(std::string_view op, const std::function<Status(PgConnection&)>& fn);
+  // Runs `fn` between BEGIN and COMMIT; again when the connection was lost
+  // before COMMIT, or on a deadlock or serialization failure. A connection
+  // lost during COMMIT leaves the outcome unknown: kUnavailable says so.
+  Status Transact(std::string_view op, const std::function<Status(PgConnection&)>& fn);
+  Status ApplyIn(PgConnection& c, const WriteBatch& batch, const std::vector<EncodedPut>& encoded,
+                 const std::vector<std::pair<std::string, std::string>>& meta,
+                 std::vector<int64_t>* seqs);
+
+  const std::string where_;
+  const std::string channel_;
+  PgPool pool_;
+  std::mutex listen_mu_;  // the listening connection (WaitForChange)
+  std::unique_ptr<PgConnection> listener_;
+};
+
+Status PostgresStoreImpl::Run(std::string_view op,
+                              const std::function<Status(PgConnection&)>& fn) {
+  Status status;
+  for (int attempt = 1; attempt <= kLostConnectionAttempts; ++attempt) {
+    MSP_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire(op));
+    status = fn(*conn);
+    if (status.ok() || !conn->broken()) return status;
+  }
+  return status;
+}
+
+Status PostgresStoreImpl::Transact(std::string_view op,
+                                   const std::function<Status(PgConnection&)>& fn) {
+  Status status;
+  int lost = 0;
+  int conflicts = 0;
+  while (true) {
+    MSP_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire(op));
+    status = conn->Script("BEGIN", op);
+    if (status.ok()) {
+      status = fn(*conn);
+      if (status.ok()) {
+        status = conn->Script("COMMIT", std::string(op) + " (commit)");
+        if (!status.ok() && conn->broken()) {
+          return Status::Unavailable(status.message() +
+                                     "; the connection was lost while committing, so whether "
+                                     "the write landed is unknown: read before retrying");
+        }
+        if (status.ok()) return status;
+      }
+    }
+    const std::string sqlstate = conn->last_sqlstate();
+    if (!conn->broken()) {
+      (void)conn->Script("ROLLBACK", std::string(op) + " (roll back)");
+    }
+    if (conn->broken()) {
+      if (++lost >= kLostConnectionAttempts) return status;
+    } else if (IsRetryableConflict(sqlstate)) {
+      if (++conflicts >= kConflictAttempts) return status;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 << conflicts));
+    } else {
+      return status;
+    }
+  }
+}
+
+Result<std::vector<int64_t>> PostgresStoreImpl::Apply(const WriteBatch& batch) {
+  std::vector<int64_t> seqs;
+  if (batch.empty()) return seqs;
+
+  // Validate and encode before the transaction.
+  std::vector<EncodedPut> encoded;
+  encoded.reserve(batch.puts.size());
+  for (const Memory& m : batch.puts) {
+    MSP_RETURN_IF_ERROR(ValidatePut(m));
+    MSP_ASSIGN_OR_RETURN(EncodedPut enc, Encode(m));
+    encoded.push_back(std::move(enc));
+  }
+  std::set<std::string> deleted;
+  for (const std::string& id : batch.deletes) {
+    if (id.empty()) return Status::InvalidArgument("delete: an id in the batch is empty");
+    if (HasNul(id)) return Status::InvalidArgument("delete: an id holds a NUL byte");
+    // The second delete of an id in one batch finds nothing, as on SQLite.
+    if (!deleted.insert(id).second) {
+      return Status::NotFound("delete: no record with id " + id + " in " + where_ +
+                              " (it is deleted twice in the batch); nothing in the batch was "
+                              "applied");
+    }
+  }
+  for (const AuditEvent& e : batch.audit) {
+    for (const std::string* s : {&e.actor, &e.record_id, &e.tenant, &e.reason, &e.details_json}) {
+      if (HasNul(*s)) return Status::InvalidArgument("audit: an event holds a NUL byte");
+    }
+  }
+  // Upserts of one key in one batch: the last value wins.
+  std::vector<std::pair<std::string, std::string>> meta;
+  {
+    std::map<std::string, size_t> at;
+    for (const auto& [key, value] : batch.meta) {
+      if (key.empty()) return Status::InvalidArgument("meta: a key in the batch is empty");
+      if (HasNul(key) || HasNul(value)) {
+        return Status::InvalidArgument("meta: key " + key + " holds a NUL byte");
+      }
+      auto [it, inserted] = at.emplace(key, meta.size());
+      if (inserted) {
+        meta.emplace_back(key, value);
+      } else {
+        meta[it->second].second = value;
+      }
+    }
+  }
+  for (const auto& [id, expected] : batch.expect_seq) {
+    if (HasNul(id)) return Status::InvalidArgument("expect: an id holds a NUL byte");
+  }
+
+  MSP_RETURN_IF_ERROR(Transact("apply", [&](PgConnection& c) {
+    seqs.clear();
+    return ApplyIn(c, batch, encoded, meta, &seqs);
+  }));
+  return seqs;
+}
+
+Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
+                                  const std::vector<EncodedPut>& encoded,
+                                  const std::vector<std::pair<std::string, std::string>>& meta,
+                                  std::vector<int64_t>* seqs) {
+  const int64_t changes = static_cast<int64_t>(batch.puts.size() + batch.deletes.size());
+  const int64_t at = NowMs();
+  int64_t base = 0;
+  if (changes > 0 || !batch.expect_seq.empty()) {
+    // Takes the change counter's row lock until commit: writers queue here.
+    MSP_ASSIGN_OR_RETURN(
+        PgResult counter,
+        changes > 0
+            ? c.Exec("UPDATE change_counter SET last_seq = last_seq + $1 "
+                     "RETURNING last_seq, pg_notify($2, last_seq::text)",
+                     PgParams().Int(changes).Text(channel_), "apply (change counter)")
+            : c.Exec("SELECT last_seq FROM change_counter FOR UPDATE", PgParams(),
+                     "apply (change counter)"));
+    if (counter.rows() != 1) {
+      return Status::Corruption("postgres: change_counter in " + where_ + " has " +
+                                std::to_string(counter.rows()) + " rows, not 1");
+    }
+    base = counter.Int(0, 0) - changes;
+  }
+
+  if (!batch.expect_seq.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& e : batch.expect_seq) ids.push_back(e.first);
+    MSP_ASSIGN_OR_RETURN(PgResult current,
+                         c.Exec("SELECT id, seq FROM records WHERE id = ANY($1::text[])",
+                                PgParams().Text(PgTextArray(ids)), "apply (expect)"));
+    std::unordered_map<std::string, int64_t> seq_of;
+    for (int i = 0; i < current.rows(); ++i) {
+      seq_of.emplace(std::string(current.Text(i, 0)), current.Int(i, 1));
+    }
+    for (const auto& [id, expected] : batch.expect_seq) {
+      auto it = seq_of.find(id);
+      const bool row = it != seq_of.end();
+      const int64_t actual = row ? it->second : 0;
+      if (actual != expected) {
+        return Status::Conflict(
+            "record " + id + (row ? " is at seq " + std::to_string(actual) : " does not exist") +
+            (expected == 0 ? ", expected it not to exist"
+                           : ", expected seq " + std::to_string(expected)) +
+            "; it was changed concurrently: read it again and retry");
+      }
+    }
+  }
+
+  // Puts, in chunks; a chunk never holds one id twice (ON CONFLICT may not
+  // touch a row twice in one statement), so a later put of an id replaces
+  // the earlier one, in order.
+  for (size_t begin = 0; begin < batch.puts.size();) {
+    std::set<std::string_view> ids;
+    size_t end = begin;
+    while (end < batch.puts.size() && end - begin < static_cast<size_t>(kPutChunk) &&
+           ids.insert(batch.puts[end].id).second) {
+      ++end;
+    }
+    PgParams params;
+    for (size_t i = begin; i < end; ++i) {
+      BindRecord(params, batch.puts[i], encoded[i], base + 1 + static_cast<int64_t>(i));
+    }
+    const int rows = static_cast<int>(end - begin);
+    auto done = c.Exec(UpsertSql(rows), params, "apply (put)", rows <= 4 || rows == kPutChunk);
+    if (!done.ok()) {
+      if (done.status().code() == StatusCode::kAlreadyExists) {
+        return Status::AlreadyExists(
+            "put: a session already has an episode with that step number (" +
+            done.status().message() + "); nothing in the batch was applied");
+      }
+      return done.status();
+    }
+    begin = end;
+  }
+
+  if (!batch.deletes.empty()) {
+    MSP_ASSIGN_OR_RETURN(PgResult gone,
+                         c.Exec("DELETE FROM records WHERE id = ANY($1::text[]) RETURNING id",
+                                PgParams().Text(PgTextArray(batch.deletes)), "apply (delete)"));
+    std::set<std::string, std::less<>> found;
+    for (int i = 0; i < gone.rows(); ++i) found.emplace(gone.Text(i, 0));
+    for (const std::string& id : batch.deletes) {
+      if (!found.count(id)) {
+        return Status::NotFound("delete: no record with id " + id + " in " + where_ +
+                                "; nothing in the batch was applied");
+      }
+    }
+  }
+
+  if (changes > 0) {
+    std::vector<std::string> ids;
+    std::vector<std::string> ops;
+    ids.reserve(static_cast<size_t>(changes));
+    ops.reserve(static_cast<size_t>(changes));
+    for (const Memory& m : batch.puts) {
+      ids.push_back(m.id);
+      ops.emplace_back("put");
+    }
+    for (const std::string& id : batch.deletes) {
+      ids.push_back(id);
+      ops.emplace_back("delete");
+    }
+    MSP_RETURN_IF_ERROR(
+        c.Exec("INSERT INTO changes (seq, record_id, op, at) "
+               "SELECT $1::bigint + u.i, u.id, u.op, $2::bigint "
+               "FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(id, op, i)",
+               PgParams().Int(base).Int(at).Text(PgTextArray(ids)).Text(PgTextArray(ops)),
+               "apply (changes)")
+            .status());
+    for (int64_t i = 1; i <= changes; ++i) seqs->push_back(base + i);
+  }
+
+  if (!batch.audit.empty()) {
+    std::vector<int64_t> ats;
+    std::vector<std::string> actors, actions, record_ids, tenants, reasons, details;
+    for (const AuditEvent& e : batch.audit) {
+      ats.push_back(e.at);
+      actors.push_back(e.actor);
+      actions.emplace_back(AuditActionName(e.action));
+      record_ids.push_back(e.record_id);
+      tenants.push_back(e.tenant);
+      reasons.push_back(e.reason);
+      details.push_back(e.details_json);
+    }
+    MSP_RETURN_IF_ERROR(
+        c.Exec("INSERT INTO audit (at, actor, action, record_id, tenant, reason, details_json) "
+               "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], "
+               "$5::text[], $6::text[], $7::text[])",
+               PgParams()
+                   .Text(PgIntArray(ats))
+                   .Text(PgTextArray(actors))
+                   .Text(PgTextArray(actions))
+                   .Text(PgTextArray(record_ids))
+                   .Text(PgTextArray(tenants))
+                   .Text(PgTextArray(reasons))
+                   .Text(PgTextArray(details)),
+               "apply (audit)")
+            .status());
+  }
+
+  if (!meta.empty()) {
+    std::vector<std::string> keys, values;
+    for (const auto& [key, value] : meta) {
+      keys.push_back(key);
+      values.push_back(value);
+    }
+    MSP_RETURN_IF_ERROR(c.Exec("INSERT INTO meta (key, value) "
+                               "SELECT * FROM unnest($1::text[], $2::text[]) "
+                               "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                               PgParams().Text(PgTextArray(keys)).Text(PgTextArray(values)),
+                               "apply (meta)")
+                            .status());
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<Memory>> PostgresStoreImpl::Get(const std::string& id) {
+  std::optional<Memory> out;
+  const Status run_status = Run("get", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(SelectRecords(true) + " WHERE id = $1",
+                                             PgParams().Text(id), "get"));
+    out.reset();
+    if (r.rows() == 0) return Status::Ok();
+    Memory m;
+    MSP_RETURN_IF_ERROR(ReadRecord(r, 0, where_, &m));
+    out = std::move(m);
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<std::vector<Memory>> PostgresStoreImpl::GetMany(const std::vector<std::string>& ids,
+                                                       bool with_embeddings) {
+  std::vector<Memory> out;
+  if (ids.empty()) return out;
+  // One statement: every record comes from the same snapshot.
+  std::vector<Memory> found;
+  const Status run_status = Run("get many", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(
+        PgResult r, c.Exec(SelectRecords(with_embeddings) + " WHERE id = ANY($1::text[])",
+                           PgParams().Text(PgTextArray(ids)), "get many"));
+    MSP_ASSIGN_OR_RETURN(found, ReadRecords(r, where_));
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < found.size(); ++i) index.emplace(found[i].id, i);
+  out.reserve(found.size());
+  for (const std::string& id : ids) {
+    auto it = index.find(id);
+    if (it != index.end()) out.push_back(found[it->second]);
+  }
+  return out;
+}
+
+Result<std::vector<Memory>> PostgresStoreImpl::List(const RecordQuery& query) {
+  MSP_RETURN_IF_ERROR(ValidateQuery(query, "list"));
+  Filter filter = BuildFilter(query);
+  const std::string limit = filter.Next();
+  AddLimit(filter.params, query.limit);
+  const std::string offset = filter.Next();
+  filter.params.Int(query.offset);
+  const std::string sql = SelectRecords(query.with_embeddings) + filter.sql +
+                          std::string(OrderBy(query.order)) + " LIMIT " + limit + " OFFSET " +
+                          offset;
+  std::vector<Memory> out;
+  const Status run_status = Run("list", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, filter.params, "list"));
+    MSP_ASSIGN_OR_RETURN(out, ReadRecords(r, where_));
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<int64_t> PostgresStoreImpl::Count(const RecordQuery& query) {
+  MSP_RETURN_IF_ERROR(ValidateQuery(query, "count"));
+  Filter filter = BuildFilter(query);
+  std::string sql;
+  if (query.limit == 0 && query.offset == 0) {
+    sql = "SELECT count(*) FROM records" + filter.sql;
+  } else {
+    const std::string limit = filter.Next();
+    AddLimit(filter.params, query.limit);
+    const std::string offset = filter.Next();
+    filter.params.Int(query.offset);
+    sql = "SELECT count(*) FROM (SELECT 1 FROM records" + filter.sql + " LIMIT " + limit +
+          " OFFSET " + offset + ") AS page";
+  }
+  int64_t n = 0;
+  const Status run_status = Run("count", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, filter.params, "count"));
+    if (r.rows() != 1) return Status::Internal("postgres: count on " + where_ + " returned no row");
+    n = r.Int(0, 0);
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return n;
+}
+
+Status PostgresStoreImpl::Scan(const std::function<bool(const Memory&)>& fn) {
+  const std::string sql = SelectRecords(true) + " WHERE id > $1 ORDER BY id LIMIT " +
+                          std::to_string(kScanPage);
+  std::string after;
+  while (true) {
+    // Load one page, then call `fn` with no connection held, so `fn` may
+    // use the store.
+    std::vector<Memory> page;
+    const Status run_status = Run("scan", [&](PgConnection& c) -> Status {
+      MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, PgParams().Text(after), "scan"));
+      MSP_ASSIGN_OR_RETURN(page, ReadRecords(r, where_));
+      return Status::Ok();
+    });
+    MSP_RETURN_IF_ERROR(run_status);
+    for (const Memory& m : page) {
+      if (!fn(m)) return Status::Ok();
+    }
+    if (page.size() < static_cast<size_t>(kScanPage)) return Status::Ok();
+    after = page.back().id;
+  }
+}
+
+Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int limit) {
+  if (limit < 0) {
+    return Status::InvalidArgument("changes since: limit must be >= 0 (got " +
+                                   std::to_string(limit) + ")");
+  }
+  std::vector<Change> out;
+  PgParams params;
+  params.Int(after);
+  AddLimit(params, limit);
+  const Status run_status = Run("changes since", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(
+        PgResult r,
+        c.Exec("SELECT seq, record_id, op FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+               params, "changes since"));
+    out.clear();
+    out.reserve(static_cast<size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) {
+      Change ch;
+      ch.seq = r.Int(i, 0);
+      ch.record_id = std::string(r.Text(i, 1));
+      const std::string_view op = r.Text(i, 2);
+      if (op == "put") {
+        ch.op = ChangeOp::kPut;
+      } else if (op == "delete") {
+        ch.op = ChangeOp::kDelete;
+      } else {
+        return Status::Corruption("postgres: change " + std::to_string(ch.seq) + " in " + where_ +
+                                  " has an unknown op '" + std::string(op) + "'");
+      }
+      out.push_back(std::move(ch));
+    }
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<int64_t> PostgresStoreImpl::LastSeq() {
+  int64_t last = 0;
+  const Status run_status = Run("last seq", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT last_seq FROM change_counter", PgParams(),
+                                            "last seq"));
+    if (r.rows() != 1) {
+      return Status::Corruption("postgres: change_counter in " + where_ + " has " +
+                                std::to_string(r.rows()) + " rows, not 1");
+    }
+    last = r.Int(0, 0);
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return last;
+}
+
+Status PostgresStoreImpl::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
+  if (ids.empty()) return Status::Ok();
+  for (const std::string& id : ids) {
+    if (HasNul(id)) return Status::InvalidArgument("record access: an id holds a NUL byte");
+  }
+  // Sorted, so concurrent callers lock rows in one order; an id given twice
+  // counts twice, as on SQLite.
+  std::vector<std::string> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  const std::string array = PgTextArray(sorted);
+  return Transact("record access", [&](PgConnection& c) {
+    return c.Exec("UPDATE records AS r SET access_count = r.access_count + u.n, "
+                  "last_accessed = $1 FROM (SELECT id, count(*) AS n FROM unnest($2::text[]) "
+                  "AS id GROUP BY id) AS u WHERE r.id = u.id",
+                  PgParams().Int(at).Text(array), "record access")
+        .status();
+  });
+}
+
+Result<std::vector<AuditEvent>> PostgresStoreImpl::ListAudit(const AuditQuery& query) {
+  if (query.tenant.empty()) return Status::InvalidArgument("list audit: tenant is required");
+  if (query.limit < 0) {
+    return Status::InvalidArgument("list audit: limit must be >= 0 (got " +
+                                   std::to_string(query.limit) + ")");
+  }
+  std::string sql =
+      "SELECT seq, at, actor, action, record_id, tenant, reason, details_json FROM audit "
+      "WHERE tenant = $1";
+  PgParams params;
+  params.Text(query.tenant);
+  if (!query.record_id.empty()) {
+    sql += " AND record_id = $2 ORDER BY seq DESC LIMIT $3";
+    params.Text(query.record_id);
+  } else {
+    sql += " ORDER BY seq DESC LIMIT $2";
+  }
+  AddLimit(params, query.limit);
+  std::vector<AuditEvent> out;
+  const Status run_status = Run("list audit", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params, "list audit"));
+    out.clear();
+    for (int i = 0; i < r.rows(); ++i) {
+      AuditEvent e;
+      e.seq = r.Int(i, 0);
+      e.at = r.Int(i, 1);
+      e.actor = std::string(r.Text(i, 2));
+      const std::string_view action = r.Text(i, 3);
+      std::optional<AuditAction> parsed = ParseAuditAction(action);
+      if (!parsed) {
+        return Status::Corruption("postgres: audit event " + std::to_string(e.seq) + " in " +
+                                  where_ + " has an unknown action '" + std::string(action) + "'");
+      }
+      e.action = *parsed;
+      e.record_id = std::string(r.Text(i, 4));
+      e.tenant = std::string(r.Text(i, 5));
+      e.reason = std::string(r.Text(i, 6));
+      e.details_json = std::string(r.Text(i, 7));
+      out.push_back(std::move(e));
+    }
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<int64_t> PostgresStoreImpl::CountAudit(const std::string& tenant) {
+  int64_t n = 0;
+  const Status run_status = Run("count audit", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT count(*) FROM audit WHERE tenant = $1",
+                                            PgParams().Text(tenant), "count audit"));
+    n = r.rows() == 1 ? r.Int(0, 0) : 0;
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return n;
+}
+
+Result<std::optional<std::string>> PostgresStoreImpl::GetMeta(const std::string& key) {
+  std::optional<std::string> out;
+  const Status run_status = Run("get meta", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT value FROM meta WHERE key = $1",
+                                            PgParams().Text(key), "get meta"));
+    out.reset();
+    if (r.rows() > 0) out = std::string(r.Text(0, 0));
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<int64_t> PostgresStoreImpl::WaitForChange(int64_t after, int timeout_ms) {
+  std::lock_guard<std::mutex> lock(listen_mu_);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+  auto last_seq = [&]() -> Result<int64_t> {
+    MSP_ASSIGN_OR_RETURN(PgResult r, listener_->Exec("SELECT last_seq FROM change_counter",
+                                                     PgParams(), "wait for change"));
+    return r.rows() == 1 ? r.Int(0, 0) : 0;
+  };
+  if (listener_ == nullptr || listener_->broken()) {
+    listener_.reset();
+    MSP_ASSIGN_OR_RETURN(listener_, PgConnection::Connect(pool_.options()));
+    MSP_RETURN_IF_ERROR(listener_->Script("LISTEN " + PgQuoteIdent(channel_), "listen"));
+  }
+  // Listening before reading: a change committed after this read is notified.
+  MSP_ASSIGN_OR_RETURN(int64_t last, last_seq());
+  while (last <= after) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd pfd{listener_->socket(), POLLIN, 0};
+    if (pfd.fd < 0) return Status::Unavailable("postgres: lost the listening connection to " + where_);
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) {
+      return Status::IoError("postgres: poll on the listening connection failed: " +
+                             std::string(std::strerror(errno)));
+    }
+    MSP_ASSIGN_OR_RETURN(int notified, listener_->DrainNotifications());
+    if (notified > 0) {
+      MSP_ASSIGN_OR_RETURN(last, last_seq());
+    }
+  }
+  return last;
+}
+
+Result<std::unique_ptr<PgLease>> PostgresStoreImpl::TryLease(const std::string& name) {
+  // A dedicated connection: the lock lives as long as its session.
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(pool_.options()));
+  const int32_t key = PgLockKey(pool_.options().schema, name);
+  MSP_ASSIGN_OR_RETURN(PgResult r, conn->Exec("SELECT pg_try_advisory_lock($1, $2)",
+                                              PgParams().Int(kPgLockLease).Int(key),
+                                              "take lease " + name, false));
+  if (r.rows() != 1 || r.Text(0, 0) != "t") return std::unique_ptr<PgLease>();
+  return std::unique_ptr<PgLease>(new PgLeaseImpl(std::move(conn), key));
+}
+
+Status PostgresStoreImpl::Ping() {
+  return Run("ping", [&](PgConnection& c) { return c.Script("SELECT 1", "ping"); });
+}
+
+Status PostgresStoreImpl::Migrate() {
+  MSP_ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire("migrate schema"));
+  return PgMigrate(*conn, PgSchemaMigrations());
+}
+
+bool ValidSchemaName(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  if (!(std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+           c == '_';
+  });
+}
+
+// "postgresql host=... port=... dbname=... user=... schema=...": the server
+// as messages name it, without the password.
+Result<std::string> DescribeConninfo(const std::string& conninfo, const std::string& schema) {
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
+  if (parsed == nullptr) {
+    std::string why = error != nullptr ? error : "out of memory";
+    if (error != nullptr) PQfreemem(error);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return Status::InvalidArgument("store.postgres_url is not a connection string libpq reads: " +
+                                   why);
+  }
+  std::string out = "postgresql";
+  for (PQconninfoOption* o = parsed; o->keyword != nullptr; ++o) {
+    const std::string_view k = o->keyword;
+    if (o->val == nullptr || o->val[0] == '\0') continue;
+    if (k == "host" || k == "hostaddr" || k == "port" || k == "dbname" || k == "user") {
+      out += " " + std::string(k) + "=" + o->val;
+    }
+  }
+  PQconninfoFree(parsed);
+  return out + " schema=" + schema;
+}
+
+}  // namespace
+
+std::string ChangeChannel(const std::string& schema) { return "msp_changes_" + schema; }
+
+Status ValidatePostgresOptions(const StoreOptions& options) {
+  if (!ValidSchemaName(options.postgres_schema)) {
+    return Status::InvalidArgument(
+        "store.postgres_schema \"" + options.postgres_schema +
+        "\" is not a plain identifier: use lower-case letters, digits and '_' (at most 63), "
+        "starting with a letter or '_'");
+  }
+  if (options.postgres_pool_size < 1) {
+    return Status::InvalidArgument("store.postgres_pool_size must be >= 1, got " +
+                                   std::to_string(options.postgres_pool_size));
+  }
+  if (options.postgres_connect_timeout_ms < 0) {
+    return Status::InvalidArgument("store.postgres_connect_timeout_ms must be >= 0, got " +
+                                   std::to_string(options.postgres_connect_timeout_ms));
+  }
+  if (options.postgres_statement_timeout_ms < 0) {
+    return Status::InvalidArgument("store.postgres_statement_timeout_ms must be >= 0, got " +
+                                   std::to_string(options.postgres_statement_timeout_ms));
+  }
+  return DescribeConninfo(options.postgres_url, options.postgres_schema).status();
+}
+
+Result<std::unique_ptr<PostgresStore>> OpenPostgresStore(const StoreOptions& options) {
+  MSP_RETURN_IF_ERROR(ValidatePostgresOptions(options));
+  PgConnectOptions connect;
+  connect.conninfo = options.postgres_url;
+  connect.schema = options.postgres_schema;
+  connect.connect_timeout_ms = options.postgres_connect_timeout_ms;
+  connect.statement_timeout_ms = options.postgres_statement_timeout_ms;
+  MSP_ASSIGN_OR_RETURN(connect.describe,
+                       DescribeConninfo(options.postgres_url, options.postgres_schema));
+  auto store = std::make_unique<PostgresStoreImpl>(std::move(connect), options.postgres_pool_size,
+                                                   options.postgres_connect_timeout_ms);
+  MSP_RETURN_IF_ERROR(store->Migrate());
+  return std::unique_ptr<PostgresStore>(std::move(store));
+}
+
+}  // namespace msp
