@@ -8,6 +8,7 @@ packages=(
   libsqlite3-dev libxapian-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libhnswlib-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
+  libpq-dev postgresql-15
 )
 
 missing=()

@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 jobs=$(nproc)
+# A private PostgreSQL cluster (scripts/pg.sh) for the PostgreSQL conformance
+# and multi-server tests of both builds; removed on exit, failed or not.
+pg_env="$(bash scripts/pg.sh start)"
+eval "$pg_env"
+trap 'bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
 # The npm packages of the MCP client tests, as pinned in the lock file.
 (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock)
 

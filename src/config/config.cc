@@ -82,7 +82,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<Setting>& Table() {
   static const std::vector<Setting> table = {
       NonEmpty(Make("store.backend", "MSP_BACKEND", "--backend", +[](Options& o) { return &o.store.backend; },
-                    "Store backend: sqlite.")),
+                    "Store backend: sqlite (msp.db in data_dir) or postgres (store.postgres_url; several "
+                    "msp servers may share it, docs/postgres.md)."),
+               "sqlite|postgres"),
       NonEmpty(Make("store.data_dir", "MSP_DATA_DIR", "--data-dir", +[](Options& o) { return &o.store.data_dir; },
                     "Data directory: holds msp.db (the truth) and the derived indexes.")),
       NonEmpty(Make("store.synchronous", "MSP_SYNCHRONOUS", "--synchronous",
@@ -93,6 +95,29 @@ const std::vector<Setting>& Table() {
       Range(Make("store.busy_timeout_ms", "MSP_BUSY_TIMEOUT_MS", "--busy-timeout-ms",
                  +[](Options& o) { return &o.store.busy_timeout_ms; },
                  "How long a writer waits for a lock held by another process, in ms (>= 0)."),
+            0, kInf),
+      Make("store.postgres_url", "MSP_POSTGRES_URL", "--postgres-url",
+           +[](Options& o) { return &o.store.postgres_url; },
+           "postgres: the database as a libpq connection string or URL (postgresql://msp@db1:5432/msp); "
+           "empty: libpq's defaults ($PGHOST, $PGDATABASE, ...). Prefer the environment variable (or "
+           "~/.pgpass) for a password."),
+      NonEmpty(Make("store.postgres_schema", "MSP_POSTGRES_SCHEMA", "--postgres-schema",
+                    +[](Options& o) { return &o.store.postgres_schema; },
+                    "postgres: the schema holding msp's tables, created if missing (lower-case letters, "
+                    "digits and _).")),
+      Range(Make("store.postgres_pool_size", "MSP_POSTGRES_POOL_SIZE", "--postgres-pool-size",
+                 +[](Options& o) { return &o.store.postgres_pool_size; },
+                 "postgres: database connections per msp process (1..1000)."),
+            1, 1000),
+      Range(Make("store.postgres_connect_timeout_ms", "MSP_POSTGRES_CONNECT_TIMEOUT_MS",
+                 "--postgres-connect-timeout-ms", +[](Options& o) { return &o.store.postgres_connect_timeout_ms; },
+                 "postgres: how long to wait for a connection, new (libpq counts whole seconds, at least 2) "
+                 "or from the pool, in ms."),
+            0, kInf),
+      Range(Make("store.postgres_statement_timeout_ms", "MSP_POSTGRES_STATEMENT_TIMEOUT_MS",
+                 "--postgres-statement-timeout-ms",
+                 +[](Options& o) { return &o.store.postgres_statement_timeout_ms; },
+                 "postgres: longest a statement may run, in ms (0: no limit); a longer one fails as unavailable."),
             0, kInf),
       NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
                     +[](Options& o) { return &o.embedder.provider; },
