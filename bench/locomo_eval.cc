@@ -6,6 +6,7 @@
 //   locomo_eval [--system msp|bm25|both] [--json OUT] [--limit-conversations N] ...
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +32,9 @@ namespace {
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
+// How deep --ranks looks for the evidence turns.
+constexpr int kRanksDepth = 200;
+
 double MsSince(SteadyClock::time_point start) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
 }
@@ -38,6 +42,7 @@ double MsSince(SteadyClock::time_point start) {
 struct EvalConfig {
   std::string data_path;
   std::string json_out;
+  std::string ranks_out;  // JSONL, one line per question (msp only)
   bool run_msp = true;
   bool run_bm25 = true;
   int limit_conversations = 0;
@@ -71,6 +76,9 @@ const std::vector<Flag>& Flags() {
        [](EvalConfig* c, std::string_view v) { c->data_path = v; return Status::Ok(); }},
       {"--json", "OUT", "also write every number as JSON to OUT",
        [](EvalConfig* c, std::string_view v) { c->json_out = v; return Status::Ok(); }},
+      {"--ranks", "OUT",
+       "write, per question, the rank (1-based, within the first 200 of msp) of each evidence turn as JSONL",
+       [](EvalConfig* c, std::string_view v) { c->ranks_out = v; return Status::Ok(); }},
       {"--system", "msp|bm25|both", "which systems to run (default both)",
        [](EvalConfig* c, std::string_view v) {
          if (v != "msp" && v != "bm25" && v != "both") {
@@ -124,6 +132,10 @@ const std::vector<Flag>& Flags() {
        }},
       {"--session-mix", "X", "retrieval.session_mix of msp",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--session-mix", v, &c->retrieval.session_mix); }},
+      {"--bm25-k1", "X", "retrieval.bm25_k1 of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--bm25-k1", v, &c->retrieval.bm25_k1); }},
+      {"--bm25-b", "X", "retrieval.bm25_b of msp",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--bm25-b", v, &c->retrieval.bm25_b); }},
       {"--date-terms", "0|1", "retrieval.date_terms of msp",
        [](EvalConfig* c, std::string_view v) {
          if (v != "0" && v != "1") return Status::InvalidArgument("--date-terms is 0 or 1");
@@ -294,21 +306,26 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
   char desc[512];
   std::snprintf(desc, sizeof desc,
                 "engine Retrieve, %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, "
-                "vector_min_cosine %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
+                "vector_min_cosine %g, bm25 k1 %g b %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
                 "context_sessions %d, session_weight %g, session_mix %g",
                 stats.embedder_id.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
                 cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine,
-                cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
+                cfg.retrieval.bm25_k1, cfg.retrieval.bm25_b, cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
                 cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions, cfg.retrieval.session_weight,
                 cfg.retrieval.session_mix);
   Scoreboard board("msp", desc, /*turn_level=*/true);
   const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
+  std::ofstream ranks_out;
+  if (!cfg.ranks_out.empty()) {
+    ranks_out.open(cfg.ranks_out);
+    if (!ranks_out) return Status::IoError("cannot write " + cfg.ranks_out);
+  }
   for (const Conversation& c : data.conversations) {
     for (const Question& q : c.questions) {
       RetrieveRequest r;
       r.scope = ConversationScope(c);
       r.query = q.question;
-      r.top_k = kTopK;
+      r.top_k = cfg.ranks_out.empty() ? kTopK : kRanksDepth;
       r.record_access = false;
       start = SteadyClock::now();
       Result<std::vector<SearchHit>> hits = mem->Retrieve(r);
@@ -323,6 +340,20 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
         }
         if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(h.memory.text));
         ranked.push_back(std::move(dia_id));
+      }
+      if (ranks_out.is_open()) {
+        json ranks = json::object();
+        for (const std::string& e : q.evidence) {
+          auto at = std::find(ranked.begin(), ranked.end(), e);
+          ranks[e] = at == ranked.end() ? 0 : static_cast<int>(at - ranked.begin()) + 1;
+        }
+        json top = json::array();
+        for (const std::string& d : ranked) top.push_back(d);
+        ranks_out << json{{"conversation", c.sample_id}, {"category", q.category}, {"question", q.question},
+                          {"evidence", ranks}, {"top", top}}
+                         .dump()
+                  << "\n";
+        if (ranked.size() > static_cast<size_t>(kTopK)) ranked.resize(kTopK);
       }
       board.AddTurnRanking(q.category, q.evidence, ranked, tokens, latency);
     }
@@ -446,6 +477,8 @@ int Main(int argc, char** argv) {
                                            {"rrf_k", cfg.retrieval.rrf_k},
                                            {"candidates", cfg.retrieval.candidates},
                                            {"vector_min_cosine", cfg.retrieval.vector_min_cosine},
+                                           {"bm25_k1", cfg.retrieval.bm25_k1},
+                                           {"bm25_b", cfg.retrieval.bm25_b},
                                            {"date_terms", cfg.retrieval.date_terms},
                                            {"neighbour_weight_1", cfg.retrieval.neighbour_weight_1},
                                            {"neighbour_weight_2", cfg.retrieval.neighbour_weight_2},

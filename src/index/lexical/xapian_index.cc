@@ -293,11 +293,13 @@ struct Reader {
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
-  XapianLexicalIndex(std::string dir, std::string language, bool date_terms)
+  XapianLexicalIndex(std::string dir, const RetrievalOptions& options)
       : dir_(std::move(dir)),
-        language_(std::move(language)),
-        date_terms_(date_terms),
-        format_(std::string(kFormat) + (date_terms ? "+dates" : "")) {}
+        language_(options.language),
+        date_terms_(options.date_terms),
+        k1_(options.bm25_k1),
+        b_(options.bm25_b),
+        format_(std::string(kFormat) + (options.date_terms ? "+dates" : "")) {}
 
   Result<int64_t> AppliedSeq() override {
     return Read<int64_t>("applied_seq", [&](Reader& r) -> Result<int64_t> {
@@ -411,8 +413,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       }
       Xapian::Enquire enquire(r.db);
       enquire.set_query(Restrict(r.db, text, q));
-      enquire.set_weighting_scheme(Xapian::BM25Weight(/*k1=*/1.2, /*k2=*/0.0, /*k3=*/1.0,
-                                                      /*b=*/0.75, /*min_normlen=*/0.5));
+      enquire.set_weighting_scheme(Xapian::BM25Weight(k1_, /*k2=*/0.0, /*k3=*/1.0, b_, /*min_normlen=*/0.5));
       Xapian::MSet mset = enquire.get_mset(0, limit);
       hits.reserve(mset.size());
       for (auto it = mset.begin(); it != mset.end(); ++it) {
@@ -576,6 +577,8 @@ class XapianLexicalIndex final : public LexicalIndex {
   const std::string dir_;
   const std::string language_;
   const bool date_terms_;
+  const double k1_;  // BM25 parameters (RetrievalOptions::bm25_k1, bm25_b)
+  const double b_;
   const std::string format_;
   std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
   std::mutex pool_mu_;
@@ -593,7 +596,10 @@ Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
     return Status::InvalidArgument("unknown retrieval language '" + options.language +
                                    "'; use one of: " + Xapian::Stem::get_available_languages());
   }
-  auto index = std::make_unique<XapianLexicalIndex>(dir, options.language, options.date_terms);
+  if (!(options.bm25_k1 >= 0) || !(options.bm25_b >= 0 && options.bm25_b <= 1)) {
+    return Status::InvalidArgument("retrieval.bm25_k1 must be >= 0 and retrieval.bm25_b between 0 and 1");
+  }
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options);
   MSP_RETURN_IF_ERROR(index->Init());
   return std::unique_ptr<LexicalIndex>(std::move(index));
 }

@@ -432,6 +432,49 @@ TEST(XapianIndexOpenTest, RejectsUnknownLanguageAndEmptyDir) {
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
 }
 
+// retrieval.bm25_b weighs document length: with b = 0 a term counts the
+// same in a short and a long document; with b = 1 the short one wins.
+// retrieval.bm25_k1 = 0 makes repeats count once.
+TEST(XapianIndexOpenTest, Bm25ParametersShapeTheScores) {
+  TempDir dir;
+  auto scores = [&](const std::string& sub, double k1, double b) {
+    RetrievalOptions o;
+    o.bm25_k1 = k1;
+    o.bm25_b = b;
+    auto idx = OpenLexicalIndex(dir.path() + "/" + sub, o);
+    EXPECT_TRUE(idx.ok()) << idx.status().ToString();
+    std::map<std::string, double> out;
+    if (!idx.ok()) return out;
+    EXPECT_TRUE((*idx)->Apply({Rec("short", "kafka broker"),
+                               Rec("long", "kafka broker with many more words about queues topics partitions"),
+                               Rec("repeat", "kafka kafka kafka broker"), Rec("other", "nothing relevant")},
+                              {}, 1)
+                    .ok());
+    auto hits = (*idx)->Search(Query("kafka"));
+    EXPECT_TRUE(hits.ok());
+    if (hits.ok()) {
+      for (const auto& h : *hits) out[h.id] = h.score;
+    }
+    return out;
+  };
+  auto flat = scores("flat", 1.2, 0.0);
+  ASSERT_EQ(flat.size(), 3u);
+  EXPECT_DOUBLE_EQ(flat["short"], flat["long"]);
+  EXPECT_GT(flat["repeat"], flat["short"]);
+  auto full = scores("full", 1.2, 1.0);
+  ASSERT_EQ(full.size(), 3u);
+  EXPECT_GT(full["short"], full["long"]);
+  auto once = scores("once", 0.0, 0.0);
+  ASSERT_EQ(once.size(), 3u);
+  EXPECT_DOUBLE_EQ(once["repeat"], once["short"]);
+
+  RetrievalOptions bad;
+  bad.bm25_b = 1.5;
+  auto idx = OpenLexicalIndex(dir.path() + "/bad", bad);
+  ASSERT_FALSE(idx.ok());
+  EXPECT_EQ(idx.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(XapianIndexOpenTest, ErrorsNameTheDirectory) {
   TempDir dir;
   const std::string file = dir.path() + "/not-a-dir";
