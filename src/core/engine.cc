@@ -7,12 +7,14 @@
 #include "core/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -135,6 +137,23 @@ AuditEvent MakeAudit(TimeMs now, const std::string& actor, AuditAction action,
   return e;
 }
 
+// Runs `body` on a thread until destroyed; `body` returns when told to stop.
+class StoppableThread {
+ public:
+  explicit StoppableThread(std::function<void(const std::atomic<bool>& stop)> body)
+      : thread_([this, body = std::move(body)] { body(stop_); }) {}
+  ~StoppableThread() {
+    stop_ = true;
+    thread_.join();
+  }
+  StoppableThread(const StoppableThread&) = delete;
+  StoppableThread& operator=(const StoppableThread&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 class Engine final : public MemoryLayer {
  public:
   Engine(const Options& options, EngineParts parts)
@@ -149,6 +168,24 @@ class Engine final : public MemoryLayer {
   // Starts the background consolidation worker (consolidation.background)
   // and queues the sessions a previous run left queued. After Init().
   Status StartBackgroundConsolidation() { return StartWorker(); }
+
+  // Catches the indexes up as other servers' writes commit (a store shared
+  // by several servers, e.g. PostgreSQL, whose NOTIFY wakes the wait), so a
+  // query rarely waits for a catch-up. Queries still catch up first.
+  void StartFollowingChanges() {
+    follower_ = std::make_unique<StoppableThread>([this](const std::atomic<bool>& stop) {
+      constexpr int kWaitMs = 100;  // also how long stopping may take
+      int64_t seen = 0;
+      while (!stop.load()) {
+        auto last = store_->WaitForChange(seen, kWaitMs);
+        if (!last.ok()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));  // the store is down
+        } else if (*last > seen && CatchUp().ok()) {
+          seen = *last;
+        }
+      }
+    });
+  }
 
   // The embedder check: a store's vectors all come from one embedder, the
   // one its meta names. A new store takes the configured embedder; any other
@@ -1200,6 +1237,11 @@ class Engine final : public MemoryLayer {
   Result<ConsolidationReport> ConsolidateSession(const Namespace& ns, const std::string& session,
                                                  const std::string& actor) {
     std::lock_guard<std::mutex> serial(consolidate_mu_);
+    // Servers sharing the store consolidate a session one at a time: while
+    // another holds it, it lands what it read; later episodes wait for the
+    // next trigger.
+    MSP_ASSIGN_OR_RETURN(std::unique_ptr<StoreLease> lease, store_->TryLease(ConsolidationKey(ns, session)));
+    if (!lease) return ConsolidationReport{};
     constexpr int kAttempts = 3;
     for (int attempt = 1;; ++attempt) {
       ConsolidationReport report;
@@ -1445,6 +1487,8 @@ class Engine final : public MemoryLayer {
   std::mutex queue_meta_mu_;  // the read-modify-write of the stored queue
   // Last, so it stops (finishing its job) before the parts it uses go away.
   std::unique_ptr<ConsolidationWorker> worker_;
+  // Stopped first of all (declared last): it uses the store and the indexes.
+  std::unique_ptr<StoppableThread> follower_;
 };
 
 }  // namespace
@@ -1464,6 +1508,7 @@ Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EnginePa
   auto engine = std::make_unique<Engine>(options, std::move(parts));
   MSP_RETURN_IF_ERROR(engine->Init());
   if (options.consolidation.background) MSP_RETURN_IF_ERROR(engine->StartBackgroundConsolidation());
+  if (options.store.backend == "postgres") engine->StartFollowingChanges();
   return std::unique_ptr<MemoryLayer>(std::move(engine));
 }
 

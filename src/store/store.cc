@@ -1,8 +1,10 @@
 // OpenStore: picks the Store backend named in StoreOptions.
 #include "store/store.h"
 
+#include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -29,6 +31,28 @@ Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
     return Status::IoError("cannot create data directory " + options.data_dir + ": " + why);
   }
   return OpenSqliteStore((dir / "msp.db").string(), options);
+}
+
+Result<int64_t> Store::WaitForChange(int64_t after, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    MSP_ASSIGN_OR_RETURN(int64_t last, LastSeq());
+    if (last > after || std::chrono::steady_clock::now() >= deadline) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+namespace {
+
+class GrantedLease final : public StoreLease {
+ public:
+  bool held() override { return true; }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StoreLease>> Store::TryLease(const std::string& /*name*/) {
+  return std::unique_ptr<StoreLease>(new GrantedLease);
 }
 
 }  // namespace msp

@@ -73,6 +73,16 @@ struct AuditQuery {
   int limit = 100;
 };
 
+// A claim on a piece of background work, shared by every process using the
+// store (Store::TryLease). Released when destroyed.
+class StoreLease {
+ public:
+  virtual ~StoreLease() = default;
+  // False once the claim may have been lost (on PostgreSQL: its database
+  // session ended); check before long work.
+  virtual bool held() = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -108,6 +118,19 @@ class Store {
   virtual Result<int64_t> CountAudit(const std::string& tenant) = 0;
 
   virtual Result<std::optional<std::string>> GetMeta(const std::string& key) = 0;
+
+  // Waits until a change with seq > `after` may have committed (through any
+  // process) or `timeout_ms` passes, then returns the last seq known. For
+  // followers that keep derived indexes warm; a query must still catch up
+  // from LastSeq() itself. The default polls LastSeq(); PostgreSQL is woken
+  // by NOTIFY.
+  virtual Result<int64_t> WaitForChange(int64_t after, int timeout_ms);
+
+  // Claims background work `name` (consolidating one session, a refresh) so
+  // that processes sharing the store do it once: nullptr while another
+  // holder has it. The default grants every claim: a store only one machine
+  // uses needs no more than the callers' own locks.
+  virtual Result<std::unique_ptr<StoreLease>> TryLease(const std::string& name);
 
   // Where the store lives, for messages ("/data/.msp/msp.db").
   virtual std::string Describe() const = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "msp/memory.h"
+#include "store/store.h"
 #include "tests/postgres/pg_test_util.h"
 #include "tests/support/test_util.h"
 
@@ -179,6 +180,43 @@ TEST_F(MultiServerTest, ANewServerCatchesUpFromTheChangeSequence) {
   ASSERT_OK_AND_ASSIGN(Stats s, late->GetStats(Ns()));
   EXPECT_EQ(s.records, static_cast<int64_t>(ids.size()));
   EXPECT_EQ(s.lexical_applied_seq, s.last_seq);
+}
+
+// A session another server is consolidating (it holds the session's lease)
+// is left to it: consolidating it here lands nothing until the lease is free.
+TEST_F(MultiServerTest, ASessionIsConsolidatedByOneServerAtATime) {
+  Options o = ServerOptions("a");
+  o.consolidation.every_n_episodes = 0;  // only when asked
+  auto a = Open(o);
+  ASSERT_NE(a, nullptr);
+  Namespace ns = Ns();
+  ns.session = "s1";
+  for (const char* text : {"I prefer dark roast coffee in the morning.",
+                           "I prefer short answers with code first."}) {
+    EpisodeStep step;
+    step.ns = ns;
+    step.type = EpisodeType::kUserMessage;
+    step.text = text;
+    ASSERT_OK(a->AddEpisode(step).status());
+  }
+  // "Another server": a handle on the same database holding the lease the
+  // engine takes for this session.
+  auto other = OpenStore(::msp::testing::PgStoreOptions(schema_));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  Namespace owner = ns;
+  owner.session.clear();
+  const std::string key = "consolidated/" + owner.ToString() + "/session=s1";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> held, (*other)->TryLease(key));
+  ASSERT_NE(held, nullptr);
+
+  ASSERT_OK_AND_ASSIGN(ConsolidationReport skipped, a->Consolidate(Ns(), "s1"));
+  EXPECT_EQ(skipped.episodes_read, 0);
+  EXPECT_EQ(skipped.facts_added, 0);
+
+  held.reset();
+  ASSERT_OK_AND_ASSIGN(ConsolidationReport done, a->Consolidate(Ns(), "s1"));
+  EXPECT_EQ(done.episodes_read, 2);
+  EXPECT_EQ(done.facts_added, 2);
 }
 
 // The same writes on SQLite and on PostgreSQL rank the same.

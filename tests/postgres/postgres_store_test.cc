@@ -272,17 +272,17 @@ TEST_F(PostgresStoreTest, ALeaseIsHeldByOneServerAtATime) {
   auto a = Open(Options());
   auto b = Open(Options());
   ASSERT_TRUE(a && b);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> first, a->TryLease("consolidation"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> first, a->TryLease("consolidation"));
   ASSERT_NE(first, nullptr);
   EXPECT_TRUE(first->held());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> second, b->TryLease("consolidation"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> second, b->TryLease("consolidation"));
   EXPECT_EQ(second, nullptr);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> same_store, a->TryLease("consolidation"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> same_store, a->TryLease("consolidation"));
   EXPECT_EQ(same_store, nullptr);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> other_name, b->TryLease("refresh"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> other_name, b->TryLease("refresh"));
   EXPECT_NE(other_name, nullptr);
   first.reset();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> after, b->TryLease("consolidation"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> after, b->TryLease("consolidation"));
   EXPECT_NE(after, nullptr);
 
   // Another schema's lease of the same name is another lease.
@@ -291,7 +291,7 @@ TEST_F(PostgresStoreTest, ALeaseIsHeldByOneServerAtATime) {
   other.postgres_schema = other_schema;
   auto c = Open(other);
   ASSERT_NE(c, nullptr);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgLease> elsewhere, c->TryLease("consolidation"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StoreLease> elsewhere, c->TryLease("consolidation"));
   EXPECT_NE(elsewhere, nullptr);
   elsewhere.reset();
   c.reset();

@@ -239,17 +239,17 @@ Status PgConnection::Script(std::string_view sql, std::string_view op) {
   return Status::Ok();
 }
 
-Result<int> PgConnection::DrainNotifications() {
+Result<std::vector<std::string>> PgConnection::DrainNotifications() {
   if (PQconsumeInput(conn_) == 0 || broken()) {
     return Status::Unavailable("postgres: lost the listening connection to " + options_.describe +
                                ": " + Trim(PQerrorMessage(conn_)));
   }
-  int count = 0;
+  std::vector<std::string> payloads;
   while (PGnotify* notify = PQnotifies(conn_)) {
-    ++count;
+    payloads.emplace_back(notify->extra != nullptr ? notify->extra : "");
     PQfreemem(notify);
   }
-  return count;
+  return payloads;
 }
 
 // ---- literals ----

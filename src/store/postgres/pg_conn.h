@@ -105,9 +105,9 @@ class PgConnection {
   pg_conn* handle() const { return conn_; }
   const PgConnectOptions& options() const { return options_; }
 
-  // Reads the notifications that have arrived (non-blocking); returns how many.
-  // kUnavailable if the connection was lost.
-  Result<int> DrainNotifications();
+  // Reads the notifications that have arrived (non-blocking) and returns
+  // their payloads. kUnavailable if the connection was lost.
+  Result<std::vector<std::string>> DrainNotifications();
   // The socket, for poll(); -1 when broken.
   int socket() const;
 

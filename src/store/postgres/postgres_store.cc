@@ -8,6 +8,7 @@
 #include <array>
 #include <bit>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -355,7 +356,7 @@ bool IsRetryableConflict(const std::string& sqlstate) {
   return sqlstate == kPgSerializationFailure || sqlstate == kPgDeadlockDetected;
 }
 
-class PgLeaseImpl final : public PgLease {
+class PgLeaseImpl final : public StoreLease {
  public:
   PgLeaseImpl(std::unique_ptr<PgConnection> conn, int32_t key) : conn_(std::move(conn)), key_(key) {}
   ~PgLeaseImpl() override {
@@ -396,7 +397,7 @@ class PostgresStoreImpl final : public PostgresStore {
   std::string Describe() const override { return where_; }
 
   Result<int64_t> WaitForChange(int64_t after, int timeout_ms) override;
-  Result<std::unique_ptr<PgLease>> TryLease(const std::string& name) override;
+  Result<std::unique_ptr<StoreLease>> TryLease(const std::string& name) override;
   Status Ping() override;
 
   // Migrates the schema on one pooled connection.
@@ -419,6 +420,7 @@ class PostgresStoreImpl final : public PostgresStore {
   PgPool pool_;
   std::mutex listen_mu_;  // the listening connection (WaitForChange)
   std::unique_ptr<PgConnection> listener_;
+  int64_t known_last_ = 0;  // the last seq the listener has heard of
 };
 
 Status PostgresStoreImpl::Run(std::string_view op,
@@ -933,46 +935,47 @@ Result<int64_t> PostgresStoreImpl::WaitForChange(int64_t after, int timeout_ms) 
   std::lock_guard<std::mutex> lock(listen_mu_);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
-  auto last_seq = [&]() -> Result<int64_t> {
-    MSP_ASSIGN_OR_RETURN(PgResult r, listener_->Exec("SELECT last_seq FROM change_counter",
-                                                     PgParams(), "wait for change"));
-    return r.rows() == 1 ? r.Int(0, 0) : 0;
-  };
   if (listener_ == nullptr || listener_->broken()) {
     listener_.reset();
-    MSP_ASSIGN_OR_RETURN(listener_, PgConnection::Connect(pool_.options()));
-    MSP_RETURN_IF_ERROR(listener_->Script("LISTEN " + PgQuoteIdent(channel_), "listen"));
+    MSP_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(pool_.options()));
+    MSP_RETURN_IF_ERROR(conn->Script("LISTEN " + PgQuoteIdent(channel_), "listen"));
+    // Read after listening: a change committed later is notified.
+    MSP_ASSIGN_OR_RETURN(PgResult r, conn->Exec("SELECT last_seq FROM change_counter", PgParams(),
+                                                "wait for change", false));
+    known_last_ = r.rows() == 1 ? r.Int(0, 0) : 0;
+    listener_ = std::move(conn);
   }
-  // Listening before reading: a change committed after this read is notified.
-  MSP_ASSIGN_OR_RETURN(int64_t last, last_seq());
-  while (last <= after) {
+  while (known_last_ <= after) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd pfd{listener_->socket(), POLLIN, 0};
     if (pfd.fd < 0) return Status::Unavailable("postgres: lost the listening connection to " + where_);
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR) {
       return Status::IoError("postgres: poll on the listening connection failed: " +
                              std::string(std::strerror(errno)));
     }
-    MSP_ASSIGN_OR_RETURN(int notified, listener_->DrainNotifications());
-    if (notified > 0) {
-      MSP_ASSIGN_OR_RETURN(last, last_seq());
+    // Each payload is the last seq its commit made.
+    MSP_ASSIGN_OR_RETURN(std::vector<std::string> payloads, listener_->DrainNotifications());
+    for (const std::string& p : payloads) {
+      int64_t seq = 0;
+      std::from_chars(p.data(), p.data() + p.size(), seq);
+      known_last_ = std::max(known_last_, seq);
     }
   }
-  return last;
+  return known_last_;
 }
 
-Result<std::unique_ptr<PgLease>> PostgresStoreImpl::TryLease(const std::string& name) {
+Result<std::unique_ptr<StoreLease>> PostgresStoreImpl::TryLease(const std::string& name) {
   // A dedicated connection: the lock lives as long as its session.
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(pool_.options()));
   const int32_t key = PgLockKey(pool_.options().schema, name);
   MSP_ASSIGN_OR_RETURN(PgResult r, conn->Exec("SELECT pg_try_advisory_lock($1, $2)",
                                               PgParams().Int(kPgLockLease).Int(key),
                                               "take lease " + name, false));
-  if (r.rows() != 1 || r.Text(0, 0) != "t") return std::unique_ptr<PgLease>();
-  return std::unique_ptr<PgLease>(new PgLeaseImpl(std::move(conn), key));
+  if (r.rows() != 1 || r.Text(0, 0) != "t") return std::unique_ptr<StoreLease>();
+  return std::unique_ptr<StoreLease>(new PgLeaseImpl(std::move(conn), key));
 }
 
 Status PostgresStoreImpl::Ping() {

@@ -30,26 +30,13 @@
 
 namespace msp {
 
-// A cluster-wide lease: held until destroyed (or until its connection is
-// lost, which PostgreSQL reports to no one: check held() before long work).
-class PgLease {
- public:
-  virtual ~PgLease() = default;
-  // False once the lease's connection is gone (the database restarted).
-  virtual bool held() = 0;
-};
-
+// Beyond Store: WaitForChange listens (LISTEN on ChangeChannel) on a
+// connection of its own and wakes on the NOTIFY of any process's commit.
+// TryLease takes a session advisory lock (keyed by schema and name) on a
+// connection of its own, held while the lease lives; nullptr when another
+// process, or another lease of this store, holds it.
 class PostgresStore : public Store {
  public:
-  // Waits until a change with seq > `after` has committed (by any process)
-  // or `timeout_ms` passed, using LISTEN; returns LastSeq() then.
-  virtual Result<int64_t> WaitForChange(int64_t after, int timeout_ms) = 0;
-
-  // Tries to take the lease `name` (a session advisory lock in this schema):
-  // nullptr when another process (or another lease of this store) holds it.
-  // For background work that must run once across servers.
-  virtual Result<std::unique_ptr<PgLease>> TryLease(const std::string& name) = 0;
-
   // Checks that the database answers (one round trip). kUnavailable if not.
   virtual Status Ping() = 0;
 };
