@@ -169,6 +169,10 @@ class MemoryLayer {
   virtual Result<std::vector<AuditEvent>> Audit(const Namespace& scope, const std::string& record_id,
                                                 int limit) = 0;
 
+  // Checks that the store answers (one cheap read), for health checks:
+  // kUnavailable while a database backend (PostgreSQL) cannot be reached.
+  virtual Status CheckStore() { return Status::Ok(); }
+
  protected:
   MemoryLayer() = default;
 };

@@ -897,6 +897,8 @@ class Engine final : public MemoryLayer {
     return ExportJsonl(*store_, scope, out);
   }
 
+  Status CheckStore() override { return store_->LastSeq().status(); }
+
   Result<Stats> GetStats(const Namespace& scope) override {
     MSP_RETURN_IF_ERROR(CatchUp());
     const TimeMs now = clock_->NowMs();

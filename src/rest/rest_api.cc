@@ -452,6 +452,7 @@ void MountRestApi(HttpServer& server, MemoryLayer& engine, const RestOptions& op
                    true});
   }
   server.SetMetricsSource([api](const std::string& tenant) { return RecordMetrics(*api, tenant); });
+  server.SetHealthSource([&engine] { return engine.CheckStore(); });
 }
 
 }  // namespace msp

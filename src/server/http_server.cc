@@ -132,7 +132,14 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
   http_.set_keep_alive_max_count(100);
   InstallHooks();
   Handle({"GET", "/healthz",
-          [](const HttpCall&, httplib::Response& res) { SendJson(res, 200, {{"status", "ok"}}); }, false});
+          [this](const HttpCall&, httplib::Response& res) {
+            if (!health_source_) return SendJson(res, 200, {{"status", "ok"}});
+            const Status store = health_source_();
+            if (store.ok()) return SendJson(res, 200, {{"status", "ok"}, {"store", "up"}});
+            // The code only: /healthz needs no key, and the message names the database.
+            SendJson(res, 503, {{"status", "unavailable"}, {"store", "down"}, {"error", StatusCodeName(store.code())}});
+          },
+          false});
   Handle({"GET", "/metrics", [this](const HttpCall& call, httplib::Response& res) {
             std::string text = metrics_.Render();
             if (metrics_source_) text += metrics_source_(call.tenant);
@@ -317,6 +324,8 @@ std::optional<std::string> HttpServer::Authenticate(const httplib::Request& req)
 void HttpServer::SetMetricsSource(std::function<std::string(const std::string&)> source) {
   metrics_source_ = std::move(source);
 }
+
+void HttpServer::SetHealthSource(std::function<Status()> probe) { health_source_ = std::move(probe); }
 
 std::string HttpServer::RouteLabel(const std::string& method, const std::string& path) const {
   for (const CompiledRoute& r : routes_) {

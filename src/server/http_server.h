@@ -98,6 +98,12 @@ class HttpServer {
   // Extra text appended to /metrics for the caller's tenant (record counts).
   // REQUIRES: before Start().
   void SetMetricsSource(std::function<std::string(const std::string& tenant)> source);
+  // What /healthz checks besides the server itself (the store): while it
+  // fails, /healthz answers 503 {"status": "unavailable", "store": "down",
+  // "error": its status code name}; otherwise 200 {"status": "ok", "store":
+  // "up"}.
+  // REQUIRES: before Start().
+  void SetHealthSource(std::function<Status()> probe);
 
   // Binds options.bind:options.port (port 0: any free port) and serves on a
   // thread of its own. Returns the bound port once the server accepts
@@ -135,6 +141,7 @@ class HttpServer {
   std::vector<CompiledRoute> routes_;
   std::vector<std::string> declared_;
   std::function<std::string(const std::string&)> metrics_source_;
+  std::function<Status()> health_source_;
   std::thread thread_;
   std::atomic<bool> listen_returned_{false};
   int port_ = 0;
