@@ -1,6 +1,7 @@
 // In-process tests of the command line's dispatch, help, usage errors, exit
 // codes and output helpers. Flows against a real store are in tests/e2e/.
 #include "cli/cli.h"
+#include "cli/cli_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -9,20 +10,8 @@
 namespace msp {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
 CliRun Cli(const std::vector<std::string>& args, const std::string& input = "") {
-  std::istringstream in(input);
-  std::ostringstream out, err;
-  CliRun r;
-  r.code = RunCli(args, in, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
+  return RunCliCapture(args, input);
 }
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

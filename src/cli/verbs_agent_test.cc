@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/cli_test_util.h"
 #include "tests/support/openai_stub.h"
 #include "tests/support/test_util.h"
 
@@ -12,12 +13,6 @@ namespace msp {
 namespace {
 
 using json = nlohmann::json;
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -32,13 +27,7 @@ class AgentVerbsTest : public ::testing::Test {
     args.push_back("estimate");
     args.push_back("--actor");
     args.push_back("ann");
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunCliCapture(args, input);
   }
 
   testing::TempDir dir_{"agent-verbs"};

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/cli_test_util.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -20,12 +21,6 @@ namespace {
 using json = nlohmann::json;
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 class DecisionVerbsTest : public ::testing::Test {
  protected:
@@ -38,13 +33,7 @@ class DecisionVerbsTest : public ::testing::Test {
   CliRun Run(std::vector<std::string> args, const std::string& input = "") {
     args.push_back("--data-dir");
     args.push_back(data_);
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunCliCapture(args, input);
   }
 
   json RunJson(std::vector<std::string> args, const std::string& input = "") {

@@ -10,18 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/cli_test_util.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
 namespace {
 
 using nlohmann::json;
-
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -34,13 +29,7 @@ class QueryVerbsTest : public ::testing::Test {
     args.push_back(dir_.path() + "/data");
     args.push_back("--synchronous");
     args.push_back("normal");
-    std::istringstream in(input);
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = RunCli(args, in, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    return RunCliCapture(args, input);
   }
 
   std::string Trim(std::string s) {
