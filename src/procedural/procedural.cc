@@ -12,6 +12,7 @@
 #include "procedural/rules.h"
 #include "util/time.h"
 #include "util/utf8.h"
+#include "util/uuid.h"
 
 namespace msp {
 namespace {
@@ -26,14 +27,6 @@ std::string Tag(ProcedureType type, const std::string& name) {
   return "procedure:" + std::string(ProcedureTypeName(type)) + ":" + name;
 }
 
-uint64_t Fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
 // A deterministic UUID (version 8) for one version of one item.
 std::string VersionRecordId(const Namespace& ns, ProcedureType type, const std::string& name, int version) {
   std::string key = "msp-procedure";
@@ -43,21 +36,7 @@ std::string VersionRecordId(const Namespace& ns, ProcedureType type, const std::
     key += part;
   }
   key += '\x1f' + std::to_string(version);
-  const uint64_t hi = Fnv1a(key, 0xCBF29CE484222325ull);
-  const uint64_t lo = Fnv1a(key, 0x84222325CBF29CE4ull ^ hi);
-  unsigned char b[16];
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(hi >> (56 - 8 * i));
-  for (int i = 0; i < 8; ++i) b[8 + i] = static_cast<unsigned char>(lo >> (56 - 8 * i));
-  b[6] = static_cast<unsigned char>(0x80 | (b[6] & 0x0F));
-  b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(kHex[b[i] >> 4]);
-    out.push_back(kHex[b[i] & 0xF]);
-  }
-  return out;
+  return NameUuid(key);
 }
 
 bool IsItemName(std::string_view s) {

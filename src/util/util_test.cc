@@ -46,6 +46,20 @@ TEST(UuidTest, IsVersion7AndUnique) {
   EXPECT_FALSE(IsUuid("not-a-uuid"));
 }
 
+TEST(UuidTest, NameUuidIsStableVersion8PerKey) {
+  const std::string key = std::string("msp-core-block\x1f") + "acme\x1f" + "ann\x1f" + "helper\x1f" + "persona";
+  const std::string id = NameUuid(key);
+  EXPECT_TRUE(IsUuid(id));
+  EXPECT_EQ(id[14], '8');
+  EXPECT_TRUE(id[19] == '8' || id[19] == '9' || id[19] == 'a' || id[19] == 'b');
+  EXPECT_EQ(NameUuid(key), id);
+  EXPECT_NE(NameUuid(key + "x"), id);
+  // These ids are stored (core-memory blocks, procedure versions, turn
+  // journals): the values from before the function moved to util/ must stay.
+  EXPECT_EQ(id, "44ae9e00-8cbc-80b2-aedf-79da21510505");
+  EXPECT_EQ(NameUuid(""), "cbf29ce4-8422-8325-8fd0-bfc14fd0bfc1");
+}
+
 TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("Привіт, світ — ✓ 😀"));

@@ -7,6 +7,30 @@
 #include <random>
 
 namespace msp {
+namespace {
+
+// The canonical lowercase 8-4-4-4-12 form of 16 bytes.
+std::string FormatUuid(const unsigned char (&b)[16]) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[b[i] >> 4]);
+    out.push_back(kHex[b[i] & 0xF]);
+  }
+  return out;
+}
+
+uint64_t Fnv1a(std::string_view s, uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001B3ull;
+  }
+  return h;
+}
+
+}  // namespace
 
 std::string NewUuid(TimeMs now) {
   static std::mutex mu;
@@ -24,15 +48,18 @@ std::string NewUuid(TimeMs now) {
   b[7] = static_cast<unsigned char>(r1 >> 8);
   b[8] = static_cast<unsigned char>(0x80 | ((r1 >> 16) & 0x3F));
   for (int i = 9; i < 16; ++i) b[i] = static_cast<unsigned char>(r2 >> (8 * (i - 9)));
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(kHex[b[i] >> 4]);
-    out.push_back(kHex[b[i] & 0xF]);
-  }
-  return out;
+  return FormatUuid(b);
+}
+
+std::string NameUuid(std::string_view key) {
+  const uint64_t hi = Fnv1a(key, 0xCBF29CE484222325ull);
+  const uint64_t lo = Fnv1a(key, 0x84222325CBF29CE4ull ^ hi);
+  unsigned char b[16];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(hi >> (56 - 8 * i));
+  for (int i = 0; i < 8; ++i) b[8 + i] = static_cast<unsigned char>(lo >> (56 - 8 * i));
+  b[6] = static_cast<unsigned char>(0x80 | (b[6] & 0x0F));
+  b[8] = static_cast<unsigned char>(0x80 | (b[8] & 0x3F));
+  return FormatUuid(b);
 }
 
 bool IsUuid(std::string_view s) {

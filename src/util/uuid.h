@@ -1,4 +1,5 @@
-// Record ids: UUID version 7 (time-ordered, random tail).
+// Record ids: UUID version 7 (time-ordered, random tail), and name-based
+// version 8 ids for records that must have one id per name.
 #ifndef MSP_UTIL_UUID_H_
 #define MSP_UTIL_UUID_H_
 
@@ -11,6 +12,12 @@ namespace msp {
 
 // A new UUIDv7 for time `now`, lowercase canonical form. Thread-safe.
 std::string NewUuid(TimeMs now);
+// A deterministic UUID (version 8) for `key`: the same key always gives the
+// same id, so a record keyed by a name (a core-memory block, one version of
+// a procedure, a turn's journal) is found and replaced by id. Built from two
+// 64-bit FNV-1a hashes of the key; these ids are stored, so the function
+// never changes.
+std::string NameUuid(std::string_view key);
 // True for a canonical lowercase or uppercase 8-4-4-4-12 hex UUID.
 bool IsUuid(std::string_view s);
 
