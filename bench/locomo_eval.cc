@@ -106,10 +106,20 @@ const std::vector<Flag>& Flags() {
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--lexical-weight", v, &c->retrieval.lexical_weight); }},
       {"--vector-weight", "X", "retrieval.vector_weight of msp",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--vector-weight", v, &c->retrieval.vector_weight); }},
+      {"--fusion", "score|rrf", "retrieval.fusion of msp",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "score" && v != "rrf") return Status::InvalidArgument("--fusion is score or rrf");
+         c->retrieval.fusion = v;
+         return Status::Ok();
+       }},
       {"--rrf-k", "N", "retrieval.rrf_k of msp",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--rrf-k", v, &c->retrieval.rrf_k); }},
       {"--candidates", "N", "retrieval.candidates of msp (per signal, before fusion)",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--candidates", v, &c->retrieval.candidates); }},
+      {"--vector-candidates", "N", "retrieval.vector_candidates of msp (0: --candidates)",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--vector-candidates", v, &c->retrieval.vector_candidates);
+       }},
       {"--vector-min-cosine", "X", "retrieval.vector_min_cosine of msp",
        [](EvalConfig* c, std::string_view v) {
          return ParseNumber("--vector-min-cosine", v, &c->retrieval.vector_min_cosine);
@@ -305,11 +315,11 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
 
   char desc[512];
   std::snprintf(desc, sizeof desc,
-                "engine Retrieve, %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, "
+                "engine Retrieve, %s, fusion %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, vector_candidates %d, "
                 "vector_min_cosine %g, bm25 k1 %g b %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
                 "context_sessions %d, session_weight %g, session_mix %g",
-                stats.embedder_id.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
-                cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_min_cosine,
+                stats.embedder_id.c_str(), cfg.retrieval.fusion.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
+                cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_candidates, cfg.retrieval.vector_min_cosine,
                 cfg.retrieval.bm25_k1, cfg.retrieval.bm25_b, cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
                 cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions, cfg.retrieval.session_weight,
                 cfg.retrieval.session_mix);
@@ -472,10 +482,12 @@ int Main(int argc, char** argv) {
     }
     report["systems"]["msp"] = board->ToJson();
     report["systems"]["msp"]["build"] = build;
-    report["systems"]["msp"]["options"] = {{"lexical_weight", cfg.retrieval.lexical_weight},
+    report["systems"]["msp"]["options"] = {{"fusion", cfg.retrieval.fusion},
+                                           {"lexical_weight", cfg.retrieval.lexical_weight},
                                            {"vector_weight", cfg.retrieval.vector_weight},
                                            {"rrf_k", cfg.retrieval.rrf_k},
                                            {"candidates", cfg.retrieval.candidates},
+                                           {"vector_candidates", cfg.retrieval.vector_candidates},
                                            {"vector_min_cosine", cfg.retrieval.vector_min_cosine},
                                            {"bm25_k1", cfg.retrieval.bm25_k1},
                                            {"bm25_b", cfg.retrieval.bm25_b},

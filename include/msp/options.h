@@ -69,7 +69,15 @@ struct WritePolicyOptions {
 };
 
 struct RetrievalOptions {
-  int rrf_k = 60;
+  // How the lexical and vector signals are fused: "score", the weighted
+  // mean of their scores on [0, 1] (the lexical one over the query's best,
+  // the cosine clipped at 0), which keeps the gaps between lexical scores;
+  // or "rrf", weighted reciprocal-rank fusion, which sees ranks only, so a
+  // small vector weight can still swap lexical hits far apart in score.
+  // LoCoMo turn recall_all@1/@5/@10: rrf 0.305/0.607/0.705, score
+  // 0.316/0.625/0.709 (bench/README.md).
+  std::string fusion = "score";
+  int rrf_k = 60;                        // the rrf constant k
   double lexical_weight = 1.0;
   // The built-in hashing embedder is lexical and weaker than BM25: at equal
   // weight it pulls LoCoMo turn recall_all@10 from 0.578 (BM25 alone) down
@@ -77,6 +85,10 @@ struct RetrievalOptions {
   // semantic embedder. (bench/locomo_eval --vector-weight W)
   double vector_weight = 0.1;
   int candidates = 200;                  // per signal, before fusion
+  // Candidates of the vector signal when > 0 (else `candidates`). With a
+  // small vector_weight only its first few ranks can still move a hit into
+  // the top k, and the exact scan's cost grows with the number asked.
+  int vector_candidates = 0;
   // The vector signal ignores records below this cosine: with a lexical
   // embedder unrelated texts share stray hash buckets and would otherwise
   // still earn reciprocal-rank credit.

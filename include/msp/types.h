@@ -218,9 +218,12 @@ struct SignalContribution {
 
 struct SearchHit {
   Memory memory;
-  // Weighted reciprocal-rank fusion normalised to [0, 1]: 1.0 is first in
-  // every signal; first in one signal only is that signal's share of the
-  // weights (with the defaults, 1/1.1 for BM25 and 0.1/1.1 for cosine).
+  // On [0, 1]. With retrieval.fusion "score" (the default) the weighted
+  // mean of the lexical score over the query's best and the cosine (clipped
+  // at 0): the best lexical hit with cosine c scores (1 + 0.1 c) / 1.1 with
+  // the default weights, a hit of the vector signal alone at most 0.1/1.1.
+  // With "rrf", weighted reciprocal-rank fusion: 1.0 is first in every
+  // signal; first in one signal only is that signal's share of the weights.
   // The lexical signal ranks by BM25 with episode context (the neighbouring
   // steps and the session, RetrievalOptions); explain then splits its
   // contribution into "bm25", "neighbours" and "session" in proportion to

@@ -11,9 +11,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -612,20 +614,20 @@ class Engine final : public MemoryLayer {
       around.sessions = TopSessions(lexical_hits, ro.context_sessions);
       if (!around.sessions.empty()) {
         MSP_ASSIGN_OR_RETURN(auto more, lexical_->SearchEpisodes(around));
-        lexical_hits.insert(lexical_hits.end(), more.begin(), more.end());
+        lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
+                            std::make_move_iterator(more.end()));
       }
     }
     const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2, ro.session_weight,
                                                 ro.session_mix};
     const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
     std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options);
-    std::unordered_map<std::string, const ContextScore*> context_by_id;
-    RankedSignal lexical{"bm25", ro.lexical_weight, {}};
+    lexical_hits.clear();
+    std::vector<RankedSignal> signals(2);
+    RankedSignal& lexical = signals[0];
+    lexical = RankedSignal{"bm25", ro.lexical_weight, {}};
     lexical.hits.reserve(context.size());
-    for (const ContextScore& c : context) {
-      lexical.hits.push_back(IndexHit{c.id, c.bm25});
-      context_by_id[c.id] = &c;
-    }
+    for (ContextScore& c : context) lexical.hits.push_back(IndexHit{std::move(c.id), c.bm25});
     std::vector<float> query_vector = r.query_embedding;
     if (query_vector.empty()) {
       MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));
@@ -635,47 +637,77 @@ class Engine final : public MemoryLayer {
                                      " dimensions; the embedder '" + embedder_->id() + "' makes " +
                                      std::to_string(embedder_->dimension()));
     }
-    RankedSignal vector{"cosine", options_.retrieval.vector_weight, {}};
-    MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(query_vector, q));
-    const double min_cos = options_.retrieval.vector_min_cosine;
-    vector.hits.erase(std::remove_if(vector.hits.begin(), vector.hits.end(),
-                                     [&](const IndexHit& h) { return h.score < min_cos; }),
-                      vector.hits.end());
-
-    std::vector<FusedHit> fused =
-        FuseReciprocalRank({lexical, vector}, std::max(1, options_.retrieval.rrf_k));
-    std::vector<std::string> ids;
-    for (const auto& f : fused) {
-      if (f.score + 1e-12 < r.min_score) break;  // sorted: the rest score lower
-      ids.push_back(f.id);
-      // Room for stale hits (and, as of a time, for records that did not hold then).
-      if (static_cast<int>(ids.size()) >= (r.as_of > 0 ? q.limit : r.top_k * 2)) break;
+    RankedSignal& vector = signals[1];
+    vector = RankedSignal{"cosine", ro.vector_weight, {}};
+    if (ro.vector_weight > 0) {
+      IndexQuery vq = q;
+      if (ro.vector_candidates > 0) vq.limit = std::max(ro.vector_candidates, r.top_k);
+      MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(query_vector, vq));
+      const double min_cos = ro.vector_min_cosine;
+      vector.hits.erase(std::remove_if(vector.hits.begin(), vector.hits.end(),
+                                       [&](const IndexHit& h) { return h.score < min_cos; }),
+                        vector.hits.end());
     }
-    MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
-    std::unordered_map<std::string, Memory*> by_id;
-    for (auto& m : records) by_id[m.id] = &m;
+
+    const bool by_score = ro.fusion != "rrf";
+    if (by_score) {
+      // The lexical signal on [0, 1]: the context score over the best one.
+      double best = 0.0;
+      for (const ContextScore& c : context) best = std::max(best, c.score);
+      for (size_t i = 0; i < context.size(); ++i) lexical.hits[i].score = best > 0 ? context[i].score / best : 0.0;
+    }
+    const std::vector<FusedHit> fused = by_score ? FuseScores(signals, r.explain)
+                                                 : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+    std::unordered_map<std::string_view, const ContextScore*> context_by_id;
+    if (r.explain) {
+      for (size_t i = 0; i < context.size(); ++i) context_by_id.emplace(lexical.hits[i].id, &context[i]);
+    }
+    // The records of the best hits, read a batch at a time: a hit the store
+    // no longer shows this query (the index may lag a concurrent writer) is
+    // skipped and the next one read. As of a time, one batch of every
+    // candidate, since many may not have held then.
+    const size_t batch = r.as_of > 0 ? static_cast<size_t>(q.limit) : static_cast<size_t>(r.top_k);
     std::vector<SearchHit> out;
-    for (const auto& f : fused) {
-      if (static_cast<int>(out.size()) >= r.top_k) break;
-      auto it = by_id.find(f.id);
-      // Re-check against the record as stored now: the index may lag a
-      // concurrent writer, and visibility must never depend on it.
-      if (it == by_id.end() || !MatchesQuery(*it->second, q)) continue;
-      if (r.as_of > 0 && !HeldAt(*it->second, r.as_of)) continue;
-      SearchHit hit;
-      hit.memory = std::move(*it->second);
-      hit.score = f.score;
-      if (r.explain) {
-        for (const SignalContribution& c : f.contributions) {
-          auto ctx = context_by_id.find(f.id);
-          if (c.signal != lexical.name || ctx == context_by_id.end()) {
-            hit.explain.push_back(c);
-            continue;
+    size_t next = 0;
+    while (static_cast<int>(out.size()) < r.top_k && next < fused.size()) {
+      std::vector<std::string> ids;
+      size_t end = next;
+      for (; end < fused.size() && ids.size() < batch; ++end) {
+        if (fused[end].score + 1e-12 < r.min_score) break;  // sorted: the rest score lower
+        ids.emplace_back(fused[end].id);
+      }
+      if (ids.empty()) break;
+      MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/false));
+      std::unordered_map<std::string_view, Memory*> by_id;
+      by_id.reserve(records.size());
+      for (auto& m : records) by_id.emplace(m.id, &m);
+      for (; next < end && static_cast<int>(out.size()) < r.top_k; ++next) {
+        const FusedHit& f = fused[next];
+        auto it = by_id.find(f.id);
+        // Re-check against the record as stored now: the index may lag a
+        // concurrent writer, and visibility must never depend on it.
+        if (it == by_id.end() || !MatchesQuery(*it->second, q)) continue;
+        if (r.as_of > 0 && !HeldAt(*it->second, r.as_of)) continue;
+        SearchHit hit;
+        hit.memory = std::move(*it->second);
+        hit.score = f.score;
+        if (r.explain) {
+          for (SignalContribution c : f.contributions) {
+            auto ctx = context_by_id.find(f.id);
+            if (c.signal != lexical.name || ctx == context_by_id.end()) {
+              hit.explain.push_back(c);
+              continue;
+            }
+            c.raw = ctx->second->bm25;  // the BM25 weight, whatever the fusion saw
+            for (auto& part : ExplainContext(c, *ctx->second, with_neighbours, ro.session_weight > 0)) {
+              hit.explain.push_back(std::move(part));
+            }
           }
-          for (auto& part : ExplainContext(c, *ctx->second, with_neighbours, ro.session_weight > 0)) hit.explain.push_back(std::move(part));
         }
       }
-      out.push_back(std::move(hit));
+      if (end < fused.size() && fused[end].score + 1e-12 < r.min_score) break;
+      if (r.as_of > 0) break;  // every candidate was read
+      next = end;
     }
     if (r.record_access && !out.empty()) {
       std::vector<std::string> served;

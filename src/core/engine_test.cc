@@ -109,7 +109,29 @@ TEST_F(EngineTest, ExplainShowsEachSignal) {
   EXPECT_EQ((*hits)[0].explain[0].rank, 1);
   EXPECT_GT((*hits)[0].explain[0].raw, 0.0);
   EXPECT_EQ((*hits)[0].explain[1].signal, "cosine");
+  // Score fusion (the default): the best lexical hit counts 1, the cosine
+  // its value, weighted 1 and 0.1; the parts sum to the score.
+  const double cosine = (*hits)[0].explain[1].raw;
+  EXPECT_GT(cosine, 0.0);
+  EXPECT_DOUBLE_EQ((*hits)[0].score, (1.0 + 0.1 * cosine) / 1.1);
+  EXPECT_DOUBLE_EQ((*hits)[0].explain[0].contribution + (*hits)[0].explain[1].contribution, (*hits)[0].score);
+}
+
+TEST_F(EngineTest, RankFusionScoresFirstEverywhereAsOne) {
+  Options o = options_;
+  o.retrieval.fusion = "rrf";
+  ASSERT_TRUE(engine_->Write(Req("The deployment runbook lives in the ops wiki", Ns())).ok());
+  engine_.reset();
+  engine_ = Open(o);
+  RetrieveRequest r;
+  r.scope = Ns();
+  r.query = "deployment runbook";
+  r.explain = true;
+  auto hits = engine_->Retrieve(r);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
   EXPECT_DOUBLE_EQ((*hits)[0].score, 1.0);
+  EXPECT_EQ((*hits)[0].explain[1].rank, 1);
 }
 
 TEST_F(EngineTest, RefusalIsAuditedAndStoresNothing) {

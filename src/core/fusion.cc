@@ -1,36 +1,102 @@
-// Reciprocal-rank fusion.
+// Score and reciprocal-rank fusion (see fusion.h).
 #include "core/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 namespace msp {
 
-std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k) {
+std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k,
+                                         bool with_contributions) {
   double max_score = 0.0;
-  for (const auto& s : signals) max_score += s.weight / (k + 1.0);
+  size_t total = 0;
+  for (const auto& s : signals) {
+    max_score += s.weight / (k + 1.0);
+    total += s.hits.size();
+  }
   std::vector<FusedHit> out;
-  std::unordered_map<std::string, size_t> slot;
+  out.reserve(total);
+  std::vector<uint32_t> seen;  // per fused hit: a bit per signal that listed it
+  seen.reserve(total);
+  std::unordered_map<std::string_view, uint32_t> slot;
+  slot.reserve(total);
   for (size_t si = 0; si < signals.size(); ++si) {
     const RankedSignal& s = signals[si];
+    const uint32_t bit = uint32_t{1} << si;
     for (size_t r = 0; r < s.hits.size(); ++r) {
       const IndexHit& h = s.hits[r];
-      auto [it, inserted] = slot.try_emplace(h.id, out.size());
+      auto [it, inserted] = slot.try_emplace(h.id, static_cast<uint32_t>(out.size()));
       if (inserted) {
         FusedHit f;
         f.id = h.id;
-        f.contributions.resize(signals.size());
-        for (size_t j = 0; j < signals.size(); ++j) f.contributions[j].signal = signals[j].name;
+        if (with_contributions) {
+          f.contributions.resize(signals.size());
+          for (size_t j = 0; j < signals.size(); ++j) f.contributions[j].signal = signals[j].name;
+        }
         out.push_back(std::move(f));
+        seen.push_back(0);
       }
+      if (seen[it->second] & bit) continue;  // keep the signal's best rank
+      seen[it->second] |= bit;
       FusedHit& f = out[it->second];
-      SignalContribution& c = f.contributions[si];
-      if (c.rank != 0) continue;  // a signal lists an id once; keep its best rank
       const int rank = static_cast<int>(r) + 1;
-      c.rank = rank;
-      c.raw = h.score;
-      c.contribution = max_score > 0 ? s.weight / (k + rank) / max_score : 0.0;
-      f.score += c.contribution;
+      const double contribution = max_score > 0 ? s.weight / (k + rank) / max_score : 0.0;
+      f.score += contribution;
+      if (with_contributions) {
+        SignalContribution& c = f.contributions[si];
+        c.rank = rank;
+        c.raw = h.score;
+        c.contribution = contribution;
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const FusedHit& a, const FusedHit& b) { return a.score > b.score; });
+  return out;
+}
+
+std::vector<FusedHit> FuseScores(const std::vector<RankedSignal>& signals, bool with_contributions) {
+  double total_weight = 0.0;
+  size_t total = 0;
+  for (const auto& s : signals) {
+    total_weight += s.weight;
+    total += s.hits.size();
+  }
+  std::vector<FusedHit> out;
+  out.reserve(total);
+  std::vector<uint32_t> seen;
+  seen.reserve(total);
+  std::unordered_map<std::string_view, uint32_t> slot;
+  slot.reserve(total);
+  for (size_t si = 0; si < signals.size(); ++si) {
+    const RankedSignal& s = signals[si];
+    const uint32_t bit = uint32_t{1} << si;
+    for (size_t r = 0; r < s.hits.size(); ++r) {
+      const IndexHit& h = s.hits[r];
+      auto [it, inserted] = slot.try_emplace(h.id, static_cast<uint32_t>(out.size()));
+      if (inserted) {
+        FusedHit f;
+        f.id = h.id;
+        if (with_contributions) {
+          f.contributions.resize(signals.size());
+          for (size_t j = 0; j < signals.size(); ++j) f.contributions[j].signal = signals[j].name;
+        }
+        out.push_back(std::move(f));
+        seen.push_back(0);
+      }
+      if (seen[it->second] & bit) continue;
+      seen[it->second] |= bit;
+      FusedHit& f = out[it->second];
+      const double v = std::clamp(h.score, 0.0, 1.0);
+      const double contribution = total_weight > 0 ? s.weight * v / total_weight : 0.0;
+      f.score += contribution;
+      if (with_contributions) {
+        SignalContribution& c = f.contributions[si];
+        c.rank = static_cast<int>(r) + 1;
+        c.raw = h.score;
+        c.contribution = contribution;
+      }
     }
   }
   std::stable_sort(out.begin(), out.end(),

@@ -1,10 +1,11 @@
-// Reciprocal-rank fusion of the lexical and vector signals into one ranked
-// list with a normalised score (see SearchHit::score) and, on request, each
-// signal's contribution.
+// Fusion of the lexical and vector signals into one ranked list with a
+// normalised score (see SearchHit::score) and, on request, each signal's
+// contribution: by score (a weighted mean) or by reciprocal rank.
 #ifndef MSP_CORE_FUSION_H_
 #define MSP_CORE_FUSION_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "index/index.h"
@@ -19,15 +20,30 @@ struct RankedSignal {
 };
 
 struct FusedHit {
-  std::string id;
+  std::string_view id;           // views the id of a hit of the signals passed in
   double score = 0.0;            // in [0, 1]
-  std::vector<SignalContribution> contributions;  // one per signal, in signal order
+  // One per signal, in signal order; empty unless asked for.
+  std::vector<SignalContribution> contributions;
 };
 
 // score(d) = sum_s w_s / (k + rank_s(d)) over the signals that found d,
 // divided by sum_s w_s / (k + 1), so a record ranked first by every signal
-// scores 1.0. Ties keep the order of first appearance. REQUIRES: k > 0.
-std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k);
+// scores 1.0. A signal that lists an id twice counts its best rank. Ties
+// keep the order of first appearance. Each hit's `id` views the signals'
+// hits: `signals` must outlive the result (hence no temporaries). With
+// `with_contributions`, each hit carries every signal's rank, raw score and
+// share of the score (they sum to it). REQUIRES: k > 0; at most 32 signals.
+std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k,
+                                         bool with_contributions = true);
+std::vector<FusedHit> FuseReciprocalRank(std::vector<RankedSignal>&& signals, int k,
+                                         bool with_contributions = true) = delete;
+
+// score(d) = sum_s w_s * clamp(score_s(d), 0, 1) / sum_s w_s over the
+// signals that found d: the weighted mean of scores the caller put on
+// [0, 1] (a record a signal did not find counts 0 there). Ranks, ties,
+// repeats, ids and contributions as FuseReciprocalRank.
+std::vector<FusedHit> FuseScores(const std::vector<RankedSignal>& signals, bool with_contributions = true);
+std::vector<FusedHit> FuseScores(std::vector<RankedSignal>&& signals, bool with_contributions = true) = delete;
 
 }  // namespace msp
 
