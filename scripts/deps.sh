@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config
+  g++ cmake make pkg-config lld
   libsqlite3-dev libxapian-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libhnswlib-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -587,6 +588,67 @@ class Engine final : public MemoryLayer {
 
   // ---- reads ------------------------------------------------------------
 
+  // Fills signals[1], the vector signal of a retrieval whose lexical signal
+  // is signals[0] (scores on [0, 1] when `by_score`). Returns whether the
+  // vector index's own top candidates were searched.
+  //
+  // With score fusion every lexical candidate gets its exact cosine
+  // (VectorIndex::Score), and the index's own top candidates are searched
+  // only when one of them could still reach the top k: a record found by
+  // the vector signal alone scores at most w_v / (w_l + w_v), so when k
+  // lexical candidates already score above that, the search cannot change
+  // the top k (exact, not an approximation; it runs anyway with explain,
+  // as of a time, when forced, and for rank fusion). Candidates under
+  // vector_min_cosine get no vector score.
+  Result<bool> VectorSignal(const std::vector<float>& query_vector, const IndexQuery& q, const RetrieveRequest& r,
+                            bool by_score, bool force_scan, std::vector<RankedSignal>& signals) const {
+    const RetrievalOptions& ro = options_.retrieval;
+    const RankedSignal& lexical = signals[0];
+    RankedSignal& vector = signals[1];
+    vector.hits.clear();
+    if (!(ro.vector_weight > 0)) return false;
+    const double min_cos = ro.vector_min_cosine;
+    bool scan = force_scan || !by_score || r.explain || r.as_of > 0;
+    if (by_score) {
+      std::vector<std::string_view> ids;
+      ids.reserve(lexical.hits.size());
+      for (const IndexHit& h : lexical.hits) ids.push_back(h.id);
+      MSP_ASSIGN_OR_RETURN(std::vector<float> cosines, vector_->Score(query_vector, ids, q));
+      const double total = ro.lexical_weight + ro.vector_weight;
+      std::vector<double> fused;
+      fused.reserve(ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const double c = cosines[i] >= min_cos ? std::clamp(static_cast<double>(cosines[i]), 0.0, 1.0) : 0.0;
+        fused.push_back((ro.lexical_weight * std::clamp(lexical.hits[i].score, 0.0, 1.0) + ro.vector_weight * c) /
+                        total);
+        if (cosines[i] >= min_cos) vector.hits.push_back(IndexHit{lexical.hits[i].id, cosines[i]});
+      }
+      const size_t k = static_cast<size_t>(r.top_k);
+      if (!scan && fused.size() >= k) {
+        std::nth_element(fused.begin(), fused.begin() + static_cast<std::ptrdiff_t>(k - 1), fused.end(),
+                         std::greater<double>());
+        scan = !(fused[k - 1] > ro.vector_weight / total);
+      } else {
+        scan = true;
+      }
+    }
+    if (scan) {
+      IndexQuery vq = q;
+      if (ro.vector_candidates > 0) vq.limit = std::max(ro.vector_candidates, r.top_k);
+      MSP_ASSIGN_OR_RETURN(std::vector<IndexHit> found, vector_->Search(query_vector, vq));
+      std::unordered_set<std::string_view> have;
+      for (const IndexHit& h : vector.hits) have.insert(h.id);
+      for (IndexHit& h : found) {
+        if (h.score >= min_cos && !have.count(h.id)) vector.hits.push_back(std::move(h));
+      }
+    }
+    // Best first (ties: first seen), so ranks read as ranks among the
+    // candidates the vector signal scored.
+    std::stable_sort(vector.hits.begin(), vector.hits.end(),
+                     [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
+    return scan;
+  }
+
   Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& r) override {
     MSP_RETURN_IF_ERROR(ValidateText("query", r.query, options_.policy.max_text_bytes));
     MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
@@ -639,16 +701,6 @@ class Engine final : public MemoryLayer {
     }
     RankedSignal& vector = signals[1];
     vector = RankedSignal{"cosine", ro.vector_weight, {}};
-    if (ro.vector_weight > 0) {
-      IndexQuery vq = q;
-      if (ro.vector_candidates > 0) vq.limit = std::max(ro.vector_candidates, r.top_k);
-      MSP_ASSIGN_OR_RETURN(vector.hits, vector_->Search(query_vector, vq));
-      const double min_cos = ro.vector_min_cosine;
-      vector.hits.erase(std::remove_if(vector.hits.begin(), vector.hits.end(),
-                                       [&](const IndexHit& h) { return h.score < min_cos; }),
-                        vector.hits.end());
-    }
-
     const bool by_score = ro.fusion != "rrf";
     if (by_score) {
       // The lexical signal on [0, 1]: the context score over the best one.
@@ -656,8 +708,11 @@ class Engine final : public MemoryLayer {
       for (const ContextScore& c : context) best = std::max(best, c.score);
       for (size_t i = 0; i < context.size(); ++i) lexical.hits[i].score = best > 0 ? context[i].score / best : 0.0;
     }
-    const std::vector<FusedHit> fused = by_score ? FuseScores(signals, r.explain)
-                                                 : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+    // Whether the vector index's own top candidates were searched; see
+    // VectorSignal. Forced after a stale hit when they were not.
+    MSP_ASSIGN_OR_RETURN(bool scanned, VectorSignal(query_vector, q, r, by_score, /*force_scan=*/false, signals));
+    std::vector<FusedHit> fused = by_score ? FuseScores(signals, r.explain)
+                                           : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
     std::unordered_map<std::string_view, const ContextScore*> context_by_id;
     if (r.explain) {
       for (size_t i = 0; i < context.size(); ++i) context_by_id.emplace(lexical.hits[i].id, &context[i]);
@@ -669,7 +724,25 @@ class Engine final : public MemoryLayer {
     const size_t batch = r.as_of > 0 ? static_cast<size_t>(q.limit) : static_cast<size_t>(r.top_k);
     std::vector<SearchHit> out;
     size_t next = 0;
+    bool stale = false;
     while (static_cast<int>(out.size()) < r.top_k && next < fused.size()) {
+      if (stale && !scanned) {
+        // A hit was dropped, so hits past the first top_k count, where the
+        // vector index's own candidates may rank: search them, fuse again
+        // and go on from the same place (the hits served stay first).
+        MSP_ASSIGN_OR_RETURN(scanned, VectorSignal(query_vector, q, r, by_score, /*force_scan=*/true, signals));
+        std::vector<FusedHit> again = by_score ? FuseScores(signals, r.explain)
+                                               : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+        std::unordered_set<std::string_view> done;
+        for (size_t i = 0; i < next; ++i) done.insert(fused[i].id);
+        std::vector<FusedHit> rest;
+        for (FusedHit& f : again) {
+          if (!done.count(f.id)) rest.push_back(std::move(f));
+        }
+        fused.resize(next);
+        for (FusedHit& f : rest) fused.push_back(std::move(f));
+        continue;
+      }
       std::vector<std::string> ids;
       size_t end = next;
       for (; end < fused.size() && ids.size() < batch; ++end) {
@@ -686,8 +759,10 @@ class Engine final : public MemoryLayer {
         auto it = by_id.find(f.id);
         // Re-check against the record as stored now: the index may lag a
         // concurrent writer, and visibility must never depend on it.
-        if (it == by_id.end() || !MatchesQuery(*it->second, q)) continue;
-        if (r.as_of > 0 && !HeldAt(*it->second, r.as_of)) continue;
+        if (it == by_id.end() || !MatchesQuery(*it->second, q) || (r.as_of > 0 && !HeldAt(*it->second, r.as_of))) {
+          stale = true;
+          continue;
+        }
         SearchHit hit;
         hit.memory = std::move(*it->second);
         hit.score = f.score;
@@ -704,6 +779,7 @@ class Engine final : public MemoryLayer {
             }
           }
         }
+        out.push_back(std::move(hit));
       }
       if (end < fused.size() && fused[end].score + 1e-12 < r.min_score) break;
       if (r.as_of > 0) break;  // every candidate was read

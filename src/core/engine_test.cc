@@ -117,6 +117,48 @@ TEST_F(EngineTest, ExplainShowsEachSignal) {
   EXPECT_DOUBLE_EQ((*hits)[0].explain[0].contribution + (*hits)[0].explain[1].contribution, (*hits)[0].score);
 }
 
+// With score fusion the vector index's own top candidates are searched only
+// when one could still reach the top k; explain always searches them, so it
+// must see the same ranking. When few records share words with the query,
+// records found by the vector signal alone fill the rest.
+TEST_F(EngineTest, SkippingTheVectorSearchNeverChangesTheTopK) {
+  std::vector<WriteRequest> batch;
+  for (int i = 0; i < 40; ++i) {
+    batch.push_back(Req("coffee order " + std::to_string(i) + (i % 3 == 0 ? " with oat milk" : " black") +
+                            (i % 5 == 0 ? " at the harbour cafe" : ""),
+                        Ns()));
+  }
+  batch.push_back(Req("the harbor cafeteria opens early", Ns()));
+  ASSERT_TRUE(engine_->WriteMany(batch).ok());
+  for (const std::string query : {"coffee with oat milk", "harbour cafe coffee", "black coffee order 7"}) {
+    RetrieveRequest r;
+    r.scope = Ns();
+    r.query = query;
+    r.top_k = 8;
+    r.record_access = false;
+    auto plain = engine_->Retrieve(r);
+    r.explain = true;
+    auto explained = engine_->Retrieve(r);
+    ASSERT_TRUE(plain.ok() && explained.ok());
+    ASSERT_EQ(plain->size(), explained->size()) << query;
+    for (size_t i = 0; i < plain->size(); ++i) {
+      EXPECT_EQ((*plain)[i].memory.id, (*explained)[i].memory.id) << query << " " << i;
+      EXPECT_DOUBLE_EQ((*plain)[i].score, (*explained)[i].score) << query << " " << i;
+    }
+  }
+  RetrieveRequest few;
+  few.scope = Ns();
+  few.query = "cafeterias";  // one record shares the word; others only its n-grams
+  few.top_k = 5;
+  few.record_access = false;
+  auto hits = engine_->Retrieve(few);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_GE(hits->size(), 2u);
+  EXPECT_EQ((*hits)[0].memory.text, "the harbor cafeteria opens early");
+  EXPECT_GT((*hits)[0].score, 0.5);
+  for (size_t i = 1; i < hits->size(); ++i) EXPECT_LE((*hits)[i].score, 0.1 / 1.1 + 1e-12);
+}
+
 TEST_F(EngineTest, RankFusionScoresFirstEverywhereAsOne) {
   Options o = options_;
   o.retrieval.fusion = "rrf";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "msp/options.h"
@@ -92,6 +93,11 @@ class VectorIndex {
   // Top `q.limit` by cosine with `query` (dimension() floats), best first.
   virtual Result<std::vector<IndexHit>> Search(const std::vector<float>& query,
                                                const IndexQuery& q) const = 0;
+  // The exact cosine with `query` of each of `ids`, in the order given: NaN
+  // for an id the index does not hold or q may not see (MatchesQuery's
+  // rules); q.limit is ignored. Equal to Search's scores bit for bit.
+  virtual Result<std::vector<float>> Score(const std::vector<float>& query, const std::vector<std::string_view>& ids,
+                                           const IndexQuery& q) const = 0;
   virtual size_t size() const = 0;
 };
 

@@ -51,6 +51,12 @@ namespace {
 
 constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
 
+// Lets slot_of_ be searched with a string_view, without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // What MatchesQuery needs of one record.
 struct SlotMeta {
   uint32_t tenant = 0, user = 0, agent = 0, session = 0, mission = 0, operator_id = 0;
@@ -182,6 +188,36 @@ class ExactVectorIndex final : public VectorIndex {
     std::vector<uint32_t> shortlist;
     if (shortlisted) shortlist = HalfShortlist(query, cq, k);
     return TopK(query, cq, k, shortlisted ? &shortlist : nullptr);
+  }
+
+  Result<std::vector<float>> Score(const std::vector<float>& query, const std::vector<std::string_view>& ids,
+                                   const IndexQuery& q) const override {
+    if (query.size() != dim_) {
+      return Status::InvalidArgument("query vector has " + std::to_string(query.size()) +
+                                     " dimensions; the vector index has " + std::to_string(dim_));
+    }
+    for (float x : query) {
+      if (!std::isfinite(x)) return Status::InvalidArgument("query vector holds a NaN or infinity");
+    }
+    std::vector<float> out(ids.size(), std::numeric_limits<float>::quiet_NaN());
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const CompiledQuery cq = Compile(q);
+    if (cq.impossible) return out;
+    const float* rows[kBlock];
+    size_t at[kBlock];
+    float scores[kBlock];
+    for (size_t next = 0; next < ids.size();) {
+      size_t m = 0;
+      for (; next < ids.size() && m < kBlock; ++next) {
+        auto it = slot_of_.find(ids[next]);
+        if (it == slot_of_.end() || !Matches(meta_[it->second], cq)) continue;
+        rows[m] = vectors_.data() + it->second * dim_;
+        at[m++] = next;
+      }
+      DotRows(query.data(), rows, m, dim_, scores);
+      for (size_t i = 0; i < m; ++i) out[at[i]] = scores[i];
+    }
+    return out;
   }
 
  private:
@@ -593,7 +629,8 @@ class ExactVectorIndex final : public VectorIndex {
   std::vector<SlotMeta> meta_;                    // per slot; guarded by mu_
   std::vector<uint32_t> tenant_of_;               // per slot, = meta_[slot].tenant
   std::vector<std::string> ids_;                  // per slot; guarded by mu_
-  std::unordered_map<std::string, size_t> slot_of_;    // guarded by mu_
+  // Keyed by views of ids_'s strings would dangle when ids_ grows: own them.
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> slot_of_;  // guarded by mu_
   std::unordered_map<std::string, uint32_t> strings_;  // interned; guarded by mu_
 
   // The graph (when built) names rows by key: a number given to a record

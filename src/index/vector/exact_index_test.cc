@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -210,6 +212,37 @@ TEST(ExactIndexTest, AppliesFilters) {
   q.filter.created_from = 0;
   q.filter.created_to = 3000;
   EXPECT_EQ(set(q), (std::set<std::string>{"a", "c"}));
+}
+
+// Score gives the cosine of named records, equal to Search's bit for bit,
+// NaN for what the index lacks or the query may not see.
+TEST(ExactIndexTest, ScoreNamedRecordsEqualsSearch) {
+  std::mt19937 rng(7);
+  auto index = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 300; ++i) records.push_back(Rec("r" + std::to_string(i), RandomUnit(rng, kDim)));
+  records[5].ns.tenant = "t2";
+  records[6].state = RecordState::kSuperseded;
+  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  const auto query = RandomUnit(rng, kDim);
+  auto all = index->Search(query, Scope(300));
+  ASSERT_TRUE(all.ok());
+  std::map<std::string, float> by_id;
+  for (const auto& h : *all) by_id[h.id] = static_cast<float>(h.score);
+  std::vector<std::string> names = {"r9", "r5", "r6", "missing", "r200", "r9", "r0"};
+  std::vector<std::string_view> views(names.begin(), names.end());
+  auto scores = index->Score(query, views, Scope(1));
+  ASSERT_TRUE(scores.ok()) << scores.status().ToString();
+  ASSERT_EQ(scores->size(), names.size());
+  EXPECT_EQ((*scores)[0], by_id.at("r9"));
+  EXPECT_TRUE(std::isnan((*scores)[1]));  // another tenant
+  EXPECT_TRUE(std::isnan((*scores)[2]));  // superseded
+  EXPECT_TRUE(std::isnan((*scores)[3]));
+  EXPECT_EQ((*scores)[4], by_id.at("r200"));
+  EXPECT_EQ((*scores)[5], by_id.at("r9"));
+  EXPECT_EQ((*scores)[6], by_id.at("r0"));
+  EXPECT_NEAR((*scores)[6], DotRef(query, records[0].embedding), 1e-5);
+  EXPECT_FALSE(index->Score(std::vector<float>(kDim + 1, 0.1f), views, Scope()).ok());
 }
 
 TEST(ExactIndexTest, FilteredTopKSkipsBetterNonMatchingRecords) {
