@@ -95,6 +95,36 @@ ToolOutput Success(const std::string& message) {
   return ToolOutput{json{{"success", true}, {"message", message}}, message};
 }
 
+// Whether a record may be shown to the session: always without a clearance;
+// else when it does not exist or lies at or below it.
+bool Visible(MemoryLayer& engine, const McpSession& session, const std::string& id) {
+  if (!session.clearance) return true;
+  Result<Memory> m = engine.Get(session.ns, id);
+  return !m.ok() || m->access_level <= *session.clearance;
+}
+
+// For a session with a clearance: drops entities whose records lie above it,
+// and relations whose record or either end does.
+void FilterByClearance(MemoryLayer& engine, const McpSession& session, std::vector<Entity>* entities,
+                       std::vector<Relation>* relations) {
+  if (!session.clearance) return;
+  auto entity_visible = [&](const std::string& name) {
+    return Visible(engine, session, graph::EntityId(session.ns, name));
+  };
+  std::erase_if(*entities, [&](const Entity& e) { return !entity_visible(e.name); });
+  std::erase_if(*relations, [&](const Relation& r) {
+    return !Visible(engine, session, graph::RelationId(session.ns, r)) || !entity_visible(r.from) ||
+           !entity_visible(r.to);
+  });
+}
+
+// The names of `names` a session with a clearance may touch (the others
+// read as unknown entities).
+std::vector<std::string> VisibleNames(MemoryLayer& engine, const McpSession& session, std::vector<std::string> names) {
+  std::erase_if(names, [&](const std::string& n) { return !Visible(engine, session, graph::EntityId(session.ns, n)); });
+  return names;
+}
+
 Tool Make(std::string name, std::string title, std::string description, json input, json output, json annotations) {
   Tool t;
   t.name = std::move(name);
@@ -157,10 +187,13 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            s::Object({{"observations", s::ArrayOf(observation_add)}}, {"observations"}, false),
            s::Object({{"results", s::ArrayOf(observation_added)}}, {"results"}, false),
            ToolAnnotations(false, false, false));
-  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
     std::vector<graph::ObservationAdd> additions;
     for (const json& o : args.at("observations")) {
       additions.push_back(graph::ObservationAdd{o.at("entityName").get<std::string>(), Strings(o.at("contents"))});
+      if (!Visible(engine, session, graph::EntityId(session.ns, additions.back().entity_name))) {
+        return Status::NotFound("Entity with name " + additions.back().entity_name + " not found");
+      }
     }
     MSP_ASSIGN_OR_RETURN(std::vector<graph::ObservationsAdded> added,
                          kg->AddObservations(session.ns, additions, session.actor));
@@ -176,8 +209,9 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            s::Object({{"entityNames", s::ArrayOf(s::String("a name"), "An array of entity names to delete")}},
                      {"entityNames"}, false),
            SuccessSchema(), ToolAnnotations(false, true, true));
-  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_RETURN_IF_ERROR(kg->DeleteEntities(session.ns, Strings(args.at("entityNames")), session.actor));
+  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_RETURN_IF_ERROR(
+        kg->DeleteEntities(session.ns, VisibleNames(engine, session, Strings(args.at("entityNames"))), session.actor));
     return Success("Entities deleted successfully");
   };
   tools.push_back(std::move(t));
@@ -190,10 +224,12 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            "Delete specific observations from entities in the knowledge graph",
            s::Object({{"deletions", s::ArrayOf(observation_delete)}}, {"deletions"}, false), SuccessSchema(),
            ToolAnnotations(false, true, true));
-  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
     std::vector<graph::ObservationDelete> deletions;
     for (const json& d : args.at("deletions")) {
-      deletions.push_back(graph::ObservationDelete{d.at("entityName").get<std::string>(), Strings(d.at("observations"))});
+      const std::string name = d.at("entityName").get<std::string>();
+      if (!Visible(engine, session, graph::EntityId(session.ns, name))) continue;  // as unknown
+      deletions.push_back(graph::ObservationDelete{name, Strings(d.at("observations"))});
     }
     MSP_RETURN_IF_ERROR(kg->DeleteObservations(session.ns, deletions, session.actor));
     return Success("Observations deleted successfully");
@@ -204,8 +240,10 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            s::Object({{"relations", s::ArrayOf(RelationSchema(), "An array of relations to delete")}}, {"relations"},
                      false),
            SuccessSchema(), ToolAnnotations(false, true, true));
-  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_RETURN_IF_ERROR(kg->DeleteRelations(session.ns, RelationsArg(args.at("relations")), session.actor));
+  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    std::vector<Relation> relations = RelationsArg(args.at("relations"));
+    std::erase_if(relations, [&](const Relation& r) { return !Visible(engine, session, graph::RelationId(session.ns, r)); });
+    MSP_RETURN_IF_ERROR(kg->DeleteRelations(session.ns, relations, session.actor));
     return Success("Relations deleted successfully");
   };
   tools.push_back(std::move(t));
@@ -221,9 +259,10 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
                                            1, 1000)}},
                      {}, false),
            GraphSchema(/*paged=*/true), ToolAnnotations(true, false, true));
-  t.handler = [kg, page_size](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, &engine, page_size](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::GraphPage page,
                          kg->ReadGraph(session.ns, args.value("cursor", ""), args.value("limit", page_size)));
+    FilterByClearance(engine, session, &page.entities, &page.relations);
     json out = {{"entities", EntitiesJson(page.entities)}, {"relations", RelationsJson(page.relations)}};
     if (!page.next_cursor.empty()) out["nextCursor"] = page.next_cursor;
     std::string text = Pretty(out);
@@ -242,9 +281,11 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
                                            1, 1000)}},
                      {"query"}, false),
            GraphSchema(false), ToolAnnotations(true, false, true));
-  t.handler = [kg, search_limit, min_score](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, &engine, search_limit, min_score](const McpSession& session,
+                                                    const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->SearchNodes(session.ns, args.at("query").get<std::string>(),
                                                          args.value("limit", search_limit), min_score));
+    FilterByClearance(engine, session, &g.entities, &g.relations);
     return GraphOutput(g);
   };
   tools.push_back(std::move(t));
@@ -253,8 +294,9 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            s::Object({{"names", s::ArrayOf(s::String("a name"), "An array of entity names to retrieve")}}, {"names"},
                      false),
            GraphSchema(false), ToolAnnotations(true, false, true));
-  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->OpenNodes(session.ns, Strings(args.at("names"))));
+    FilterByClearance(engine, session, &g.entities, &g.relations);
     return GraphOutput(g);
   };
   tools.push_back(std::move(t));

@@ -176,8 +176,10 @@ std::shared_ptr<SessionEntry> McpHttpEndpoint::FindSession(const httplib::Reques
   std::lock_guard<std::mutex> lock(mu_);
   ExpireIdleLocked(now);
   auto it = sessions_.find(id);
-  // Another tenant's session is as unknown as one that never was.
-  if (it == sessions_.end() || it->second->session.ns.tenant != caller.tenant) {
+  // Another tenant's session is as unknown as one that never was; so is one
+  // opened by a key of another clearance.
+  if (it == sessions_.end() || it->second->session.ns.tenant != caller.tenant ||
+      it->second->session.clearance != caller.clearance) {
     SendError(res, 404, kSessionNotFound, "Session not found: it ended or never existed; initialize a new one");
     return nullptr;
   }
@@ -190,6 +192,7 @@ void McpHttpEndpoint::Initialize(const JsonRpcMessage& m, const McpCaller& calle
   entry->session.ns = options_.base_namespace;
   entry->session.ns.tenant = caller.tenant;
   entry->session.actor = caller.actor;
+  entry->session.clearance = caller.clearance;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ExpireIdleLocked(Clock::now());

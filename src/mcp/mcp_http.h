@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ namespace msp::mcp {
 struct McpCaller {
   std::string tenant;  // the tenant whose records the session reads and writes
   std::string actor;   // for the audit log ("" : "mcp")
+  // The key's clearance: the session serves only records at or below it
+  // (McpSession::clearance). nullopt: no limit.
+  std::optional<int> clearance;
 };
 
 // Resolves a request's credentials (its API key) to a caller, or fails: a

@@ -186,8 +186,8 @@ TEST_F(McpHttpTest, ValidatesOrigin) {
 TEST_F(McpHttpTest, SessionsBelongToTheCallersTenant) {
   Start([](const httplib::Request& req) -> Result<McpCaller> {
     const std::string key = req.get_header_value("Authorization");
-    if (key == "Bearer key-a") return McpCaller{"tenant-a", "alice"};
-    if (key == "Bearer key-b") return McpCaller{"tenant-b", "bob"};
+    if (key == "Bearer key-a") return McpCaller{"tenant-a", "alice", std::nullopt};
+    if (key == "Bearer key-b") return McpCaller{"tenant-b", "bob", std::nullopt};
     return Status::NotFound("unknown API key");
   });
   json init = {{"jsonrpc", "2.0"},

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "codec/memory_json.h"
+#include "graph/knowledge_graph.h"
 #include "mcp/json_schema.h"
+#include "msp/mission.h"
 #include "tests/support/test_util.h"
 
 namespace msp::mcp {
@@ -219,7 +221,7 @@ TEST_F(McpToolsTest, ListsEveryToolWithSchemas) {
   for (const char* n : {"memory_write", "memory_search", "episode_add", "fact_history", "create_entities",
                         "create_relations", "add_observations", "delete_entities", "delete_observations",
                         "delete_relations", "read_graph", "search_nodes", "open_nodes", "workflow_memory_query",
-                        "decision_record", "correction_record", "handoff_digest"}) {
+                        "decision_record", "correction_record", "handoff_digest", "workflow_mark_used"}) {
     EXPECT_TRUE(names.contains(n)) << n;
   }
 }
@@ -371,6 +373,93 @@ TEST_F(McpToolsTest, MissionTools) {
   out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"},
                                 {"since", "yesterday"}});
   EXPECT_EQ(out["isError"], true);
+}
+
+TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
+  session_.ns.user.clear();  // memory_search then sees the mission's records
+  json decision = {{"title", "Use UDP for the relay channel"},
+                   {"context", "The relay drops packets under load."},
+                   {"decision", "Carry relay telemetry over UDP."},
+                   {"component", "relay"},
+                   {"mission", "m1"}};
+  json out = Call("decision_record", decision);
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string open_id = out["structuredContent"]["id"];
+  decision["title"] = "Aim the relay lasers at the orbiter";
+  decision["access_level"] = 3;
+  out = Call("decision_record", decision);
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string secret_id = out["structuredContent"]["id"];
+
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
+                                       {"operator", "ann"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string rid = out["structuredContent"]["retrieval_id"];
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {open_id}}, {"mission", "m1"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["used"], json({open_id}));
+  EXPECT_GE(out["structuredContent"]["served"].get<int>(), 1);
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {"not-served"}}, {"mission", "m1"}});
+  EXPECT_EQ(out["isError"], true);
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", json::array()}, {"mission", "m1"}});
+  EXPECT_EQ(out["isError"], true);  // the input schema asks for one entry at least
+
+  // A session with clearance 1 (its key's): level-3 records are never served.
+  Namespace mission;
+  mission.tenant = "acme";
+  mission.mission = "m1";
+  OperatorRecord ann;
+  ann.operator_id = "ann";
+  ann.clearance = 5;
+  ASSERT_OK(SetOperator(*engine_, mission, ann, "test").status());
+  out = Call("memory_search", {{"query", "relay lasers orbiter UDP"}, {"top_k", 10}});
+  EXPECT_NE(out["structuredContent"].dump().find(secret_id), std::string::npos);
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
+                                       {"operator", "ann"}});
+  EXPECT_NE(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
+  session_.clearance = 1;
+  out = Call("memory_search", {{"query", "relay lasers orbiter UDP"}, {"top_k", 10}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"].dump().find(secret_id), std::string::npos);
+  EXPECT_NE(out["structuredContent"].dump().find(open_id), std::string::npos);
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
+                                       {"operator", "ann"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
+  EXPECT_EQ(out["structuredContent"]["digest"]["clearance"], 1);
+  out = Call("handoff_digest", {{"from_operator", "bob"}, {"to_operator", "ann"}, {"mission", "m1"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
+  out = Call("fact_history", {{"id", secret_id}});
+  EXPECT_EQ(out["isError"], true);
+  out = Call("decision_record", decision);  // level 3, above the session's clearance
+  EXPECT_EQ(out["isError"], true);
+
+  // Graph records above the clearance are hidden too.
+  Namespace ns = session_.ns;
+  Memory hidden;
+  hidden.ns = ns;
+  hidden.kind = Kind::kEntity;
+  hidden.layer = Layer::kSemantic;
+  hidden.id = graph::EntityId(ns, "Laser");
+  hidden.text = "Laser: device";
+  hidden.body_json = R"({"name":"Laser","entityType":"device","observations":["aimed at the orbiter"]})";
+  hidden.access_level = 3;
+  RecordBatch batch;
+  batch.scope = ns;
+  batch.puts = {hidden};
+  ASSERT_OK(engine_->Commit(batch).status());
+  out = Call("open_nodes", {{"names", {"Laser"}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 0u);
+  out = Call("read_graph", json::object());
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 0u);
+  out = Call("add_observations", {{"observations", {{{"entityName", "Laser"}, {"contents", {"switched on"}}}}}});
+  EXPECT_EQ(out["isError"], true);
+  session_.clearance.reset();
+  out = Call("open_nodes", {{"names", {"Laser"}}});
+  EXPECT_EQ(out["structuredContent"]["entities"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["entities"][0]["observations"], json({"aimed at the orbiter"}));
 }
 
 }  // namespace

@@ -133,6 +133,8 @@ Tool MemorySearch(MemoryLayer& engine) {
           {"layers", s::ArrayOf(s::Enum("a layer", Names(AllOf(&LayerName), &LayerName)), "Only these layers.")},
           {"tags", s::ArrayOf(s::String("a tag"), "Only records with any of these tags.")},
           {"include_superseded", s::Boolean("Also return superseded facts (default false).")},
+          {"as_of", s::String("ISO 8601 time: search what held then, superseded records included (\"what did we "
+                              "believe on date D\").")},
       },
       {"query"});
   t.output_schema = s::Object(
@@ -153,6 +155,12 @@ Tool MemorySearch(MemoryLayer& engine) {
     r.filter.layers = EnumList(args, "layers", &ParseLayer);
     r.filter.tags = StringList(args, "tags");
     r.filter.include_superseded = args.value("include_superseded", false);
+    r.filter.max_access_level = session.clearance;
+    if (auto it = args.find("as_of"); it != args.end()) {
+      Result<TimeMs> as_of = ParseIso8601(it->get<std::string>());
+      if (!as_of.ok()) return Status::InvalidArgument("as_of: " + as_of.status().message());
+      r.as_of = *as_of;
+    }
     MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine.Retrieve(r));
     json results = json::array();
     for (const SearchHit& h : hits) {
@@ -241,9 +249,16 @@ Tool FactHistory(MemoryLayer& engine) {
       {"versions", "count"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
   t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, engine.History(session.ns, args.at("id").get<std::string>()));
+    const std::string id = args.at("id").get<std::string>();
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, engine.History(session.ns, id));
     json out = json::array();
-    for (const Memory& m : versions) out.push_back(RecordSummary(m));
+    for (const Memory& m : versions) {
+      if (!session.clearance || m.access_level <= *session.clearance) {
+        out.push_back(RecordSummary(m));
+      } else if (m.id == id) {
+        return Status::NotFound("no record " + id + " in " + session.ns.ToString());
+      }
+    }
     const size_t n = out.size();
     return ToolOutput{json{{"versions", std::move(out)}, {"count", n}}, std::nullopt};
   };

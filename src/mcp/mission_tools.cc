@@ -2,6 +2,7 @@
 // (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -60,11 +61,31 @@ Result<json> ParsedJson(const std::string& text, std::string_view what) {
   return j;
 }
 
+// The clearance a session's mission read runs with: the operator's (the
+// mission's registry), capped by the session's (its API key's).
+Result<Asker> SessionAsker(MemoryLayer& engine, const McpSession& session, const Namespace& ns,
+                           const std::string& operator_id) {
+  Asker asker;
+  asker.operator_id = operator_id;
+  if (session.clearance) {
+    MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(engine, ns, asker));
+    asker.clearance = std::min(c, *session.clearance);
+  }
+  return asker;
+}
+
+// A session with a clearance writes only records it may read back.
+Status WithinClearance(const McpSession& session, int access_level) {
+  if (!session.clearance || access_level <= *session.clearance) return Status::Ok();
+  return Status::InvalidArgument("access_level " + std::to_string(access_level) + " is above this API key's clearance " +
+                                 std::to_string(*session.clearance) + ": a key writes only records it may read");
+}
+
 json CriticalityEnum(std::string_view description) {
   return s::Enum(description, AllNames(&CriticalityName));
 }
 
-Tool WorkflowQuery(std::shared_ptr<Mission> mission) {
+Tool WorkflowQuery(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
   Tool t;
   t.name = "workflow_memory_query";
   t.title = "Mission memory query";
@@ -95,7 +116,7 @@ Tool WorkflowQuery(std::shared_ptr<Mission> mission) {
       },
       {"retrieval_id", "markdown", "digest"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);  // it logs the retrieval
-  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [&engine, mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_RETURN_IF_ERROR(mission->open_status);
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     MissionQuery q;
@@ -107,7 +128,7 @@ Tool WorkflowQuery(std::shared_ptr<Mission> mission) {
     if (auto it = args.find("criticalities"); it != args.end()) {
       for (const json& c : *it) q.filters.criticalities.push_back(*ParseCriticality(c.get<std::string>()));
     }
-    q.asker.operator_id = args.value("operator", session.ns.operator_id);
+    MSP_ASSIGN_OR_RETURN(q.asker, SessionAsker(engine, session, ns, args.value("operator", session.ns.operator_id)));
     q.actor = session.actor;
     MSP_ASSIGN_OR_RETURN(QueryDigest d, mission->memory->Query(q));
     MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the digest"));
@@ -163,6 +184,7 @@ Tool DecisionRecord(MemoryLayer& engine) {
   t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(args, {"mission"})));
+    MSP_RETURN_IF_ERROR(WithinClearance(session, d.access_level));
     MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(engine, ns, d, session.actor));
     return ToolOutput{DecisionToJson(stored), std::nullopt};
   };
@@ -202,13 +224,14 @@ Tool CorrectionRecord(MemoryLayer& engine) {
       return Status::InvalidArgument("no operator: pass \"operator\" (the server has no default --operator)");
     }
     MSP_ASSIGN_OR_RETURN(Correction c, CorrectionFromJson(Without(args, {"mission", "operator"})));
+    MSP_RETURN_IF_ERROR(WithinClearance(session, c.access_level));
     MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(engine, ns, c, session.actor));
     return ToolOutput{CorrectionToJson(stored), std::nullopt};
   };
   return t;
 }
 
-Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
+Tool HandoffDigestTool(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
   Tool t;
   t.name = "handoff_digest";
   t.title = "Handoff digest";
@@ -235,7 +258,7 @@ Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
       },
       {"markdown", "digest"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [&engine, mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_RETURN_IF_ERROR(mission->open_status);
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     HandoffRequest r;
@@ -248,6 +271,10 @@ Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
       r.since = *since;
     }
     r.token_budget = args.value("token_budget", r.token_budget);
+    if (session.clearance) {
+      MSP_ASSIGN_OR_RETURN(int c, ClearanceOf(engine, ns, r.to_operator));
+      r.clearance = std::min(c, *session.clearance);
+    }
     MSP_ASSIGN_OR_RETURN(HandoffDigest d, mission->memory->Handoff(r));
     MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the handoff digest"));
     return ToolOutput{json{{"markdown", d.markdown},
@@ -256,6 +283,47 @@ Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
                            {"counter", d.counter},
                            {"digest", std::move(digest)}},
                       std::nullopt};
+  };
+  return t;
+}
+
+Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
+  Tool t;
+  t.name = "workflow_mark_used";
+  t.title = "Mark served entries used";
+  t.description =
+      "After a task: say which entries of a workflow_memory_query digest you actually used (their ids, from "
+      "digest.entries). Marks accumulate over calls; msp's redundancy report measures the share of served but "
+      "unused context from them.";
+  t.input_schema = s::Object(
+      {
+          {"retrieval_id", s::NonEmptyString("The retrieval_id workflow_memory_query returned.")},
+          {"entries", json{{"type", "array"},
+                           {"items", s::NonEmptyString("an entry id the digest served")},
+                           {"minItems", 1},
+                           {"maxItems", 1000},
+                           {"description", "Ids of the served entries that were used."}}},
+          {"mission", MissionArg()},
+      },
+      {"retrieval_id", "entries"});
+  t.output_schema = s::Object(
+      {
+          {"retrieval_id", s::String("The retrieval.")},
+          {"used", s::ArrayOf(s::String("an entry id"), "Every entry marked used so far.")},
+          {"served", s::Integer("Entries the retrieval served.", 0, 1LL << 40)},
+      },
+      {"retrieval_id", "used", "served"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, false, true);  // marking twice changes nothing
+  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_RETURN_IF_ERROR(mission->open_status);
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    ns.operator_id.clear();
+    ns.session.clear();
+    std::vector<std::string> entries;
+    for (const json& e : args.at("entries")) entries.push_back(e.get<std::string>());
+    MSP_ASSIGN_OR_RETURN(MarkUsedResult m, mission->memory->MarkUsed(ns, args.at("retrieval_id").get<std::string>(),
+                                                                     entries, session.actor));
+    return ToolOutput{json{{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}}, std::nullopt};
   };
   return t;
 }
@@ -270,10 +338,11 @@ void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools
   } else {
     mission->open_status = memory.status().WithContext("mission memory is unavailable");
   }
-  tools.push_back(WorkflowQuery(mission));
+  tools.push_back(WorkflowQuery(engine, mission));
   tools.push_back(DecisionRecord(engine));
   tools.push_back(CorrectionRecord(engine));
-  tools.push_back(HandoffDigestTool(mission));
+  tools.push_back(HandoffDigestTool(engine, mission));
+  tools.push_back(MarkUsedTool(mission));
 }
 
 }  // namespace msp::mcp

@@ -1,6 +1,8 @@
 // The mission-memory tools of MCP (seed 003): workflow_memory_query,
-// decision_record, correction_record, handoff_digest — thin faces over
-// msp/mission.h and msp/digest.h in the session's mission.
+// decision_record, correction_record, handoff_digest, workflow_mark_used —
+// thin faces over msp/mission.h and msp/digest.h in the session's mission.
+// Reads run with the operator's clearance (the mission's registry), capped by
+// the session's (McpSession::clearance).
 #ifndef MSP_MCP_MISSION_TOOLS_H_
 #define MSP_MCP_MISSION_TOOLS_H_
 
@@ -10,7 +12,7 @@
 
 namespace msp::mcp {
 
-// Appends the four tools to `tools`. `options` gives mission.* and tokens.*
+// Appends the five tools to `tools`. `options` gives mission.* and tokens.*
 // (the token counter of every budget). `engine` must outlive the tools.
 void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools);
 

@@ -24,6 +24,10 @@ namespace msp::mcp {
 struct McpSession {
   std::string id;                // HTTP: the Mcp-Session-Id; stdio: empty
   Namespace ns;                  // where the session's tools read and write
+  // The caller's clearance (its API key's): tools serve only records whose
+  // access_level is at most this, and mission reads cap the operator's
+  // clearance with it. nullopt: no limit (stdio, keys without a clearance).
+  std::optional<int> clearance;
   std::string actor = "mcp";     // who acts, for the audit log
   std::string protocol_version;  // agreed at initialize; empty before it
   bool initialized = false;      // notifications/initialized received

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "codec/memory_json.h"
+#include "rest/json_reader.h"
 #include "util/time.h"
 
 namespace msp {
@@ -12,191 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string TypeName(const json& j) {
-  if (j.is_number_integer()) return "integer";
-  if (j.is_number_float()) return "number";
-  return j.type_name();
-}
-
-// Reads the fields of one JSON object; `prefix` ("", "memories[2].")
-// qualifies field names in errors. Absent fields and null leave the output
-// untouched.
-class Reader {
- public:
-  Reader(const json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
-
-  Status Object() const {
-    if (obj_.is_object()) return Status::Ok();
-    return Status::InvalidArgument((prefix_.empty() ? std::string("the body") : "'" + Trimmed() + "'") +
-                                   " must be a JSON object, got " + TypeName(obj_));
-  }
-
-  Status Known(const std::vector<std::string>& known) const {
-    for (const auto& [key, value] : obj_.items()) {
-      if (std::find(known.begin(), known.end(), key) == known.end()) {
-        std::string list;
-        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-        return Status::InvalidArgument("unknown field '" + prefix_ + key + "'; known fields are " + list);
-      }
-    }
-    return Status::Ok();
-  }
-
-  bool Has(const std::string& name) const { return obj_.contains(name) && !obj_.at(name).is_null(); }
-
-  Status String(const std::string& name, std::string* out) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_string()) return Wrong(name, "a string", v);
-    *out = v.get<std::string>();
-    return Status::Ok();
-  }
-
-  Status Strings(const std::string& name, std::vector<std::string>* out) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_array()) return Wrong(name, "an array of strings", v);
-    out->clear();
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string()) return Wrong(name + "[" + std::to_string(i) + "]", "a string", v[i]);
-      out->push_back(v[i].get<std::string>());
-    }
-    return Status::Ok();
-  }
-
-  template <typename I>
-  Status Int(const std::string& name, I* out, int64_t lo, int64_t hi) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_number_integer()) return Wrong(name, "an integer", v);
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return OutOfRange(name, lo, hi);
-    }
-    const int64_t n = v.get<int64_t>();
-    if (n < lo || n > hi) return OutOfRange(name, lo, hi);
-    *out = static_cast<I>(n);
-    return Status::Ok();
-  }
-
-  Status Double(const std::string& name, double* out, double lo, double hi) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_number()) return Wrong(name, "a number", v);
-    const double d = v.get<double>();
-    if (!(d >= lo && d <= hi)) {
-      return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + FormatBound(lo) +
-                                     " and " + FormatBound(hi));
-    }
-    *out = d;
-    return Status::Ok();
-  }
-
-  Status Bool(const std::string& name, bool* out) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_boolean()) return Wrong(name, "a boolean", v);
-    *out = v.get<bool>();
-    return Status::Ok();
-  }
-
-  Status Time(const std::string& name, TimeMs* out) const {
-    std::string text;
-    MSP_RETURN_IF_ERROR(String(name, &text));
-    if (text.empty()) return Status::Ok();
-    Result<TimeMs> t = ParseIso8601(text);
-    if (!t.ok()) return Status::InvalidArgument("field '" + prefix_ + name + "': " + t.status().message());
-    *out = *t;
-    return Status::Ok();
-  }
-
-  // A JSON object, kept as compact text (keys sorted).
-  Status ObjectText(const std::string& name, std::string* out) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_object()) return Wrong(name, "an object", v);
-    *out = DumpJson(v);
-    return Status::Ok();
-  }
-
-  template <typename E>
-  Status Enum(const std::string& name, E* out, std::optional<E> (*parse)(std::string_view),
-              std::string_view (*name_of)(E)) const {
-    std::string text;
-    if (!Has(name)) return Status::Ok();
-    MSP_RETURN_IF_ERROR(String(name, &text));
-    return ParseEnum(name, text, out, parse, name_of);
-  }
-
-  template <typename E>
-  Status Enums(const std::string& name, std::vector<E>* out, std::optional<E> (*parse)(std::string_view),
-               std::string_view (*name_of)(E)) const {
-    std::vector<std::string> texts;
-    MSP_RETURN_IF_ERROR(Strings(name, &texts));
-    for (size_t i = 0; i < texts.size(); ++i) {
-      E e{};
-      MSP_RETURN_IF_ERROR(ParseEnum(name + "[" + std::to_string(i) + "]", texts[i], &e, parse, name_of));
-      out->push_back(e);
-    }
-    return Status::Ok();
-  }
-
-  Status Provenance(const std::string& name, std::vector<ProvenanceRef>* out) const {
-    if (!Has(name)) return Status::Ok();
-    const json& v = obj_.at(name);
-    if (!v.is_array()) return Wrong(name, "an array of {type, ref, detail} objects", v);
-    for (size_t i = 0; i < v.size(); ++i) {
-      Reader item(v[i], prefix_ + name + "[" + std::to_string(i) + "].");
-      MSP_RETURN_IF_ERROR(item.Object());
-      MSP_RETURN_IF_ERROR(item.Known({"type", "ref", "detail"}));
-      ProvenanceRef p;
-      MSP_RETURN_IF_ERROR(item.String("type", &p.type));
-      MSP_RETURN_IF_ERROR(item.String("ref", &p.ref));
-      MSP_RETURN_IF_ERROR(item.String("detail", &p.detail));
-      if (p.type.empty() || p.ref.empty()) {
-        return Status::InvalidArgument("field '" + prefix_ + name + "[" + std::to_string(i) +
-                                       "]' needs a non-empty type and ref");
-      }
-      out->push_back(std::move(p));
-    }
-    return Status::Ok();
-  }
-
-  const json& obj() const { return obj_; }
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  std::string Trimmed() const { return prefix_.empty() ? prefix_ : prefix_.substr(0, prefix_.size() - 1); }
-
-  Status Wrong(const std::string& name, const std::string& expected, const json& got) const {
-    return Status::InvalidArgument("field '" + prefix_ + name + "' must be " + expected + ", got " + TypeName(got));
-  }
-
-  Status OutOfRange(const std::string& name, int64_t lo, int64_t hi) const {
-    return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + std::to_string(lo) +
-                                   " and " + std::to_string(hi));
-  }
-
-  static std::string FormatBound(double d) {
-    std::string s = std::to_string(d);
-    while (s.size() > 1 && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
-  }
-
-  template <typename E>
-  Status ParseEnum(const std::string& name, const std::string& text, E* out,
-                   std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E)) const {
-    if (std::optional<E> e = parse(text)) {
-      *out = *e;
-      return Status::Ok();
-    }
-    return Status::InvalidArgument("field '" + prefix_ + name + "': unknown value '" + text + "'; allowed: " +
-                                   EnumNames(name_of));
-  }
-
-  const json& obj_;
-  std::string prefix_;
-};
+using Reader = JsonReader;
 
 const std::vector<std::string> kNamespaceParts = {"user", "agent", "session", "mission", "operator"};
 
@@ -219,47 +36,6 @@ Result<Namespace> ReadNamespace(const Reader& body, const std::string& tenant, c
   MSP_RETURN_IF_ERROR(r.Known(known));
   MSP_RETURN_IF_ERROR(ReadNamespaceParts(r, &ns));
   return ns;
-}
-
-// Every value of a repeatable, comma-separable parameter.
-std::vector<std::string> ListParam(const QueryParams& q, const std::string& name) {
-  std::vector<std::string> out;
-  auto [begin, end] = q.equal_range(name);
-  for (auto it = begin; it != end; ++it) {
-    size_t start = 0;
-    const std::string& v = it->second;
-    while (start <= v.size()) {
-      const size_t comma = v.find(',', start);
-      const std::string item = v.substr(start, (comma == std::string::npos ? v.size() : comma) - start);
-      if (!item.empty()) out.push_back(item);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  return out;
-}
-
-template <typename E>
-Result<std::vector<E>> EnumParams(const QueryParams& q, const std::string& name,
-                                  std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E)) {
-  std::vector<E> out;
-  for (const std::string& v : ListParam(q, name)) {
-    std::optional<E> e = parse(v);
-    if (!e) {
-      return Status::InvalidArgument("parameter '" + name + "': unknown value '" + v + "'; allowed: " +
-                                     EnumNames(name_of));
-    }
-    out.push_back(*e);
-  }
-  return out;
-}
-
-Result<TimeMs> TimeParam(const QueryParams& q, const std::string& name) {
-  const std::string v = StringParam(q, name);
-  if (v.empty()) return TimeMs{0};
-  Result<TimeMs> t = ParseIso8601(v);
-  if (!t.ok()) return Status::InvalidArgument("parameter '" + name + "': " + t.status().message());
-  return t;
 }
 
 }  // namespace
@@ -344,7 +120,8 @@ Result<EpisodeStep> EpisodeStepFromJson(const json& j, const std::string& tenant
 Result<RetrieveRequest> RetrieveRequestFromJson(const json& j, const std::string& tenant) {
   Reader r(j, "");
   MSP_RETURN_IF_ERROR(r.Object());
-  MSP_RETURN_IF_ERROR(r.Known({"query", "k", "min_score", "namespace", "filters", "explain", "record_access"}));
+  MSP_RETURN_IF_ERROR(
+      r.Known({"query", "k", "min_score", "namespace", "filters", "explain", "record_access", "as_of"}));
   RetrieveRequest q;
   MSP_ASSIGN_OR_RETURN(q.scope, ReadNamespace(r, tenant, "namespace"));
   if (!r.Has("query")) return Status::InvalidArgument("field 'query' is required");
@@ -353,6 +130,7 @@ Result<RetrieveRequest> RetrieveRequestFromJson(const json& j, const std::string
   MSP_RETURN_IF_ERROR(r.Double("min_score", &q.min_score, 0.0, 1.0));
   MSP_RETURN_IF_ERROR(r.Bool("explain", &q.explain));
   MSP_RETURN_IF_ERROR(r.Bool("record_access", &q.record_access));
+  MSP_RETURN_IF_ERROR(r.Time("as_of", &q.as_of));
   if (r.Has("filters")) {
     Reader f(j.at("filters"), "filters.");
     MSP_RETURN_IF_ERROR(f.Object());
@@ -427,6 +205,31 @@ QueryParams ParseQuery(std::string_view target) {
   return out;
 }
 
+std::vector<std::string> ListParam(const QueryParams& q, const std::string& name) {
+  std::vector<std::string> out;
+  auto [begin, end] = q.equal_range(name);
+  for (auto it = begin; it != end; ++it) {
+    size_t start = 0;
+    const std::string& v = it->second;
+    while (start <= v.size()) {
+      const size_t comma = v.find(',', start);
+      const std::string item = v.substr(start, (comma == std::string::npos ? v.size() : comma) - start);
+      if (!item.empty()) out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+Result<TimeMs> TimeParam(const QueryParams& q, const std::string& name) {
+  const std::string v = StringParam(q, name);
+  if (v.empty()) return TimeMs{0};
+  Result<TimeMs> t = ParseIso8601(v);
+  if (!t.ok()) return Status::InvalidArgument("parameter '" + name + "': " + t.status().message());
+  return t;
+}
+
 std::string StringParam(const QueryParams& q, const std::string& name) {
   auto [begin, end] = q.equal_range(name);
   std::string out;
@@ -485,6 +288,7 @@ Result<ListRequest> ListRequestFromQuery(const QueryParams& q, const std::string
   MSP_ASSIGN_OR_RETURN(l.filter.include_superseded, BoolParam(q, "include_superseded", false));
   MSP_ASSIGN_OR_RETURN(l.include_expired, BoolParam(q, "include_expired", false));
   MSP_ASSIGN_OR_RETURN(l.newest_first, BoolParam(q, "newest_first", false));
+  MSP_ASSIGN_OR_RETURN(l.as_of, TimeParam(q, "as_of"));
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(q, "limit", 1, 1000, 100));
   MSP_ASSIGN_OR_RETURN(int64_t offset, IntParam(q, "offset", 0, 1000000000, 0));
   l.limit = static_cast<int>(limit);

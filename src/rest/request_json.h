@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "msp/memory.h"
+#include "codec/memory_json.h"
 #include "msp/status.h"
 #include "msp/types.h"
 
@@ -45,7 +46,8 @@ Result<EpisodeStep> EpisodeStepFromJson(const nlohmann::json& j, const std::stri
 
 // {query, k (1..1000, default 10), min_score (0..1), namespace, filters
 //  {kinds, layers, tags, sources, criticalities, created_from, created_to,
-//  include_superseded}, explain, record_access}.
+//  include_superseded}, explain, record_access, as_of (ISO 8601: what held
+//  then, superseded records included)}.
 Result<RetrieveRequest> RetrieveRequestFromJson(const nlohmann::json& j, const std::string& tenant);
 
 // Query parameters of a GET: name -> every value given.
@@ -63,7 +65,7 @@ Result<Namespace> NamespaceFromQuery(const QueryParams& q, const std::string& te
 // GET /v1/memories: the namespace parameters, kind, layer, tag, source
 // (each repeatable or comma-separated), created_from, created_to,
 // include_superseded, include_expired, newest_first, limit (1..1000, default
-// 100), offset. (The caller checks the parameter names.)
+// 100), offset, as_of. (The caller checks the parameter names.)
 Result<ListRequest> ListRequestFromQuery(const QueryParams& q, const std::string& tenant);
 
 // Checks that every parameter of `q` is "tenant" or one of `known`.
@@ -74,6 +76,27 @@ std::vector<std::string> WithNamespaceParams(std::vector<std::string> names);
 
 // An integer query parameter in [lo, hi]; `fallback` when absent.
 Result<int64_t> IntParam(const QueryParams& q, const std::string& name, int64_t lo, int64_t hi, int64_t fallback);
+// Every value of a repeatable, comma-separable parameter ("kind=a,b&kind=c").
+std::vector<std::string> ListParam(const QueryParams& q, const std::string& name);
+// An ISO 8601 time parameter; 0 when absent.
+Result<TimeMs> TimeParam(const QueryParams& q, const std::string& name);
+// Every value of a repeatable, comma-separable enum parameter.
+template <typename E>
+inline Result<std::vector<E>> EnumParams(const QueryParams& q, const std::string& name,
+                                         std::optional<E> (*parse)(std::string_view),
+                                         std::string_view (*name_of)(E)) {
+  std::vector<E> out;
+  for (const std::string& v : ListParam(q, name)) {
+    std::optional<E> e = parse(v);
+    if (!e) {
+      return Status::InvalidArgument("parameter '" + name + "': unknown value '" + v + "'; allowed: " +
+                                     EnumNames(name_of));
+    }
+    out.push_back(*e);
+  }
+  return out;
+}
+
 // A boolean query parameter (true/false/1/0); `fallback` when absent.
 Result<bool> BoolParam(const QueryParams& q, const std::string& name, bool fallback);
 // The last value of a parameter; "" when absent.

@@ -12,10 +12,58 @@
 
 #include "codec/memory_json.h"
 #include "rest/request_json.h"
+#include "rest/rest_route.h"
 #include "server/http_status.h"
 #include "server/metrics.h"
 
 namespace msp {
+
+RestApi::RestApi(MemoryLayer& engine, RestOptions options) : engine_(engine), options_(std::move(options)) {
+  Options o;
+  o.mission = options_.mission;
+  o.tokens = options_.tokens;
+  Result<std::unique_ptr<WorkflowMemory>> wm = WorkflowMemory::Open(engine_, o);
+  if (wm.ok()) {
+    workflow_ = std::move(wm).value();
+  } else {
+    workflow_status_ = wm.status().WithContext("mission retrieval is unavailable (tokens.counter)");
+  }
+}
+
+Result<Stats> RestApi::CachedStats(const std::string& tenant) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = stats_.find(tenant);
+    if (it != stats_.end() && now - it->second.first < std::chrono::milliseconds(options_.stats_cache_ms)) {
+      return it->second.second;
+    }
+  }
+  Namespace scope;
+  scope.tenant = tenant;
+  MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope));
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_[tenant] = {now, s};
+  return s;
+}
+
+Result<WorkflowMemory*> RestApi::Workflow() {
+  if (!workflow_) return workflow_status_;
+  return workflow_.get();
+}
+
+RestReply ClearanceForbidden(const std::string& what, int clearance) {
+  return RestReply::Json(403, ErrorJson("forbidden", what + " covers every record of the tenant whatever its access level, "
+                                                            "but this API key is limited to clearance " +
+                                                            std::to_string(clearance) +
+                                                            ": use a key without a clearance limit"));
+}
+
+Status CheckVisible(const Memory& m, const Namespace& scope, std::optional<int> clearance) {
+  if (!clearance || m.access_level <= *clearance) return Status::Ok();
+  return Status::NotFound("no record " + m.id + " in " + scope.ToString());
+}
+
 namespace {
 
 using nlohmann::json;
@@ -23,78 +71,7 @@ using nlohmann::json;
 // Largest batch of POST /v1/memories.
 constexpr size_t kMaxBatch = 1000;
 
-// What a handler answers: JSON, or text of its own content type.
-struct Reply {
-  int status = 200;
-  json body;
-  std::string text;
-  std::string content_type;  // set: `text` is the body
-
-  static Reply Json(int status, json body) { return Reply{status, std::move(body), "", ""}; }
-};
-
-// The parsed request a handler works from.
-struct RestRequest {
-  const HttpCall& call;
-  QueryParams query;
-  json body;  // for routes with a JSON body ({} when optional and absent)
-
-  const std::string& tenant() const { return call.tenant; }
-  const std::string& param(const std::string& name) const { return call.params.at(name); }
-};
-
-// The engine and what the handlers share.
-class RestApi {
- public:
-  RestApi(MemoryLayer& engine, RestOptions options) : engine_(engine), options_(std::move(options)) {}
-
-  MemoryLayer& engine() { return engine_; }
-  const std::string& actor() const { return options_.actor; }
-
-  // A tenant's Stats, at most stats_cache_ms old.
-  Result<Stats> CachedStats(const std::string& tenant) {
-    const auto now = std::chrono::steady_clock::now();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = stats_.find(tenant);
-      if (it != stats_.end() && now - it->second.first < std::chrono::milliseconds(options_.stats_cache_ms)) {
-        return it->second.second;
-      }
-    }
-    Namespace scope;
-    scope.tenant = tenant;
-    MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope));
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_[tenant] = {now, s};
-    return s;
-  }
-
- private:
-  MemoryLayer& engine_;
-  RestOptions options_;
-  std::mutex mu_;
-  std::map<std::string, std::pair<std::chrono::steady_clock::time_point, Stats>> stats_;
-};
-
-enum class BodyKind {
-  kNone,          // the body is ignored
-  kJson,          // a JSON object is required
-  kOptionalJson,  // a JSON object, or no body at all ({})
-  kJsonl,         // JSON Lines (import)
-};
-
-using Handler = Result<Reply> (*)(RestApi&, const RestRequest&);
-
-struct RestRoute {
-  const char* method;
-  const char* path;
-  BodyKind body;
-  // Body fields that may name a tenant ("memories[].namespace.tenant").
-  std::vector<std::string> tenant_fields;
-  // Query parameters the route reads ("tenant" is always allowed).
-  std::vector<std::string> params;
-  Handler handler;
-};
+using Reply = RestReply;
 
 json RecordsJson(const std::vector<Memory>& records) {
   json out = json::array();
@@ -136,6 +113,7 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
 
 Result<Reply> ListMemories(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(ListRequest list, ListRequestFromQuery(r.query, r.tenant()));
+  list.filter.max_access_level = r.clearance();
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, api.engine().List(list));
   return Reply::Json(200, {{"memories", RecordsJson(records)}, {"limit", list.limit}, {"offset", list.offset}});
 }
@@ -143,11 +121,16 @@ Result<Reply> ListMemories(RestApi& api, const RestRequest& r) {
 Result<Reply> GetMemory(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   MSP_ASSIGN_OR_RETURN(Memory m, api.engine().Get(scope, r.param("id")));
+  MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
   return Reply::Json(200, MemoryToJson(m));
 }
 
 Result<Reply> DeleteMemory(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
+  if (r.clearance()) {
+    MSP_ASSIGN_OR_RETURN(Memory m, api.engine().Get(scope, r.param("id")));
+    MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
+  }
   MSP_RETURN_IF_ERROR(api.engine().Delete(scope, r.param("id"), StringParam(r.query, "reason"), api.actor()));
   return Reply::Json(200, {{"id", r.param("id")}, {"deleted", true}});
 }
@@ -155,11 +138,18 @@ Result<Reply> DeleteMemory(RestApi& api, const RestRequest& r) {
 Result<Reply> MemoryHistory(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, api.engine().History(scope, r.param("id")));
+  if (r.clearance()) {
+    for (const Memory& m : versions) {
+      if (m.id == r.param("id")) MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
+    }
+    std::erase_if(versions, [&](const Memory& m) { return m.access_level > *r.clearance(); });
+  }
   return Reply::Json(200, {{"versions", RecordsJson(versions)}});
 }
 
 Result<Reply> Search(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(RetrieveRequest q, RetrieveRequestFromJson(r.body, r.tenant()));
+  q.filter.max_access_level = r.clearance();
   MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, api.engine().Retrieve(q));
   json out = json::array();
   for (const SearchHit& h : hits) out.push_back(SearchHitToJson(h));
@@ -178,6 +168,7 @@ Result<Reply> SessionSteps(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(int64_t last, IntParam(r.query, "last", 0, 1000000, 0));
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
                        api.engine().LastSteps(scope, r.param("id"), static_cast<int>(last)));
+  if (r.clearance()) std::erase_if(steps, [&](const Memory& m) { return m.access_level > *r.clearance(); });
   return Reply::Json(200, {{"steps", RecordsJson(steps)}});
 }
 
@@ -204,6 +195,10 @@ Result<Reply> AddFact(RestApi& api, const RestRequest& r) {
 Result<Reply> SupersedeFact(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
   f.actor = api.actor();
+  if (r.clearance()) {
+    MSP_ASSIGN_OR_RETURN(Memory old, api.engine().Get(f.ns, r.param("id")));
+    MSP_RETURN_IF_ERROR(CheckVisible(old, f.ns, r.clearance()));
+  }
   MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().SupersedeFact(f.ns, r.param("id"), f));
   return Reply::Json(201, WriteResultToJson(result));
 }
@@ -228,10 +223,14 @@ Result<Reply> GetStats(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Stats s, api.engine().GetStats(scope));
   json j = StatsToJson(s);
   j.erase("store_path");  // the server's file system is not the caller's business
+  json by_layer = json::object();
+  for (const auto& [layer, n] : s.by_layer) by_layer[layer] = n;
+  j["by_layer"] = std::move(by_layer);
   return Reply::Json(200, j);
 }
 
 Result<Reply> GetAudit(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("the audit log", *r.clearance());
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, 1000, 100));
   Namespace scope;
   scope.tenant = r.tenant();
@@ -262,9 +261,25 @@ std::string WithTenant(const std::string& body, const std::string& tenant) {
 }
 
 Result<Reply> Import(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("an import (it may replace any record by id)", *r.clearance());
   std::istringstream in(WithTenant(r.call.req.body, r.tenant()));
   MSP_ASSIGN_OR_RETURN(ImportReport report, api.engine().Import(in, api.actor()));
   return Reply::Json(200, ImportReportToJson(report));
+}
+
+// The lines of an export whose record is at or below `clearance`.
+std::string WithinClearance(const std::string& jsonl, int clearance) {
+  std::istringstream in(jsonl);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    Result<json> obj = ParseJsonObject(line, "record");
+    if (!obj.ok()) continue;
+    const json& level = (*obj)["access_level"];
+    if (level.is_number_integer() && level.get<int64_t>() > clearance) continue;
+    out += line;
+    out += '\n';
+  }
+  return out;
 }
 
 Result<Reply> Export(RestApi& api, const RestRequest& r) {
@@ -273,7 +288,7 @@ Result<Reply> Export(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(int64_t lines, api.engine().Export(scope, out));
   (void)lines;
   Reply reply;
-  reply.text = out.str();
+  reply.text = r.clearance() ? WithinClearance(out.str(), *r.clearance()) : out.str();
   reply.content_type = "application/x-ndjson";
   return reply;
 }
@@ -288,13 +303,14 @@ Result<Reply> OpenApi(RestApi&, const RestRequest&) {
 // THE route table.
 const std::vector<RestRoute>& Routes() {
   const std::vector<std::string> ns_tenant = {"namespace.tenant"};
-  static const std::vector<RestRoute> routes = {
+  static const std::vector<RestRoute> routes = [&ns_tenant] {
+    std::vector<RestRoute> table = {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
       {"GET", "/v1/memories", BodyKind::kNone, {},
        WithNamespaceParams({"kind", "layer", "tag", "source", "created_from", "created_to", "include_superseded",
-                            "include_expired", "newest_first", "limit", "offset"}),
+                            "include_expired", "newest_first", "limit", "offset", "as_of"}),
        &ListMemories},
       {"GET", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({}), &GetMemory},
       {"DELETE", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({"reason"}), &DeleteMemory},
@@ -310,7 +326,10 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/v1/audit", BodyKind::kNone, {}, {"record_id", "limit"}, &GetAudit},
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
-  };
+    };
+    for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));
+    return table;
+  }();
   return routes;
 }
 
@@ -426,6 +445,11 @@ std::string RecordMetrics(RestApi& api, const std::string& tenant) {
   out << "# HELP msp_records Records of the tenant, by kind (expired and superseded included).\n"
       << "# TYPE msp_records gauge\n";
   for (const auto& [kind, n] : s.by_kind) out << "msp_records{" << t << ",kind=\"" << EscapeLabel(kind) << "\"} " << n << "\n";
+  out << "# HELP msp_records_by_layer Records of the tenant, by memory layer (expired and superseded included).\n"
+      << "# TYPE msp_records_by_layer gauge\n";
+  for (const auto& [layer, n] : s.by_layer) {
+    out << "msp_records_by_layer{" << t << ",layer=\"" << EscapeLabel(layer) << "\"} " << n << "\n";
+  }
   out << "# HELP msp_records_active Records of the tenant that are active and not expired.\n"
       << "# TYPE msp_records_active gauge\n"
       << "msp_records_active{" << t << "} " << s.active << "\n"

@@ -6,7 +6,10 @@
 // The tenant of every call is the API key's: a body or query that names
 // another tenant is refused with 403 (naming the own tenant is allowed, and
 // leaving it out is the norm). The other namespace parts (user, agent,
-// session, mission, operator) come from the request. docs/rest.md describes
+// session, mission, operator) come from the request. A key with a clearance
+// (server/auth.h) is served only records at or below it: lists and searches
+// filter, a record above it reads as 404, and the routes that span the whole
+// tenant whatever the access level (audit, import, reports) answer 403. docs/rest.md describes
 // the routes; docs/openapi.json (served at /openapi.json) is their contract.
 #ifndef MSP_REST_REST_API_H_
 #define MSP_REST_REST_API_H_
@@ -15,6 +18,7 @@
 #include <string_view>
 
 #include "msp/memory.h"
+#include "msp/options.h"
 #include "server/http_server.h"
 
 namespace msp {
@@ -22,6 +26,8 @@ namespace msp {
 struct RestOptions {
   std::string actor = "rest";  // the audit log's actor for REST calls
   int stats_cache_ms = 5000;   // /metrics reuses a tenant's record counts this long
+  MissionOptions mission;      // the mission routes: degraded mode, escalation, candidates
+  TokenOptions tokens;         // the token counter of the mission routes' budgets
 };
 
 // Registers every REST route, GET /openapi.json, and the record counts of

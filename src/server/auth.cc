@@ -10,6 +10,8 @@
 
 #include <httplib.h>
 
+#include "msp/types.h"
+
 namespace msp {
 namespace {
 
@@ -31,6 +33,16 @@ bool ConstantTimeEquals(std::string_view given, std::string_view stored) {
   return diff == 0;
 }
 
+// A clearance column: an integer 0..kMaxAccessLevel.
+static_assert(kMaxAccessLevel <= 9, "ParseClearance reads one digit");
+Result<int> ParseClearance(std::string_view text, const std::string& where) {
+  if (text.size() != 1 || text[0] < '0' || text[0] - '0' > kMaxAccessLevel) {
+    return Status::InvalidArgument(where + ": the clearance must be an integer 0.." + std::to_string(kMaxAccessLevel) +
+                                   ", got '" + std::string(text) + "'");
+  }
+  return text[0] - '0';
+}
+
 }  // namespace
 
 bool IsValidTenantName(std::string_view tenant) {
@@ -41,7 +53,7 @@ bool IsValidTenantName(std::string_view tenant) {
   });
 }
 
-Status ApiKeys::Add(std::string key, std::string tenant, std::string_view where) {
+Status ApiKeys::Add(std::string key, std::string tenant, std::string_view where, std::optional<int> clearance) {
   const std::string at(where);
   if (key.size() < kMinApiKeyLength) {
     return Status::InvalidArgument(at + ": the API key is shorter than " + std::to_string(kMinApiKeyLength) +
@@ -56,10 +68,13 @@ Status ApiKeys::Add(std::string key, std::string tenant, std::string_view where)
   if (!IsValidTenantName(tenant)) {
     return Status::InvalidArgument(at + ": tenant must be 1..128 characters of A-Z a-z 0-9 . _ -");
   }
-  for (const auto& [k, t] : keys_) {
-    if (k == key) return Status::InvalidArgument(at + ": this API key is already given (for tenant " + t + ")");
+  if (clearance && (*clearance < 0 || *clearance > kMaxAccessLevel)) {
+    return Status::InvalidArgument(at + ": the clearance must be 0.." + std::to_string(kMaxAccessLevel));
   }
-  keys_.emplace_back(std::move(key), std::move(tenant));
+  for (const auto& [k, p] : keys_) {
+    if (k == key) return Status::InvalidArgument(at + ": this API key is already given (for tenant " + p.tenant + ")");
+  }
+  keys_.emplace_back(std::move(key), ApiPrincipal{std::move(tenant), clearance});
   return Status::Ok();
 }
 
@@ -70,10 +85,15 @@ Result<ApiKeys> ApiKeys::Load(const std::vector<std::string>& entries, const std
     const std::string_view entry = Trim(entries[i]);
     const size_t eq = entry.rfind('=');
     if (eq == std::string_view::npos) {
-      return Status::InvalidArgument(where + ": expected KEY=TENANT");
+      return Status::InvalidArgument(where + ": expected KEY=TENANT or KEY=TENANT:CLEARANCE");
     }
-    MSP_RETURN_IF_ERROR(
-        keys.Add(std::string(Trim(entry.substr(0, eq))), std::string(Trim(entry.substr(eq + 1))), where));
+    std::string_view tenant = Trim(entry.substr(eq + 1));
+    std::optional<int> clearance;
+    if (const size_t colon = tenant.find(':'); colon != std::string_view::npos) {
+      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(Trim(tenant.substr(colon + 1)), where));
+      tenant = Trim(tenant.substr(0, colon));
+    }
+    MSP_RETURN_IF_ERROR(keys.Add(std::string(Trim(entry.substr(0, eq))), std::string(tenant), where, clearance));
   }
   if (file.empty()) return keys;
   std::error_code ec;
@@ -91,15 +111,23 @@ Result<ApiKeys> ApiKeys::Load(const std::vector<std::string>& entries, const std
     if (l.empty() || l.front() == '#') continue;
     size_t sep = 0;
     while (sep < l.size() && !IsSpace(l[sep])) ++sep;
-    if (sep == l.size()) return Status::InvalidArgument(where + ": expected KEY TENANT");
-    MSP_RETURN_IF_ERROR(keys.Add(std::string(l.substr(0, sep)), std::string(Trim(l.substr(sep))), where));
+    if (sep == l.size()) return Status::InvalidArgument(where + ": expected KEY TENANT [CLEARANCE]");
+    std::string_view tenant = Trim(l.substr(sep));
+    std::optional<int> clearance;
+    size_t end = 0;
+    while (end < tenant.size() && !IsSpace(tenant[end])) ++end;
+    if (end < tenant.size()) {
+      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(Trim(tenant.substr(end)), where));
+      tenant = tenant.substr(0, end);
+    }
+    MSP_RETURN_IF_ERROR(keys.Add(std::string(l.substr(0, sep)), std::string(tenant), where, clearance));
   }
   if (in.bad()) return Status::IoError("reading server.api_keys_file '" + file + "' failed");
   return keys;
 }
 
-std::optional<std::string> ApiKeys::TenantFor(std::string_view key) const {
-  const std::pair<std::string, std::string>* found = nullptr;
+std::optional<ApiPrincipal> ApiKeys::PrincipalFor(std::string_view key) const {
+  const std::pair<std::string, ApiPrincipal>* found = nullptr;
   for (const auto& entry : keys_) {
     // No early exit: every key is compared whatever matched before.
     if (ConstantTimeEquals(key, entry.first)) found = &entry;
@@ -108,9 +136,15 @@ std::optional<std::string> ApiKeys::TenantFor(std::string_view key) const {
   return found->second;
 }
 
+std::optional<std::string> ApiKeys::TenantFor(std::string_view key) const {
+  std::optional<ApiPrincipal> p = PrincipalFor(key);
+  if (!p) return std::nullopt;
+  return p->tenant;
+}
+
 std::vector<std::string> ApiKeys::Tenants() const {
   std::set<std::string> tenants;
-  for (const auto& entry : keys_) tenants.insert(entry.second);
+  for (const auto& entry : keys_) tenants.insert(entry.second.tenant);
   return {tenants.begin(), tenants.end()};
 }
 

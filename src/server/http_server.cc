@@ -126,10 +126,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& opti
 
 HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log)
     : options_(options), keys_(std::move(keys)), log_(log) {
-  const size_t threads = static_cast<size_t>(std::max(1, options_.threads));
+  const size_t threads = static_cast<size_t>(WorkerThreads(options_));
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_keep_alive_max_count(100);
+  // A keep-alive connection holds a worker thread while it is idle: with
+  // cpp-httplib's 5 s default, more clients than threads (MCP clients keep
+  // their connection) waited seconds for a thread.
+  http_.set_keep_alive_timeout(kKeepAliveSeconds);
   InstallHooks();
   Handle({"GET", "/healthz",
           [this](const HttpCall&, httplib::Response& res) {
@@ -149,6 +153,12 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
 }
 
 HttpServer::~HttpServer() { Stop(); }
+
+int HttpServer::WorkerThreads(const ServerOptions& options) {
+  if (options.threads > 0) return options.threads;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(8, 4 * cores);
+}
 
 void HttpServer::InstallHooks() {
   http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -277,14 +287,15 @@ void HttpServer::Handle(Route route) {
                     " bytes); nothing was done");
       return;
     }
-    HttpCall call{req, "", {}, s.request_id};
+    HttpCall call{req, "", std::nullopt, {}, s.request_id};
     if (shared->needs_auth) {
-      std::optional<std::string> tenant = Authenticate(req);
+      std::optional<ApiPrincipal> tenant = Identify(req);
       if (!tenant) {
         SendUnauthorized(res);
         return;
       }
-      call.tenant = *tenant;
+      call.tenant = tenant->tenant;
+      call.clearance = tenant->clearance;
     }
     for (size_t i = 0; i < names->size() && i + 1 < req.matches.size(); ++i) {
       call.params[(*names)[i]] = req.matches[i + 1].str();
@@ -314,11 +325,17 @@ std::vector<RouteInfo> HttpServer::Routes() const {
 }
 
 std::optional<std::string> HttpServer::Authenticate(const httplib::Request& req) const {
+  std::optional<ApiPrincipal> p = Identify(req);
+  if (!p) return std::nullopt;
+  return p->tenant;
+}
+
+std::optional<ApiPrincipal> HttpServer::Identify(const httplib::Request& req) const {
   if (keys_.empty()) {
-    if (options_.allow_anonymous) return std::string("default");
+    if (options_.allow_anonymous) return ApiPrincipal{"default", std::nullopt};
     return std::nullopt;
   }
-  return keys_.TenantFor(RequestApiKey(req));
+  return keys_.PrincipalFor(RequestApiKey(req));
 }
 
 void HttpServer::SetMetricsSource(std::function<std::string(const std::string&)> source) {

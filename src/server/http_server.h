@@ -41,6 +41,9 @@ namespace msp {
 struct HttpCall {
   const httplib::Request& req;
   std::string tenant;                          // from the key; "" for a route without auth
+  // The key's clearance (auth.h): serve only records whose access_level is
+  // at most this. nullopt: no limit (also anonymous mode).
+  std::optional<int> clearance;
   std::map<std::string, std::string> params;   // path parameters by name ("id")
   std::string request_id;
 };
@@ -89,6 +92,15 @@ class HttpServer {
   // The tenant of the request's API key; "default" for any request when the
   // server runs anonymous; nullopt when the key is missing or unknown.
   std::optional<std::string> Authenticate(const httplib::Request& req) const;
+  // The tenant and clearance of the request's API key (anonymous: tenant
+  // "default", no clearance limit); nullopt as Authenticate.
+  std::optional<ApiPrincipal> Identify(const httplib::Request& req) const;
+
+  // Worker threads the server answers with: options.threads, or when it is
+  // 0, max(8, 4 x the hardware threads).
+  static int WorkerThreads(const ServerOptions& options);
+  // How long an idle keep-alive connection holds a worker thread.
+  static constexpr int kKeepAliveSeconds = 1;
 
   // The underlying server, for mounting other endpoints (MCP at /mcp).
   httplib::Server& http() { return http_; }

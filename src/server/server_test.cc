@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 
 #include <httplib.h>
 
@@ -37,6 +38,44 @@ TEST(ApiKeysTest, LoadsFile) {
   ASSERT_OK_AND_ASSIGN(ApiKeys keys, ApiKeys::Load({}, path));
   EXPECT_EQ(keys.TenantFor(kKeyB).value_or(""), "beta");
   EXPECT_EQ(keys.size(), 2u);
+}
+
+TEST(ApiKeysTest, ClearancesFromEntriesAndFile) {
+  const std::string key_c = "key-c-0123456789abcdef";
+  ASSERT_OK_AND_ASSIGN(ApiKeys keys, ApiKeys::Load({kKeyA + "=alpha:3", kKeyB + "=beta", key_c + " = alpha : 0"}, ""));
+  std::optional<ApiPrincipal> a = keys.PrincipalFor(kKeyA);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->tenant, "alpha");
+  EXPECT_EQ(a->clearance, 3);
+  std::optional<ApiPrincipal> b = keys.PrincipalFor(kKeyB);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->clearance, std::nullopt);  // no clearance: no limit
+  EXPECT_EQ(keys.PrincipalFor(key_c)->clearance, 0);
+  EXPECT_EQ(keys.TenantFor(kKeyA).value_or(""), "alpha");
+  EXPECT_EQ(keys.Tenants(), (std::vector<std::string>{"alpha", "beta"}));
+
+  testing::TempDir dir("msp-auth");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.path() + "/keys";
+  std::ofstream(path) << kKeyA << " alpha 9\n" << kKeyB << "\tbeta\n";
+  ASSERT_OK_AND_ASSIGN(ApiKeys from_file, ApiKeys::Load({}, path));
+  EXPECT_EQ(from_file.PrincipalFor(kKeyA)->clearance, 9);
+  EXPECT_EQ(from_file.PrincipalFor(kKeyB)->clearance, std::nullopt);
+
+  for (const std::string& bad : {kKeyA + "=alpha:10", kKeyA + "=alpha:-1", kKeyA + "=alpha:x", kKeyA + "=alpha:",
+                                 kKeyA + "=:3"}) {
+    auto r = ApiKeys::Load({bad}, "");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().find(kKeyA), std::string::npos) << r.status().message();
+  }
+  std::ofstream(path) << kKeyA << " alpha high\n";
+  auto bad_file = ApiKeys::Load({}, path);
+  ASSERT_FALSE(bad_file.ok());
+  EXPECT_NE(bad_file.status().message().find("line 1"), std::string::npos) << bad_file.status().message();
+  EXPECT_NE(bad_file.status().message().find("clearance"), std::string::npos);
+  std::ofstream(path) << kKeyA << " alpha 3 extra\n";
+  EXPECT_FALSE(ApiKeys::Load({}, path).ok());
 }
 
 TEST(ApiKeysTest, ErrorsNeverShowTheKey) {

@@ -1,6 +1,7 @@
-// The REST API over real sockets: an HttpServer with MountRestApi runs
-// in-process on an any-port listener over a temporary data directory, and
-// httplib::Client (or separate writer processes) talk to it.
+// The REST API over real sockets (the fixture is rest_fixture.h): auth,
+// tenant isolation, bodies, limits, metrics, the OpenAPI document, every
+// operation, logs, anonymous mode, concurrent writer processes, and more
+// clients than server threads.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -24,6 +26,7 @@
 #include "msp/memory.h"
 #include "rest/rest_api.h"
 #include "server/http_server.h"
+#include "tests/http/rest_fixture.h"
 #include "tests/support/test_util.h"
 
 extern char** environ;
@@ -34,120 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kKeyA = "alpha-key-0123456789";
-const std::string kKeyA2 = "alpha-second-key-0123";
-const std::string kKeyB = "beta-key-0123456789ab";
-constexpr size_t kMaxBody = 64 * 1024;
-
-struct Answer {
-  int status = 0;  // 0: no answer (transport error)
-  std::string body;
-  json j;  // the body parsed, or discarded
-  httplib::Headers headers;
-
-  std::string Header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-  std::string ErrorCode() const { return j.is_object() && j.contains("error") ? j["error"].value("code", "") : ""; }
-  std::string ErrorMessage() const {
-    return j.is_object() && j.contains("error") ? j["error"].value("message", "") : "";
-  }
-};
-
-class RestHttpTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::MakeTestDir("msp-rest-http");
-    ASSERT_FALSE(dir_.empty());
-    Options options;
-    options.store.data_dir = dir_ + "/data";
-    fs::create_directories(options.store.data_dir);
-    ASSERT_OK_AND_ASSIGN(engine_, MemoryLayer::Open(options));
-    ServerOptions so;
-    so.port = 0;
-    so.threads = 4;
-    so.max_body_bytes = kMaxBody;
-    so.api_keys = {kKeyA + "=alpha", kKeyA2 + "=alpha", kKeyB + "=beta"};
-    StartServer(so);
-  }
-
-  void TearDown() override {
-    client_.reset();
-    server_.reset();
-    engine_.reset();
-    testing::RemoveTestDir(dir_);
-  }
-
-  void StartServer(const ServerOptions& so) {
-    auto keys = ApiKeys::Load(so.api_keys, so.api_keys_file);
-    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
-    auto server = HttpServer::Create(so, std::move(keys).value(), &log_);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    MountRestApi(*server_, *engine_, RestOptions{});
-    auto port = server_->Start();
-    ASSERT_TRUE(port.ok()) << port.status().ToString();
-    port_ = *port;
-    client_ = NewClient();
-  }
-
-  std::unique_ptr<httplib::Client> NewClient() const {
-    auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    c->set_keep_alive(true);
-    c->set_read_timeout(60, 0);
-    return c;
-  }
-
-  static httplib::Headers Auth(const std::string& key, httplib::Headers extra = {}) {
-    if (!key.empty()) extra.emplace("Authorization", "Bearer " + key);
-    return extra;
-  }
-
-  static Answer From(const httplib::Result& res) {
-    Answer a;
-    if (!res) return a;
-    a.status = res->status;
-    a.body = res->body;
-    a.headers = res->headers;
-    a.j = json::parse(a.body, nullptr, /*allow_exceptions=*/false);
-    return a;
-  }
-
-  Answer Get(const std::string& path, const std::string& key, httplib::Client* c = nullptr) {
-    return From((c ? c : client_.get())->Get(path.c_str(), Auth(key)));
-  }
-  Answer Post(const std::string& path, const std::string& key, const std::string& body,
-              const std::string& type = "application/json", httplib::Client* c = nullptr) {
-    return From((c ? c : client_.get())->Post(path.c_str(), Auth(key), body, type.c_str()));
-  }
-  Answer PostJson(const std::string& path, const std::string& key, const json& body) {
-    return Post(path, key, body.dump());
-  }
-  Answer Delete(const std::string& path, const std::string& key) {
-    return From(client_->Delete(path.c_str(), Auth(key)));
-  }
-
-  // Writes a decision through POST /v1/memories; returns its id.
-  std::string WriteDecision(const std::string& key, const std::string& text) {
-    Answer a = PostJson("/v1/memories", key, {{"kind", "decision"}, {"text", text}, {"tags", {"goal"}}});
-    EXPECT_EQ(a.status, 201) << a.body;
-    return a.j.is_object() ? a.j.value("id", "") : "";
-  }
-
-  size_t CountRecords(const std::string& key) {
-    Answer a = Get("/v1/memories?limit=1000&include_superseded=true&include_expired=true", key);
-    EXPECT_EQ(a.status, 200) << a.body;
-    return a.j.is_object() ? a.j["memories"].size() : 0;
-  }
-
-  std::string dir_;
-  std::ostringstream log_;
-  std::unique_ptr<MemoryLayer> engine_;
-  std::unique_ptr<HttpServer> server_;
-  std::unique_ptr<httplib::Client> client_;
-  int port_ = 0;
-};
+class RestHttpTest : public RestFixture {};
 
 TEST_F(RestHttpTest, HealthzNeedsNoKeyEverythingElseDoes) {
   Answer health = Get("/healthz", "");
@@ -461,6 +351,14 @@ TEST_F(RestHttpTest, MetricsCountRoutesAndRecords) {
             std::string::npos);
   EXPECT_NE(t.find("msp_records{tenant=\"alpha\",kind=\"decision\"} 2"), std::string::npos);
   EXPECT_NE(t.find("msp_records_active{tenant=\"alpha\"} 2"), std::string::npos);
+  // Records per layer: gauges, and the same counts in /v1/stats.
+  const std::string layer(LayerName(DefaultLayer(Kind::kDecision)));
+  EXPECT_NE(t.find("# TYPE msp_records_by_layer gauge"), std::string::npos);
+  EXPECT_NE(t.find("msp_records_by_layer{tenant=\"alpha\",layer=\"" + layer + "\"} 2"), std::string::npos) << t;
+  EXPECT_EQ(t.find("msp_records_by_layer{tenant=\"alpha\",layer=\"episodic\"}"), std::string::npos);
+  Answer stats = Get("/v1/stats", kKeyA, c.get());
+  ASSERT_EQ(stats.status, 200);
+  EXPECT_EQ(stats.j["by_layer"], json({{layer, 2}})) << stats.body;
   EXPECT_NE(t.find("# TYPE msp_http_request_duration_seconds histogram"), std::string::npos);
   // Raw paths never become labels.
   EXPECT_EQ(t.find("01900000-0000-7000-8000-000000000000"), std::string::npos);
@@ -724,6 +622,88 @@ TEST_F(RestHttpTest, ConcurrentWriterProcessesLoseNothing) {
   EXPECT_EQ(CountRecords(kKeyA), ids.size());
   EXPECT_EQ(Get("/v1/stats", kKeyA).j["records"], kWriters * kEach);
   EXPECT_EQ(CountRecords(kKeyB), 0u);
+}
+
+// as_of: what held at a time, in POST /v1/search and GET /v1/memories.
+TEST_F(RestHttpTest, AsOfServesWhatHeldThen) {
+  Answer old_fact = PostJson("/v1/facts", kKeyA,
+                             {{"text", "Ansible playbooks install the relay service on bare metal hosts"},
+                              {"valid_at", "2020-01-01T00:00:00Z"}, {"tags", {"profile"}}});
+  ASSERT_EQ(old_fact.status, 201) << old_fact.body;
+  Answer future_fact = PostJson("/v1/facts", kKeyA,
+                                {{"text", "Kubernetes operators roll out every relay release in the cloud cluster"},
+                                 {"valid_at", "2030-01-01T00:00:00Z"}, {"tags", {"profile"}}});
+  ASSERT_EQ(future_fact.status, 201) << future_fact.body;
+  ASSERT_EQ(future_fact.j["merged"], false);
+  const std::string old_id = old_fact.j["id"], future_id = future_fact.j["id"];
+
+  auto ids_of = [](const json& list, const char* key) {
+    std::set<std::string> ids;
+    for (const json& x : list) ids.insert(key[0] ? x[key]["id"].get<std::string>() : x["id"].get<std::string>());
+    return ids;
+  };
+  const json query = {{"query", "relay service release hosts cluster"}, {"k", 10}};
+  Answer now = PostJson("/v1/search", kKeyA, query);
+  ASSERT_EQ(now.status, 200) << now.body;
+  EXPECT_EQ(ids_of(now.j["hits"], "memory"), (std::set<std::string>{old_id, future_id}));
+  json then = query;
+  then["as_of"] = "2021-06-01T00:00:00Z";
+  Answer in_2021 = PostJson("/v1/search", kKeyA, then);
+  ASSERT_EQ(in_2021.status, 200) << in_2021.body;
+  EXPECT_EQ(ids_of(in_2021.j["hits"], "memory"), std::set<std::string>{old_id});
+
+  Answer listed = Get("/v1/memories?kind=fact&as_of=2021-06-01T00:00:00Z", kKeyA);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(ids_of(listed.j["memories"], ""), std::set<std::string>{old_id});
+  EXPECT_EQ(Get("/v1/memories?kind=fact", kKeyA).j["memories"].size(), 2u);
+
+  then["as_of"] = "last tuesday";
+  Answer bad = PostJson("/v1/search", kKeyA, then);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.ErrorMessage().find("as_of"), std::string::npos) << bad.body;
+  Answer bad_list = Get("/v1/memories?as_of=soon", kKeyA);
+  EXPECT_EQ(bad_list.status, 400);
+  EXPECT_NE(bad_list.ErrorMessage().find("as_of"), std::string::npos) << bad_list.body;
+}
+
+// More keep-alive clients at once than the server has threads: every request
+// is answered (a client holding an idle connection releases its thread after
+// the short keep-alive).
+class FewThreadsTest : public RestFixture {
+ protected:
+  void Configure(ServerOptions& so) override { so.threads = 2; }
+};
+
+TEST_F(FewThreadsTest, MoreClientsThanThreadsAllComplete) {
+  constexpr int kClients = 12;
+  constexpr int kRequests = 3;
+  std::vector<std::thread> threads;
+  std::vector<int> ok(kClients, 0);
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([this, c, &ok] {
+      auto client = NewClient();  // keep-alive: the connection stays open between requests
+      for (int i = 0; i < kRequests; ++i) {
+        const json body = {{"text", "Client " + std::to_string(c) + " request " + std::to_string(i) +
+                                        " records this decision about the relay"},
+                           {"kind", "decision"},
+                           {"tags", {"goal"}}};
+        auto res = client->Post("/v1/memories", Auth(kKeyA), body.dump(), "application/json");
+        if (res && res->status == 201) ++ok[c];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_EQ(ok[c], kRequests) << "client " << c;
+  EXPECT_EQ(CountRecords(kKeyA), static_cast<size_t>(kClients * kRequests));
+}
+
+TEST(HttpServerThreadsTest, ZeroMeansAtLeastEightAndFourPerCore) {
+  ServerOptions so;
+  EXPECT_EQ(so.threads, 0);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(HttpServer::WorkerThreads(so), std::max(8, 4 * cores));
+  so.threads = 3;
+  EXPECT_EQ(HttpServer::WorkerThreads(so), 3);
 }
 
 }  // namespace

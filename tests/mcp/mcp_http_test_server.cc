@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       if (header.rfind(bearer, 0) == 0) header = header.substr(bearer.size());
       auto it = keys.find(header);
       if (it == keys.end()) return msp::Status::NotFound("unknown API key");
-      return msp::mcp::McpCaller{it->second, "test"};
+      return msp::mcp::McpCaller{it->second, "test", std::nullopt};
     };
   }
   httplib::Server http;

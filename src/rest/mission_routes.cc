@@ -1,0 +1,464 @@
+// The mission-memory routes of the REST API (seed 003): workflow_memory_query,
+// decisions, corrections, handoff digests, usage marks, the principles
+// registry and the correction / redundancy reports. Thin faces over
+// msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
+//
+// Who reads: the request's operator (namespace.operator in bodies, ?operator=
+// in GETs); their clearance comes from the mission's operator registry
+// (ResolveClearance), capped by the API key's clearance when it has one.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codec/memory_json.h"
+#include "mission/records.h"
+#include "msp/digest.h"
+#include "msp/mission.h"
+#include "rest/json_reader.h"
+#include "rest/request_json.h"
+#include "rest/rest_route.h"
+#include "server/http_status.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+using Reply = RestReply;
+
+// Largest list a GET answers, and POST /v1/retrievals/{id}/used's entries.
+constexpr int64_t kMaxList = 1000;
+constexpr int64_t kMaxBudget = 100000000;
+
+Status RequireMissionPart(const Namespace& ns, bool body) {
+  if (!ns.mission.empty()) return Status::Ok();
+  return Status::InvalidArgument(body ? "field 'namespace.mission' is required: mission records belong to a mission"
+                                      : "parameter 'mission' is required: mission records belong to a mission");
+}
+
+Result<Namespace> MissionFromBody(const json& body, const std::string& tenant) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromBody(body, tenant));
+  MSP_RETURN_IF_ERROR(RequireMissionPart(ns, /*body=*/true));
+  return ns;
+}
+
+Result<Namespace> MissionFromQuery(const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
+  MSP_RETURN_IF_ERROR(RequireMissionPart(ns, /*body=*/false));
+  return ns;
+}
+
+// The asker of a mission read: `operator_id`, whose registry clearance is
+// capped by the key's.
+Result<Asker> AskerFor(RestApi& api, const Namespace& scope, const std::string& operator_id,
+                       std::optional<int> key_clearance) {
+  Asker asker;
+  asker.operator_id = operator_id;
+  if (key_clearance) {
+    MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(api.engine(), scope, asker));
+    asker.clearance = std::min(c, *key_clearance);
+  }
+  return asker;
+}
+
+// A write of a record above the key's clearance is refused: the key could not
+// read it back.
+std::optional<Reply> AboveClearance(int access_level, std::optional<int> clearance) {
+  if (!clearance || access_level <= *clearance) return std::nullopt;
+  return Reply::Json(403, ErrorJson("forbidden", "field 'access_level' is " + std::to_string(access_level) +
+                                                     ", above this API key's clearance " +
+                                                     std::to_string(*clearance) +
+                                                     ": a key writes only records it may read"));
+}
+
+// `body` without the fields the route itself reads.
+json Without(json body, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) body.erase(k);
+  return body;
+}
+
+// The text of a digest's JSON (docs/mission.md) as an object.
+Result<json> DigestJson(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Internal("the digest's JSON does not parse");
+  return j;
+}
+
+// A correction that is not a structured abstraction is bad input here (400),
+// as in the CLI and MCP: the message says what to send instead.
+Status AsBadInput(Status s) {
+  if (s.code() == StatusCode::kRefused) return Status::InvalidArgument(s.message());
+  return s;
+}
+
+// ------------------------------------------------------------ query
+
+Result<Reply> Query(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "task_description", "scope", "token_budget", "filters"}));
+  MissionQuery q;
+  MSP_ASSIGN_OR_RETURN(q.mission, MissionFromBody(r.body, r.tenant()));
+  if (!body.Has("task_description")) return Status::InvalidArgument("field 'task_description' is required");
+  MSP_RETURN_IF_ERROR(body.String("task_description", &q.task_description));
+  if (q.task_description.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status::InvalidArgument("field 'task_description' must not be empty: say what you are about to do");
+  }
+  MSP_RETURN_IF_ERROR(body.Enum("scope", &q.scope, ParseQueryScope, QueryScopeName));
+  MSP_RETURN_IF_ERROR(body.Int("token_budget", &q.token_budget, 0, kMaxBudget));
+  if (body.Has("filters")) {
+    JsonReader f(r.body.at("filters"), "filters.");
+    MSP_RETURN_IF_ERROR(f.Object());
+    MSP_RETURN_IF_ERROR(f.Known({"component", "criticalities", "created_from", "created_to"}));
+    MSP_RETURN_IF_ERROR(f.String("component", &q.filters.component));
+    MSP_RETURN_IF_ERROR(f.Enums("criticalities", &q.filters.criticalities, ParseCriticality, CriticalityName));
+    MSP_RETURN_IF_ERROR(f.Time("created_from", &q.filters.from));
+    MSP_RETURN_IF_ERROR(f.Time("created_to", &q.filters.to));
+    if (q.filters.from != 0 && q.filters.to != 0 && q.filters.to <= q.filters.from) {
+      return Status::InvalidArgument("field 'filters.created_to' must be later than 'filters.created_from'");
+    }
+  }
+  const std::string operator_id = q.mission.operator_id;
+  q.mission.operator_id.clear();
+  MSP_ASSIGN_OR_RETURN(q.asker, AskerFor(api, q.mission, operator_id, r.clearance()));
+  q.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));
+  MSP_ASSIGN_OR_RETURN(json digest, DigestJson(d.json));
+  return Reply::Json(200, {{"retrieval_id", d.retrieval_id},
+                           {"markdown", d.markdown},
+                           {"tokens_used", d.tokens_used},
+                           {"token_budget", d.token_budget},
+                           {"counter", d.counter},
+                           {"clearance", d.clearance},
+                           {"degraded", d.load.degraded},
+                           {"digest", std::move(digest)}});
+}
+
+// ------------------------------------------------------------ decisions
+
+Result<Reply> AddDecisionRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(r.body, {"namespace"})));
+  if (auto forbidden = AboveClearance(d.access_level, r.clearance())) return *forbidden;
+  if (d.decided_by.empty()) d.decided_by = ns.operator_id;
+  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(api.engine(), ns, d, api.actor()));
+  return Reply::Json(201, DecisionToJson(stored));
+}
+
+Result<Reply> ListDecisionsRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  DecisionFilter f;
+  f.components = ListParam(r.query, "component");
+  MSP_ASSIGN_OR_RETURN(f.statuses, EnumParams(r.query, "status", &ParseDecisionStatus, &DecisionStatusName));
+  MSP_ASSIGN_OR_RETURN(f.criticalities, EnumParams(r.query, "criticality", &ParseCriticality, &CriticalityName));
+  MSP_ASSIGN_OR_RETURN(f.from, TimeParam(r.query, "decided_from"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeParam(r.query, "decided_to"));
+  f.query = StringParam(r.query, "query");
+  MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
+  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
+  f.limit = static_cast<int>(limit);
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(api.engine(), ns, f, asker));
+  json out = json::array();
+  for (const Decision& d : list) out.push_back(DecisionToJson(d));
+  return Reply::Json(200, {{"decisions", std::move(out)}});
+}
+
+Result<Reply> GetDecisionRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(api.engine(), ns, r.param("id"), asker));
+  return Reply::Json(200, DecisionToJson(d));
+}
+
+// ---------------------------------------------------------- corrections
+
+Result<Reply> AddCorrectionRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  if (ns.operator_id.empty()) {
+    return Status::InvalidArgument("field 'namespace.operator' is required: a correction belongs to an operator");
+  }
+  Result<Correction> c = CorrectionFromJson(Without(r.body, {"namespace"}));
+  if (!c.ok()) return AsBadInput(c.status());
+  if (auto forbidden = AboveClearance(c->access_level, r.clearance())) return *forbidden;
+  Result<Correction> stored = AddCorrection(api.engine(), ns, *c, api.actor());
+  if (!stored.ok()) return AsBadInput(stored.status());
+  return Reply::Json(201, CorrectionToJson(*stored));
+}
+
+Result<Reply> ListCorrectionsRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  CorrectionFilter f;
+  f.operator_id = StringParam(r.query, "of");
+  f.components = ListParam(r.query, "component");
+  f.classes = ListParam(r.query, "class");
+  MSP_ASSIGN_OR_RETURN(f.outcomes,
+                       EnumParams(r.query, "outcome", &ParseCorrectionOutcome, &CorrectionOutcomeName));
+  f.retrieval_id = StringParam(r.query, "retrieval_id");
+  MSP_ASSIGN_OR_RETURN(f.from, TimeParam(r.query, "created_from"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeParam(r.query, "created_to"));
+  MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
+  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
+  f.limit = static_cast<int>(limit);
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(api.engine(), ns, f, asker));
+  json out = json::array();
+  for (const Correction& c : list) out.push_back(CorrectionToJson(c));
+  return Reply::Json(200, {{"corrections", std::move(out)}});
+}
+
+Result<Reply> GetCorrectionRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(api.engine(), ns, asker));
+  Namespace mission = ns;
+  mission.operator_id.clear();
+  mission.session.clear();
+  const std::string& id = r.param("id");
+  Result<Memory> m = api.engine().Get(mission, id);
+  if (!m.ok()) return m.status();
+  Result<Correction> c = CorrectionFromMemory(*m);
+  if (!c.ok() || m->access_level > clearance) {
+    return Status::NotFound("no correction " + id + " in mission " + ns.mission);
+  }
+  return Reply::Json(200, CorrectionToJson(*c));
+}
+
+// -------------------------------------------------------------- handoff
+
+Result<Reply> Handoff(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "from_operator", "to_operator", "since", "token_budget"}));
+  HandoffRequest h;
+  MSP_ASSIGN_OR_RETURN(h.mission, MissionFromBody(r.body, r.tenant()));
+  h.mission.operator_id.clear();
+  MSP_RETURN_IF_ERROR(body.String("from_operator", &h.from_operator));
+  MSP_RETURN_IF_ERROR(body.String("to_operator", &h.to_operator));
+  if (h.from_operator.empty()) return Status::InvalidArgument("field 'from_operator' is required (the predecessor)");
+  if (h.to_operator.empty()) return Status::InvalidArgument("field 'to_operator' is required (the next operator)");
+  MSP_RETURN_IF_ERROR(body.Time("since", &h.since));
+  MSP_RETURN_IF_ERROR(body.Int("token_budget", &h.token_budget, 0, kMaxBudget));
+  if (r.clearance()) {
+    MSP_ASSIGN_OR_RETURN(int c, ClearanceOf(api.engine(), h.mission, h.to_operator));
+    h.clearance = std::min(c, *r.clearance());
+  }
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(HandoffDigest d, wm->Handoff(h));
+  MSP_ASSIGN_OR_RETURN(json digest, DigestJson(d.json));
+  return Reply::Json(200, {{"markdown", d.markdown},
+                           {"tokens_used", d.tokens_used},
+                           {"token_budget", d.token_budget},
+                           {"counter", d.counter},
+                           {"clearance", d.clearance},
+                           {"degraded", d.load.degraded},
+                           {"digest", std::move(digest)}});
+}
+
+// ---------------------------------------------------------- usage marks
+
+Result<Reply> MarkUsed(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "entries"}));
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  std::vector<std::string> entries;
+  if (!body.Has("entries")) {
+    return Status::InvalidArgument("field 'entries' is required: the ids of the served entries that were used");
+  }
+  MSP_RETURN_IF_ERROR(body.Strings("entries", &entries));
+  if (entries.empty() || entries.size() > static_cast<size_t>(kMaxList)) {
+    return Status::InvalidArgument("field 'entries' must hold 1.." + std::to_string(kMaxList) + " entry ids");
+  }
+  Namespace mission = ns;
+  mission.operator_id.clear();
+  mission.session.clear();
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(MarkUsedResult m, wm->MarkUsed(mission, r.param("id"), entries, api.actor()));
+  return Reply::Json(200, {{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}});
+}
+
+// ----------------------------------------------------------- principles
+
+Result<Reply> ListPrinciplesRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(api.engine(), ns, asker));
+  json out = json::array();
+  for (const Principle& p : list) out.push_back(PrincipleToJson(p));
+  return Reply::Json(200, {{"principles", std::move(out)}});
+}
+
+Result<Reply> GetPrincipleRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(int64_t version, IntParam(r.query, "version", 1, 1000000, 0));
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(Principle p,
+                       GetPrinciple(api.engine(), ns, r.param("id"), static_cast<int>(version), asker));
+  return Reply::Json(200, PrincipleToJson(p));
+}
+
+// A lost edit (409): the error names the current version when the caller
+// may see it.
+Reply PrincipleConflict(RestApi& api, const Namespace& ns, const std::string& principle_id, const Asker& asker,
+                        const Status& s) {
+  json j = StatusErrorJson(s);
+  Result<Principle> current = GetPrinciple(api.engine(), ns, principle_id, 0, asker);
+  if (current.ok()) {
+    j["error"]["current_version"] = current->version;
+    j["error"]["current"] = PrincipleToJson(*current);
+  }
+  return Reply::Json(HttpStatusFor(s), std::move(j));
+}
+
+// PUT /v1/principles/{id}: without base_version (or 0) adds version 1 of a
+// new principle; with it, stores base_version + 1.
+Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(
+      body.Known({"namespace", "base_version", "statement", "rationale", "author", "access_level"}));
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  const std::string& principle_id = r.param("id");
+  int base_version = 0;
+  MSP_RETURN_IF_ERROR(body.Int("base_version", &base_version, 0, 1000000));
+  std::string statement, rationale, author = ns.operator_id;
+  MSP_RETURN_IF_ERROR(body.String("statement", &statement));
+  MSP_RETURN_IF_ERROR(body.String("rationale", &rationale));
+  MSP_RETURN_IF_ERROR(body.String("author", &author));
+  std::optional<int> access_level;
+  if (body.Has("access_level")) {
+    int level = 0;
+    MSP_RETURN_IF_ERROR(body.Int("access_level", &level, 0, kMaxAccessLevel));
+    access_level = level;
+    if (auto forbidden = AboveClearance(level, r.clearance())) return *forbidden;
+  }
+  // What the caller may see decides what a conflict reveals; a key with a
+  // clearance edits only versions it may read.
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  if (r.clearance()) asker.clearance = r.clearance();
+  if (base_version == 0) {
+    Principle p;
+    p.principle_id = principle_id;
+    p.statement = statement;
+    p.rationale = rationale;
+    p.author = author;
+    p.access_level = access_level.value_or(0);
+    Result<Principle> stored = AddPrinciple(api.engine(), ns, p, api.actor());
+    if (stored.status().code() == StatusCode::kAlreadyExists) {
+      return PrincipleConflict(api, ns, principle_id, asker, stored.status());
+    }
+    if (!stored.ok()) return stored.status();
+    return Reply::Json(201, PrincipleToJson(*stored));
+  }
+  if (statement.empty() && rationale.empty() && !access_level) {
+    return Status::InvalidArgument("nothing to change: give 'statement', 'rationale' or 'access_level'");
+  }
+  if (r.clearance()) {
+    MSP_RETURN_IF_ERROR(GetPrinciple(api.engine(), ns, principle_id, base_version, asker).status());
+  }
+  PrincipleEdit e;
+  e.principle_id = principle_id;
+  e.base_version = base_version;
+  e.statement = statement;
+  e.rationale = rationale;
+  e.author = author;
+  e.access_level = access_level;
+  Result<Principle> stored = EditPrinciple(api.engine(), ns, e, api.actor());
+  if (stored.status().code() == StatusCode::kConflict) {
+    return PrincipleConflict(api, ns, principle_id, asker, stored.status());
+  }
+  if (!stored.ok()) return stored.status();
+  return Reply::Json(200, PrincipleToJson(*stored));
+}
+
+// -------------------------------------------------------------- reports
+
+Result<std::pair<TimeMs, TimeMs>> ReportPeriod(const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(TimeMs from, TimeParam(r.query, "from"));
+  MSP_ASSIGN_OR_RETURN(TimeMs to, TimeParam(r.query, "to"));
+  if (from != 0 && to != 0 && to <= from) return Status::InvalidArgument("parameter 'to' must be later than 'from'");
+  return std::make_pair(from, to);
+}
+
+Result<Reply> CorrectionsReportRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("the corrections report", *r.clearance());
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(CorrectionsReport c, wm->Corrections(ns, period.first, period.second));
+  json weeks = json::array(), components = json::array();
+  for (const CorrectionWeek& w : c.weeks) {
+    weeks.push_back({{"week", w.week},
+                     {"retrievals", w.retrievals},
+                     {"corrections", w.corrections},
+                     {"corrected_retrievals", w.corrected_retrievals},
+                     {"rate", w.rate}});
+  }
+  for (const CorrectionComponent& k : c.components) {
+    components.push_back({{"component", k.component}, {"corrections", k.corrections}, {"rate", k.rate}});
+  }
+  return Reply::Json(200, {{"weeks", std::move(weeks)},
+                           {"components", std::move(components)},
+                           {"retrievals", c.retrievals},
+                           {"linked_corrections", c.linked_corrections},
+                           {"unlinked_corrections", c.unlinked_corrections},
+                           {"rate", c.rate}});
+}
+
+json RedundancyJson(const RedundancySession& s) {
+  return {{"session", s.session},
+          {"retrievals", s.retrievals},
+          {"marked_retrievals", s.marked_retrievals},
+          {"served_entries", s.served_entries},
+          {"used_entries", s.used_entries},
+          {"served_tokens", s.served_tokens},
+          {"used_tokens", s.used_tokens},
+          {"unused_share_tokens", s.unused_share_tokens},
+          {"unused_share_count", s.unused_share_count}};
+}
+
+Result<Reply> RedundancyReportRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("the redundancy report", *r.clearance());
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(RedundancyReport red, wm->Redundancy(ns, period.first, period.second));
+  json sessions = json::array();
+  for (const RedundancySession& s : red.sessions) sessions.push_back(RedundancyJson(s));
+  return Reply::Json(200,
+                     {{"sessions", std::move(sessions)}, {"total", RedundancyJson(red.total)}, {"counter", red.counter}});
+}
+
+}  // namespace
+
+std::vector<RestRoute> MissionRoutes() {
+  const std::vector<std::string> ns_tenant = {"namespace.tenant"};
+  const std::vector<std::string> asker = {"mission", "operator"};
+  auto with = [&asker](std::vector<std::string> names) {
+    names.insert(names.begin(), asker.begin(), asker.end());
+    return names;
+  };
+  return {
+      {"POST", "/v1/query", BodyKind::kJson, ns_tenant, {}, &Query},
+      {"POST", "/v1/decisions", BodyKind::kJson, ns_tenant, {}, &AddDecisionRoute},
+      {"GET", "/v1/decisions", BodyKind::kNone, {},
+       with({"component", "status", "criticality", "decided_from", "decided_to", "query", "newest_first", "limit"}),
+       &ListDecisionsRoute},
+      {"GET", "/v1/decisions/{id}", BodyKind::kNone, {}, asker, &GetDecisionRoute},
+      {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
+      {"GET", "/v1/corrections", BodyKind::kNone, {},
+       with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",
+             "limit"}),
+       &ListCorrectionsRoute},
+      {"GET", "/v1/corrections/{id}", BodyKind::kNone, {}, asker, &GetCorrectionRoute},
+      {"POST", "/v1/handoff", BodyKind::kJson, ns_tenant, {}, &Handoff},
+      {"POST", "/v1/retrievals/{id}/used", BodyKind::kJson, ns_tenant, {}, &MarkUsed},
+      {"GET", "/v1/principles", BodyKind::kNone, {}, asker, &ListPrinciplesRoute},
+      {"GET", "/v1/principles/{id}", BodyKind::kNone, {}, with({"version"}), &GetPrincipleRoute},
+      {"PUT", "/v1/principles/{id}", BodyKind::kJson, ns_tenant, {}, &PutPrinciple},
+      {"GET", "/v1/reports/corrections", BodyKind::kNone, {}, {"mission", "from", "to"}, &CorrectionsReportRoute},
+      {"GET", "/v1/reports/redundancy", BodyKind::kNone, {}, {"mission", "from", "to"}, &RedundancyReportRoute},
+  };
+}
+
+}  // namespace msp

@@ -1,0 +1,113 @@
+// The pieces of the REST route table shared by its two halves (internal to
+// src/rest): rest_api.cc (records, search, sessions, facts, import / export)
+// and mission_routes.cc (mission memory: query, decisions, corrections,
+// handoff, usage marks, principles, reports).
+//
+// A route is a row {method, path template, body kind, tenant fields, query
+// parameters, handler}. The generic part (rest_api.cc) checks the query
+// parameter names, parses the body, refuses requests naming another tenant
+// (403), calls the handler and writes its Reply or maps its Status to HTTP
+// (server/http_status.h).
+#ifndef MSP_REST_REST_ROUTE_H_
+#define MSP_REST_REST_ROUTE_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "msp/digest.h"
+#include "msp/memory.h"
+#include "rest/request_json.h"
+#include "rest/rest_api.h"
+#include "server/http_server.h"
+
+namespace msp {
+
+// What a handler answers: JSON, or text of its own content type.
+struct RestReply {
+  int status = 200;
+  nlohmann::json body;
+  std::string text;
+  std::string content_type;  // set: `text` is the body
+
+  static RestReply Json(int status, nlohmann::json body) { return RestReply{status, std::move(body), "", ""}; }
+};
+
+// The parsed request a handler works from.
+struct RestRequest {
+  const HttpCall& call;
+  QueryParams query;
+  nlohmann::json body;  // for routes with a JSON body ({} when optional and absent)
+
+  const std::string& tenant() const { return call.tenant; }
+  // The key's clearance; nullopt: no limit.
+  std::optional<int> clearance() const { return call.clearance; }
+  const std::string& param(const std::string& name) const { return call.params.at(name); }
+};
+
+// The engine and what the handlers share. Thread-safe.
+class RestApi {
+ public:
+  RestApi(MemoryLayer& engine, RestOptions options);
+
+  MemoryLayer& engine() { return engine_; }
+  const std::string& actor() const { return options_.actor; }
+
+  // A tenant's Stats, at most stats_cache_ms old.
+  Result<Stats> CachedStats(const std::string& tenant);
+
+  // The mission retrieval interface, or why it could not be set up (the
+  // token counter of tokens.*, e.g. cl100k without its vocabulary).
+  Result<WorkflowMemory*> Workflow();
+
+ private:
+  MemoryLayer& engine_;
+  RestOptions options_;
+  std::unique_ptr<WorkflowMemory> workflow_;
+  Status workflow_status_;
+  std::mutex mu_;
+  std::map<std::string, std::pair<std::chrono::steady_clock::time_point, Stats>> stats_;
+};
+
+enum class BodyKind {
+  kNone,          // the body is ignored
+  kJson,          // a JSON object is required
+  kOptionalJson,  // a JSON object, or no body at all ({})
+  kJsonl,         // JSON Lines (import)
+};
+
+using RestHandler = Result<RestReply> (*)(RestApi&, const RestRequest&);
+
+struct RestRoute {
+  const char* method;
+  const char* path;
+  BodyKind body;
+  // Body fields that may name a tenant ("memories[].namespace.tenant").
+  std::vector<std::string> tenant_fields;
+  // Query parameters the route reads ("tenant" is always allowed).
+  std::vector<std::string> params;
+  RestHandler handler;
+};
+
+// The mission-memory routes (mission_routes.cc).
+std::vector<RestRoute> MissionRoutes();
+
+// 403 for a key whose clearance is limited, on a route that reads or writes
+// the whole tenant regardless of access levels (audit, import, reports).
+RestReply ClearanceForbidden(const std::string& what, int clearance);
+
+// NotFound (worded as the engine's "no record ID in SCOPE") for a record
+// above the key's clearance, so it reads as missing; OK when `m` is at or
+// below `clearance` (nullopt: no limit).
+Status CheckVisible(const Memory& m, const Namespace& scope, std::optional<int> clearance);
+
+}  // namespace msp
+
+#endif  // MSP_REST_REST_ROUTE_H_

@@ -1,0 +1,529 @@
+// The mission-memory routes of the REST API over real sockets (fixture:
+// rest_fixture.h): decisions, corrections, workflow_memory_query, usage
+// marks, handoff, principles and reports; bad input (400 naming the field,
+// nothing changed), tenant isolation, and key clearances (REST and MCP over
+// HTTP).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "msp/mission.h"
+#include "tests/http/rest_fixture.h"
+#include "tests/support/test_util.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+const std::string kMission = "mars";
+
+class RestMissionTest : public RestFixture {
+ protected:
+  // Sets an operator's clearance in the mission (the registry has no REST
+  // route: it is the administrator's, through `msp operator set`).
+  void SetClearance(const std::string& tenant, const std::string& op, int clearance) {
+    Namespace ns;
+    ns.tenant = tenant;
+    ns.mission = kMission;
+    OperatorRecord o;
+    o.operator_id = op;
+    o.clearance = clearance;
+    ASSERT_OK(SetOperator(*engine_, ns, o, "test").status());
+  }
+
+  static json DecisionBody(const std::string& title, const std::string& component = "relay", int access_level = 0) {
+    return {{"namespace", {{"mission", kMission}, {"operator", "ann"}}},
+            {"title", title},
+            {"context", "The relay channel between orbiter and lander drops packets under load."},
+            {"decision", title + ", measured on the test bench."},
+            {"alternatives", {{{"option", "TCP"}, {"reason", "head-of-line blocking stalls telemetry"}}}},
+            {"component", component},
+            {"criticality", "high"},
+            {"access_level", access_level},
+            {"provenance", {{{"type", "commit"}, {"ref", "abc1234"}}}}};
+  }
+
+  // POST /v1/decisions; returns the id ("" on failure).
+  std::string AddDecision(const std::string& key, const json& body) {
+    Answer a = PostJson("/v1/decisions", key, body);
+    EXPECT_EQ(a.status, 201) << a.body;
+    return a.status == 201 ? a.j["id"].get<std::string>() : "";
+  }
+
+  static json CorrectionBody(const std::string& summary, const std::string& retrieval_id = "", int level = 0) {
+    json c = {{"namespace", {{"mission", kMission}, {"operator", "ann"}}},
+              {"class", "missing_context"},
+              {"category", "api_contract"},
+              {"component", "relay"},
+              {"outcome", "modified"},
+              {"summary", summary},
+              {"access_level", level}};
+    if (!retrieval_id.empty()) c["retrieval_id"] = retrieval_id;
+    return c;
+  }
+
+  Answer Query(const std::string& key, const std::string& task, const std::string& op = "ann",
+               json extra = json::object()) {
+    json body = {{"namespace", {{"mission", kMission}, {"operator", op}, {"session", "s1"}}},
+                 {"task_description", task},
+                 {"token_budget", 4000}};
+    for (const auto& [k, v] : extra.items()) body[k] = v;
+    return PostJson("/v1/query", key, body);
+  }
+
+  std::set<std::string> Ids(const json& list) {
+    std::set<std::string> ids;
+    for (const json& x : list) ids.insert(x["id"].get<std::string>());
+    return ids;
+  }
+
+  // Every entry id a query digest served.
+  static std::set<std::string> Served(const json& digest) {
+    std::set<std::string> ids;
+    for (const json& section : digest["sections"]) {
+      for (const json& e : section["entries"]) ids.insert(e["id"].get<std::string>());
+    }
+    return ids;
+  }
+
+  // A JSON-RPC call to /mcp with `key` (and a session id once initialized).
+  Answer Mcp(const std::string& key, const std::string& session, const json& message) {
+    httplib::Headers h = Auth(key);
+    if (!session.empty()) h.emplace("Mcp-Session-Id", session);
+    return From(client_->Post("/mcp", h, message.dump(), "application/json"));
+  }
+  std::string McpInitialize(const std::string& key) {
+    Answer a = Mcp(key, "", {{"jsonrpc", "2.0"},
+                             {"id", 1},
+                             {"method", "initialize"},
+                             {"params",
+                              {{"protocolVersion", "2025-11-25"},
+                               {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "rest-mission-test"}, {"version", "1"}}}}}});
+    EXPECT_EQ(a.status, 200) << a.body;
+    const std::string sid = a.Header("Mcp-Session-Id");
+    EXPECT_EQ(Mcp(key, sid, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}).status, 202);
+    return sid;
+  }
+  json McpTool(const std::string& key, const std::string& session, const std::string& tool, const json& args) {
+    Answer a = Mcp(key, session,
+                   {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}});
+    EXPECT_EQ(a.status, 200) << a.body;
+    return a.j.is_object() ? a.j["result"] : json();
+  }
+};
+
+TEST_F(RestMissionTest, DecisionsAddListShowAndRefuseBadInput) {
+  Answer added = PostJson("/v1/decisions", kKeyA, DecisionBody("Use UDP for the relay channel"));
+  ASSERT_EQ(added.status, 201) << added.body;
+  const std::string id = added.j["id"];
+  EXPECT_EQ(added.j["decided_by"], "ann");  // the operator, when the body names no one
+  EXPECT_EQ(added.j["status"], "accepted");
+  EXPECT_EQ(added.j["namespace"]["tenant"], "alpha");
+  const std::string power = AddDecision(kKeyA, DecisionBody("Share the battery bus with the heater", "power"));
+  ASSERT_FALSE(power.empty());
+
+  const std::string list = "/v1/decisions?mission=" + kMission + "&operator=ann";
+  EXPECT_EQ(Ids(Get(list, kKeyA).j["decisions"]), (std::set<std::string>{id, power}));
+  EXPECT_EQ(Ids(Get(list + "&component=relay", kKeyA).j["decisions"]), std::set<std::string>{id});
+  EXPECT_EQ(Get(list + "&status=proposed", kKeyA).j["decisions"].size(), 0u);
+  EXPECT_EQ(Get(list + "&criticality=high&limit=1", kKeyA).j["decisions"].size(), 1u);
+  Answer shown = Get("/v1/decisions/" + id + "?mission=" + kMission, kKeyA);
+  ASSERT_EQ(shown.status, 200) << shown.body;
+  EXPECT_EQ(shown.j["title"], "Use UDP for the relay channel");
+  EXPECT_EQ(shown.j["alternatives"][0]["option"], "TCP");
+  EXPECT_EQ(shown.j["provenance"][0]["ref"], "abc1234");
+  EXPECT_EQ(Get("/v1/decisions/01900000-0000-7000-8000-000000000000?mission=" + kMission, kKeyA).status, 404);
+
+  // Bad input: 400 naming the field; nothing stored.
+  struct Bad {
+    json body;
+    std::string field;
+  };
+  json no_title = DecisionBody("x");
+  no_title.erase("title");
+  json unknown = DecisionBody("Use UDP again");
+  unknown["colour"] = "red";
+  json no_mission = DecisionBody("Use UDP again");
+  no_mission["namespace"].erase("mission");
+  json bad_status = DecisionBody("Use UDP again");
+  bad_status["status"] = "maybe";
+  json bad_level = DecisionBody("Use UDP again");
+  bad_level["access_level"] = 12;
+  for (const Bad& b : std::vector<Bad>{{no_title, "title"},
+                                       {unknown, "colour"},
+                                       {no_mission, "namespace.mission"},
+                                       {bad_status, "status"},
+                                       {bad_level, "access_level"}}) {
+    Answer a = PostJson("/v1/decisions", kKeyA, b.body);
+    EXPECT_EQ(a.status, 400) << b.field << ": " << a.body;
+    EXPECT_EQ(a.ErrorCode(), "invalid_argument");
+    EXPECT_NE(a.ErrorMessage().find(b.field), std::string::npos) << b.field << ": " << a.ErrorMessage();
+  }
+  EXPECT_EQ(Post("/v1/decisions", kKeyA, "{\"title\": ").status, 400);
+  json other_tenant = DecisionBody("Use UDP for tenant beta");
+  other_tenant["namespace"]["tenant"] = "beta";
+  EXPECT_EQ(PostJson("/v1/decisions", kKeyA, other_tenant).status, 403);
+  Answer no_mission_list = Get("/v1/decisions", kKeyA);
+  EXPECT_EQ(no_mission_list.status, 400);
+  EXPECT_NE(no_mission_list.ErrorMessage().find("mission"), std::string::npos);
+  EXPECT_EQ(Get(list + "&status=maybe", kKeyA).status, 400);
+  Answer unknown_param = Get(list + "&colour=red", kKeyA);
+  EXPECT_EQ(unknown_param.status, 400);
+  EXPECT_NE(unknown_param.ErrorMessage().find("colour"), std::string::npos);
+  EXPECT_EQ(Get(list, kKeyA).j["decisions"].size(), 2u);
+}
+
+TEST_F(RestMissionTest, CorrectionsAreAbstractionsOnly) {
+  Answer added = PostJson("/v1/corrections", kKeyA, CorrectionBody("The digest missed the relay timeout decision."));
+  ASSERT_EQ(added.status, 201) << added.body;
+  EXPECT_EQ(added.j["operator"], "ann");
+  const std::string id = added.j["id"];
+
+  json raw = CorrectionBody("The agent wrote the wrong relay timeout.");
+  raw["prompt"] = "You are a helpful assistant. Set the relay timeout to 30 s.";
+  Answer refused = PostJson("/v1/corrections", kKeyA, raw);
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.ErrorCode(), "invalid_argument");
+  EXPECT_NE(refused.ErrorMessage().find("prompt"), std::string::npos) << refused.ErrorMessage();
+  Answer pasted = PostJson("/v1/corrections", kKeyA,
+                           CorrectionBody("First sentence. Then the raw output:\n```\nrelay_timeout = 30\n```"));
+  EXPECT_EQ(pasted.status, 400) << pasted.body;
+  json no_operator = CorrectionBody("The digest missed the relay budget.");
+  no_operator["namespace"].erase("operator");
+  Answer anonymous = PostJson("/v1/corrections", kKeyA, no_operator);
+  EXPECT_EQ(anonymous.status, 400);
+  EXPECT_NE(anonymous.ErrorMessage().find("namespace.operator"), std::string::npos);
+  json bad_outcome = CorrectionBody("The digest missed the relay budget.");
+  bad_outcome["outcome"] = "meh";
+  Answer outcome = PostJson("/v1/corrections", kKeyA, bad_outcome);
+  EXPECT_EQ(outcome.status, 400);
+  EXPECT_NE(outcome.ErrorMessage().find("outcome"), std::string::npos);
+
+  Answer list = Get("/v1/corrections?mission=" + kMission + "&operator=ann", kKeyA);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(Ids(list.j["corrections"]), std::set<std::string>{id});
+  EXPECT_EQ(Get("/v1/corrections?mission=" + kMission + "&of=bob", kKeyA).j["corrections"].size(), 0u);
+  Answer shown = Get("/v1/corrections/" + id + "?mission=" + kMission, kKeyA);
+  ASSERT_EQ(shown.status, 200) << shown.body;
+  EXPECT_EQ(shown.j["class"], "missing_context");
+  // A decision id is not a correction.
+  const std::string decision = AddDecision(kKeyA, DecisionBody("Use UDP for the relay channel"));
+  EXPECT_EQ(Get("/v1/corrections/" + decision + "?mission=" + kMission, kKeyA).status, 404);
+}
+
+TEST_F(RestMissionTest, QueryMarkUsedAndReports) {
+  const std::string relay = AddDecision(kKeyA, DecisionBody("Use UDP for the relay channel"));
+  const std::string power = AddDecision(kKeyA, DecisionBody("Share the battery bus with the heater", "power"));
+
+  Answer q = Query(kKeyA, "which protocol carries the relay channel");
+  ASSERT_EQ(q.status, 200) << q.body;
+  const std::string rid = q.j["retrieval_id"];
+  EXPECT_FALSE(rid.empty());
+  EXPECT_NE(q.j["markdown"].get<std::string>().find("Use UDP for the relay channel"), std::string::npos);
+  EXPECT_LE(q.j["tokens_used"].get<int64_t>(), 4000);
+  EXPECT_EQ(q.j["token_budget"], 4000);
+  EXPECT_EQ(q.j["counter"], "estimate");
+  EXPECT_TRUE(Served(q.j["digest"]).contains(relay));
+
+  Answer filtered = Query(kKeyA, "which protocol carries the relay channel", "ann",
+                          {{"filters", {{"component", "power"}}}, {"scope", "workflow"}});
+  ASSERT_EQ(filtered.status, 200) << filtered.body;
+  EXPECT_FALSE(Served(filtered.j["digest"]).contains(relay));
+  EXPECT_TRUE(Served(filtered.j["digest"]).contains(power));
+
+  // Bad queries: 400 naming the field.
+  for (const auto& [extra, field] : std::vector<std::pair<json, std::string>>{
+           {{{"token_budget", -1}}, "token_budget"},
+           {{{"scope", "everything"}}, "scope"},
+           {{{"filters", {{"colour", "red"}}}}, "colour"},
+           {{{"filters", {{"created_from", "soon"}}}}, "created_from"},
+           {{{"task_description", ""}}, "task_description"}}) {
+    Answer a = Query(kKeyA, "relay", "ann", extra);
+    EXPECT_EQ(a.status, 400) << field << ": " << a.body;
+    EXPECT_NE(a.ErrorMessage().find(field), std::string::npos) << a.ErrorMessage();
+  }
+
+  // Usage marks.
+  const std::string used = "/v1/retrievals/" + rid + "/used";
+  Answer marked = PostJson(used, kKeyA, {{"namespace", {{"mission", kMission}}}, {"entries", {relay}}});
+  ASSERT_EQ(marked.status, 200) << marked.body;
+  EXPECT_EQ(marked.j["used"], json({relay}));
+  EXPECT_GE(marked.j["served"].get<int>(), 1);
+  Answer not_served = PostJson(used, kKeyA, {{"namespace", {{"mission", kMission}}}, {"entries", {"nope"}}});
+  EXPECT_EQ(not_served.status, 400) << not_served.body;
+  Answer empty = PostJson(used, kKeyA, {{"namespace", {{"mission", kMission}}}, {"entries", json::array()}});
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.ErrorMessage().find("entries"), std::string::npos);
+  EXPECT_EQ(PostJson("/v1/retrievals/01900000-0000-7000-8000-000000000000/used", kKeyA,
+                     {{"namespace", {{"mission", kMission}}}, {"entries", {relay}}})
+                .status,
+            404);
+
+  // A correction naming the retrieval counts against it.
+  ASSERT_EQ(PostJson("/v1/corrections", kKeyA, CorrectionBody("The digest missed the relay timeout.", rid)).status, 201);
+  Answer corrections = Get("/v1/reports/corrections?mission=" + kMission, kKeyA);
+  ASSERT_EQ(corrections.status, 200) << corrections.body;
+  EXPECT_EQ(corrections.j["retrievals"], 2);
+  EXPECT_EQ(corrections.j["linked_corrections"], 1);
+  EXPECT_DOUBLE_EQ(corrections.j["rate"].get<double>(), 0.5);
+  Answer redundancy = Get("/v1/reports/redundancy?mission=" + kMission, kKeyA);
+  ASSERT_EQ(redundancy.status, 200) << redundancy.body;
+  EXPECT_EQ(redundancy.j["total"]["retrievals"], 2);
+  EXPECT_EQ(redundancy.j["total"]["used_entries"], 1);
+  ASSERT_EQ(redundancy.j["sessions"].size(), 1u);
+  EXPECT_EQ(redundancy.j["sessions"][0]["session"], "s1");
+  EXPECT_EQ(Get("/v1/reports/redundancy", kKeyA).status, 400);
+  EXPECT_EQ(Get("/v1/reports/corrections?mission=" + kMission + "&from=2030-01-01T00:00:00Z&to=2020-01-01T00:00:00Z",
+                kKeyA)
+                .status,
+            400);
+}
+
+TEST_F(RestMissionTest, HandoffDigest) {
+  AddDecision(kKeyA, DecisionBody("Use UDP for the relay channel"));
+  const json body = {{"namespace", {{"mission", kMission}}}, {"from_operator", "ann"}, {"to_operator", "cat"},
+                     {"token_budget", 3000}};
+  Answer h = PostJson("/v1/handoff", kKeyA, body);
+  ASSERT_EQ(h.status, 200) << h.body;
+  EXPECT_NE(h.j["markdown"].get<std::string>().find("Use UDP for the relay channel"), std::string::npos);
+  EXPECT_LE(h.j["tokens_used"].get<int64_t>(), 3000);
+  EXPECT_EQ(h.j["digest"]["to_operator"], "cat");
+
+  json no_to = body;
+  no_to.erase("to_operator");
+  Answer a = PostJson("/v1/handoff", kKeyA, no_to);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.ErrorMessage().find("to_operator"), std::string::npos);
+  json bad_since = body;
+  bad_since["since"] = "yesterday";
+  a = PostJson("/v1/handoff", kKeyA, bad_since);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.ErrorMessage().find("since"), std::string::npos);
+  json later = body;
+  later["since"] = "2099-01-01T00:00:00Z";
+  a = PostJson("/v1/handoff", kKeyA, later);
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(a.j["markdown"].get<std::string>().find("Use UDP for the relay channel"), std::string::npos);
+}
+
+TEST_F(RestMissionTest, PrincipleEditsNameTheirVersion) {
+  const std::string path = "/v1/principles/P-1";
+  const json ns = {{"mission", kMission}, {"operator", "ann"}};
+  Answer created = PutJson(path, kKeyA, {{"namespace", ns}, {"statement", "Prefer simple protocols."}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.j["version"], 1);
+  EXPECT_EQ(created.j["author"], "ann");
+
+  Answer again = PutJson(path, kKeyA, {{"namespace", ns}, {"statement", "Prefer clever protocols."}});
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.j["error"]["current_version"], 1);
+
+  Answer edited = PutJson(path, kKeyA,
+                          {{"namespace", ns}, {"base_version", 1}, {"statement", "Prefer simple, observable protocols."}});
+  ASSERT_EQ(edited.status, 200) << edited.body;
+  EXPECT_EQ(edited.j["version"], 2);
+
+  // An edit of version 1, made without seeing version 2, is refused with the current version.
+  Answer stale = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", 1}, {"statement", "Prefer fast protocols."}});
+  EXPECT_EQ(stale.status, 409) << stale.body;
+  EXPECT_EQ(stale.ErrorCode(), "conflict");
+  EXPECT_EQ(stale.j["error"]["current_version"], 2);
+  EXPECT_EQ(stale.j["error"]["current"]["statement"], "Prefer simple, observable protocols.");
+
+  Answer list = Get("/v1/principles?mission=" + kMission, kKeyA);
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_EQ(list.j["principles"].size(), 1u);
+  EXPECT_EQ(list.j["principles"][0]["version"], 2);
+  EXPECT_EQ(list.j["principles"][0]["statement"], "Prefer simple, observable protocols.");
+  Answer v1 = Get(path + "?mission=" + kMission + "&version=1", kKeyA);
+  ASSERT_EQ(v1.status, 200) << v1.body;
+  EXPECT_EQ(v1.j["statement"], "Prefer simple protocols.");
+  EXPECT_EQ(v1.j["current"], false);
+
+  Answer nothing = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", 2}});
+  EXPECT_EQ(nothing.status, 400);
+  Answer bad_version = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", "2"}, {"statement", "x y z"}});
+  EXPECT_EQ(bad_version.status, 400);
+  EXPECT_NE(bad_version.ErrorMessage().find("base_version"), std::string::npos);
+  EXPECT_EQ(PutJson("/v1/principles/7up", kKeyA, {{"namespace", ns}, {"statement", "Numbers first."}}).status, 400);
+  EXPECT_EQ(Get("/v1/principles?mission=" + kMission, kKeyA).j["principles"][0]["version"], 2);
+
+  // Decisions cite principles that exist.
+  json cites = DecisionBody("Use UDP for the relay channel");
+  cites["principles"] = {"P-1"};
+  EXPECT_EQ(PostJson("/v1/decisions", kKeyA, cites).status, 201);
+  cites["principles"] = {"P-9"};
+  EXPECT_EQ(PostJson("/v1/decisions", kKeyA, cites).status, 400);
+}
+
+TEST_F(RestMissionTest, TenantIsolation) {
+  const std::string title = "Use UDP for the relay channel";
+  const std::string decision = AddDecision(kKeyA, DecisionBody(title));
+  Answer q = Query(kKeyA, "which protocol carries the relay channel");
+  ASSERT_EQ(q.status, 200);
+  const std::string rid = q.j["retrieval_id"];
+  Answer c = PostJson("/v1/corrections", kKeyA, CorrectionBody("The digest missed the relay timeout.", rid));
+  ASSERT_EQ(c.status, 201);
+  const std::string correction = c.j["id"];
+  const json ns = {{"mission", kMission}, {"operator", "ann"}};
+  ASSERT_EQ(PutJson("/v1/principles/P-1", kKeyA, {{"namespace", ns}, {"statement", "Alpha's principle."}}).status, 201);
+
+  // By id, by list.
+  const std::string m = "?mission=" + kMission + "&operator=ann";
+  EXPECT_EQ(Get("/v1/decisions/" + decision + m, kKeyB).status, 404);
+  EXPECT_EQ(Get("/v1/decisions" + m, kKeyB).j["decisions"].size(), 0u);
+  EXPECT_EQ(Get("/v1/corrections/" + correction + m, kKeyB).status, 404);
+  EXPECT_EQ(Get("/v1/corrections" + m, kKeyB).j["corrections"].size(), 0u);
+  EXPECT_EQ(Get("/v1/principles" + m, kKeyB).j["principles"].size(), 0u);
+  EXPECT_EQ(Get("/v1/memories/" + decision, kKeyB).status, 404);
+  // Through a digest, a handoff, a usage mark, a report.
+  Answer qb = Query(kKeyB, "which protocol carries the relay channel");
+  ASSERT_EQ(qb.status, 200) << qb.body;
+  EXPECT_EQ(qb.j["markdown"].get<std::string>().find(title), std::string::npos);
+  EXPECT_EQ(qb.j["digest"].dump().find(decision), std::string::npos);
+  EXPECT_EQ(qb.j["digest"].dump().find(correction), std::string::npos);
+  Answer hb = PostJson("/v1/handoff", kKeyB,
+                       {{"namespace", {{"mission", kMission}}}, {"from_operator", "ann"}, {"to_operator", "cat"}});
+  ASSERT_EQ(hb.status, 200) << hb.body;
+  EXPECT_EQ(hb.j["markdown"].get<std::string>().find(title), std::string::npos);
+  EXPECT_EQ(hb.j["digest"]["correction_profile"]["corrections"], 0) << hb.j["digest"].dump();
+  EXPECT_EQ(PostJson("/v1/retrievals/" + rid + "/used", kKeyB,
+                     {{"namespace", {{"mission", kMission}}}, {"entries", {decision}}})
+                .status,
+            404);
+  Answer rb = Get("/v1/reports/corrections?mission=" + kMission, kKeyB);
+  ASSERT_EQ(rb.status, 200);
+  EXPECT_EQ(rb.j["retrievals"], 1);  // its own query only
+  EXPECT_EQ(rb.j["linked_corrections"], 0);
+  // A body naming the other tenant is refused; B's registry is its own.
+  json into_a = DecisionBody("Beta writes into alpha");
+  into_a["namespace"]["tenant"] = "alpha";
+  EXPECT_EQ(PostJson("/v1/decisions", kKeyB, into_a).status, 403);
+  EXPECT_EQ(Get("/v1/decisions?mission=" + kMission + "&tenant=alpha", kKeyB).status, 403);
+  EXPECT_EQ(PutJson("/v1/principles/P-1", kKeyB, {{"namespace", ns}, {"statement", "Beta's principle."}}).status, 201);
+  Answer a_p = Get("/v1/principles/P-1" + m, kKeyA);
+  EXPECT_EQ(a_p.j["statement"], "Alpha's principle.");
+  EXPECT_EQ(a_p.j["version"], 1);
+}
+
+TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
+  SetClearance("alpha", "ann", 5);
+  const std::string open = AddDecision(kKeyA, DecisionBody("Open relay decision about UDP"));
+  const std::string secret = AddDecision(kKeyA, DecisionBody("Secret relay decision about lasers", "relay", 3));
+  ASSERT_FALSE(secret.empty());
+
+  // kKeyA has no limit, kKeyA2 clearance 1; both ask as ann (clearance 5).
+  const std::string m = "?mission=" + kMission + "&operator=ann";
+  EXPECT_EQ(Ids(Get("/v1/decisions" + m, kKeyA).j["decisions"]), (std::set<std::string>{open, secret}));
+  EXPECT_EQ(Ids(Get("/v1/decisions" + m, kKeyA2).j["decisions"]), std::set<std::string>{open});
+  EXPECT_EQ(Get("/v1/decisions/" + secret + m, kKeyA).status, 200);
+  EXPECT_EQ(Get("/v1/decisions/" + secret + m, kKeyA2).status, 404);
+  Answer qa = Query(kKeyA, "relay decision lasers UDP");
+  Answer qa2 = Query(kKeyA2, "relay decision lasers UDP");
+  ASSERT_EQ(qa.status, 200);
+  ASSERT_EQ(qa2.status, 200);
+  EXPECT_TRUE(Served(qa.j["digest"]).contains(secret));
+  EXPECT_FALSE(Served(qa2.j["digest"]).contains(secret));
+  EXPECT_TRUE(Served(qa2.j["digest"]).contains(open));
+  EXPECT_EQ(qa2.j["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  EXPECT_NE(qa.j["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  EXPECT_EQ(qa2.j["clearance"], 1);
+  const json handoff = {{"namespace", {{"mission", kMission}}}, {"from_operator", "bob"}, {"to_operator", "ann"}};
+  EXPECT_NE(PostJson("/v1/handoff", kKeyA, handoff).j["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  Answer ha2 = PostJson("/v1/handoff", kKeyA2, handoff);
+  ASSERT_EQ(ha2.status, 200);
+  EXPECT_EQ(ha2.j["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  EXPECT_NE(ha2.j["markdown"].get<std::string>().find("Open relay decision"), std::string::npos);
+
+  // Writes above the key's clearance are refused; nothing is stored.
+  Answer up = PostJson("/v1/decisions", kKeyA2, DecisionBody("Another secret about lasers", "relay", 3));
+  EXPECT_EQ(up.status, 403) << up.body;
+  EXPECT_NE(up.ErrorMessage().find("access_level"), std::string::npos);
+  EXPECT_EQ(PostJson("/v1/corrections", kKeyA2, CorrectionBody("The digest missed the laser budget.", "", 2)).status,
+            403);
+  EXPECT_EQ(Get("/v1/decisions" + m, kKeyA).j["decisions"].size(), 2u);
+  Answer low = PostJson("/v1/corrections", kKeyA, CorrectionBody("The digest missed the laser budget.", "", 3));
+  ASSERT_EQ(low.status, 201);
+  EXPECT_EQ(Get("/v1/corrections/" + low.j["id"].get<std::string>() + m, kKeyA2).status, 404);
+  EXPECT_EQ(Get("/v1/corrections" + m, kKeyA2).j["corrections"].size(), 0u);
+
+  // The record routes.
+  EXPECT_EQ(Get("/v1/memories/" + secret, kKeyA).status, 200);
+  EXPECT_EQ(Get("/v1/memories/" + secret, kKeyA2).status, 404);
+  EXPECT_EQ(Get("/v1/memories/" + secret + "/history", kKeyA2).status, 404);
+  Answer listed = Get("/v1/memories?kind=decision", kKeyA2);
+  EXPECT_EQ(Ids(listed.j["memories"]), std::set<std::string>{open});
+  Answer hits = PostJson("/v1/search", kKeyA2, {{"query", "secret relay decision lasers"}, {"k", 20}});
+  ASSERT_EQ(hits.status, 200);
+  for (const json& h : hits.j["hits"]) EXPECT_NE(h["memory"]["id"], secret);
+  Answer export_a2 = Get("/v1/export", kKeyA2);
+  ASSERT_EQ(export_a2.status, 200);
+  EXPECT_EQ(export_a2.body.find(secret), std::string::npos);
+  EXPECT_NE(export_a2.body.find(open), std::string::npos);
+  EXPECT_NE(Get("/v1/export", kKeyA).body.find(secret), std::string::npos);
+  EXPECT_EQ(Delete("/v1/memories/" + secret, kKeyA2).status, 404);
+  EXPECT_EQ(Get("/v1/memories/" + secret, kKeyA).status, 200);  // still there
+  for (const std::string& path : {std::string("/v1/audit"), "/v1/reports/corrections?mission=" + kMission,
+                                  "/v1/reports/redundancy?mission=" + kMission}) {
+    Answer a = Get(path, kKeyA2);
+    EXPECT_EQ(a.status, 403) << path;
+    EXPECT_EQ(a.ErrorCode(), "forbidden");
+    EXPECT_EQ(Get(path, kKeyA).status, 200) << path;
+  }
+  EXPECT_EQ(Post("/v1/import", kKeyA2, "{\"text\": \"An imported line that is long enough\"}\n",
+                 "application/x-ndjson")
+                .status,
+            403);
+
+  // Principles above the key's clearance: not listed, not editable.
+  const json ns = {{"mission", kMission}, {"operator", "ann"}};
+  ASSERT_EQ(PutJson("/v1/principles/P-2", kKeyA, {{"namespace", ns}, {"statement", "Lasers stay dark."}, {"access_level", 3}})
+                .status,
+            201);
+  EXPECT_EQ(Get("/v1/principles" + m, kKeyA).j["principles"].size(), 1u);
+  EXPECT_EQ(Get("/v1/principles" + m, kKeyA2).j["principles"].size(), 0u);
+  EXPECT_EQ(PutJson("/v1/principles/P-2", kKeyA2, {{"namespace", ns}, {"base_version", 1}, {"statement", "Lasers on."}})
+                .status,
+            404);
+  EXPECT_EQ(Get("/v1/principles/P-2" + m, kKeyA).j["version"], 1);
+
+  // MCP over HTTP serves the key's clearance too.
+  const std::string sa = McpInitialize(kKeyA);
+  const std::string sa2 = McpInitialize(kKeyA2);
+  auto found = [](const json& result) {
+    std::set<std::string> ids;
+    for (const json& r : result["structuredContent"]["results"]) ids.insert(r["id"].get<std::string>());
+    return ids;
+  };
+  const json search = {{"query", "secret relay decision lasers"}, {"top_k", 20}};
+  EXPECT_TRUE(found(McpTool(kKeyA, sa, "memory_search", search)).contains(secret));
+  json limited = McpTool(kKeyA2, sa2, "memory_search", search);
+  EXPECT_EQ(limited["isError"], false) << limited.dump();
+  EXPECT_FALSE(found(limited).contains(secret));
+  EXPECT_TRUE(found(limited).contains(open));
+  json fact_history = McpTool(kKeyA2, sa2, "fact_history", {{"id", secret}});
+  EXPECT_EQ(fact_history["isError"], true);
+  json wq = McpTool(kKeyA2, sa2, "workflow_memory_query",
+                    {{"task_description", "relay decision lasers UDP"}, {"mission", kMission}, {"operator", "ann"}});
+  ASSERT_EQ(wq["isError"], false) << wq.dump();
+  EXPECT_EQ(wq["structuredContent"]["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  json wq_a = McpTool(kKeyA, sa, "workflow_memory_query",
+                      {{"task_description", "relay decision lasers UDP"}, {"mission", kMission}, {"operator", "ann"}});
+  EXPECT_NE(wq_a["structuredContent"]["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
+  json written = McpTool(kKeyA2, sa2, "decision_record",
+                         {{"title", "A third secret"}, {"context", "c"}, {"decision", "d"}, {"access_level", 4},
+                          {"mission", kMission}});
+  EXPECT_EQ(written["isError"], true);
+  // A session belongs to the key that opened it: another clearance cannot ride it.
+  EXPECT_EQ(Mcp(kKeyA2, sa, {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "ping"}}).status, 404);
+}
+
+}  // namespace
+}  // namespace msp

@@ -1,0 +1,123 @@
+// The mission tools through the official SDK client against `msp serve`'s
+// /mcp: workflow_mark_used after a workflow_memory_query, and a key's
+// clearance limiting what its session is served.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { connectHttp, startMspServe, tempDir } from './helpers.mjs';
+
+const FULL_KEY = 'mission-full-key-0123456789';
+const LOW_KEY = 'mission-low-key-0123456789';
+
+describe('mission tools over msp serve', () => {
+  let scratch;
+  let server;
+  before(async () => {
+    scratch = tempDir('mcp-mission');
+    server = await startMspServe(`${scratch.dir}/data`, [
+      '--api-keys', `${FULL_KEY}=acme,${LOW_KEY}=acme:0`, '--tokens-counter', 'estimate',
+    ]);
+  });
+  after(async () => {
+    await server?.close();
+    scratch?.cleanup();
+  });
+
+  test('workflow_mark_used: schemas, marks that accumulate, unknown entries refused', async () => {
+    const { client } = await connectHttp(server.url, { authorization: `Bearer ${FULL_KEY}` });
+    try {
+      const { tools } = await client.listTools();
+      const tool = tools.find((t) => t.name === 'workflow_mark_used');
+      assert.ok(tool, 'workflow_mark_used is listed');
+      assert.deepEqual([...tool.inputSchema.required].sort(), ['entries', 'retrieval_id']);
+      assert.equal(tool.outputSchema.type, 'object');
+      assert.ok(tool.outputSchema.required.includes('used'));
+
+      const first = await client.callTool({
+        name: 'decision_record',
+        arguments: {
+          mission: 'mars', title: 'Use UDP for the relay channel', context: 'The relay drops packets under load.',
+          decision: 'Carry relay telemetry over UDP.', component: 'relay',
+        },
+      });
+      assert.equal(first.isError, false, JSON.stringify(first));
+      const second = await client.callTool({
+        name: 'decision_record',
+        arguments: {
+          mission: 'mars', title: 'Log every relay packet drop', context: 'Drops were invisible.',
+          decision: 'Count relay drops per minute.', component: 'relay',
+        },
+      });
+      assert.equal(second.isError, false);
+      const ids = [first.structuredContent.id, second.structuredContent.id];
+
+      const q = await client.callTool({
+        name: 'workflow_memory_query', arguments: { mission: 'mars', task_description: 'relay channel packet drops' },
+      });
+      assert.equal(q.isError, false, JSON.stringify(q));
+      const served = q.structuredContent.digest.sections.flatMap((s) => s.entries.map((e) => e.id));
+      for (const id of ids) assert.ok(served.includes(id), `${id} served`);
+
+      const rid = q.structuredContent.retrieval_id;
+      const marked = await client.callTool({
+        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: [ids[0]] },
+      });
+      assert.equal(marked.isError, false, JSON.stringify(marked));
+      assert.deepEqual(marked.structuredContent.used, [ids[0]]);
+      assert.equal(marked.structuredContent.served, served.length);
+      assert.deepEqual(JSON.parse(marked.content[0].text), marked.structuredContent);
+      const again = await client.callTool({
+        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: [ids[1]] },
+      });
+      assert.deepEqual([...again.structuredContent.used].sort(), [...ids].sort());
+
+      const unknown = await client.callTool({
+        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: ['not-served'] },
+      });
+      assert.equal(unknown.isError, true);
+      const noRetrieval = await client.callTool({
+        name: 'workflow_mark_used',
+        arguments: { mission: 'mars', retrieval_id: '01900000-0000-7000-8000-000000000000', entries: [ids[0]] },
+      });
+      assert.equal(noRetrieval.isError, true);
+      assert.match(noRetrieval.content[0].text, /no retrieval/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a key's clearance limits what its session is served", async () => {
+    const full = await connectHttp(server.url, { authorization: `Bearer ${FULL_KEY}` });
+    const low = await connectHttp(server.url, { authorization: `Bearer ${LOW_KEY}` });
+    try {
+      const secret = await full.client.callTool({
+        name: 'decision_record',
+        arguments: {
+          mission: 'venus', title: 'Aim the lasers at the orbiter', context: 'The radio link is jammed.',
+          decision: 'Switch the uplink to the laser terminal.', component: 'uplink', access_level: 2,
+        },
+      });
+      assert.equal(secret.isError, false, JSON.stringify(secret));
+      const id = secret.structuredContent.id;
+      const search = { name: 'memory_search', arguments: { query: 'lasers orbiter uplink terminal', top_k: 10 } };
+      const seenByFull = await full.client.callTool(search);
+      assert.ok(seenByFull.structuredContent.results.some((r) => r.id === id));
+      const seenByLow = await low.client.callTool(search);
+      assert.equal(seenByLow.isError, false);
+      assert.ok(!seenByLow.structuredContent.results.some((r) => r.id === id));
+      const history = await low.client.callTool({ name: 'fact_history', arguments: { id } });
+      assert.equal(history.isError, true);
+      const writeUp = await low.client.callTool({
+        name: 'decision_record',
+        arguments: {
+          mission: 'venus', title: 'Another secret', context: 'c', decision: 'd', access_level: 1,
+        },
+      });
+      assert.equal(writeUp.isError, true);
+      assert.match(writeUp.content[0].text, /clearance/);
+    } finally {
+      await full.client.close();
+      await low.client.close();
+    }
+  });
+});
