@@ -176,7 +176,7 @@ struct McpOptions {
 struct ServerOptions {
   std::string bind = "127.0.0.1";        // listen address; loopback by default
   int port = 8420;                       // 0: any free port (printed at start)
-  int threads = 8;                       // worker threads answering requests
+  int threads = 0;                       // worker threads answering requests; 0: max(8, 4 x cores)
   size_t max_body_bytes = 4u << 20;      // larger request bodies get 413
   // API keys, each "KEY=TENANT"; a key reads and writes only its tenant.
   std::vector<std::string> api_keys;

@@ -266,6 +266,7 @@ struct Stats {
   int64_t active = 0;
   int64_t expired = 0;
   std::vector<std::pair<std::string, int64_t>> by_kind;
+  std::vector<std::pair<std::string, int64_t>> by_layer;  // layers holding records, by LayerName
   int64_t last_seq = 0;
   int64_t lexical_applied_seq = 0;
   int64_t vector_applied_seq = 0;

@@ -1029,6 +1029,13 @@ class Engine final : public MemoryLayer {
       MSP_ASSIGN_OR_RETURN(int64_t n, store_->Count(byk));
       if (n > 0) s.by_kind.emplace_back(std::string(KindName(k)), n);
     }
+    for (Layer l : {Layer::kEpisodic, Layer::kSemantic, Layer::kProcedural, Layer::kDomain, Layer::kWorkflow,
+                    Layer::kPractitioner}) {
+      RecordQuery byl = q;
+      byl.layers = {l};
+      MSP_ASSIGN_OR_RETURN(int64_t n, store_->Count(byl));
+      if (n > 0) s.by_layer.emplace_back(std::string(LayerName(l)), n);
+    }
     MSP_ASSIGN_OR_RETURN(s.last_seq, store_->LastSeq());
     MSP_ASSIGN_OR_RETURN(s.lexical_applied_seq, lexical_->AppliedSeq());
     s.vector_applied_seq = vector_->AppliedSeq();
