@@ -268,6 +268,23 @@ TEST_F(PostgresStoreTest, WaitForChangeWakesWhenAnotherServerWrites) {
   EXPECT_EQ(*woke, seqs[0]);
 }
 
+TEST_F(PostgresStoreTest, ALongSchemaNameStillGetsNotified) {
+  const std::string unique = NewSchemaName("l");
+  schema_ = std::string(60 - unique.size(), 'x') + unique;  // 60 bytes: "msp_changes_" + it is 72
+  ASSERT_EQ(schema_.size(), 60u);
+  EXPECT_LE(ChangeChannel(schema_).size(), 63u);
+  EXPECT_NE(ChangeChannel(schema_), ChangeChannel(schema_ + "y"));
+  auto writer = Open(Options());
+  auto waiter = Open(Options());
+  ASSERT_TRUE(writer && waiter);
+  Result<int64_t> woke = Status::Internal("not run");
+  std::thread t([&] { woke = waiter->WaitForChange(0, 60000); });
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> seqs, writer->Apply(Puts({Rec("new")})));
+  t.join();
+  ASSERT_TRUE(woke.ok()) << woke.status().ToString();
+  EXPECT_EQ(*woke, seqs[0]);
+}
+
 TEST_F(PostgresStoreTest, ALeaseIsHeldByOneServerAtATime) {
   auto a = Open(Options());
   auto b = Open(Options());

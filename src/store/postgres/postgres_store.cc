@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -1022,7 +1023,17 @@ Result<std::string> DescribeConninfo(const std::string& conninfo, const std::str
 
 }  // namespace
 
-std::string ChangeChannel(const std::string& schema) { return "msp_changes_" + schema; }
+std::string ChangeChannel(const std::string& schema) {
+  std::string channel = "msp_changes_" + schema;
+  // Channel names are identifiers (at most 63 bytes): a long schema name
+  // gives way to its hash.
+  if (channel.size() > 63) {
+    char hex[9];
+    std::snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(PgLockKey(schema, "changes")));
+    channel = "msp_changes_" + schema.substr(0, 40) + "_" + hex;
+  }
+  return channel;
+}
 
 Status ValidatePostgresOptions(const StoreOptions& options) {
   if (!ValidSchemaName(options.postgres_schema)) {
