@@ -42,7 +42,9 @@
 // Sharing: several LexicalIndex objects, in one process or several, may use
 // one directory. A write opens the WritableDatabase (waiting for the lock),
 // applies, commits and closes, so no writer holds the lock between calls.
-// Readers are pooled Xapian::Database handles, reopened before every read.
+// Readers are pooled Xapian::Database handles, reopened before every read;
+// each keeps what it read of the documents it returned (id, session, step)
+// until the database's revision changes.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -54,6 +56,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -289,7 +292,19 @@ struct Reader {
   Xapian::Stem stem;
   std::unique_ptr<Xapian::SimpleStopper> stopper;
   Xapian::QueryParser parser;
+  // What searches read of the documents they return (id, session, step),
+  // by docid, for one revision of the database: every commit may replace
+  // a document under its docid, so a new revision empties it.
+  struct CachedDoc {
+    std::string id;
+    EpisodePosition position;
+  };
+  Xapian::rev cached_revision = 0;
+  std::unordered_map<Xapian::docid, CachedDoc> docs;
 };
+
+// Cached documents per reader, at most (then the cache starts over).
+constexpr size_t kMaxCachedDocs = 100000;
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
@@ -416,14 +431,27 @@ class XapianLexicalIndex final : public LexicalIndex {
       enquire.set_weighting_scheme(Xapian::BM25Weight(k1_, /*k2=*/0.0, /*k3=*/1.0, b_, /*min_normlen=*/0.5));
       Xapian::MSet mset = enquire.get_mset(0, limit);
       hits.reserve(mset.size());
+      const Xapian::rev revision = r.db.get_revision();
+      if (revision != r.cached_revision || r.docs.size() > kMaxCachedDocs) {
+        r.docs.clear();
+        r.cached_revision = revision;
+      }
       for (auto it = mset.begin(); it != mset.end(); ++it) {
-        Xapian::Document doc = it.get_document();
-        LexicalHit h{IndexHit{doc.get_data(), it.get_weight()}, EpisodePosition{}};
-        if (with_position) {
-          h.position.session = doc.get_value(kSlotSession);
-          if (!h.position.session.empty()) h.position.step = DecodeTime(doc.get_value(kSlotStep));
+        auto [at, inserted] = r.docs.try_emplace(*it);
+        Reader::CachedDoc& d = at->second;
+        if (inserted) {
+          try {
+            Xapian::Document doc = it.get_document();
+            d.id = doc.get_data();
+            d.position.session = doc.get_value(kSlotSession);
+            if (!d.position.session.empty()) d.position.step = DecodeTime(doc.get_value(kSlotStep));
+          } catch (...) {
+            r.docs.erase(at);  // never keep a half-read entry
+            throw;
+          }
         }
-        hits.push_back(std::move(h));
+        hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()},
+                                  with_position ? d.position : EpisodePosition{}});
       }
       return hits;
     });

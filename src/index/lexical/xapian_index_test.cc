@@ -517,6 +517,36 @@ TEST_F(XapianIndexTest, EpisodesCarryTheirSessionAndStep) {
   EXPECT_EQ(at["f"].step, 0);
 }
 
+// A reader remembers what it read of the documents it returned; a commit
+// that replaces a document under its docid must not leave it stale, nor
+// may a delete and re-add.
+TEST_F(XapianIndexTest, RepeatedSearchesSeeReplacedDocuments) {
+  Put({Step("e1", "s1", 1, "the garden needs water"), Step("e2", "s1", 2, "water the roses")}, 1);
+  auto find = [&](const std::string& text) {
+    auto hits = index_->SearchEpisodes(Query(text));
+    EXPECT_TRUE(hits.ok());
+    std::map<std::string, std::pair<std::string, int64_t>> out;
+    if (hits.ok()) {
+      for (const auto& h : *hits) out[h.hit.id] = {h.position.session, h.position.step};
+    }
+    return out;
+  };
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(find("water")["e1"].second, 1);
+  EXPECT_EQ(find("water").size(), 2u);
+  ASSERT_TRUE(index_->Apply({Step("e1", "s2", 7, "water everywhere")}, {}, 2).ok());
+  auto after = find("water");
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_NE(after["e1"].first, after["e2"].first);  // moved to session s2
+  EXPECT_EQ(after["e1"].second, 7);
+  ASSERT_TRUE(index_->Apply({}, {"e2"}, 3).ok());
+  ASSERT_TRUE(index_->Apply({Step("e3", "s1", 3, "water again")}, {}, 4).ok());
+  auto last = find("water");
+  EXPECT_EQ(last.size(), 2u);
+  EXPECT_EQ(last.count("e2"), 0u);
+  EXPECT_EQ(last["e3"].second, 3);
+  EXPECT_EQ(last["e1"].second, 7);
+}
+
 TEST_F(XapianIndexTest, SessionSearchReturnsEveryVisibleEpisodeOfTheSessions) {
   Memory expired = Step("c", "s1", 3, "garden gnomes");
   expired.expires_at = 4000;  // before Query's now
