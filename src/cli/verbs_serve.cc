@@ -32,12 +32,12 @@ Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Options& op
   mcp_options.tokens = options.tokens;
   mcp_options.max_body_bytes = options.server.max_body_bytes;
   auto authenticate = [&server](const httplib::Request& req) -> Result<mcp::McpCaller> {
-    std::optional<std::string> tenant = server.Authenticate(req);
-    if (!tenant) {
+    std::optional<ApiPrincipal> key = server.Identify(req);
+    if (!key) {
       return Status::InvalidArgument(
           "a valid API key is required: send `Authorization: Bearer KEY` or `X-API-Key: KEY`");
     }
-    return mcp::McpCaller{*tenant, "mcp"};
+    return mcp::McpCaller{key->tenant, "mcp", key->clearance};
   };
   MSP_RETURN_IF_ERROR(mcp::MountMcpHttp(server.http(), engine, mcp_options, authenticate));
   server.DeclareRoute(mcp_options.path);
@@ -70,6 +70,8 @@ Status RunServe(Invocation& inv) {
   RestOptions rest;
   rest.actor = options.actor.empty() ? "rest" : options.actor;
   rest.stats_cache_ms = so.stats_cache_ms;
+  rest.mission = options.mission;
+  rest.tokens = options.tokens;
   MountRestApi(*server, *engine, rest);
   MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
 
