@@ -322,6 +322,30 @@ TEST_F(McpToolsTest, GraphToolsKeepTheReferenceShapes) {
   EXPECT_EQ(out["structuredContent"]["relations"].size(), 0u);
 }
 
+TEST_F(McpToolsTest, MemorySearchAsOf) {
+  FactRequest old_fact;
+  old_fact.ns = session_.ns;
+  old_fact.text = "Ansible playbooks install the relay service on bare metal hosts";
+  old_fact.valid_at = 1577836800000;  // 2020-01-01
+  ASSERT_OK_AND_ASSIGN(WriteResult old_id, engine_->AddFact(old_fact));
+  FactRequest future_fact = old_fact;
+  future_fact.text = "Kubernetes operators roll out every relay release in the cloud cluster";
+  future_fact.valid_at = 1893456000000;  // 2030-01-01
+  ASSERT_OK_AND_ASSIGN(WriteResult future_id, engine_->AddFact(future_fact));
+  ASSERT_FALSE(future_id.merged);
+
+  json out = Call("memory_search", {{"query", "relay service release hosts cluster"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["count"], 2);
+  out = Call("memory_search", {{"query", "relay service release hosts cluster"}, {"as_of", "2021-06-01T00:00:00Z"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  ASSERT_EQ(out["structuredContent"]["count"], 1);
+  EXPECT_EQ(out["structuredContent"]["results"][0]["id"], old_id.id);
+  out = Call("memory_search", {{"query", "relay"}, {"as_of", "last tuesday"}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("as_of"), std::string::npos);
+}
+
 TEST_F(McpToolsTest, MissionTools) {
   const json decision = {{"title", "Use PostgreSQL for the billing ledger"},
                          {"context", "The ledger needs transactions across accounts and audits."},

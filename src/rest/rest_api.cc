@@ -53,10 +53,10 @@ Result<WorkflowMemory*> RestApi::Workflow() {
 }
 
 RestReply ClearanceForbidden(const std::string& what, int clearance) {
-  return RestReply::Json(403, ErrorJson("forbidden", what + " covers every record of the tenant whatever its access level, "
-                                                            "but this API key is limited to clearance " +
-                                                            std::to_string(clearance) +
-                                                            ": use a key without a clearance limit"));
+  const std::string message = what + " covers every record of the tenant whatever its access level, but this API key "
+                              "is limited to clearance " + std::to_string(clearance) +
+                              ": use a key without a clearance limit";
+  return RestReply::Json(403, ErrorJson("forbidden", message));
 }
 
 Status CheckVisible(const Memory& m, const Namespace& scope, std::optional<int> clearance) {
