@@ -2,24 +2,46 @@
 #include "core/rank/episode_context.h"
 
 #include <algorithm>
-#include <map>
+#include <cstdint>
+#include <functional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 namespace msp {
 
+namespace {
+
+// (session, step) as a hash key; the session views a candidate's string.
+struct StepKey {
+  std::string_view session;
+  int64_t step;
+  bool operator==(const StepKey&) const = default;
+};
+
+struct StepKeyHash {
+  size_t operator()(const StepKey& k) const {
+    return std::hash<std::string_view>{}(k.session) ^ (std::hash<int64_t>{}(k.step) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+}  // namespace
+
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
                                               const EpisodeContextOptions& options) {
   std::vector<ContextScore> out;
-  std::vector<EpisodePosition> where;
-  std::unordered_map<std::string, size_t> slot;
+  out.reserve(candidates.size());
+  std::vector<const EpisodePosition*> where;  // views into `candidates`
+  where.reserve(candidates.size());
+  std::unordered_map<std::string_view, size_t> slot;
+  slot.reserve(candidates.size());
   double best = 0.0;
   for (const LexicalHit& c : candidates) {
     auto [it, inserted] = slot.try_emplace(c.hit.id, out.size());
     if (inserted) {
       out.push_back(ContextScore{c.hit.id, c.hit.score, 0.0, 0.0, 0.0, 0.0, !c.position.session.empty()});
-      where.push_back(c.position);
+      where.push_back(&c.position);
     } else {
       out[it->second].bm25 = std::max(out[it->second].bm25, c.hit.score);
     }
@@ -27,21 +49,22 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
   }
   if (best <= 0.0) return {};
   // (session, step) -> own score, for the neighbour look-ups.
-  std::map<std::pair<std::string, int64_t>, double> by_step;
+  std::unordered_map<StepKey, double, StepKeyHash> by_step;
+  by_step.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].own = out[i].bm25 / best;
-    if (!where[i].session.empty()) {
-      double& v = by_step[{where[i].session, where[i].step}];
+    if (!where[i]->session.empty()) {
+      double& v = by_step[StepKey{where[i]->session, where[i]->step}];
       v = std::max(v, out[i].own);
     }
   }
-  auto own_at = [&](const std::string& session, int64_t step) {
-    auto it = by_step.find({session, step});
+  auto own_at = [&](std::string_view session, int64_t step) {
+    auto it = by_step.find(StepKey{session, step});
     return it == by_step.end() ? 0.0 : it->second;
   };
   for (size_t i = 0; i < out.size(); ++i) {
     ContextScore& s = out[i];
-    const EpisodePosition& p = where[i];
+    const EpisodePosition& p = *where[i];
     if (!p.session.empty()) {
       s.neighbours = options.neighbour_weight_1 * (own_at(p.session, p.step - 1) + own_at(p.session, p.step + 1)) +
                      options.neighbour_weight_2 * (own_at(p.session, p.step - 2) + own_at(p.session, p.step + 2));
@@ -49,19 +72,19 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
     s.score = s.own + s.neighbours;
   }
   if (options.session_weight > 0.0) {
-    std::unordered_map<std::string, std::pair<double, double>> sessions;  // total, best
+    std::unordered_map<std::string_view, std::pair<double, double>> sessions;  // total, best
     double best_total = 0.0;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (where[i].session.empty()) continue;
-      auto& [total, top] = sessions[where[i].session];
+      if (where[i]->session.empty()) continue;
+      auto& [total, top] = sessions[where[i]->session];
       total += out[i].own;
       top = std::max(top, out[i].own);
       best_total = std::max(best_total, total);
     }
     for (size_t i = 0; i < out.size(); ++i) {
       ContextScore& s = out[i];
-      if (where[i].session.empty() || !(s.score > 0.0) || best_total <= 0.0) continue;
-      const auto& [total, top] = sessions[where[i].session];
+      if (where[i]->session.empty() || !(s.score > 0.0) || best_total <= 0.0) continue;
+      const auto& [total, top] = sessions[where[i]->session];
       s.session = options.session_weight *
                   (options.session_mix * total / best_total + (1.0 - options.session_mix) * top);
       s.score += s.session;
