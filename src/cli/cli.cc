@@ -687,7 +687,9 @@ Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {
   const std::string named = "data directory '" + dir + "' (store.data_dir, from " + origin.where + ")";
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
-    if (!create) {
+    // On PostgreSQL the store is the database; the directory holds only
+    // this machine's derived indexes, made on first use.
+    if (!create && options.store.backend != "postgres") {
       return Status::NotFound("no msp store in " + named + "; run `msp init` first or pass --data-dir");
     }
     fs::create_directories(dir, ec);
