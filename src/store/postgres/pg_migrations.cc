@@ -14,8 +14,9 @@ namespace {
 // not jsonb, so a record's body comes back byte for byte. Embeddings are
 // little-endian float32 in a bytea, never compressed (floats do not
 // compress), and kept in the row up to a row of 8160 bytes (a 1536-dim
-// vector fits): moving each 384-dim vector out of line cost about a fifth
-// of bulk write throughput (bench/pg_bench). change_counter's single row is the change sequence: a writer
+// vector fits): a record with a 384-dim vector is about 2 KB, right at
+// PostgreSQL's default TOAST threshold, and would otherwise often be split
+// into an out-of-line TOAST entry on write and joined again on read. change_counter's single row is the change sequence: a writer
 // locks it (UPDATE) for the rest of its transaction, so sequence numbers are
 // handed out in commit order and without gaps, and a reader that has seen
 // seq N has seen every change before it.
