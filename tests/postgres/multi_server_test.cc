@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -163,6 +165,42 @@ TEST_F(MultiServerTest, WritersOnBothServersAtOnceAreAllFoundOnEach) {
   EXPECT_EQ(sa.records, 2 * kEach);
   EXPECT_EQ(sb.records, 2 * kEach);
   EXPECT_EQ(sa.last_seq, sb.last_seq);
+}
+
+// Two servers appending to one session at once: every step lands, each
+// with its own number (the database refuses a taken one; the loser retries).
+TEST_F(MultiServerTest, EpisodesFromTwoServersInOneSessionGetDistinctSteps) {
+  Options o = ServerOptions("a");
+  o.consolidation.every_n_episodes = 0;
+  auto a = Open(o);
+  o.store.data_dir = dir_ + "/b";
+  auto b = Open(o);
+  ASSERT_TRUE(a && b);
+  constexpr int kEach = 10;
+  std::atomic<int> failures{0};
+  auto append = [&](MemoryLayer* server, const std::string& who) {
+    for (int i = 0; i < kEach; ++i) {
+      EpisodeStep step;
+      step.ns = Ns();
+      step.ns.session = "shared";
+      step.type = EpisodeType::kUserMessage;
+      step.text = who + " says hello number " + std::to_string(i);
+      if (!server->AddEpisode(step).ok()) ++failures;
+    }
+  };
+  std::thread ta(append, a.get(), "a");
+  std::thread tb(append, b.get(), "b");
+  ta.join();
+  tb.join();
+  EXPECT_EQ(failures.load(), 0);
+  Namespace scope = Ns();
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> steps, b->LastSteps(scope, "shared", 100));
+  ASSERT_EQ(steps.size(), static_cast<size_t>(2 * kEach));
+  std::set<int64_t> numbers;
+  for (const Memory& m : steps) numbers.insert(m.step_number);
+  EXPECT_EQ(numbers.size(), static_cast<size_t>(2 * kEach));
+  EXPECT_EQ(*numbers.begin(), 1);
+  EXPECT_EQ(*numbers.rbegin(), 2 * kEach);
 }
 
 TEST_F(MultiServerTest, ANewServerCatchesUpFromTheChangeSequence) {
