@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libhnswlib-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   libpq-dev postgresql-15
+  libgit2-dev libpoppler-cpp-dev libzip-dev libpugixml-dev libcmark-dev libxml2-dev
 )
 
 missing=()
