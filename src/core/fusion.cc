@@ -6,15 +6,18 @@
 #include <unordered_map>
 
 namespace msp {
+namespace {
 
-std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k,
-                                         bool with_contributions) {
-  double max_score = 0.0;
+// The part both fusions share: slots every hit by id (first appearance
+// first), counts a signal once per id (its best rank: hits are best first),
+// adds contribution(signal, hit, rank) to the hit's score, records the
+// contributions when asked, and sorts best first (stable: ties keep the order
+// of first appearance).
+template <typename Contribution>
+std::vector<FusedHit> Fuse(const std::vector<RankedSignal>& signals, bool with_contributions,
+                           Contribution contribution) {
   size_t total = 0;
-  for (const auto& s : signals) {
-    max_score += s.weight / (k + 1.0);
-    total += s.hits.size();
-  }
+  for (const auto& s : signals) total += s.hits.size();
   std::vector<FusedHit> out;
   out.reserve(total);
   std::vector<uint32_t> seen;  // per fused hit: a bit per signal that listed it
@@ -41,13 +44,13 @@ std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signal
       seen[it->second] |= bit;
       FusedHit& f = out[it->second];
       const int rank = static_cast<int>(r) + 1;
-      const double contribution = max_score > 0 ? s.weight / (k + rank) / max_score : 0.0;
-      f.score += contribution;
+      const double c = contribution(s, h, rank);
+      f.score += c;
       if (with_contributions) {
-        SignalContribution& c = f.contributions[si];
-        c.rank = rank;
-        c.raw = h.score;
-        c.contribution = contribution;
+        SignalContribution& sc = f.contributions[si];
+        sc.rank = rank;
+        sc.raw = h.score;
+        sc.contribution = c;
       }
     }
   }
@@ -56,52 +59,23 @@ std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signal
   return out;
 }
 
+}  // namespace
+
+std::vector<FusedHit> FuseReciprocalRank(const std::vector<RankedSignal>& signals, int k,
+                                         bool with_contributions) {
+  double max_score = 0.0;
+  for (const auto& s : signals) max_score += s.weight / (k + 1.0);
+  return Fuse(signals, with_contributions, [&](const RankedSignal& s, const IndexHit&, int rank) {
+    return max_score > 0 ? s.weight / (k + rank) / max_score : 0.0;
+  });
+}
+
 std::vector<FusedHit> FuseScores(const std::vector<RankedSignal>& signals, bool with_contributions) {
   double total_weight = 0.0;
-  size_t total = 0;
-  for (const auto& s : signals) {
-    total_weight += s.weight;
-    total += s.hits.size();
-  }
-  std::vector<FusedHit> out;
-  out.reserve(total);
-  std::vector<uint32_t> seen;
-  seen.reserve(total);
-  std::unordered_map<std::string_view, uint32_t> slot;
-  slot.reserve(total);
-  for (size_t si = 0; si < signals.size(); ++si) {
-    const RankedSignal& s = signals[si];
-    const uint32_t bit = uint32_t{1} << si;
-    for (size_t r = 0; r < s.hits.size(); ++r) {
-      const IndexHit& h = s.hits[r];
-      auto [it, inserted] = slot.try_emplace(h.id, static_cast<uint32_t>(out.size()));
-      if (inserted) {
-        FusedHit f;
-        f.id = h.id;
-        if (with_contributions) {
-          f.contributions.resize(signals.size());
-          for (size_t j = 0; j < signals.size(); ++j) f.contributions[j].signal = signals[j].name;
-        }
-        out.push_back(std::move(f));
-        seen.push_back(0);
-      }
-      if (seen[it->second] & bit) continue;
-      seen[it->second] |= bit;
-      FusedHit& f = out[it->second];
-      const double v = std::clamp(h.score, 0.0, 1.0);
-      const double contribution = total_weight > 0 ? s.weight * v / total_weight : 0.0;
-      f.score += contribution;
-      if (with_contributions) {
-        SignalContribution& c = f.contributions[si];
-        c.rank = static_cast<int>(r) + 1;
-        c.raw = h.score;
-        c.contribution = contribution;
-      }
-    }
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const FusedHit& a, const FusedHit& b) { return a.score > b.score; });
-  return out;
+  for (const auto& s : signals) total_weight += s.weight;
+  return Fuse(signals, with_contributions, [&](const RankedSignal& s, const IndexHit& h, int) {
+    return total_weight > 0 ? s.weight * std::clamp(h.score, 0.0, 1.0) / total_weight : 0.0;
+  });
 }
 
 }  // namespace msp
