@@ -1,0 +1,274 @@
+// Merging msp's hooks and MCP server into Claude Code's settings files.
+#include "coding/claude_setup.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace msp {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// Words of a shell command line, split at unquoted spaces (quotes removed).
+std::vector<std::string> Words(const std::string& command) {
+  std::vector<std::string> words;
+  std::string cur;
+  char quote = 0;
+  bool any = false;
+  for (char c : command) {
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      any = true;
+    } else if (c == ' ' || c == '\t') {
+      if (any || !cur.empty()) words.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (any || !cur.empty()) words.push_back(cur);
+  return words;
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+struct FileState {
+  std::string path;
+  bool existed = false;
+  Json json = Json::object();
+  std::string original;  // the text as read
+};
+
+Result<FileState> ReadJsonFile(const std::string& path) {
+  FileState f;
+  f.path = path;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return f;
+  f.existed = true;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  f.original = ss.str();
+  if (f.original.find_first_not_of(" \t\r\n") == std::string::npos) return f;  // empty: {}
+  f.json = Json::parse(f.original, nullptr, /*allow_exceptions=*/false);
+  if (f.json.is_discarded()) {
+    return Status::InvalidArgument("'" + path + "' is not valid JSON; fix or move it, then run again (nothing was written)");
+  }
+  if (!f.json.is_object()) {
+    return Status::InvalidArgument("'" + path + "' is not a JSON object; nothing was written");
+  }
+  return f;
+}
+
+Status WriteJsonFile(const FileState& f) {
+  std::error_code ec;
+  const fs::path p(f.path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec) return Status::IoError("cannot create '" + p.parent_path().string() + "': " + ec.message());
+  const std::string tmp = f.path + ".msp-tmp";
+  mode_t mode = 0644;
+  struct stat st;
+  if (::stat(f.path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::IoError("cannot write '" + tmp + "'");
+    out << f.json.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return Status::IoError("cannot write '" + tmp + "'");
+    }
+  }
+  ::chmod(tmp.c_str(), mode);
+  if (::rename(tmp.c_str(), f.path.c_str()) != 0) {
+    const int e = errno;
+    fs::remove(tmp, ec);
+    return Status::IoError("cannot replace '" + f.path + "': " + std::strerror(e));
+  }
+  return Status::Ok();
+}
+
+struct WantedHook {
+  std::string event;
+  std::string matcher;  // empty: none
+  std::string command;
+  int timeout_s;
+};
+
+// Removes msp's commands from `hooks[event]`; returns how many were removed.
+// Groups left with no hooks by this are removed, then an empty event array.
+size_t RemoveMspHooks(Json& hooks, const std::string& event) {
+  if (!hooks.is_object() || !hooks.contains(event) || !hooks[event].is_array()) return 0;
+  size_t removed = 0;
+  Json& groups = hooks[event];
+  for (size_t g = groups.size(); g-- > 0;) {
+    Json& group = groups[g];
+    if (!group.is_object() || !group.contains("hooks") || !group["hooks"].is_array()) continue;
+    Json& list = group["hooks"];
+    const size_t before = list.size();
+    for (size_t i = list.size(); i-- > 0;) {
+      const Json& h = list[i];
+      if (h.is_object() && h.contains("command") && h["command"].is_string() &&
+          IsMspHookCommand(h["command"].get<std::string>())) {
+        list.erase(i);
+      }
+    }
+    removed += before - list.size();
+    if (before != list.size() && list.empty()) groups.erase(g);
+  }
+  if (removed > 0 && groups.empty()) hooks.erase(event);
+  return removed;
+}
+
+bool IsMspMcpEntry(const Json& entry) {
+  if (!entry.is_object() || !entry.contains("command") || !entry["command"].is_string()) return false;
+  const std::string base = Basename(entry["command"].get<std::string>());
+  if (base != "msp") return false;
+  return entry.contains("args") && entry["args"].is_array() && !entry["args"].empty() &&
+         entry["args"][0].is_string() && entry["args"][0].get<std::string>() == "mcp";
+}
+
+}  // namespace
+
+bool IsMspHookCommand(const std::string& command) {
+  const std::vector<std::string> w = Words(command);
+  if (w.empty()) return false;
+  const std::string base = Basename(w[0]);
+  if (base == "msp-capture") return true;
+  if (base != "msp") return false;
+  // The first word after msp that is not a flag or a flag's value.
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (w[i] == "capture" || w[i] == "hook") return true;
+    if (w[i].rfind("--", 0) == 0) {
+      if (w[i].find('=') == std::string::npos) ++i;  // its value
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
+Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest& r) {
+  std::string settings_path, mcp_path;
+  if (r.user) {
+    if (r.home.empty()) return Status::InvalidArgument("user scope needs the home directory ($HOME is not set)");
+    settings_path = (fs::path(r.home) / ".claude" / "settings.json").string();
+    mcp_path = (fs::path(r.home) / ".claude.json").string();
+  } else {
+    if (r.project_dir.empty()) return Status::InvalidArgument("project scope needs the project directory");
+    settings_path = (fs::path(r.project_dir) / ".claude" / "settings.json").string();
+    mcp_path = (fs::path(r.project_dir) / ".mcp.json").string();
+  }
+  if (!r.remove && (r.capture_command.empty() || r.msp_command.empty())) {
+    return Status::InvalidArgument("the commands to register are empty");
+  }
+  // Read and check everything first.
+  MSP_ASSIGN_OR_RETURN(FileState settings, ReadJsonFile(settings_path));
+  FileState mcp;
+  if (r.mcp || r.remove) {
+    MSP_ASSIGN_OR_RETURN(mcp, ReadJsonFile(mcp_path));
+  }
+  if (settings.json.contains("hooks") && !settings.json["hooks"].is_object()) {
+    return Status::InvalidArgument("'" + settings_path + "': \"hooks\" is not an object; nothing was written");
+  }
+  if ((r.mcp || r.remove) && mcp.json.contains("mcpServers") && !mcp.json["mcpServers"].is_object()) {
+    return Status::InvalidArgument("'" + mcp_path + "': \"mcpServers\" is not an object; nothing was written");
+  }
+  const bool foreign_mcp = mcp.json.contains("mcpServers") && mcp.json["mcpServers"].contains("msp") &&
+                           !IsMspMcpEntry(mcp.json["mcpServers"]["msp"]);
+  if (!r.remove && r.mcp && foreign_mcp) {
+    return Status::InvalidArgument("'" + mcp_path +
+                                   "' has an MCP server named \"msp\" that does not run `msp mcp`; rename or remove "
+                                   "it first (nothing was written)");
+  }
+
+  std::vector<ClaudeSetupChange> changes;
+  const std::vector<std::string> events = {"UserPromptSubmit", "SessionStart", "PostToolUse"};
+  // Hooks.
+  {
+    Json& hooks = settings.json["hooks"];
+    if (hooks.is_null()) hooks = Json::object();
+    std::string summary;
+    size_t removed = 0;
+    for (const std::string& e : events) removed += RemoveMspHooks(hooks, e);
+    if (!r.remove) {
+      std::vector<WantedHook> wanted = {
+          {"UserPromptSubmit", "", r.capture_command, 10},
+          {"SessionStart", "", r.msp_command + " hook session-start", 30},
+      };
+      if (r.post_tool_use) wanted.push_back({"PostToolUse", "*", r.msp_command + " hook post-tool-use", 10});
+      for (const WantedHook& w : wanted) {
+        Json group = Json::object();
+        if (!w.matcher.empty()) group["matcher"] = w.matcher;
+        group["hooks"] = Json::array({Json{{"type", "command"}, {"command", w.command}, {"timeout", w.timeout_s}}});
+        if (!hooks.contains(w.event) || !hooks[w.event].is_array()) hooks[w.event] = Json::array();
+        hooks[w.event].push_back(std::move(group));
+        summary += (summary.empty() ? "" : ", ") + w.event;
+      }
+      summary = "hooks " + summary;
+    } else {
+      summary = "removed " + std::to_string(removed) + " msp hook" + (removed == 1 ? "" : "s");
+    }
+    if (hooks.empty()) settings.json.erase("hooks");
+    const std::string now = settings.json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    ClaudeSetupChange c{settings_path, false, summary};
+    // Unchanged when the result equals what was read (or nothing to remove
+    // from a file that does not exist).
+    Json before = settings.original.empty() ? Json::object()
+                                            : Json::parse(settings.original, nullptr, /*allow_exceptions=*/false);
+    c.changed = before != settings.json;
+    if (c.changed && !(r.remove && !settings.existed)) MSP_RETURN_IF_ERROR(WriteJsonFile(settings));
+    if (!c.changed) c.summary = r.remove ? "no msp hooks" : "hooks already registered";
+    (void)now;
+    changes.push_back(c);
+  }
+  // The MCP server.
+  if (r.mcp || r.remove) {
+    ClaudeSetupChange c{mcp_path, false, ""};
+    Json before = mcp.json;
+    if (r.remove) {
+      if (mcp.json.contains("mcpServers") && mcp.json["mcpServers"].contains("msp") && !foreign_mcp) {
+        mcp.json["mcpServers"].erase("msp");
+        if (mcp.json["mcpServers"].empty()) mcp.json.erase("mcpServers");
+        c.summary = "removed MCP server msp";
+      } else {
+        c.summary = foreign_mcp ? "kept the MCP server \"msp\" (not msp's)" : "no msp MCP server";
+      }
+    } else {
+      const std::vector<std::string> w = Words(r.msp_command);
+      Json args = Json::array({"mcp"});
+      for (size_t i = 1; i < w.size(); ++i) args.push_back(w[i]);
+      if (!mcp.json.contains("mcpServers")) mcp.json["mcpServers"] = Json::object();
+      mcp.json["mcpServers"]["msp"] = Json{{"type", "stdio"}, {"command", w.empty() ? "msp" : w[0]}, {"args", args},
+                                           {"env", Json::object()}};
+      c.summary = "MCP server msp";
+    }
+    c.changed = before != mcp.json;
+    if (c.changed) MSP_RETURN_IF_ERROR(WriteJsonFile(mcp));
+    if (!c.changed && !r.remove) c.summary = "MCP server msp already registered";
+    changes.push_back(c);
+  }
+  return changes;
+}
+
+}  // namespace msp

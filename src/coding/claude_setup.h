@@ -1,0 +1,53 @@
+// `msp setup claude-code`: registers msp's hooks and MCP server with Claude
+// Code, merging into the settings files that are there, and `--remove`
+// takes out exactly msp's entries again.
+//
+// Files (Claude Code's documented locations):
+//   project: <dir>/.claude/settings.json (hooks) and <dir>/.mcp.json
+//            (mcpServers.msp)
+//   user:    ~/.claude/settings.json (hooks) and ~/.claude.json (top-level
+//            mcpServers.msp)
+// msp's hook entries are those whose command runs msp (a first word whose
+// last path component is `msp` or `msp-capture`) with `capture` or `hook`
+// next (msp-capture: any arguments). Everything else in the files is kept,
+// in its order. A file that is not a JSON object is an error naming it and
+// nothing is written.
+#ifndef MSP_CODING_CLAUDE_SETUP_H_
+#define MSP_CODING_CLAUDE_SETUP_H_
+
+#include <string>
+#include <vector>
+
+#include "msp/status.h"
+
+namespace msp {
+
+struct ClaudeSetupRequest {
+  bool user = false;             // user scope (else project)
+  std::string project_dir;       // project scope: the project's top directory
+  std::string home;              // user scope: the home directory
+  std::string capture_command;   // e.g. "/usr/bin/msp-capture --data-dir /home/u/.msp"
+  std::string msp_command;       // e.g. "/usr/bin/msp --data-dir /home/u/.msp" (hooks and MCP)
+  bool post_tool_use = false;    // also register the PostToolUse hook
+  bool mcp = true;               // register the MCP server
+  bool remove = false;           // take msp's entries out instead
+};
+
+struct ClaudeSetupChange {
+  std::string path;
+  bool changed = false;          // false: already as wanted
+  std::string summary;           // "added UserPromptSubmit, SessionStart hooks"
+};
+
+// Applies the request. All files are read and checked before any is
+// written; each is replaced atomically (temporary file + rename, its mode
+// kept). InvalidArgument for a malformed file or an `msp` MCP server entry
+// that msp did not write; IoError when a file cannot be written.
+Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest& request);
+
+// True when `command` runs one of msp's hooks (see above).
+bool IsMspHookCommand(const std::string& command);
+
+}  // namespace msp
+
+#endif  // MSP_CODING_CLAUDE_SETUP_H_

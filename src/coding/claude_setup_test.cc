@@ -1,0 +1,2 @@
+// Placeholder while the tests are written.
+#include <gtest/gtest.h>

@@ -1,0 +1,53 @@
+// The Claude Code hooks besides capture: SessionStart prints a digest of the
+// mission memory for the current repository and branch; PostToolUse records
+// a tool call as an episode. Both are built on the public engine API.
+#ifndef MSP_CODING_HOOKS_H_
+#define MSP_CODING_HOOKS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "coding/capture.h"
+#include "msp/memory.h"
+#include "msp/options.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp {
+
+// The task description a SessionStart digest is ranked for:
+// "Repository NAME (PATH), branch BRANCH: continue the work there." (no
+// branch: "detached HEAD <id>" or nothing; no repository: the directory).
+std::string SessionStartTask(const std::string& cwd, const WorkTree& tree);
+
+// The mission a coding session's digest reads: `mission` when set, else the
+// repository's name (its top level's last component), else the last
+// component of cwd.
+std::string SessionMission(const std::string& mission, const std::string& cwd, const WorkTree& tree);
+
+// workflow_memory_query for the session: `scope` names tenant (and user);
+// the mission comes from SessionMission. Returns the Markdown digest (empty
+// when nothing fits the budget).
+Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
+                                       const Namespace& scope, int64_t budget, const std::string& actor);
+
+// What the hook prints: the JSON Claude Code reads from a SessionStart
+// hook's standard output, {"hookSpecificOutput": {"hookEventName":
+// "SessionStart", "additionalContext": CONTEXT}}; "" for an empty context.
+std::string SessionStartOutput(const std::string& context, std::string_view source);
+
+// `text` cut to at most `max_chars` characters (UTF-8 aware) with
+// "… [N more characters]" appended when cut.
+std::string TruncateForEpisode(std::string_view text, size_t max_chars);
+
+// The episode of one PostToolUse payload: type tool_call, the tool's name,
+// content {"tool": NAME, "input": ..., "response": ..., "tool_use_id": ...}
+// with input and response as JSON when they fit in `max_chars`, else as
+// truncated text. InvalidArgument when the payload names no tool.
+Result<EpisodeStep> ToolUseEpisode(const HookInput& input, const Namespace& scope, size_t max_chars,
+                                   const std::string& actor);
+
+}  // namespace msp
+
+#endif  // MSP_CODING_HOOKS_H_
