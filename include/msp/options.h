@@ -217,6 +217,24 @@ struct TokenOptions {
   std::string vocabulary_path;
 };
 
+// The push-refresh orchestrator (`msp orchestrate`); docs/orchestrate.md.
+struct OrchestrateOptions {
+  int interval_s = 3600;                 // between passes
+  double commit_weight = 0.25;           // priority per commit touching the task
+  double comment_weight = 0.25;          // priority per new comment
+  double pull_weight_per_day = 0.1;      // priority per day since the last pull
+  double threshold = 1.0;                // due at this priority (between the clamps)
+  int min_interval_h = 24;               // never refreshed more often
+  int max_interval_h = 168;              // always refreshed at least this often
+  int max_per_pass = 0;                  // 0: every due task
+  std::string summarizer = "auto";       // auto | llm | extractive
+  std::string agent;                     // tool lineage of this agent ("": every agent)
+  std::string plane_url;                 // Plane to poll for tasks each pass ("": none)
+  std::string plane_api_key;
+  std::string plane_workspace;
+  std::string plane_project;
+};
+
 // The agent loop (`msp agent`) and the working memory assembled for each
 // model call (also `msp context`); docs/agent.md.
 struct AgentOptions {
@@ -251,6 +269,7 @@ struct Options {
   MissionOptions mission;
   TokenOptions tokens;
   AgentOptions agent;
+  OrchestrateOptions orchestrate;
   std::string actor;                     // default caller identity for the audit log
 };
 

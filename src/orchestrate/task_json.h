@@ -1,0 +1,19 @@
+// JSON forms of tasks and of the orchestrator's reports, for the CLI
+// (--json) and the import parsers. Internal header (nlohmann::json allowed).
+#ifndef MSP_ORCHESTRATE_TASK_JSON_H_
+#define MSP_ORCHESTRATE_TASK_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include "orchestrate/tasks.h"
+
+namespace msp {
+
+// The body fields (see tasks.h) plus id, criticality, access_level,
+// created_at and updated_at (ISO 8601).
+nlohmann::json TaskToJson(const Task& t);
+nlohmann::json TaskImportReportToJson(const TaskImportReport& r);
+
+}  // namespace msp
+
+#endif  // MSP_ORCHESTRATE_TASK_JSON_H_
