@@ -205,6 +205,14 @@ struct MissionOptions {
   int query_candidates = 50;             // per layer, before the budget cut
 };
 
+// Document ingestion (`msp ingest`; docs/ingest.md): how files are cut into
+// chunks, counted with the tokens.* counter.
+struct IngestOptions {
+  int chunk_tokens = 512;                // at most this many tokens per chunk (64..8192)
+  int overlap_tokens = 64;               // repeated from the previous chunk (< chunk_tokens / 2)
+  size_t max_file_bytes = 64u << 20;     // larger files fail
+};
+
 // Token counting (src/working/tokens.h): the one counter behind every
 // budget and reported figure.
 struct TokenOptions {
@@ -267,6 +275,7 @@ struct Options {
   ServerOptions server;
   McpOptions mcp;
   MissionOptions mission;
+  IngestOptions ingest;
   TokenOptions tokens;
   AgentOptions agent;
   OrchestrateOptions orchestrate;

@@ -199,6 +199,8 @@ Status RunReportRedundancy(Invocation& inv);
 Status RunReportLoad(Invocation& inv);
 Status RunEventAdd(Invocation& inv);
 Status RunEventList(Invocation& inv);
+// verbs_ingest.cc: documents and git commits into a mission.
+Status RunIngest(Invocation& inv);
 
 }  // namespace msp
 

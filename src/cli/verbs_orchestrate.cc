@@ -1,0 +1,341 @@
+// Tasks and the push-refresh orchestrator: task add / list / show / comment /
+// status / import, and `msp orchestrate` (docs/orchestrate.md).
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "orchestrate/orchestrator.h"
+#include "orchestrate/task_json.h"
+#include "orchestrate/tasks.h"
+#include "orchestrate/trackers.h"
+#include "util/time.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+Status NeedMission(Invocation& inv) {
+  if (inv.ns.mission.empty()) return Usage(inv, "this verb needs --mission ID");
+  return Status::Ok();
+}
+
+std::string Fixed(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", d);
+  return buf;
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void PrintTaskLine(std::ostream& out, const Task& t) {
+  out << t.task_id << "  " << TaskStatusName(t.status) << "  " << OneLine(t.title, 80);
+  if (!t.labels.empty()) out << "  [" << Joined(t.labels) << "]";
+  out << "\n";
+}
+
+void PrintTaskDetail(std::ostream& out, const Task& t) {
+  out << "task:        " << t.task_id << "\n"
+      << "title:       " << t.title << "\n"
+      << "status:      " << TaskStatusName(t.status) << "\n"
+      << "labels:      " << Joined(t.labels) << (t.IsLongTerm() ? "  (followed by the orchestrator)" : "") << "\n"
+      << "paths:       " << Joined(t.paths) << "\n"
+      << "components:  " << Joined(t.components) << "\n";
+  if (!t.refs.empty()) out << "refs:        " << Joined(t.refs) << "\n";
+  out << "criticality: " << CriticalityName(t.criticality) << "\n"
+      << "access:      " << t.access_level << "\n";
+  if (!t.tracker.empty()) out << "tracker:     " << t.tracker << " " << t.external_id << " " << t.url << "\n";
+  out << "record:      " << t.id << "\n";
+  if (!t.description.empty()) out << "\n" << t.description << "\n";
+  for (const TaskComment& c : t.comments) {
+    out << "\n[" << c.id << "] " << (c.author.empty() ? "someone" : c.author) << ", "
+        << (c.created_at ? FormatIso8601(c.created_at) : "?") << ":\n" << c.text << "\n";
+  }
+}
+
+Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
+  Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
+  if (!v.ok()) return Usage(inv, v.status().message());
+  return static_cast<int>(*v);
+}
+
+Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {
+  if (path == "-") return std::string(std::istreambuf_iterator<char>(*inv.in), {});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+PlaneSource PlaneFrom(const Options& o) {
+  PlaneSource s;
+  s.base_url = o.orchestrate.plane_url;
+  s.api_key = o.orchestrate.plane_api_key;
+  s.workspace = o.orchestrate.plane_workspace;
+  s.project_id = o.orchestrate.plane_project;
+  return s;
+}
+
+void PrintImport(Invocation& inv, const TaskImportReport& r, bool dry_run) {
+  if (inv.json) {
+    json j = TaskImportReportToJson(r);
+    j["dry_run"] = dry_run;
+    PrintJson(inv, j);
+    return;
+  }
+  for (const TaskImportEntry& e : r.entries) {
+    *inv.out << e.action << "  " << e.task_id;
+    if (e.new_comments > 0) *inv.out << "  (+" << e.new_comments << " comments)";
+    *inv.out << "\n";
+  }
+  *inv.out << (dry_run ? "would add " : "added ") << r.added << ", updated " << r.updated << ", unchanged "
+           << r.unchanged << "\n";
+}
+
+json PlanJson(const TaskPlan& p) {
+  return json{{"task_id", p.task.task_id},
+              {"title", p.task.title},
+              {"criticality", CriticalityName(p.task.criticality)},
+              {"priority", p.decision.priority},
+              {"due", p.decision.due},
+              {"reason", DueReasonName(p.decision.reason)},
+              {"commits", p.signals.commits},
+              {"comments", p.signals.comments},
+              {"hours_since_pull", static_cast<double>(p.signals.since_pull_ms) / 3600000.0},
+              {"hours_since_refresh", static_cast<double>(p.signals.since_refresh_ms) / 3600000.0},
+              {"never_refreshed", p.signals.never_refreshed},
+              {"last_refresh_at",
+               p.state.last_refresh_at ? json(FormatIso8601(p.state.last_refresh_at)) : json(nullptr)}};
+}
+
+json RefreshJson(const RefreshResult& r) {
+  return json{{"task_id", r.task_id},         {"refresh_id", r.refresh_id},   {"summary_id", r.summary_id},
+              {"lineage_id", r.lineage_id},   {"questions_id", r.questions_id}, {"priority", r.priority},
+              {"reason", r.reason},           {"generator", r.generator},     {"commits", r.commits},
+              {"comments", r.comments},       {"tool_changes", r.tool_changes},
+              {"open_questions", r.open_questions}};
+}
+
+void PrintPlan(std::ostream& out, const std::vector<TaskPlan>& plan) {
+  for (const TaskPlan& p : plan) {
+    out << (p.decision.due ? "due   " : "      ") << p.task.task_id << "  priority " << Fixed(p.decision.priority)
+        << "  " << DueReasonName(p.decision.reason) << "  commits " << p.signals.commits << "  comments "
+        << p.signals.comments << "  " << CriticalityName(p.task.criticality) << "\n";
+  }
+}
+
+}  // namespace
+
+Status RunTaskAdd(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  Task t;
+  t.task_id = inv.flags.positionals.at(0);
+  t.title = inv.flags.Get("--title");
+  if (t.title.empty()) return Usage(inv, "--title is required");
+  t.description = inv.flags.Get("--description");
+  t.labels = inv.flags.All("--label");
+  t.paths = inv.flags.All("--path");
+  t.components = inv.flags.All("--component");
+  t.refs = inv.flags.All("--ref");
+  if (inv.flags.Has("--status")) {
+    MSP_ASSIGN_OR_RETURN(t.status, EnumFlag(inv, "--status", inv.flags.Get("--status"), &ParseTaskStatus,
+                                            &TaskStatusName));
+  }
+  if (inv.flags.Has("--criticality")) {
+    MSP_ASSIGN_OR_RETURN(t.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
+                                                 &ParseCriticality, &CriticalityName));
+  }
+  MSP_ASSIGN_OR_RETURN(t.access_level, AccessLevelFlag(inv, 0));
+  t.url = inv.flags.Get("--url");
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(Task stored, AddTask(*engine, inv.ns, t, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, TaskToJson(stored));
+  } else {
+    *inv.out << "added task " << stored.task_id << (stored.IsLongTerm() ? " (LONG-TERM)" : "") << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunTaskList(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  TaskFilter f;
+  f.labels = inv.flags.All("--label");
+  f.long_term_only = inv.flags.Has("--long-term");
+  MSP_ASSIGN_OR_RETURN(f.statuses, EnumFlags(inv, "--status", &ParseTaskStatus, &TaskStatusName));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(*engine, inv.ns, f));
+  if (inv.json) {
+    json arr = json::array();
+    for (const Task& t : tasks) arr.push_back(TaskToJson(t));
+    PrintJson(inv, arr);
+  } else {
+    for (const Task& t : tasks) PrintTaskLine(*inv.out, t);
+  }
+  return Status::Ok();
+}
+
+Status RunTaskShow(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Task t, GetTask(*engine, inv.ns, inv.flags.positionals.at(0)));
+  if (inv.json) {
+    PrintJson(inv, TaskToJson(t));
+  } else {
+    PrintTaskDetail(*inv.out, t);
+  }
+  return Status::Ok();
+}
+
+Status RunTaskComment(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  TaskComment c;
+  MSP_ASSIGN_OR_RETURN(c.text, TextArgument(inv, 1, /*stdin_dash=*/true));
+  c.author = inv.flags.Get("--author", inv.ns.operator_id.empty() ? inv.actor : inv.ns.operator_id);
+  MSP_ASSIGN_OR_RETURN(c.created_at, TimeFlag(inv, "--at"));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Task t, AddTaskComment(*engine, inv.ns, inv.flags.positionals.at(0), c, inv.actor,
+                                              SystemClock()->NowMs()));
+  if (inv.json) {
+    PrintJson(inv, TaskToJson(t));
+  } else {
+    *inv.out << "comment " << t.comments.back().id << " added to task " << t.task_id << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunTaskStatus(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_ASSIGN_OR_RETURN(TaskStatus status, EnumFlag(inv, "STATUS", inv.flags.positionals.at(1), &ParseTaskStatus,
+                                                   &TaskStatusName));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(Task t, SetTaskStatus(*engine, inv.ns, inv.flags.positionals.at(0), status, inv.actor));
+  if (inv.json) {
+    PrintJson(inv, TaskToJson(t));
+  } else {
+    *inv.out << "task " << t.task_id << " is " << TaskStatusName(t.status) << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunTaskImport(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  const bool github = inv.flags.Has("--github");
+  const bool plane = inv.flags.Has("--plane");
+  if (github == plane) return Usage(inv, "give exactly one of --github FILE and --plane");
+  const bool dry_run = inv.flags.Has("--dry-run");
+  std::vector<Task> tasks;
+  if (github) {
+    MSP_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(inv, inv.flags.Get("--github")));
+    MSP_ASSIGN_OR_RETURN(tasks, ParseGithubIssues(text, inv.flags.Get("--prefix", "gh-")));
+  } else {
+    PlaneSource source = PlaneFrom(inv.config.options);
+    if (source.base_url.empty()) {
+      return Usage(inv, "--plane needs orchestrate.plane_url, plane_workspace, plane_project and plane_api_key");
+    }
+    MSP_ASSIGN_OR_RETURN(tasks, FetchPlaneWorkItems(source));
+  }
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(TaskImportReport report, UpsertTasks(*engine, inv.ns, tasks, inv.actor, dry_run));
+  PrintImport(inv, report, dry_run);
+  return Status::Ok();
+}
+
+Status RunOrchestrate(Invocation& inv) {
+  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  const Options& options = inv.config.options;
+  if (options.orchestrate.max_interval_h < options.orchestrate.min_interval_h) {
+    return Status::InvalidArgument("orchestrate.max_interval_h (" + std::to_string(options.orchestrate.max_interval_h) +
+                                   ") must be at least orchestrate.min_interval_h (" +
+                                   std::to_string(options.orchestrate.min_interval_h) + ")");
+  }
+  const char* openai_key = std::getenv("OPENAI_API_KEY");
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<Summarizer> summarizer,
+                       MakeConfiguredSummarizer(options, openai_key ? openai_key : ""));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  Orchestrator orchestrator(*engine, inv.ns, OrchestratorConfigFrom(options), nullptr, std::move(summarizer));
+  const PlaneSource plane = PlaneFrom(options);
+  Namespace mission = inv.ns;
+  std::string actor = inv.actor;
+  // Each pass polls Plane first when it is configured (seed 003).
+  auto poll_plane = [&]() -> Status {
+    if (plane.base_url.empty()) return Status::Ok();
+    MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, FetchPlaneWorkItems(plane));
+    return UpsertTasks(*engine, mission, tasks, actor).status();
+  };
+
+  if (inv.flags.Has("--plan")) {
+    MSP_ASSIGN_OR_RETURN(std::vector<TaskPlan> plan, orchestrator.Plan());
+    if (inv.json) {
+      json arr = json::array();
+      for (const TaskPlan& p : plan) arr.push_back(PlanJson(p));
+      PrintJson(inv, arr);
+    } else {
+      PrintPlan(*inv.out, plan);
+    }
+    return Status::Ok();
+  }
+  if (inv.flags.Has("--once")) {
+    Status polled = poll_plane();
+    if (!polled.ok()) *inv.err << "msp orchestrate: Plane: " << polled.ToString() << " (going on)\n";
+    MSP_ASSIGN_OR_RETURN(PassReport pass, orchestrator.RunOnce());
+    if (inv.json) {
+      json plan = json::array();
+      for (const TaskPlan& p : pass.plan) plan.push_back(PlanJson(p));
+      json refreshed = json::array();
+      for (const RefreshResult& r : pass.refreshed) refreshed.push_back(RefreshJson(r));
+      PrintJson(inv, json{{"at", FormatIso8601(pass.at)},
+                          {"degraded", pass.degraded},
+                          {"plan", plan},
+                          {"refreshed", refreshed},
+                          {"errors", pass.errors}});
+    } else {
+      PrintPlan(*inv.out, pass.plan);
+      for (const RefreshResult& r : pass.refreshed) {
+        *inv.out << "refreshed " << r.task_id << " (" << r.reason << ", " << r.commits << " commits, " << r.comments
+                 << " comments, " << r.tool_changes << " tool changes, " << r.open_questions
+                 << " open questions; " << r.generator << ")\n";
+      }
+      for (const std::string& e : pass.errors) *inv.err << "msp orchestrate: " << e << "\n";
+    }
+    if (!pass.errors.empty()) inv.exit_code = kExitFailure;
+    return Status::Ok();
+  }
+  // The long-running process: SIGINT / SIGTERM end it between passes.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &stop, &previous);
+  *inv.err << "msp orchestrate: mission " << mission.mission << ", a pass every "
+           << options.orchestrate.interval_s << " s (SIGINT or SIGTERM stops)\n";
+  auto wait = [&](std::chrono::seconds interval) {
+    timespec ts{static_cast<time_t>(interval.count()), 0};
+    while (true) {
+      const int sig = sigtimedwait(&stop, nullptr, &ts);
+      if (sig == SIGINT || sig == SIGTERM) return false;
+      if (sig < 0 && errno == EINTR) continue;
+      return true;  // timed out: next pass
+    }
+  };
+  Status s = RunOrchestratorLoop(orchestrator, std::chrono::seconds(options.orchestrate.interval_s), wait, inv.err,
+                                 poll_plane);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return s;
+}
+
+}  // namespace msp
