@@ -199,6 +199,14 @@ Status RunReportRedundancy(Invocation& inv);
 Status RunReportLoad(Invocation& inv);
 Status RunEventAdd(Invocation& inv);
 Status RunEventList(Invocation& inv);
+// verbs_orchestrate.cc: tasks and the push-refresh orchestrator.
+Status RunTaskAdd(Invocation& inv);
+Status RunTaskList(Invocation& inv);
+Status RunTaskShow(Invocation& inv);
+Status RunTaskComment(Invocation& inv);
+Status RunTaskStatus(Invocation& inv);
+Status RunTaskImport(Invocation& inv);
+Status RunOrchestrate(Invocation& inv);
 // verbs_ingest.cc: documents and git commits into a mission.
 Status RunIngest(Invocation& inv);
 
