@@ -65,6 +65,10 @@ bool QueryNamesTask(const std::string& query, const Task& t) {
   return t.title.size() >= 8 && MentionsWord(query, t.title);
 }
 
+// When a task started to be followed: its opening in the tracker, else
+// its creation.
+TimeMs TaskBase(const Task& t) { return t.opened_at > 0 ? std::min(t.opened_at, t.created_at) : t.created_at; }
+
 bool Relevant(const Decision& d, const Task& t) {
   if (!d.component.empty() && std::find(t.components.begin(), t.components.end(), d.component) != t.components.end()) {
     return true;
@@ -181,9 +185,17 @@ Result<std::vector<TaskPlan>> Orchestrator::Plan() {
                    [](const CommitInfo& a, const CommitInfo& b) { return a.time < b.time; });
   std::vector<std::pair<TimeMs, std::string>> pulls;  // (time, query)
   if (!tasks.empty()) {
+    // Pulls before a task's last refresh (or its creation) do not matter.
+    TimeMs pulls_since = now;
+    for (const Task& t : tasks) {
+      auto it = states.find(t.task_id);
+      const TimeMs last = it == states.end() ? 0 : it->second.last_refresh_at;
+      pulls_since = std::min(pulls_since, std::max(last, TaskBase(t)));
+    }
     ListRequest logs_req = commits_req;
     logs_req.filter.tags.clear();
     logs_req.filter.sources = {std::string(kRetrievalLogSource)};
+    logs_req.filter.created_from = pulls_since + 1;
     MSP_ASSIGN_OR_RETURN(std::vector<Memory> logs, engine_.List(logs_req));
     for (const Memory& m : logs) {
       json b = json::parse(m.body_json, nullptr, false);
@@ -206,7 +218,7 @@ Result<std::vector<TaskPlan>> Orchestrator::Plan() {
     for (const TaskComment& c : t.comments) {
       if (c.created_at > last) p.comments.push_back(c);
     }
-    const TimeMs base = t.opened_at > 0 ? std::min(t.opened_at, t.created_at) : t.created_at;
+    const TimeMs base = TaskBase(t);
     p.last_pull_at = std::max(last, base);
     for (const auto& [at, query] : pulls) {
       if (at > p.last_pull_at && QueryNamesTask(query, t)) p.last_pull_at = at;

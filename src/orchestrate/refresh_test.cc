@@ -287,7 +287,7 @@ TEST_F(RefreshTest, IdleTasksAreRefreshedOnceAWeekAndNotMoreThanDaily) {
       at.push_back(clock_->NowMs() - start);
     }
     if (hour % 24 == 0) {
-      // A busy neighbour: commits every day, refreshed at most daily.
+      // Commits that touch no task do not make the idle one due.
       PutCommit(Hash(hour), "daily work", "", {"src/busy/a.cc"});
     }
   }
