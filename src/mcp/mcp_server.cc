@@ -7,7 +7,7 @@
 
 #include "codec/memory_json.h"
 #include "mcp/graph_tools.h"
-#include "mcp/json_schema.h"
+#include "provider/json_schema.h"
 #include "mcp/memory_tools.h"
 #include "mcp/mission_tools.h"
 
@@ -138,7 +138,7 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   }
   // Bad arguments are a tool error the model can read and correct, not a
   // protocol error (MCP 2025-11-25).
-  if (Status s = ValidateJson(tool->input_schema, arguments, "arguments"); !s.ok()) {
+  if (Status s = ValidateJsonSchema(tool->input_schema, arguments, "arguments"); !s.ok()) {
     return MakeResult(m.id, ToolError("invalid arguments: " + s.message()));
   }
   Result<ToolOutput> out = Status::Internal("the tool did not run");

@@ -11,7 +11,7 @@
 
 #include "codec/memory_json.h"
 #include "graph/knowledge_graph.h"
-#include "mcp/json_schema.h"
+#include "provider/json_schema.h"
 #include "msp/mission.h"
 #include "tests/support/test_util.h"
 
@@ -196,7 +196,7 @@ class McpToolsTest : public ::testing::Test {
     if (out.value("isError", false)) return out;
     for (const Tool& t : server_->tools()) {
       if (t.name == tool) {
-        Status s = ValidateJson(t.output_schema, out["structuredContent"], tool);
+        Status s = ValidateJsonSchema(t.output_schema, out["structuredContent"], tool);
         EXPECT_TRUE(s.ok()) << s.ToString();
       }
     }

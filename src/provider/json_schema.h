@@ -1,14 +1,19 @@
-// A validator for the subset of JSON Schema msp sends to chat models as
-// response_format: type (string or array of types), properties, required,
-// additionalProperties (boolean), items, enum, minimum/maximum,
-// minItems/maxItems, minLength/maxLength. Other keywords ("description",
-// "title", "$schema"...) are ignored.
+// A validator for the JSON Schema subset msp writes: the response_format it
+// sends to chat models and the input and output schemas of its MCP tools.
+// Keywords checked: type (a name or a list of names), properties, required,
+// additionalProperties (a boolean or a schema), items, enum, minimum,
+// maximum, minLength and maxLength (in characters), minItems, maxItems; a
+// schema may also be true or false. Other keywords ("description", "title",
+// "default", "$schema", ...) are ignored.
 //
-// Used to check a model's reply before msp acts on it; the error names the
-// JSON path of the first problem ("$.facts[2].confidence: 1.4 is above the
-// maximum 1") so it can be sent back to the model.
+// The error names the JSON path of the first problem from `root`
+// ("$.facts[2].confidence: 1.4 is above the maximum 1",
+// "arguments.nmae is not a known field; known: name, n"), so it can be sent
+// back to a model or shown to a client as it is.
 #ifndef MSP_PROVIDER_JSON_SCHEMA_H_
 #define MSP_PROVIDER_JSON_SCHEMA_H_
+
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,8 +23,8 @@ namespace msp {
 
 // Ok when `value` satisfies `schema`; InvalidArgument naming the path and
 // the rule otherwise. A schema keyword of the wrong type is InvalidArgument
-// too ("schema at $.x: ...").
-Status ValidateJsonSchema(const nlohmann::json& schema, const nlohmann::json& value);
+// too ("schema at $.x: 'required' must be an array").
+Status ValidateJsonSchema(const nlohmann::json& schema, const nlohmann::json& value, std::string_view root = "$");
 
 }  // namespace msp
 
