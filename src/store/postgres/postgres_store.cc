@@ -25,36 +25,15 @@
 #include <nlohmann/json.hpp>
 
 #include "store/postgres/pg_conn.h"
+#include "store/record_row.h"
 #include "store/postgres/pg_migrations.h"
 #include "store/postgres/pg_pool.h"
 
 namespace msp {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "embeddings are stored as little-endian float32");
-static_assert(sizeof(float) == 4);
-
+using namespace record_row;  // NOLINT: the row's columns name every statement here
 using Json = nlohmann::json;
-
-// The records columns in select order; the embedding is always last.
-constexpr std::array<std::string_view, 32> kRecordColumns = {
-    "id",           "tenant",        "user_id",       "agent_id",        "session_id",
-    "mission_id",   "operator_id",   "layer",         "kind",            "\"text\"",
-    "body_json",    "tags_json",     "source",        "sensitivity",     "criticality",
-    "confidence",   "created_at",    "updated_at",    "expires_at",      "valid_at",
-    "invalid_at",   "access_count",  "last_accessed", "provenance_json", "state",
-    "supersedes",   "superseded_by", "step_number",   "embedder_id",     "seq",
-    "access_level", "embedding"};
-
-enum Col : int {
-  kId, kTenant, kUser, kAgent, kSession, kMission, kOperator, kLayer, kKind, kText,
-  kBody, kTags, kSource, kSensitivity, kCriticality, kConfidence, kCreatedAt, kUpdatedAt,
-  kExpiresAt, kValidAt, kInvalidAt, kAccessCount, kLastAccessed, kProvenance, kState,
-  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kAccessLevel, kEmbedding,
-  kColumnCount
-};
-static_assert(kColumnCount == kRecordColumns.size());
 
 // Rows per multi-row INSERT of records (32 parameters each; PostgreSQL
 // allows 65535 parameters per statement).
@@ -66,46 +45,28 @@ constexpr int kLostConnectionAttempts = 3;
 constexpr int kConflictAttempts = 6;
 
 const std::string& SelectRecords(bool with_embedding) {
-  static const std::string kWith = [] {
-    std::string out = "SELECT ";
-    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
-      if (i > 0) out += ", ";
-      out += kRecordColumns[i];
-    }
-    return out + " FROM records";
-  }();
-  static const std::string kWithout = [] {
-    std::string out = "SELECT ";
-    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
-      if (i > 0) out += ", ";
-      out += i == kEmbedding ? std::string_view("NULL::bytea") : kRecordColumns[i];
-    }
-    return out + " FROM records";
-  }();
+  static const std::string kWith = "SELECT " + SelectList() + " FROM records";
+  static const std::string kWithout = "SELECT " + SelectList("NULL::bytea") + " FROM records";
   return with_embedding ? kWith : kWithout;
 }
 
 // INSERT of `rows` records; a record whose id exists is replaced whole.
 std::string UpsertSql(int rows) {
-  std::string sql = "INSERT INTO records (";
-  for (size_t i = 0; i < kRecordColumns.size(); ++i) {
-    if (i > 0) sql += ", ";
-    sql += kRecordColumns[i];
-  }
+  std::string sql = "INSERT INTO records (" + SelectList();
   sql += ") VALUES ";
   int param = 1;
   for (int r = 0; r < rows; ++r) {
     sql += r == 0 ? "(" : ", (";
-    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+    for (size_t i = 0; i < kColumns.size(); ++i) {
       if (i > 0) sql += ", ";
       sql += "$" + std::to_string(param++);
     }
     sql += ")";
   }
   sql += " ON CONFLICT (id) DO UPDATE SET ";
-  for (size_t i = 1; i < kRecordColumns.size(); ++i) {
+  for (size_t i = 1; i < kColumns.size(); ++i) {
     if (i > 1) sql += ", ";
-    sql += std::string(kRecordColumns[i]) + " = EXCLUDED." + std::string(kRecordColumns[i]);
+    sql += std::string(kColumns[i]) + " = EXCLUDED." + std::string(kColumns[i]);
   }
   return sql;
 }
@@ -118,25 +79,9 @@ int64_t NowMs() {
 
 bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
 
-// Encoded forms of a put, computed before the transaction starts.
-struct EncodedPut {
-  std::string tags_json;
-  std::string provenance_json;
-};
-
-Status ValidatePut(const Memory& m) {
-  if (m.id.empty()) return Status::InvalidArgument("put: a record has an empty id");
-  if (m.ns.tenant.empty()) {
-    return Status::InvalidArgument("put: record " + m.id + " has an empty tenant");
-  }
-  if (m.access_level < 0 || m.access_level > kMaxAccessLevel) {
-    return Status::InvalidArgument("put: record " + m.id + " has access level " +
-                                   std::to_string(m.access_level) + ", outside 0.." +
-                                   std::to_string(kMaxAccessLevel));
-  }
-  if (!std::isfinite(m.confidence)) {
-    return Status::InvalidArgument("put: record " + m.id + " has a confidence that is not finite");
-  }
+// PostgreSQL's own check on top of ValidatePut: text cannot hold NUL bytes.
+Status ValidatePgPut(const Memory& m) {
+  MSP_RETURN_IF_ERROR(ValidatePut(m));
   for (const std::string* s :
        {&m.id, &m.ns.tenant, &m.ns.user, &m.ns.agent, &m.ns.session, &m.ns.mission,
         &m.ns.operator_id, &m.text, &m.body_json, &m.source, &m.supersedes, &m.superseded_by,
@@ -150,119 +95,48 @@ Status ValidatePut(const Memory& m) {
   return Status::Ok();
 }
 
-Result<EncodedPut> Encode(const Memory& m) {
-  EncodedPut enc;
-  try {
-    enc.tags_json = Json(m.tags).dump();
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument("put: record " + m.id + " has a tag that is not valid UTF-8 (" +
-                                   e.what() + ")");
-  }
-  try {
-    Json array = Json::array();
-    for (const ProvenanceRef& p : m.provenance) {
-      array.push_back({{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
-    }
-    enc.provenance_json = array.dump();
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument("put: record " + m.id +
-                                   " has provenance that is not valid UTF-8 (" + e.what() + ")");
-  }
-  return enc;
-}
+// A statement's parameters from a record, appended in column order.
+class ParamsWriter final : public RowWriter {
+ public:
+  explicit ParamsWriter(PgParams& p) : p_(p) {}
+  void Text(int, std::string_view value) override { p_.Text(value); }
+  void Int(int, int64_t value) override { p_.Int(value); }
+  void Double(int, double value) override { p_.Double(value); }
+  void Blob(int, const void* data, size_t size) override { p_.Bytes(data, size); }
+  void Null(int) override { p_.Null(); }
+
+ private:
+  PgParams& p_;
+};
 
 void BindRecord(PgParams& p, const Memory& m, const EncodedPut& enc, int64_t seq) {
-  p.Text(m.id).Text(m.ns.tenant).Text(m.ns.user).Text(m.ns.agent).Text(m.ns.session);
-  p.Text(m.ns.mission).Text(m.ns.operator_id).Text(LayerName(m.layer)).Text(KindName(m.kind));
-  p.Text(m.text).Text(m.body_json).Text(enc.tags_json).Text(m.source);
-  p.Text(SensitivityName(m.sensitivity)).Text(CriticalityName(m.criticality));
-  p.Double(m.confidence).Int(m.created_at).Int(m.updated_at).Int(m.expires_at);
-  p.Int(m.valid_at).Int(m.invalid_at).Int(m.access_count).Int(m.last_accessed);
-  p.Text(enc.provenance_json).Text(RecordStateName(m.state)).Text(m.supersedes);
-  p.Text(m.superseded_by).Int(m.step_number).Text(m.embedder_id).Int(seq).Int(m.access_level);
-  if (m.embedding.empty()) {
-    p.Null();
-  } else {
-    p.Bytes(m.embedding.data(), m.embedding.size() * sizeof(float));
-  }
+  ParamsWriter w(p);
+  WriteRow(m, enc, seq, w);
 }
 
-template <typename E>
-Status ParseEnum(std::optional<E> (*parse)(std::string_view), std::string_view text,
-                 const Memory& m, const char* column, const std::string& where, E* out) {
-  std::optional<E> v = parse(text);
-  if (!v) {
-    return Status::Corruption("postgres: record " + m.id + " in " + where + " has an unknown " +
-                              column + " '" + std::string(text) + "'");
+// Row `row` of a SelectRecords() result.
+class ResultReader final : public RowReader {
+ public:
+  ResultReader(const PgResult& r, int row) : r_(r), row_(row) {}
+  std::string_view Text(int col) const override { return r_.Text(row_, col); }
+  int64_t Int(int col) const override { return r_.Int(row_, col); }
+  double Double(int col) const override { return r_.Double(row_, col); }
+  bool IsNull(int col) const override { return r_.IsNull(row_, col); }
+  bool Blob(int col, std::string_view* out) const override {
+    if (!r_.Bytea(row_, col, &bytes_)) return false;
+    *out = bytes_;
+    return true;
   }
-  *out = *v;
-  return Status::Ok();
-}
+
+ private:
+  const PgResult& r_;
+  int row_;
+  mutable std::string bytes_;  // the decoded bytea
+};
 
 // Reads row `row` of a SelectRecords() result into *m.
 Status ReadRecord(const PgResult& r, int row, const std::string& where, Memory* m) {
-  auto text = [&](int col) { return std::string(r.Text(row, col)); };
-  m->id = text(kId);
-  m->ns.tenant = text(kTenant);
-  m->ns.user = text(kUser);
-  m->ns.agent = text(kAgent);
-  m->ns.session = text(kSession);
-  m->ns.mission = text(kMission);
-  m->ns.operator_id = text(kOperator);
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseLayer, r.Text(row, kLayer), *m, "layer", where, &m->layer));
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseKind, r.Text(row, kKind), *m, "kind", where, &m->kind));
-  m->text = text(kText);
-  m->body_json = text(kBody);
-  m->source = text(kSource);
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseSensitivity, r.Text(row, kSensitivity), *m, "sensitivity",
-                                where, &m->sensitivity));
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseCriticality, r.Text(row, kCriticality), *m, "criticality",
-                                where, &m->criticality));
-  m->confidence = r.Double(row, kConfidence);
-  m->created_at = r.Int(row, kCreatedAt);
-  m->updated_at = r.Int(row, kUpdatedAt);
-  m->expires_at = r.Int(row, kExpiresAt);
-  m->valid_at = r.Int(row, kValidAt);
-  m->invalid_at = r.Int(row, kInvalidAt);
-  m->access_count = r.Int(row, kAccessCount);
-  m->last_accessed = r.Int(row, kLastAccessed);
-  MSP_RETURN_IF_ERROR(
-      ParseEnum(&ParseRecordState, r.Text(row, kState), *m, "state", where, &m->state));
-  m->supersedes = text(kSupersedes);
-  m->superseded_by = text(kSupersededBy);
-  m->step_number = r.Int(row, kStepNumber);
-  m->embedder_id = text(kEmbedderId);
-  m->seq = r.Int(row, kSeq);
-  m->access_level = static_cast<int>(r.Int(row, kAccessLevel));
-
-  try {
-    const Json tags = Json::parse(r.Text(row, kTags));
-    m->tags.clear();
-    for (const Json& t : tags) m->tags.push_back(t.get<std::string>());
-    const Json provenance = Json::parse(r.Text(row, kProvenance));
-    m->provenance.clear();
-    for (const Json& p : provenance) {
-      m->provenance.push_back(ProvenanceRef{p.at("type").get<std::string>(),
-                                            p.at("ref").get<std::string>(),
-                                            p.value("detail", std::string())});
-    }
-  } catch (const Json::exception& e) {
-    return Status::Corruption("postgres: record " + m->id + " in " + where +
-                              " has malformed tags or provenance JSON: " + e.what());
-  }
-
-  m->embedding.clear();
-  if (!r.IsNull(row, kEmbedding)) {
-    std::string bytes;
-    if (!r.Bytea(row, kEmbedding, &bytes) || bytes.size() % sizeof(float) != 0) {
-      return Status::Corruption("postgres: record " + m->id + " in " + where +
-                                " has a malformed embedding of " + std::to_string(bytes.size()) +
-                                " bytes");
-    }
-    m->embedding.resize(bytes.size() / sizeof(float));
-    if (!bytes.empty()) std::memcpy(m->embedding.data(), bytes.data(), bytes.size());
-  }
-  return Status::Ok();
+  return ReadRow(ResultReader(r, row), "postgres", where, m);
 }
 
 Result<std::vector<Memory>> ReadRecords(const PgResult& r, const std::string& where) {
@@ -478,8 +352,8 @@ Result<std::vector<int64_t>> PostgresStoreImpl::Apply(const WriteBatch& batch) {
   std::vector<EncodedPut> encoded;
   encoded.reserve(batch.puts.size());
   for (const Memory& m : batch.puts) {
-    MSP_RETURN_IF_ERROR(ValidatePut(m));
-    MSP_ASSIGN_OR_RETURN(EncodedPut enc, Encode(m));
+    MSP_RETURN_IF_ERROR(ValidatePgPut(m));
+    MSP_ASSIGN_OR_RETURN(EncodedPut enc, EncodePut(m));
     encoded.push_back(std::move(enc));
   }
   std::set<std::string> deleted;

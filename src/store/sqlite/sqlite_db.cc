@@ -110,11 +110,12 @@ void Statement::Reset() {
 bool Statement::IsNull(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 int64_t Statement::ColumnInt(int index) const { return sqlite3_column_int64(stmt_, index); }
 double Statement::ColumnDouble(int index) const { return sqlite3_column_double(stmt_, index); }
-std::string Statement::ColumnText(int index) const {
+std::string Statement::ColumnText(int index) const { return std::string(ColumnView(index)); }
+std::string_view Statement::ColumnView(int index) const {
   const unsigned char* text = sqlite3_column_text(stmt_, index);
   const int size = sqlite3_column_bytes(stmt_, index);
-  if (text == nullptr) return std::string();
-  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
+  if (text == nullptr) return std::string_view();
+  return std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
 }
 const void* Statement::ColumnBlob(int index) const { return sqlite3_column_blob(stmt_, index); }
 size_t Statement::ColumnBytes(int index) const {

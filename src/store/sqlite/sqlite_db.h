@@ -51,6 +51,8 @@ class Statement {
   int64_t ColumnInt(int index) const;
   double ColumnDouble(int index) const;
   std::string ColumnText(int index) const;
+  // The same text without a copy (valid until the next Step or Reset).
+  std::string_view ColumnView(int index) const;
   // Blob bytes (valid until the next Step or Reset) and their size.
   const void* ColumnBlob(int index) const;
   size_t ColumnBytes(int index) const;

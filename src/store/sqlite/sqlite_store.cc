@@ -17,50 +17,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/record_row.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
 
 namespace msp {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "embeddings are stored as little-endian float32");
-static_assert(sizeof(float) == 4);
-
+using namespace record_row;  // NOLINT: the row's columns name every statement here
 using Json = nlohmann::json;
 
-// The records columns in select order; the embedding is always last.
-constexpr std::array<std::string_view, 32> kRecordColumns = {
-    "id",          "tenant",        "user_id",      "agent_id",        "session_id",
-    "mission_id",  "operator_id",   "layer",        "kind",            "text",
-    "body_json",   "tags_json",     "source",       "sensitivity",     "criticality",
-    "confidence",  "created_at",    "updated_at",   "expires_at",      "valid_at",
-    "invalid_at",  "access_count",  "last_accessed", "provenance_json", "state",
-    "supersedes",  "superseded_by", "step_number",  "embedder_id",     "seq",
-    "access_level", "embedding"};
-
-enum Col : int {
-  kId, kTenant, kUser, kAgent, kSession, kMission, kOperator, kLayer, kKind, kText,
-  kBody, kTags, kSource, kSensitivity, kCriticality, kConfidence, kCreatedAt, kUpdatedAt,
-  kExpiresAt, kValidAt, kInvalidAt, kAccessCount, kLastAccessed, kProvenance, kState,
-  kSupersedes, kSupersededBy, kStepNumber, kEmbedderId, kSeq, kAccessLevel, kEmbedding,
-  kColumnCount
-};
-static_assert(kColumnCount == kRecordColumns.size());
-
-// "id, tenant, ..., embedding" (or NULL in place of the embedding).
-std::string SelectList(bool with_embedding) {
-  std::string out;
-  for (size_t i = 0; i < kRecordColumns.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += (i == kEmbedding && !with_embedding) ? std::string_view("NULL") : kRecordColumns[i];
-  }
-  return out;
-}
-
 const std::string& SelectRecords(bool with_embedding) {
-  static const std::string kWith = "SELECT " + SelectList(true) + " FROM records";
-  static const std::string kWithout = "SELECT " + SelectList(false) + " FROM records";
+  static const std::string kWith = "SELECT " + SelectList() + " FROM records";
+  static const std::string kWithout = "SELECT " + SelectList("NULL") + " FROM records";
   return with_embedding ? kWith : kWithout;
 }
 
@@ -68,16 +37,16 @@ const std::string& SelectRecords(bool with_embedding) {
 const std::string& UpsertRecordSql() {
   static const std::string kSql = [] {
     std::string cols, params, updates;
-    for (size_t i = 0; i < kRecordColumns.size(); ++i) {
+    for (size_t i = 0; i < kColumns.size(); ++i) {
       if (i > 0) {
         cols += ", ";
         params += ", ";
       }
-      cols += kRecordColumns[i];
+      cols += kColumns[i];
       params += "?" + std::to_string(i + 1);
       if (i == kId) continue;
       if (!updates.empty()) updates += ", ";
-      updates += std::string(kRecordColumns[i]) + " = excluded." + std::string(kRecordColumns[i]);
+      updates += std::string(kColumns[i]) + " = excluded." + std::string(kColumns[i]);
     }
     return "INSERT INTO records (" + cols + ") VALUES (" + params + ") ON CONFLICT(id) DO UPDATE SET " +
            updates;
@@ -91,165 +60,46 @@ int64_t NowMs() {
       .count();
 }
 
-Result<std::string> TagsToJson(const Memory& m) {
-  try {
-    return Json(m.tags).dump();
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument("put: record " + m.id + " has a tag that is not valid UTF-8 (" +
-                                   e.what() + ")");
-  }
-}
+// A statement's parameters (1-based: column + 1) from a record.
+class StatementWriter final : public RowWriter {
+ public:
+  explicit StatementWriter(Statement& s) : s_(s) {}
+  void Text(int col, std::string_view value) override { s_.BindText(col + 1, value); }
+  void Int(int col, int64_t value) override { s_.BindInt(col + 1, value); }
+  void Double(int col, double value) override { s_.BindDouble(col + 1, value); }
+  void Blob(int col, const void* data, size_t size) override { s_.BindBlob(col + 1, data, size); }
+  void Null(int col) override { s_.BindNull(col + 1); }
 
-Result<std::string> ProvenanceToJson(const Memory& m) {
-  try {
-    Json array = Json::array();
-    for (const ProvenanceRef& p : m.provenance) {
-      array.push_back({{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
-    }
-    return array.dump();
-  } catch (const Json::exception& e) {
-    return Status::InvalidArgument("put: record " + m.id +
-                                   " has provenance that is not valid UTF-8 (" + e.what() + ")");
-  }
-}
-
-// Encoded forms of a put, computed before the write lock is taken.
-struct EncodedPut {
-  std::string tags_json;
-  std::string provenance_json;
+ private:
+  Statement& s_;
 };
 
-Status ValidatePut(const Memory& m) {
-  if (m.id.empty()) return Status::InvalidArgument("put: a record has an empty id");
-  if (m.ns.tenant.empty()) {
-    return Status::InvalidArgument("put: record " + m.id + " has an empty tenant");
-  }
-  if (m.access_level < 0 || m.access_level > kMaxAccessLevel) {
-    return Status::InvalidArgument("put: record " + m.id + " has access level " +
-                                   std::to_string(m.access_level) + ", outside 0.." +
-                                   std::to_string(kMaxAccessLevel));
-  }
-  if (!std::isfinite(m.confidence)) {
-    return Status::InvalidArgument("put: record " + m.id + " has a confidence that is not finite");
-  }
-  return Status::Ok();
-}
-
 void BindRecord(Statement& s, const Memory& m, const EncodedPut& enc, int64_t seq) {
-  s.BindText(kId + 1, m.id);
-  s.BindText(kTenant + 1, m.ns.tenant);
-  s.BindText(kUser + 1, m.ns.user);
-  s.BindText(kAgent + 1, m.ns.agent);
-  s.BindText(kSession + 1, m.ns.session);
-  s.BindText(kMission + 1, m.ns.mission);
-  s.BindText(kOperator + 1, m.ns.operator_id);
-  s.BindText(kLayer + 1, LayerName(m.layer));
-  s.BindText(kKind + 1, KindName(m.kind));
-  s.BindText(kText + 1, m.text);
-  s.BindText(kBody + 1, m.body_json);
-  s.BindText(kTags + 1, enc.tags_json);
-  s.BindText(kSource + 1, m.source);
-  s.BindText(kSensitivity + 1, SensitivityName(m.sensitivity));
-  s.BindText(kCriticality + 1, CriticalityName(m.criticality));
-  s.BindDouble(kConfidence + 1, m.confidence);
-  s.BindInt(kCreatedAt + 1, m.created_at);
-  s.BindInt(kUpdatedAt + 1, m.updated_at);
-  s.BindInt(kExpiresAt + 1, m.expires_at);
-  s.BindInt(kValidAt + 1, m.valid_at);
-  s.BindInt(kInvalidAt + 1, m.invalid_at);
-  s.BindInt(kAccessCount + 1, m.access_count);
-  s.BindInt(kLastAccessed + 1, m.last_accessed);
-  s.BindText(kProvenance + 1, enc.provenance_json);
-  s.BindText(kState + 1, RecordStateName(m.state));
-  s.BindText(kSupersedes + 1, m.supersedes);
-  s.BindText(kSupersededBy + 1, m.superseded_by);
-  s.BindInt(kStepNumber + 1, m.step_number);
-  s.BindText(kEmbedderId + 1, m.embedder_id);
-  s.BindInt(kSeq + 1, seq);
-  s.BindInt(kAccessLevel + 1, m.access_level);
-  if (m.embedding.empty()) {
-    s.BindNull(kEmbedding + 1);
-  } else {
-    s.BindBlob(kEmbedding + 1, m.embedding.data(), m.embedding.size() * sizeof(float));
-  }
+  StatementWriter w(s);
+  WriteRow(m, enc, seq, w);
 }
 
-template <typename E>
-Status ParseEnum(std::optional<E> (*parse)(std::string_view), const std::string& text,
-                 const Memory& m, const char* column, const std::string& path, E* out) {
-  std::optional<E> v = parse(text);
-  if (!v) {
-    return Status::Corruption("sqlite: record " + m.id + " in " + path + " has an unknown " +
-                              column + " '" + text + "'");
+// The current row of a SelectRecords() statement.
+class StatementReader final : public RowReader {
+ public:
+  explicit StatementReader(const Statement& s) : s_(s) {}
+  std::string_view Text(int col) const override { return s_.ColumnView(col); }
+  int64_t Int(int col) const override { return s_.ColumnInt(col); }
+  double Double(int col) const override { return s_.ColumnDouble(col); }
+  bool IsNull(int col) const override { return s_.IsNull(col); }
+  bool Blob(int col, std::string_view* out) const override {
+    const size_t bytes = s_.ColumnBytes(col);
+    *out = bytes == 0 ? std::string_view() : std::string_view(static_cast<const char*>(s_.ColumnBlob(col)), bytes);
+    return true;
   }
-  *out = *v;
-  return Status::Ok();
-}
+
+ private:
+  const Statement& s_;
+};
 
 // Reads the current row of a SelectRecords() statement into *m.
 Status ReadRecord(const Statement& s, const std::string& path, Memory* m) {
-  m->id = s.ColumnText(kId);
-  m->ns.tenant = s.ColumnText(kTenant);
-  m->ns.user = s.ColumnText(kUser);
-  m->ns.agent = s.ColumnText(kAgent);
-  m->ns.session = s.ColumnText(kSession);
-  m->ns.mission = s.ColumnText(kMission);
-  m->ns.operator_id = s.ColumnText(kOperator);
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseLayer, s.ColumnText(kLayer), *m, "layer", path, &m->layer));
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseKind, s.ColumnText(kKind), *m, "kind", path, &m->kind));
-  m->text = s.ColumnText(kText);
-  m->body_json = s.ColumnText(kBody);
-  m->source = s.ColumnText(kSource);
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseSensitivity, s.ColumnText(kSensitivity), *m, "sensitivity",
-                                path, &m->sensitivity));
-  MSP_RETURN_IF_ERROR(ParseEnum(&ParseCriticality, s.ColumnText(kCriticality), *m, "criticality",
-                                path, &m->criticality));
-  m->confidence = s.ColumnDouble(kConfidence);
-  m->created_at = s.ColumnInt(kCreatedAt);
-  m->updated_at = s.ColumnInt(kUpdatedAt);
-  m->expires_at = s.ColumnInt(kExpiresAt);
-  m->valid_at = s.ColumnInt(kValidAt);
-  m->invalid_at = s.ColumnInt(kInvalidAt);
-  m->access_count = s.ColumnInt(kAccessCount);
-  m->last_accessed = s.ColumnInt(kLastAccessed);
-  MSP_RETURN_IF_ERROR(
-      ParseEnum(&ParseRecordState, s.ColumnText(kState), *m, "state", path, &m->state));
-  m->supersedes = s.ColumnText(kSupersedes);
-  m->superseded_by = s.ColumnText(kSupersededBy);
-  m->step_number = s.ColumnInt(kStepNumber);
-  m->embedder_id = s.ColumnText(kEmbedderId);
-  m->seq = s.ColumnInt(kSeq);
-  m->access_level = static_cast<int>(s.ColumnInt(kAccessLevel));
-
-  const std::string tags_json = s.ColumnText(kTags);
-  const std::string provenance_json = s.ColumnText(kProvenance);
-  try {
-    const Json tags = Json::parse(tags_json);
-    m->tags.clear();
-    for (const Json& t : tags) m->tags.push_back(t.get<std::string>());
-    const Json provenance = Json::parse(provenance_json);
-    m->provenance.clear();
-    for (const Json& p : provenance) {
-      m->provenance.push_back(ProvenanceRef{p.at("type").get<std::string>(),
-                                            p.at("ref").get<std::string>(),
-                                            p.value("detail", std::string())});
-    }
-  } catch (const Json::exception& e) {
-    return Status::Corruption("sqlite: record " + m->id + " in " + path +
-                              " has malformed tags or provenance JSON: " + e.what());
-  }
-
-  m->embedding.clear();
-  if (!s.IsNull(kEmbedding)) {
-    const size_t bytes = s.ColumnBytes(kEmbedding);
-    if (bytes % sizeof(float) != 0) {
-      return Status::Corruption("sqlite: record " + m->id + " in " + path + " has an embedding of " +
-                                std::to_string(bytes) + " bytes, not a multiple of 4");
-    }
-    m->embedding.resize(bytes / sizeof(float));
-    if (bytes > 0) std::memcpy(m->embedding.data(), s.ColumnBlob(kEmbedding), bytes);
-  }
-  return Status::Ok();
+  return ReadRow(StatementReader(s), "sqlite", path, m);
 }
 
 // A WHERE clause and its parameters, built from a RecordQuery.
@@ -391,9 +241,7 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
   encoded.reserve(batch.puts.size());
   for (const Memory& m : batch.puts) {
     MSP_RETURN_IF_ERROR(ValidatePut(m));
-    EncodedPut enc;
-    MSP_ASSIGN_OR_RETURN(enc.tags_json, TagsToJson(m));
-    MSP_ASSIGN_OR_RETURN(enc.provenance_json, ProvenanceToJson(m));
+    MSP_ASSIGN_OR_RETURN(EncodedPut enc, EncodePut(m));
     encoded.push_back(std::move(enc));
   }
   for (const std::string& id : batch.deletes) {
