@@ -292,9 +292,12 @@ class WorkflowMemory {
 
   // Marks served entries of a retrieval as used (a compare-and-swap update
   // of the retrieval-log record; marks accumulate). InvalidArgument when an
-  // id was not served by that retrieval; NotFound for an unknown retrieval.
+  // id was not served by that retrieval; NotFound for an unknown retrieval,
+  // and for one logged above `clearance` (nullopt: no limit), whose served
+  // entries the asker may not see.
   Result<MarkUsedResult> MarkUsed(const Namespace& mission, const std::string& retrieval_id,
-                                  const std::vector<std::string>& entry_ids, const std::string& actor);
+                                  const std::vector<std::string>& entry_ids, const std::string& actor,
+                                  std::optional<int> clearance = std::nullopt);
 
   // The retrieval-correction signal over retrievals logged in [from, to).
   Result<CorrectionsReport> Corrections(const Namespace& mission, TimeMs from, TimeMs to);

@@ -1158,14 +1158,16 @@ class Engine final : public MemoryLayer {
   }
 
   // The active fact in exactly `ns` most similar to `m`, if above the dedup
-  // threshold. `pending` holds facts of the same batch not yet stored.
+  // threshold. `pending` holds facts of the same batch not yet stored. Only
+  // a fact of m's own access level is a twin: a write must not learn of, or
+  // change, a fact held above its level (policy writes store level 0).
   Result<std::optional<Memory>> FindTwin(const Memory& m, const std::vector<Memory>& pending) {
     const double threshold = options_.facts.dedup_cosine;
     std::optional<Memory> best;
     double best_sim = threshold;
     auto consider = [&](const Memory& c) {
       if (c.id == m.id || c.kind != Kind::kFact || c.state != RecordState::kActive || !(c.ns == m.ns) ||
-          c.embedding.size() != m.embedding.size()) {
+          c.access_level != m.access_level || c.embedding.size() != m.embedding.size()) {
         return;
       }
       const double sim = Dot(c.embedding.data(), m.embedding.data(), m.embedding.size());
@@ -1179,6 +1181,7 @@ class Engine final : public MemoryLayer {
     IndexQuery q;
     q.scope = m.ns;
     q.filter.kinds = {Kind::kFact};
+    q.filter.max_access_level = m.access_level;
     q.now = clock_->NowMs();
     q.limit = 8;
     MSP_ASSIGN_OR_RETURN(auto hits, vector_->Search(m.embedding, q));

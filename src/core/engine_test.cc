@@ -282,6 +282,38 @@ TEST_F(EngineTest, NearDuplicateFactsMerge) {
   EXPECT_FALSE(d->merged);
 }
 
+// A fact held above level 0 is no twin of a policy write (level 0): the
+// write neither learns its id nor changes it.
+TEST_F(EngineTest, FactsMergeOnlyIntoTwinsOfTheirOwnAccessLevel) {
+  Memory hidden;
+  hidden.ns = Ns();
+  hidden.kind = Kind::kFact;
+  hidden.layer = Layer::kSemantic;
+  hidden.text = "User runs Windows 11 on the office laptop";
+  hidden.access_level = 5;
+  RecordBatch b;
+  b.scope = Ns();
+  b.puts = {hidden};
+  b.actor = "admin";
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> stored, engine_->Commit(b));
+  ASSERT_EQ(stored.size(), 1u);
+
+  FactRequest f;
+  f.ns = Ns();
+  f.text = hidden.text;
+  f.confidence = 0.5;
+  ASSERT_OK_AND_ASSIGN(WriteResult open, engine_->AddFact(f));
+  EXPECT_FALSE(open.merged);
+  EXPECT_NE(open.id, stored[0].id);
+  ASSERT_OK_AND_ASSIGN(Memory still, engine_->Get(Ns(), stored[0].id));
+  EXPECT_EQ(still.seq, stored[0].seq);
+  EXPECT_TRUE(still.provenance.empty());
+  // Facts of the same level still merge.
+  ASSERT_OK_AND_ASSIGN(WriteResult again, engine_->AddFact(f));
+  EXPECT_TRUE(again.merged);
+  EXPECT_EQ(again.id, open.id);
+}
+
 TEST_F(EngineTest, SupersedeKeepsHistoryAndRetrievesOnlyTheNewest) {
   FactRequest f;
   f.ns = Ns();

@@ -322,7 +322,7 @@ Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
     std::vector<std::string> entries;
     for (const json& e : args.at("entries")) entries.push_back(e.get<std::string>());
     MSP_ASSIGN_OR_RETURN(MarkUsedResult m, mission->memory->MarkUsed(ns, args.at("retrieval_id").get<std::string>(),
-                                                                     entries, session.actor));
+                                                                     entries, session.actor, session.clearance));
     return ToolOutput{json{{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}}, std::nullopt};
   };
   return t;

@@ -39,13 +39,17 @@ Result<std::vector<Correction>> AllCorrections(MemoryLayer& engine, const Namesp
 }  // namespace
 
 Result<MarkUsedResult> WorkflowMemory::MarkUsed(const Namespace& mission, const std::string& retrieval_id,
-                                                const std::vector<std::string>& entry_ids, const std::string& actor) {
+                                                const std::vector<std::string>& entry_ids, const std::string& actor,
+                                                std::optional<int> clearance) {
   MSP_RETURN_IF_ERROR(RequireMission(mission));
   if (retrieval_id.empty()) return Status::InvalidArgument("retrieval id is empty");
   if (entry_ids.empty()) return Status::InvalidArgument("name at least one served entry to mark as used");
   const Namespace scope = MissionNamespace(mission);
   for (int attempt = 0;; ++attempt) {
     Result<Memory> got = engine_.Get(scope, retrieval_id);
+    if (got.ok() && clearance && got->access_level > *clearance) {
+      got = Status::NotFound("hidden");  // answered as if absent, below
+    }
     if (!got.ok()) {
       if (got.status().IsNotFound()) {
         return Status::NotFound("no retrieval " + retrieval_id + " in mission " + mission.mission);

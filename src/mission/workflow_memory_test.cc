@@ -243,6 +243,13 @@ TEST_F(WorkflowMemoryTest, ClearanceFiltersQueryAndHandoff) {
 
   ASSERT_OK_AND_ASSIGN(QueryDigest high, wm_->Query(Q("jammer response plan", QueryScope::kAll, 8000, "high")));
   EXPECT_EQ(ServedIds(high), (std::set<std::string>{open, secret, secret_event, secret_chunk}));
+  // A retrieval that served level-6 entries is unknown to a clearance below 6:
+  // it cannot be marked, and nothing is changed.
+  EXPECT_EQ(wm_->MarkUsed(mission_, high.retrieval_id, {open}, "tester", 1).status().code(), StatusCode::kNotFound);
+  ASSERT_OK_AND_ASSIGN(MarkUsedResult high_mark, wm_->MarkUsed(mission_, high.retrieval_id, {secret}, "tester", 7));
+  EXPECT_EQ(high_mark.used, (std::vector<std::string>{secret}));
+  ASSERT_OK_AND_ASSIGN(MarkUsedResult low_mark, wm_->MarkUsed(mission_, low.retrieval_id, {open}, "tester", 1));
+  EXPECT_EQ(low_mark.used, (std::vector<std::string>{open}));
   // An unknown asker has clearance 0.
   ASSERT_OK_AND_ASSIGN(QueryDigest anon, wm_->Query(Q("jammer response plan")));
   EXPECT_EQ(anon.clearance, 0);

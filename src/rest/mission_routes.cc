@@ -274,7 +274,7 @@ Result<Reply> MarkUsed(RestApi& api, const RestRequest& r) {
   mission.operator_id.clear();
   mission.session.clear();
   MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
-  MSP_ASSIGN_OR_RETURN(MarkUsedResult m, wm->MarkUsed(mission, r.param("id"), entries, api.actor()));
+  MSP_ASSIGN_OR_RETURN(MarkUsedResult m, wm->MarkUsed(mission, r.param("id"), entries, api.actor(), r.clearance()));
   return Reply::Json(200, {{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}});
 }
 
