@@ -1,5 +1,6 @@
-// Format detection, the plain-text extractor, the dispatcher and
-// DocumentBuilder (see document.h).
+// Format detection, the plain-text extractor and DocumentBuilder (see
+// document.h); the other extractors and the dispatcher are in
+// formats_loader.cc.
 #include "ingest/document.h"
 
 #include <algorithm>
@@ -101,26 +102,6 @@ Result<ExtractedDocument> ExtractText(std::string_view bytes) {
   DocumentBuilder b;
   b.Block(text);
   return b.Finish();
-}
-
-Result<ExtractedDocument> Extract(DocumentFormat format, std::string_view bytes) {
-  Result<ExtractedDocument> doc = [&]() -> Result<ExtractedDocument> {
-    switch (format) {
-      case DocumentFormat::kPdf: return ExtractPdf(bytes);
-      case DocumentFormat::kDocx: return ExtractDocx(bytes);
-      case DocumentFormat::kMarkdown: return ExtractMarkdown(bytes);
-      case DocumentFormat::kHtml: return ExtractHtml(bytes);
-      case DocumentFormat::kText: return ExtractText(bytes);
-    }
-    return Status::InvalidArgument("unknown format");
-  }();
-  if (!doc.ok()) return doc;
-  size_t bad = 0;
-  if (!IsValidUtf8(doc->text, &bad)) {
-    return Status::InvalidArgument("the extracted text is not valid UTF-8 (first bad byte at offset " +
-                                   std::to_string(bad) + ")");
-  }
-  return doc;
 }
 
 // ------------------------------------------------------------ DocumentBuilder

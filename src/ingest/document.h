@@ -3,7 +3,9 @@
 // heading path).
 //
 // Every extractor is a pure function of the bytes; none touches the file
-// system or the engine. Library exceptions and errors are caught inside and
+// system or the engine. The PDF, DOCX, Markdown and HTML readers live in a
+// module loaded on first use (formats.h); when it cannot be loaded they
+// return FailedPrecondition. Library exceptions and errors are caught inside and
 // come back as a Status: InvalidArgument for a damaged or unreadable file
 // (the message says what was wrong), never a crash.
 #ifndef MSP_INGEST_DOCUMENT_H_

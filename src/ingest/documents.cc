@@ -202,6 +202,8 @@ class DocumentIngester {
     }
 
     Result<ExtractedDocument> doc = Extract(*format, *bytes);
+    // The readers' module missing is no fault of the file: the run ends.
+    if (!doc.ok() && doc.status().code() == StatusCode::kFailedPrecondition) return doc.status();
     if (!doc.ok()) return fail("damaged or unreadable " + out.format + ": " + doc.status().message());
     const std::vector<Chunk> chunks = ChunkDocument(*doc, counter_, chunking_);
     if (chunks.empty()) out.error = "no text found (a scanned or empty document?)";

@@ -9,7 +9,7 @@
 #include <pugixml.hpp>
 #include <zip.h>
 
-#include "ingest/document.h"
+#include "ingest/formats.h"
 
 namespace msp {
 namespace {
@@ -117,7 +117,7 @@ void WalkBody(const pugi::xml_node& node, const std::map<std::string, std::strin
 
 }  // namespace
 
-Result<ExtractedDocument> ExtractDocx(std::string_view bytes) {
+Result<ExtractedDocument> ReadDocx(std::string_view bytes) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);

@@ -8,7 +8,7 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/tree.h>
 
-#include "ingest/document.h"
+#include "ingest/formats.h"
 #include "util/utf8.h"
 
 namespace msp {
@@ -156,7 +156,7 @@ std::string TitleOf(const xmlNode* node) {
 
 }  // namespace
 
-Result<ExtractedDocument> ExtractHtml(std::string_view bytes) {
+Result<ExtractedDocument> ReadHtml(std::string_view bytes) {
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) return Status::InvalidArgument("too large for the HTML reader");
   if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
   // Valid UTF-8 is read as UTF-8 whatever the page declares; anything else

@@ -6,7 +6,7 @@
 
 #include <cmark.h>
 
-#include "ingest/document.h"
+#include "ingest/formats.h"
 #include "util/utf8.h"
 
 namespace msp {
@@ -120,7 +120,7 @@ std::string_view WithoutFrontMatter(std::string_view text) {
 
 }  // namespace
 
-Result<ExtractedDocument> ExtractMarkdown(std::string_view bytes) {
+Result<ExtractedDocument> ReadMarkdown(std::string_view bytes) {
   if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
   size_t bad = 0;
   if (!IsValidUtf8(bytes, &bad)) {

@@ -8,7 +8,7 @@
 #include <poppler-global.h>
 #include <poppler-page.h>
 
-#include "ingest/document.h"
+#include "ingest/formats.h"
 
 namespace msp {
 namespace {
@@ -48,7 +48,7 @@ std::string Utf8(const poppler::ustring& s) {
 
 }  // namespace
 
-Result<ExtractedDocument> ExtractPdf(std::string_view bytes) {
+Result<ExtractedDocument> ReadPdf(std::string_view bytes) {
   QuietPoppler();
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return Status::InvalidArgument("too large for the PDF reader");
   std::string errors;
