@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -444,6 +445,33 @@ TEST_F(RefreshTest, KilledOrchestratorLeavesNoHalfRefreshAndQueriesWork) {
   ASSERT_EQ(pass.refreshed.size(), 1u) << (pass.errors.empty() ? "no errors" : pass.errors[0]);
   EXPECT_EQ(pass.refreshed[0].task_id, "second");
   EXPECT_EQ(Artifacts("second").size(), 3u);
+}
+
+// The long-running loop: a pass, then the wait; the task poll before each
+// pass may fail without stopping the loop.
+TEST_F(RefreshTest, LoopPollsThenRefreshesAndSurvivesAFailedPoll) {
+  auto orch = MakeOrchestrator();
+  int polls = 0;
+  int waits = 0;
+  std::ostringstream log;
+  auto poll = [&]() -> Status {
+    if (++polls == 1) return Status::Unavailable("tracker down");
+    if (polls == 2) return AddTask(*engine_, mission_, IdleTask("polled"), "poll").status();
+    return Status::Ok();
+  };
+  auto wait = [&](std::chrono::seconds interval) {
+    EXPECT_EQ(interval.count(), 60);
+    clock_->Advance(8 * kDay);
+    return ++waits < 3;
+  };
+  ASSERT_OK(RunOrchestratorLoop(*orch, std::chrono::seconds(60), wait, &log, poll));
+  EXPECT_EQ(polls, 3);
+  EXPECT_EQ(waits, 3);
+  EXPECT_TRUE(Contains(log.str(), "tracker down")) << log.str();
+  EXPECT_TRUE(Contains(log.str(), "0 long-term tasks, 0 refreshed")) << log.str();
+  // Created in the second pass at day 8, refreshed in the third at day 16.
+  EXPECT_TRUE(Contains(log.str(), "1 long-term tasks, 1 refreshed")) << log.str();
+  EXPECT_EQ(Artifacts("polled").size(), 3u);
 }
 
 TEST(MatchingTest, WordsPathsAndComponents) {
