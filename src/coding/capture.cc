@@ -210,7 +210,7 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
     }
     const pid_t grandchild = ::fork();
     if (grandchild == 0) {
-      ::execv(args[0], args.data());
+      ::execvp(args[0], args.data());
       ::_exit(127);
     }
     ::_exit(grandchild < 0 ? 1 : 0);

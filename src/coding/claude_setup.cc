@@ -255,11 +255,13 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
         c.summary = foreign_mcp ? "kept the MCP server \"msp\" (not msp's)" : "no msp MCP server";
       }
     } else {
-      const std::vector<std::string> w = Words(r.msp_command);
-      Json args = Json::array({"mcp"});
-      for (size_t i = 1; i < w.size(); ++i) args.push_back(w[i]);
+      Json args = Json::array();
+      for (const std::string& a : r.mcp_args) args.push_back(a);
+      if (args.empty()) args.push_back("mcp");
       if (!mcp.json.contains("mcpServers")) mcp.json["mcpServers"] = Json::object();
-      mcp.json["mcpServers"]["msp"] = Json{{"type", "stdio"}, {"command", w.empty() ? "msp" : w[0]}, {"args", args},
+      mcp.json["mcpServers"]["msp"] = Json{{"type", "stdio"},
+                                           {"command", r.mcp_program.empty() ? "msp" : r.mcp_program},
+                                           {"args", args},
                                            {"env", Json::object()}};
       c.summary = "MCP server msp";
     }

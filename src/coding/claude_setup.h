@@ -27,7 +27,9 @@ struct ClaudeSetupRequest {
   std::string project_dir;       // project scope: the project's top directory
   std::string home;              // user scope: the home directory
   std::string capture_command;   // e.g. "/usr/bin/msp-capture --data-dir /home/u/.msp"
-  std::string msp_command;       // e.g. "/usr/bin/msp --data-dir /home/u/.msp" (hooks and MCP)
+  std::string msp_command;       // e.g. "'/usr/bin/msp' --data-dir '/home/u/.msp'" (the other hooks)
+  std::string mcp_program;       // the MCP server's command, e.g. "/usr/bin/msp"
+  std::vector<std::string> mcp_args;  // its arguments, e.g. {"mcp", "--data-dir", "/home/u/.msp"}
   bool post_tool_use = false;    // also register the PostToolUse hook
   bool mcp = true;               // register the MCP server
   bool remove = false;           // take msp's entries out instead

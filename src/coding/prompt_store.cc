@@ -112,31 +112,38 @@ Result<std::unique_ptr<PromptStore>> PromptStore::Open(const std::string& path, 
   if (path.empty()) return Status::InvalidArgument("the prompt repository path is empty (capture.repository)");
   auto library = std::make_unique<GitLibrary>();
   git_repository* repo = nullptr;
-  int rc = git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
-                                   nullptr);
-  if (rc == GIT_ENOTFOUND && create) {
+  constexpr unsigned kOpenFlags = GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE;
+  int rc = git_repository_open_ext(&repo, path.c_str(), kOpenFlags, nullptr);
+  if (rc == GIT_ENOTFOUND && !create) {
+    return Status::NotFound("no prompt repository at '" + path + "' (capture.repository); nothing captured yet");
+  }
+  // Several processes may create the repository at once: one init wins; the
+  // others (whose init fails or finds it half made) open it once it is whole.
+  for (int attempt = 0; rc < 0 && create && attempt < 100; ++attempt) {
     git_repository_init_options opts = GIT_REPOSITORY_INIT_OPTIONS_INIT;
     opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
     opts.description = "msp: prompts captured from coding agents (one orphan commit per prompt)";
     rc = git_repository_init_ext(&repo, path.c_str(), &opts);
-    if (rc == GIT_EEXISTS) {  // another process made it first
-      rc = git_repository_open_ext(&repo, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE,
-                                   nullptr);
+    if (rc == 0) {
+      git_config* cfg = nullptr;
+      if (git_repository_config(&cfg, repo) == 0) {
+        // No reflogs (a file per prompt ref otherwise); keep refs loose.
+        (void)git_config_set_bool(cfg, "core.logAllRefUpdates", 0);
+        (void)git_config_set_bool(cfg, "gc.packRefs", 0);
+        (void)git_config_set_int32(cfg, "gc.auto", 0);
+        git_config_free(cfg);
+      }
+      break;
     }
-    if (rc < 0) return Status::IoError("cannot create the prompt repository '" + path + "': " + GitError(rc));
-    git_config* cfg = nullptr;
-    if (git_repository_config(&cfg, repo) == 0) {
-      // No reflogs (a file per prompt ref otherwise); keep refs loose.
-      (void)git_config_set_bool(cfg, "core.logAllRefUpdates", 0);
-      (void)git_config_set_bool(cfg, "gc.packRefs", 0);
-      (void)git_config_set_int32(cfg, "gc.auto", 0);
-      git_config_free(cfg);
+    const std::string init_error = GitError(rc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + attempt));
+    rc = git_repository_open_ext(&repo, path.c_str(), kOpenFlags, nullptr);
+    if (rc < 0 && attempt == 99) {
+      return Status::IoError("cannot create the prompt repository '" + path + "': " + init_error + "; " +
+                             GitError(rc));
     }
-  } else if (rc == GIT_ENOTFOUND) {
-    return Status::NotFound("no prompt repository at '" + path + "' (capture.repository); nothing captured yet");
-  } else if (rc < 0) {
-    return GitStatus(rc, "cannot open the prompt repository '" + path + "'");
   }
+  if (rc < 0) return GitStatus(rc, "cannot open the prompt repository '" + path + "'");
   return std::unique_ptr<PromptStore>(new PromptStore(path, repo));
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <set>
 
 #include <git2.h>
@@ -143,7 +144,10 @@ TEST(PromptStoreTest, ConcurrentWriterProcessesLoseNothing) {
       int bad = 0;
       if (c % 2 == 0) {
         auto store = PromptStore::Open(path, true);
-        if (!store.ok()) _exit(10);
+        if (!store.ok()) {
+          fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+          _exit(10);
+        }
         for (int i = 0; i < kEach; ++i) {
           if (!(*store)->Append(Prompt("c" + std::to_string(c) + "-" + std::to_string(i), at)).ok()) ++bad;
         }

@@ -1,0 +1,202 @@
+// capture_bench: the whole `msp capture` process, as Claude Code runs it,
+// into a prompt repository that already holds many prompts
+// (bench/README.md, "Capture"; docs/coding-agents.md).
+//
+//   capture_bench --msp build/src/cli/msp [--capture build/src/cli/msp-capture]
+//                 [--repo DIR] [--seed 100000] [--runs 1000] [--gap-ms 50]
+//
+// Seeds the repository (in process) up to --seed prompts, then runs each
+// hook command --runs times, one after another, each with a UserPromptSubmit
+// payload on standard input, and reports p50 / p99 / mean of the wall time
+// from fork to exit: the process a user waits for. Variants:
+//   true         /bin/true: the floor of starting a process here
+//   msp-capture  the lean hook (spool + detached importer)
+//   msp capture  the full binary, spool mode
+//   direct       the full binary, capture.mode = direct (commits itself)
+// Afterwards it waits for the spool to drain and checks that every prompt
+// is in the repository exactly once.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coding/capture.h"
+#include "coding/prompt_store.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string msp, capture, repo;
+  size_t seed = 100000, runs = 1000;
+  int gap_ms = 50;
+};
+
+// Runs argv with `input` on standard input; returns the wall time in ms, or
+// a negative value when it did not exit 0.
+double RunOnce(const std::vector<std::string>& argv, const std::string& input) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[0], 0);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char*> c;
+    for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+    c.push_back(nullptr);
+    execv(c[0], c.data());
+    _exit(127);
+  }
+  close(fds[0]);
+  if (write(fds[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
+    close(fds[1]);
+    return -1;
+  }
+  close(fds[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ms : -1;
+}
+
+void Report(const char* name, std::vector<double> ms) {
+  if (ms.empty()) return;
+  std::sort(ms.begin(), ms.end());
+  double sum = 0;
+  for (double m : ms) sum += m;
+  auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * (ms.size() - 1) + 0.5))]; };
+  std::printf("%-14s runs %5zu  p50 %7.2f ms  p99 %7.2f ms  mean %7.2f ms  max %7.2f ms\n", name, ms.size(),
+              pct(0.50), pct(0.99), sum / ms.size(), ms.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--msp") a.msp = v;
+    else if (k == "--capture") a.capture = v;
+    else if (k == "--repo") a.repo = v;
+    else if (k == "--seed") a.seed = std::stoul(v);
+    else if (k == "--runs") a.runs = std::stoul(v);
+    else if (k == "--gap-ms") a.gap_ms = std::stoi(v);
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (a.msp.empty()) {
+    std::fprintf(stderr, "usage: capture_bench --msp PATH [--capture PATH] [--repo DIR] [--seed N] [--runs N] [--gap-ms N]\n");
+    return 2;
+  }
+  if (a.repo.empty()) a.repo = (fs::temp_directory_path() / "msp-capture-bench" / "prompts.git").string();
+  a.repo = fs::absolute(a.repo).string();
+  const std::string data_dir = fs::path(a.repo).parent_path().string();
+  fs::create_directories(data_dir);
+
+  // Seed: prompts spread over two years, as a long-used repository holds.
+  size_t have = 0;
+  {
+    auto store = msp::PromptStore::Open(a.repo, true);
+    if (!store.ok()) {
+      std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+      return 1;
+    }
+    have = (*store)->Count().ok() ? *(*store)->Count() : 0;
+    const auto t0 = Clock::now();
+    const msp::TimeMs now = msp::WallClockMs();
+    const msp::TimeMs span = 2LL * 365 * 86400 * 1000;
+    for (size_t i = have; i < a.seed; ++i) {
+      msp::CapturedPrompt p;
+      p.at = now - span + static_cast<msp::TimeMs>(i) * (span / static_cast<msp::TimeMs>(a.seed));
+      p.text = "seed prompt " + std::to_string(i) + ": fix the failing test in module " + std::to_string(i % 97);
+      p.session_id = "seed-" + std::to_string(i / 30);
+      p.repository = "/home/dev/project-" + std::to_string(i % 5);
+      p.branch = "main";
+      p.hook_event = "UserPromptSubmit";
+      if (!(*store)->Append(p).ok()) {
+        std::fprintf(stderr, "seeding failed at %zu\n", i);
+        return 1;
+      }
+    }
+    if (a.seed > have) {
+      std::printf("seeded %zu prompts in %.1f s\n", a.seed - have,
+                  std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    have = std::max(have, a.seed);
+  }
+
+  const std::string payload_head =
+      R"({"session_id":"bench","transcript_path":"/tmp/t.jsonl","cwd":")" + data_dir +
+      R"(","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"benchmark prompt )";
+  const std::vector<std::string> settings = {"--data-dir", data_dir, "--capture-repository", a.repo,
+                                             "--capture-log-file", data_dir + "/capture.log"};
+  struct Variant {
+    const char* name;
+    std::vector<std::string> argv;
+    bool captures;
+  };
+  std::vector<Variant> variants = {{"true", {"/bin/true"}, false}};
+  if (!a.capture.empty()) {
+    std::vector<std::string> v = {a.capture};
+    v.insert(v.end(), settings.begin(), settings.end());
+    variants.push_back({"msp-capture", v, true});
+  }
+  {
+    std::vector<std::string> v = {a.msp, "capture"};
+    v.insert(v.end(), settings.begin(), settings.end());
+    variants.push_back({"msp capture", v, true});
+    v.push_back("--capture-mode");
+    v.push_back("direct");
+    variants.push_back({"direct", v, true});
+  }
+  size_t captured = 0;
+  for (const Variant& v : variants) {
+    std::vector<double> ms;
+    size_t failed = 0;
+    for (size_t i = 0; i < a.runs; ++i) {
+      const std::string input = payload_head + v.name + " " + std::to_string(i) + "\"}";
+      const double t = RunOnce(v.argv, input);
+      if (t < 0) {
+        ++failed;
+      } else {
+        ms.push_back(t);
+        if (v.captures) ++captured;
+      }
+      if (a.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.gap_ms));
+    }
+    Report(v.name, ms);
+    if (failed) std::printf("%-14s %zu runs failed\n", v.name, failed);
+  }
+
+  // Every captured prompt must land exactly once.
+  const auto drain_start = Clock::now();
+  for (int i = 0; i < 600; ++i) {
+    std::error_code ec;
+    bool empty = true;
+    for (const auto& e : fs::directory_iterator(msp::SpoolDir(a.repo), ec)) {
+      if (e.path().extension() == ".json") empty = false;
+    }
+    if (empty) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!msp::ImportSpool(a.repo).ok()) std::printf("final import failed\n");
+  auto store = msp::PromptStore::Open(a.repo, false);
+  const size_t count = store.ok() && (*store)->Count().ok() ? *(*store)->Count() : 0;
+  std::printf("spool drained %.1f s after the last capture; repository holds %zu prompts (expected %zu): %s\n",
+              std::chrono::duration<double>(Clock::now() - drain_start).count(), count, have + captured,
+              count == have + captured ? "ok" : "MISMATCH");
+  return count == have + captured ? 0 : 1;
+}

@@ -1,0 +1,108 @@
+// The capture hook command, shared by `msp capture` and the lean
+// `msp-capture` (which links only this, the flag parser, the settings and
+// msp_capture: no engine, no libgit2).
+#include "cli/capture_command.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+
+#include "cli/flags.h"
+#include "coding/capture.h"
+#include "config/config.h"
+
+#ifdef MSP_CAPTURE_DIRECT
+#include "coding/prompt_store.h"
+#endif
+
+namespace msp {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+// Where failures go when the settings cannot be read.
+std::string FallbackLog() {
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state != '\0') {
+    return std::string(state) + "/msp/capture.log";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.local/state/msp/capture.log";
+  }
+  return "/tmp/msp-capture.log";
+}
+
+}  // namespace
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, const std::string& importer,
+                      bool lean) {
+  std::string log = FallbackLog();
+  auto fail = [&](const Status& s) {
+    AppendToLog(log, "capture", s.ToString());
+    return 0;
+  };
+  Result<ParsedFlags> flags = ParseFlags(args, {{"--config", "PATH", "TOML configuration file"}}, true);
+  if (!flags.ok()) return fail(flags.status());
+  ConfigInput input;
+  input.config_path = flags->Get("--config");
+  input.env = ProcessEnvironment();
+  input.flags = flags->setting_flags;
+  Result<LoadedConfig> config = LoadConfig(input);
+  if (!config.ok()) return fail(config.status());
+  const CodingOptions& coding = config->options.coding;
+  const std::string data_dir = Absolute(config->options.store.data_dir);
+  const std::string repository =
+      Absolute(coding.capture_repository.empty() ? data_dir + "/prompts.git" : coding.capture_repository);
+  log = Absolute(coding.capture_log.empty() ? data_dir + "/capture.log" : coding.capture_log);
+
+  if (coding.capture_mode == "direct") {
+    if (lean) {
+      // The lean binary has no libgit2: hand the hook (standard input
+      // untouched) to the full msp.
+      std::vector<std::string> argv = {importer, "capture"};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<char*> c;
+      for (std::string& a : argv) c.push_back(a.data());
+      c.push_back(nullptr);
+      ::execvp(c[0], c.data());
+      return fail(Status::IoError("cannot run '" + importer + "' for capture.mode = direct"));
+    }
+#ifdef MSP_CAPTURE_DIRECT
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Result<CapturedPrompt> r = CaptureDirect(text, repository, WallClockMs());
+    if (!r.ok()) return fail(r.status());
+    return 0;
+#endif
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<HookInput> hook = ParseHookInput(text);
+  if (!hook.ok()) return fail(hook.status());
+  Result<CapturedPrompt> prompt = PromptFromHook(*hook, WallClockMs());
+  if (!prompt.ok()) return fail(prompt.status());
+  Result<std::string> spooled = SpoolPrompt(*prompt, repository);
+  if (!spooled.ok()) return fail(spooled.status());
+  std::vector<std::string> argv = {importer,          "prompts",          "import", "--log-failures",
+                                   "--data-dir",      data_dir,           "--capture-repository", repository,
+                                   "--capture-log-file", log};
+  if (flags->Has("--config")) {
+    argv.push_back("--config");
+    argv.push_back(Absolute(flags->Get("--config")));
+  }
+  if (Status s = SpawnDetached(argv); !s.ok()) return fail(s);
+  return 0;
+}
+
+}  // namespace msp

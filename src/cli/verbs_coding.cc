@@ -1,0 +1,412 @@
+// Coding-agent verbs (docs/coding-agents.md): capture, prompts list /
+// search / topics / switches / intents / import, hook session-start /
+// post-tool-use, setup claude-code.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <map>
+
+#include "cli/capture_command.h"
+#include "cli/cli.h"
+#include "coding/capture.h"
+#include "coding/claude_setup.h"
+#include "coding/hooks.h"
+#include "coding/prompt_analysis.h"
+#include "coding/prompt_store.h"
+#include "consolidate/llm_extractor.h"
+#include "provider/chat_client.h"
+#include "util/time.h"
+
+namespace msp {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+std::string PromptRepository(const Invocation& inv) {
+  const CodingOptions& c = inv.config.options.coding;
+  return Absolute(c.capture_repository.empty() ? inv.config.options.store.data_dir + "/prompts.git"
+                                               : c.capture_repository);
+}
+
+std::string CaptureLog(const Invocation& inv) {
+  const CodingOptions& c = inv.config.options.coding;
+  return Absolute(c.capture_log.empty() ? inv.config.options.store.data_dir + "/capture.log" : c.capture_log);
+}
+
+// The captured prompts the flags select: imports the spool first, so that
+// what the hooks captured a moment ago is there.
+Result<std::vector<CapturedPrompt>> LoadPrompts(Invocation& inv) {
+  const std::string repo = PromptRepository(inv);
+  PromptFilter f;
+  MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
+  if (f.from != 0 && f.to != 0 && f.to <= f.from) return Usage(inv, "--until must be later than --since");
+  f.session_id = inv.flags.Get("--in-session");
+  f.repository = inv.flags.Get("--repository");
+  if (Result<SpoolImportReport> r = ImportSpool(repo); !r.ok()) {
+    *inv.err << "msp: warning: " << r.status().message() << "\n";
+  }
+  Result<std::unique_ptr<PromptStore>> store = PromptStore::Open(repo, /*create=*/false);
+  if (!store.ok()) {
+    if (store.status().IsNotFound()) return std::vector<CapturedPrompt>{};
+    return store.status();
+  }
+  return (*store)->List(f);
+}
+
+// Intent labels by the configured classifier (prompts.classifier).
+Result<std::vector<Intent>> Intents(Invocation& inv, const std::vector<CapturedPrompt>& prompts,
+                                    std::string* classifier) {
+  const Options& o = inv.config.options;
+  const bool llm = o.coding.classifier == "llm" || (o.coding.classifier == "auto" && !o.llm.model.empty());
+  if (llm) {
+    const char* key = std::getenv("OPENAI_API_KEY");
+    MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(o.llm, key == nullptr ? "" : key));
+    MSP_ASSIGN_OR_RETURN(auto chat, ChatClient::Create(chat_options));
+    std::vector<std::string> texts;
+    for (const CapturedPrompt& p : prompts) texts.push_back(p.text);
+    Result<std::vector<Intent>> labels = ClassifyIntentsWithModel(*chat, texts);
+    if (!labels.ok()) return labels.status().WithContext("prompts.classifier = llm (" + o.llm.model + ")");
+    *classifier = "llm:" + o.llm.model;
+    return labels;
+  }
+  std::vector<Intent> out;
+  for (const CapturedPrompt& p : prompts) out.push_back(ClassifyIntent(p.text));
+  *classifier = "rules";
+  return out;
+}
+
+nlohmann::json PromptJson(const CapturedPrompt& p) {
+  nlohmann::json j = {{"id", p.id},
+                      {"ref", p.ref},
+                      {"at", FormatIso8601(p.at)},
+                      {"text", p.text},
+                      {"session_id", p.session_id},
+                      {"cwd", p.cwd},
+                      {"repository", p.repository},
+                      {"project", ProjectOf(p)},
+                      {"branch", p.branch},
+                      {"permission_mode", p.permission_mode}};
+  return j;
+}
+
+void PrintPromptLine(Invocation& inv, const CapturedPrompt& p, const std::string& intent) {
+  std::string where = ProjectOf(p);
+  if (!p.branch.empty()) where += "@" + p.branch;
+  *inv.out << FormatIso8601(p.at) << "  " << where << "  " << (intent.empty() ? "" : intent + "  ")
+           << OneLine(p.text, 100) << "\n";
+}
+
+Status PrintPrompts(Invocation& inv, const std::vector<CapturedPrompt>& prompts, const std::vector<size_t>& order,
+                    const std::vector<double>* scores) {
+  std::vector<CapturedPrompt> shown;
+  for (size_t i : order) shown.push_back(prompts[i]);
+  std::string classifier;
+  MSP_ASSIGN_OR_RETURN(std::vector<Intent> intents, Intents(inv, shown, &classifier));
+  std::optional<Intent> only;
+  if (inv.flags.Has("--intent")) {
+    MSP_ASSIGN_OR_RETURN(only, EnumFlag(inv, "--intent", inv.flags.Get("--intent"), &ParseIntent, &IntentName));
+  }
+  nlohmann::json arr = nlohmann::json::array();
+  for (size_t k = 0; k < shown.size(); ++k) {
+    if (only && intents[k] != *only) continue;
+    if (inv.json) {
+      nlohmann::json j = PromptJson(shown[k]);
+      j["intent"] = IntentName(intents[k]);
+      if (scores != nullptr) j["score"] = (*scores)[k];
+      arr.push_back(std::move(j));
+    } else {
+      PrintPromptLine(inv, shown[k], std::string(IntentName(intents[k])));
+    }
+  }
+  if (inv.json) PrintJson(inv, {{"classifier", classifier}, {"prompts", arr}});
+  return Status::Ok();
+}
+
+Result<size_t> LimitFlag(Invocation& inv, int64_t fallback) {
+  Result<int64_t> n = inv.flags.GetInt("--limit", fallback, 0, 100000000);
+  if (!n.ok()) return Usage(inv, n.status().message());
+  return static_cast<size_t>(*n);
+}
+
+// The hook payload on standard input.
+Result<HookInput> ReadHook(Invocation& inv) {
+  const std::string text((std::istreambuf_iterator<char>(*inv.in)), std::istreambuf_iterator<char>());
+  return ParseHookInput(text);
+}
+
+std::string HookUser(const Invocation& inv) {
+  if (!inv.ns.user.empty()) return inv.ns.user;
+  const char* user = std::getenv("USER");
+  return user == nullptr ? "" : user;
+}
+
+}  // namespace
+
+int RunCaptureHook(const std::vector<std::string>& args, std::istream& in) {
+  return RunCaptureCommand(args, in, SelfExecutable(), /*lean=*/false);
+}
+
+Status RunCapture(Invocation& inv) {
+  // Reached only through `msp capture --help`-free invocations that the
+  // dispatcher did not hand to RunCaptureCommand (it always does).
+  (void)RunCaptureCommand({}, *inv.in, SelfExecutable(), /*lean=*/false);
+  return Status::Ok();
+}
+
+Status RunPromptsList(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(size_t limit, LimitFlag(inv, 50));
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  std::vector<size_t> order;
+  const size_t start = limit == 0 || prompts.size() <= limit ? 0 : prompts.size() - limit;
+  for (size_t i = start; i < prompts.size(); ++i) order.push_back(i);
+  return PrintPrompts(inv, prompts, order, nullptr);
+}
+
+Status RunPromptsSearch(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(size_t limit, LimitFlag(inv, 20));
+  MSP_ASSIGN_OR_RETURN(std::string query, TextArgument(inv, 0, /*stdin_dash=*/true));
+  if (PromptTerms(query).empty()) return Usage(inv, "QUERY has no searchable words (stop words are ignored)");
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  std::vector<size_t> order;
+  std::vector<double> scores;
+  for (const PromptMatch& m : SearchPrompts(prompts, query, limit)) {
+    order.push_back(m.index);
+    scores.push_back(m.score);
+  }
+  return PrintPrompts(inv, prompts, order, &scores);
+}
+
+Status RunPromptsTopics(Invocation& inv) {
+  Period period = Period::kWeek;
+  if (inv.flags.Has("--by")) {
+    std::optional<Period> p = ParsePeriod(inv.flags.Get("--by"));
+    if (!p) return Usage(inv, "--by: day, week or month");
+    period = *p;
+  }
+  Result<int64_t> top = inv.flags.GetInt("--top", 10, 1, 1000);
+  if (!top.ok()) return Usage(inv, top.status().message());
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  const TopicTable t = TopicFrequencies(prompts, period, static_cast<size_t>(*top));
+  if (inv.json) {
+    nlohmann::json topics = nlohmann::json::array();
+    for (size_t i = 0; i < t.topics.size(); ++i) {
+      topics.push_back({{"topic", t.topics[i]}, {"prompts", t.totals[i]}, {"per_period", t.counts[i]}});
+    }
+    PrintJson(inv, {{"periods", t.periods}, {"topics", topics}, {"prompts", prompts.size()}});
+    return Status::Ok();
+  }
+  *inv.out << prompts.size() << " prompts; prompts per " << inv.flags.Get("--by", "week")
+           << " holding each of the " << t.topics.size() << " most frequent topics\n";
+  size_t width = 5;
+  for (const std::string& s : t.topics) width = std::max(width, s.size());
+  *inv.out << std::string(width + 2, ' ');
+  for (const std::string& p : t.periods) *inv.out << p << "  ";
+  *inv.out << "total\n";
+  for (size_t i = 0; i < t.topics.size(); ++i) {
+    *inv.out << t.topics[i] << std::string(width + 2 - t.topics[i].size(), ' ');
+    for (size_t k = 0; k < t.periods.size(); ++k) {
+      const std::string n = std::to_string(t.counts[i][k]);
+      *inv.out << std::string(t.periods[k].size() > n.size() ? t.periods[k].size() - n.size() : 0, ' ') << n << "  ";
+    }
+    *inv.out << t.totals[i] << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunPromptsSwitches(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  const std::vector<SwitchDay> days = ProjectSwitches(prompts);
+  if (inv.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const SwitchDay& d : days) {
+      nlohmann::json t = nlohmann::json::object();
+      for (const auto& [pair, n] : d.transitions) t[pair] = n;
+      arr.push_back({{"day", d.day}, {"prompts", d.prompts}, {"projects", d.projects}, {"switches", d.switches},
+                     {"transitions", t}});
+    }
+    PrintJson(inv, {{"days", arr}});
+    return Status::Ok();
+  }
+  for (const SwitchDay& d : days) {
+    *inv.out << d.day << "  " << d.prompts << " prompts, " << d.projects << " projects, " << d.switches
+             << " switches";
+    for (size_t i = 0; i < d.transitions.size() && i < 5; ++i) {
+      *inv.out << (i == 0 ? ": " : ", ") << d.transitions[i].first << " x" << d.transitions[i].second;
+    }
+    *inv.out << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunPromptsIntents(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  std::string classifier;
+  MSP_ASSIGN_OR_RETURN(std::vector<Intent> intents, Intents(inv, prompts, &classifier));
+  std::map<std::string, std::map<std::string, size_t>> by_project;
+  std::map<std::string, size_t> totals;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::string name(IntentName(intents[i]));
+    ++by_project[ProjectOf(prompts[i])][name];
+    ++totals[name];
+  }
+  if (inv.json) {
+    PrintJson(inv, {{"classifier", classifier}, {"prompts", prompts.size()}, {"intents", totals},
+                    {"by_project", by_project}});
+    return Status::Ok();
+  }
+  *inv.out << prompts.size() << " prompts, labelled by " << classifier << "\n";
+  for (const char* name : {"instruction", "question", "correction", "approval"}) {
+    *inv.out << "  " << name << ": " << totals[name] << "\n";
+  }
+  for (const auto& [project, counts] : by_project) {
+    *inv.out << project << ":";
+    for (const auto& [name, n] : counts) *inv.out << " " << name << " " << n;
+    *inv.out << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunPromptsImport(Invocation& inv) {
+  const std::string repo = PromptRepository(inv);
+  Result<SpoolImportReport> r = ImportSpool(repo);
+  if (!r.ok()) {
+    if (inv.flags.Has("--log-failures")) {
+      AppendToLog(CaptureLog(inv), "prompts import", r.status().ToString());
+      return Status::Ok();
+    }
+    return r.status();
+  }
+  if (r->failed > 0 && inv.flags.Has("--log-failures")) {
+    AppendToLog(CaptureLog(inv), "prompts import",
+                std::to_string(r->failed) + " spool files could not be read; moved to " + SpoolDir(repo) + "/bad");
+  }
+  if (inv.json) {
+    PrintJson(inv, {{"imported", r->imported}, {"failed", r->failed}, {"busy", r->busy}, {"repository", repo}});
+  } else {
+    *inv.out << "imported " << r->imported << " prompts into " << repo
+             << (r->failed ? ", " + std::to_string(r->failed) + " unreadable (moved to msp-spool/bad)" : "")
+             << (r->busy ? " (another importer is running)" : "") << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunHookSessionStart(Invocation& inv) {
+  const std::string log = CaptureLog(inv);
+  Result<HookInput> hook = ReadHook(inv);
+  if (!hook.ok()) {
+    AppendToLog(log, "hook session-start", hook.status().ToString());
+    return Status::Ok();
+  }
+  // No store yet: nothing to say.
+  std::error_code ec;
+  if (inv.config.options.store.backend == "sqlite" && !fs::exists(inv.config.options.store.data_dir, ec)) {
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<MemoryLayer>> engine = OpenEngine(inv, /*create=*/false);
+  if (!engine.ok()) {
+    AppendToLog(log, "hook session-start", engine.status().ToString());
+    return Status::Ok();
+  }
+  Namespace scope = inv.ns;
+  scope.user = HookUser(inv);
+  Result<std::string> digest = SessionStartDigest(**engine, inv.config.options, *hook, scope,
+                                                  inv.config.options.coding.session_start_budget, inv.actor);
+  if (!digest.ok()) {
+    AppendToLog(log, "hook session-start", digest.status().ToString());
+    return Status::Ok();
+  }
+  *inv.out << SessionStartOutput(*digest, hook->source);
+  return Status::Ok();
+}
+
+Status RunHookPostToolUse(Invocation& inv) {
+  const std::string log = CaptureLog(inv);
+  if (!inv.config.options.coding.post_tool_use) return Status::Ok();  // off by default
+  Result<HookInput> hook = ReadHook(inv);
+  if (!hook.ok()) {
+    AppendToLog(log, "hook post-tool-use", hook.status().ToString());
+    return Status::Ok();
+  }
+  Namespace scope = inv.ns;
+  scope.user = HookUser(inv);
+  Result<EpisodeStep> step = ToolUseEpisode(*hook, scope, inv.config.options.coding.tool_max_chars, inv.actor);
+  if (!step.ok()) {
+    AppendToLog(log, "hook post-tool-use", step.status().ToString());
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<MemoryLayer>> engine = OpenEngine(inv, /*create=*/true);
+  if (!engine.ok()) {
+    AppendToLog(log, "hook post-tool-use", engine.status().ToString());
+    return Status::Ok();
+  }
+  if (Result<Memory> m = (*engine)->AddEpisode(*step); !m.ok()) {
+    AppendToLog(log, "hook post-tool-use", m.status().ToString());
+  }
+  return Status::Ok();
+}
+
+Status RunSetupClaudeCode(Invocation& inv) {
+  if (inv.flags.Has("--project") && inv.flags.Has("--user")) return Usage(inv, "--project or --user, not both");
+  ClaudeSetupRequest r;
+  r.user = inv.flags.Has("--user");
+  r.remove = inv.flags.Has("--remove");
+  r.post_tool_use = inv.flags.Has("--post-tool-use");
+  r.mcp = !inv.flags.Has("--no-mcp");
+  std::error_code ec;
+  r.project_dir = inv.flags.Has("--project-dir") ? Absolute(inv.flags.Get("--project-dir"))
+                                                 : fs::current_path(ec).string();
+  if (const char* home = std::getenv("HOME")) r.home = home;
+  // The commands: this msp (or --msp), with the data directory absolute for
+  // user scope; for project scope a relative one stays relative to the
+  // project ($CLAUDE_PROJECT_DIR).
+  std::string msp = inv.flags.Get("--msp", SelfExecutable());
+  if (msp.empty()) msp = "msp";
+  std::string capture = inv.flags.Get("--capture");
+  if (capture.empty()) {
+    const fs::path lean = fs::path(msp).parent_path() / "msp-capture";
+    capture = fs::exists(lean, ec) ? lean.string() : msp + " capture";
+  }
+  const std::string& dir = inv.config.options.store.data_dir;
+  std::string data_flag;
+  if (fs::path(dir).is_absolute()) {
+    data_flag = " --data-dir '" + dir + "'";
+  } else if (r.user) {
+    data_flag = " --data-dir '" + Absolute(dir) + "'";
+  } else {
+    data_flag = " --data-dir \"$CLAUDE_PROJECT_DIR\"/'" + dir + "'";
+  }
+  std::string ns_flags;
+  if (inv.ns.tenant != "default") ns_flags += " --tenant '" + inv.ns.tenant + "'";
+  if (!inv.ns.user.empty()) ns_flags += " --user '" + inv.ns.user + "'";
+  if (!inv.ns.mission.empty()) ns_flags += " --mission '" + inv.ns.mission + "'";
+  r.capture_command = "'" + capture + "'" + data_flag;
+  if (capture.find(' ') != std::string::npos) r.capture_command = capture + data_flag;  // "msp capture"
+  r.msp_command = "'" + msp + "'" + data_flag + ns_flags;
+  // The MCP server runs in the project directory: a relative data directory
+  // stays relative there.
+  r.mcp_program = msp;
+  r.mcp_args = {"mcp", "--data-dir", r.user ? Absolute(dir) : dir};
+  if (inv.ns.tenant != "default") r.mcp_args.insert(r.mcp_args.end(), {"--tenant", inv.ns.tenant});
+  if (!inv.ns.user.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--user", inv.ns.user});
+  MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, SetupClaudeCode(r));
+  if (inv.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const ClaudeSetupChange& c : changes) arr.push_back({{"path", c.path}, {"changed", c.changed}, {"summary", c.summary}});
+    PrintJson(inv, {{"files", arr}});
+    return Status::Ok();
+  }
+  for (const ClaudeSetupChange& c : changes) {
+    *inv.out << (c.changed ? "wrote " : "kept  ") << c.path << ": " << c.summary << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace msp
