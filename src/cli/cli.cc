@@ -425,6 +425,73 @@ const std::vector<Verb>& Verbs() {
        {{"--message", "TEXT", "a message to send instead of reading standard input (repeatable)", true},
         {"--keep-open", "", "do not end (consolidate) the session at the end"}},
        {}, 0, kRecordVerb, &RunAgent},
+      // Coding agents (verbs_coding.cc; docs/coding-agents.md).
+      {"capture", "[--data-dir DIR] [flags] < HOOK_JSON",
+       "the UserPromptSubmit hook: store the prompt of the hook's JSON (stdin) in the prompt repository; "
+       "prints nothing, exits 0 (failures go to capture.log_file)",
+       {}, {}, 0, kTakesSettings, &RunCapture},
+      {"prompts list", "[--since TIME] [--until TIME] [--repository R] [--in-session ID] [--intent I] [flags]",
+       "captured prompts, oldest first, with their intent label",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository (its path or last component)"},
+        {"--in-session", "ID", "only this agent session"},
+        {"--intent", "INTENT", "only question | instruction | correction | approval"},
+        {"--limit", "N", "the newest N (default 50; 0: all)"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsList},
+      {"prompts search", "QUERY [flags]", "captured prompts holding the query's words, best first",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository (its path or last component)"},
+        {"--in-session", "ID", "only this agent session"},
+        {"--intent", "INTENT", "only question | instruction | correction | approval"},
+        {"--limit", "N", "at most N (default 20; 0: all)"}},
+       {"QUERY"}, 1, kTakesJson | kTakesSettings, &RunPromptsSearch},
+      {"prompts topics", "[--by day|week|month] [--top N] [flags]",
+       "the most frequent topics (words) of the prompts and how many prompts held each, per period",
+       {{"--by", "PERIOD", "day | week | month (default week)"},
+        {"--top", "N", "topics to show (default 10)"},
+        {"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsTopics},
+      {"prompts switches", "[--since TIME] [--until TIME] [flags]",
+       "switches between projects per day: prompts, projects, transitions",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsSwitches},
+      {"prompts intents", "[flags]", "intent labels (question, instruction, correction, approval): counts, per project",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsIntents},
+      {"prompts import", "[--log-failures] [flags]",
+       "commit the prompts the capture hook spooled (the hook starts this itself)",
+       {{"--log-failures", "", "log failures to capture.log_file and exit 0"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsImport},
+      {"hook session-start", "[--mission ID] [flags] < HOOK_JSON",
+       "the SessionStart hook: print the digest for the repository and branch of the hook's cwd (Claude Code's "
+       "additionalContext JSON)",
+       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionStart},
+      {"hook post-tool-use", "[flags] < HOOK_JSON",
+       "the PostToolUse hook: record the tool call as an episode of the hook's session (hooks.post_tool_use)",
+       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookPostToolUse},
+      {"setup claude-code", "[--project | --user] [--remove] [flags]",
+       "register msp's hooks and MCP server with Claude Code, merged into its settings files (--remove: take "
+       "them out)",
+       {{"--project", "", "this project: .claude/settings.json and .mcp.json (default)"},
+        {"--user", "", "every project: ~/.claude/settings.json and ~/.claude.json"},
+        {"--project-dir", "DIR", "the project's directory (default: the current one)"},
+        {"--remove", "", "remove msp's hooks and MCP server, nothing else"},
+        {"--post-tool-use", "", "also register the PostToolUse hook (it records only with hooks.post_tool_use)"},
+        {"--no-mcp", "", "do not register the MCP server"},
+        {"--msp", "PATH", "the msp executable the hooks run (default: this one)"},
+        {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp, else msp capture)"}},
+       {}, 0, kTakesNamespace | kTakesJson | kTakesSettings, &RunSetupClaudeCode},
       {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
        "serve the REST API (/v1) and MCP over HTTP (/mcp) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
        &RunServe},
@@ -660,6 +727,13 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
   if (name == "version") {
     out << "msp " << MSP_VERSION << "\n";
     return kExitOk;
+  }
+  // The capture hook never fails the agent: it reads its own flags and
+  // settings, logs failures and exits 0 (verbs_coding.cc).
+  if (name == "capture" && std::none_of(rest.begin(), rest.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h";
+      })) {
+    return RunCaptureHook(rest, in);
   }
   const Verb* verb = FindVerb(name);
   if (verb == nullptr) {

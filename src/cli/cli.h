@@ -210,6 +210,21 @@ Status RunOrchestrate(Invocation& inv);
 // verbs_ingest.cc: documents and git commits into a mission.
 Status RunIngest(Invocation& inv);
 
+// verbs_coding.cc: coding agents (docs/coding-agents.md).
+// `msp capture` is dispatched before flag parsing and settings (it never
+// fails the agent): the capture hook's arguments after the verb word.
+int RunCaptureHook(const std::vector<std::string>& args, std::istream& in);
+Status RunCapture(Invocation& inv);
+Status RunPromptsList(Invocation& inv);
+Status RunPromptsSearch(Invocation& inv);
+Status RunPromptsTopics(Invocation& inv);
+Status RunPromptsSwitches(Invocation& inv);
+Status RunPromptsIntents(Invocation& inv);
+Status RunPromptsImport(Invocation& inv);
+Status RunHookSessionStart(Invocation& inv);
+Status RunHookPostToolUse(Invocation& inv);
+Status RunSetupClaudeCode(Invocation& inv);
+
 }  // namespace msp
 
 #endif  // MSP_CLI_CLI_H_

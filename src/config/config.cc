@@ -439,6 +439,36 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.agent.core_block_limit; },
                  "Limit in characters of a core memory block created without one (1..100000)."),
             1, 100000),
+      // Coding agents (docs/coding-agents.md).
+      Make("capture.repository", "MSP_CAPTURE_REPOSITORY", "--capture-repository",
+           +[](Options& o) { return &o.coding.capture_repository; },
+           "The bare git repository `msp capture` stores prompts in (one orphan commit each); empty: "
+           "<data_dir>/prompts.git."),
+      NonEmpty(Make("capture.mode", "MSP_CAPTURE_MODE", "--capture-mode",
+                    +[](Options& o) { return &o.coding.capture_mode; },
+                    "spool: the hook writes the prompt to the repository's spool and a detached `msp prompts "
+                    "import` commits it (fast); direct: the hook commits it itself."),
+               "spool|direct"),
+      Make("capture.log_file", "MSP_CAPTURE_LOG_FILE", "--capture-log-file",
+           +[](Options& o) { return &o.coding.capture_log; },
+           "Where `msp capture` and the hooks log what went wrong (they never fail the agent); empty: "
+           "<data_dir>/capture.log."),
+      Range(Make("hooks.session_start_budget", "MSP_HOOKS_SESSION_START_BUDGET", "--hooks-session-start-budget",
+                 +[](Options& o) { return &o.coding.session_start_budget; },
+                 "Tokens of the digest `msp hook session-start` prints (0..1000000)."),
+            0, 1000000),
+      Make("hooks.post_tool_use", "MSP_HOOKS_POST_TOOL_USE", "--hooks-post-tool-use",
+           +[](Options& o) { return &o.coding.post_tool_use; },
+           "Whether `msp hook post-tool-use` records tool calls as episodes (off: it does nothing)."),
+      Range(Make("hooks.tool_max_chars", "MSP_HOOKS_TOOL_MAX_CHARS", "--hooks-tool-max-chars",
+                 +[](Options& o) { return &o.coding.tool_max_chars; },
+                 "Characters kept of a recorded tool call's input and of its response (100..100000)."),
+            100, 100000),
+      NonEmpty(Make("prompts.classifier", "MSP_PROMPTS_CLASSIFIER", "--prompts-classifier",
+                    +[](Options& o) { return &o.coding.classifier; },
+                    "Intent labels of `msp prompts`: rules (built in), llm (the llm.* chat model) or auto (llm "
+                    "when llm.model is set)."),
+               "rules|llm|auto"),
       // The push-refresh orchestrator (docs/orchestrate.md).
       Range(Make("orchestrate.interval_s", "MSP_ORCHESTRATE_INTERVAL_S", "--orchestrate-interval-s",
                  +[](Options& o) { return &o.orchestrate.interval_s; },
