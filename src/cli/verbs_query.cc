@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "codec/memory_json.h"
+#include "mission/records.h"
 #include "msp/digest.h"
 #include "msp/mission.h"
 #include "util/time.h"
@@ -305,18 +306,7 @@ Status RunEventList(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events, wm->Events(inv.ns, from, to, clearance));
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const MissionEvent& e : events) {
-      arr.push_back({{"id", e.id},
-                     {"type", e.type},
-                     {"component", e.component},
-                     {"criticality", CriticalityName(e.criticality)},
-                     {"text", e.text},
-                     {"cause", e.cause_id},
-                     {"resolves", e.resolves_id},
-                     {"operator", e.operator_id},
-                     {"access_level", e.access_level},
-                     {"created_at", FormatIso8601(e.created_at)}});
-    }
+    for (const MissionEvent& e : events) arr.push_back(EventToJson(e));
     PrintJson(inv, arr);
     return Status::Ok();
   }

@@ -83,19 +83,6 @@ std::string DecisionBodyText(const Decision& d) {
   return t;
 }
 
-json EventJson(const MissionEvent& e) {
-  return json{{"id", e.id},
-              {"type", e.type},
-              {"component", e.component},
-              {"criticality", CriticalityName(e.criticality)},
-              {"text", e.text},
-              {"cause", e.cause_id},
-              {"resolves", e.resolves_id},
-              {"operator", e.operator_id},
-              {"access_level", e.access_level},
-              {"created_at", FormatIso8601(e.created_at)}};
-}
-
 json DecisionJson(const Decision& d) {
   json alts = json::array();
   for (const Alternative& a : d.alternatives) alts.push_back({{"option", a.option}, {"reason", a.reason}});
@@ -358,8 +345,8 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
   auto shown = [&](const std::string& kind, const std::string& id) { return shown_ids.count(kind + "/" + id) != 0; };
   json threats = json::array(), questions = json::array(), timeline = json::array(), escalating = json::array();
   for (const MissionEvent& e : events) {
-    if (e.type == "threat" && shown("threat", e.id)) threats.push_back(EventJson(e));
-    if (e.type == "question" && shown("question", e.id)) questions.push_back(EventJson(e));
+    if (e.type == "threat" && shown("threat", e.id)) threats.push_back(EventToJson(e));
+    if (e.type == "question" && shown("question", e.id)) questions.push_back(EventToJson(e));
   }
   for (const Escalation& x : out.escalating) {
     if (!shown("escalation", "escalation:" + x.component)) continue;
@@ -375,7 +362,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
       auto d = std::find_if(decisions.begin(), decisions.end(), [&](const Decision& x) { return x.id == p.id; });
       node = {{"kind", "decision"}, {"decision", DecisionJson(*d)}};
     } else {
-      node = {{"kind", "event"}, {"event", EventJson(*event_by_id.at(p.id))}};
+      node = {{"kind", "event"}, {"event", EventToJson(*event_by_id.at(p.id))}};
     }
     json causes = json::array();
     for (const TimelineNode& n : nodes) {

@@ -921,4 +921,17 @@ Result<Correction> CorrectionFromJson(const json& j) {
   return c;
 }
 
+nlohmann::json EventToJson(const MissionEvent& e) {
+  return nlohmann::json{{"id", e.id},
+                        {"type", e.type},
+                        {"component", e.component},
+                        {"criticality", CriticalityName(e.criticality)},
+                        {"text", e.text},
+                        {"cause", e.cause_id},
+                        {"resolves", e.resolves_id},
+                        {"operator", e.operator_id},
+                        {"access_level", e.access_level},
+                        {"created_at", FormatIso8601(e.created_at)}};
+}
+
 }  // namespace msp

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "msp/digest.h"
 #include "msp/mission.h"
 #include "msp/status.h"
 #include "msp/types.h"
@@ -146,6 +147,9 @@ nlohmann::json PrincipleToJson(const Principle& p);
 nlohmann::json OperatorToJson(const OperatorRecord& op);
 nlohmann::json CorrectionToJson(const Correction& c);
 nlohmann::json AdrImportReportToJson(const AdrImportReport& r);
+// id, type, component, criticality, text, cause, resolves, operator,
+// access_level, created_at (ISO 8601).
+nlohmann::json EventToJson(const MissionEvent& e);
 
 // Input (e.g. `msp decision add` with a JSON body on stdin). Strict: unknown
 // fields and wrong types are InvalidArgument naming the field. Accepted keys:

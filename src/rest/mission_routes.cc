@@ -1,5 +1,5 @@
 // The mission-memory routes of the REST API (seed 003): workflow_memory_query,
-// decisions, corrections, handoff digests, usage marks, the principles
+// decisions (status, supersede), the operator registry, events, corrections, handoff digests, usage marks, the principles
 // registry and the correction / redundancy reports. Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
@@ -171,6 +171,119 @@ Result<Reply> GetDecisionRoute(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
   MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(api.engine(), ns, r.param("id"), asker));
   return Reply::Json(200, DecisionToJson(d));
+}
+
+// A decision the request's asker may see; NotFound (as if absent) otherwise.
+Result<Decision> VisibleDecision(RestApi& api, const RestRequest& r, const Namespace& ns, const std::string& id) {
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  return GetDecision(api.engine(), ns, id, asker);
+}
+
+Result<Reply> DecisionStatusRoute(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "status"}));
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  if (!body.Has("status")) {
+    return Status::InvalidArgument("field 'status' is required: proposed, accepted, rejected or deprecated");
+  }
+  DecisionStatus status = DecisionStatus::kAccepted;
+  MSP_RETURN_IF_ERROR(body.Enum("status", &status, ParseDecisionStatus, DecisionStatusName));
+  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
+  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(api.engine(), ns, r.param("id"), status, api.actor()));
+  return Reply::Json(200, DecisionToJson(d));
+}
+
+Result<Reply> SupersedeDecisionRoute(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "by"}));
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  std::string by;
+  MSP_RETURN_IF_ERROR(body.String("by", &by));
+  if (by.empty()) return Status::InvalidArgument("field 'by' is required: the id of the decision that replaces this one");
+  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
+  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, by).status());
+  MSP_ASSIGN_OR_RETURN(SupersedeResult s, SupersedeDecision(api.engine(), ns, r.param("id"), by, api.actor()));
+  return Reply::Json(200, {{"old", DecisionToJson(s.old_decision)}, {"new", DecisionToJson(s.new_decision)}});
+}
+
+// ------------------------------------------------------------ operators
+
+// Setting a clearance is the registry's administration: a key that has a
+// clearance of its own could raise an operator above it, so it may not.
+Result<Reply> PutOperatorRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("setting an operator's clearance", *r.clearance());
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known({"namespace", "clearance", "name"}));
+  // The one mission call that accepts no mission: a tenant-wide setting.
+  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromBody(r.body, r.tenant()));
+  if (!body.Has("clearance")) {
+    return Status::InvalidArgument("field 'clearance' is required (0.." + std::to_string(kMaxAccessLevel) + ")");
+  }
+  OperatorRecord op;
+  op.operator_id = r.param("operator");
+  MSP_RETURN_IF_ERROR(body.Int("clearance", &op.clearance, 0, kMaxAccessLevel));
+  MSP_RETURN_IF_ERROR(body.String("name", &op.name));
+  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(api.engine(), ns, op, api.actor()));
+  return Reply::Json(200, OperatorToJson(stored));
+}
+
+Result<Reply> ListOperatorsRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(api.engine(), ns));
+  json out = json::array();
+  for (const OperatorRecord& op : ops) out.push_back(OperatorToJson(op));
+  return Reply::Json(200, {{"operators", std::move(out)}});
+}
+
+Result<Reply> GetOperatorRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
+  MSP_ASSIGN_OR_RETURN(OperatorRecord op, GetOperator(api.engine(), ns, r.param("operator")));
+  return Reply::Json(200, OperatorToJson(op));
+}
+
+// --------------------------------------------------------------- events
+
+Result<Reply> AddEventRoute(RestApi& api, const RestRequest& r) {
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known(
+      {"namespace", "type", "component", "criticality", "text", "cause", "resolves", "access_level", "tags"}));
+  EventRequest e;
+  MSP_ASSIGN_OR_RETURN(e.mission, MissionFromBody(r.body, r.tenant()));
+  e.operator_id = e.mission.operator_id;
+  MSP_RETURN_IF_ERROR(body.String("type", &e.type));
+  MSP_RETURN_IF_ERROR(body.String("component", &e.component));
+  MSP_RETURN_IF_ERROR(body.String("text", &e.text));
+  if (e.type.empty()) {
+    return Status::InvalidArgument("field 'type' is required: incident, alert, question, threat, change, resolution");
+  }
+  if (e.component.empty()) return Status::InvalidArgument("field 'component' is required");
+  if (e.text.empty()) return Status::InvalidArgument("field 'text' is required: what happened");
+  MSP_RETURN_IF_ERROR(body.Enum("criticality", &e.criticality, ParseCriticality, CriticalityName));
+  MSP_RETURN_IF_ERROR(body.String("cause", &e.cause_id));
+  MSP_RETURN_IF_ERROR(body.String("resolves", &e.resolves_id));
+  MSP_RETURN_IF_ERROR(body.Int("access_level", &e.access_level, 0, kMaxAccessLevel));
+  MSP_RETURN_IF_ERROR(body.Strings("tags", &e.tags));
+  if (auto forbidden = AboveClearance(e.access_level, r.clearance())) return *forbidden;
+  e.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(MissionEvent stored, wm->AddEvent(e));
+  return Reply::Json(201, EventToJson(stored));
+}
+
+Result<Reply> ListEventsRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(TimeMs from, TimeParam(r.query, "from"));
+  MSP_ASSIGN_OR_RETURN(TimeMs to, TimeParam(r.query, "to"));
+  if (from != 0 && to != 0 && to <= from) return Status::InvalidArgument("parameter 'to' must be later than 'from'");
+  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(api.engine(), ns, asker));
+  Namespace mission = ns;
+  mission.operator_id.clear();
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events, wm->Events(mission, from, to, clearance));
+  json out = json::array();
+  for (const MissionEvent& e : events) out.push_back(EventToJson(e));
+  return Reply::Json(200, {{"events", std::move(out)}});
 }
 
 // ---------------------------------------------------------- corrections
@@ -445,6 +558,13 @@ std::vector<RestRoute> MissionRoutes() {
        with({"component", "status", "criticality", "decided_from", "decided_to", "query", "newest_first", "limit"}),
        &ListDecisionsRoute},
       {"GET", "/v1/decisions/{id}", BodyKind::kNone, {}, asker, &GetDecisionRoute},
+      {"POST", "/v1/decisions/{id}/status", BodyKind::kJson, ns_tenant, {}, &DecisionStatusRoute},
+      {"POST", "/v1/decisions/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeDecisionRoute},
+      {"PUT", "/v1/operators/{operator}", BodyKind::kJson, ns_tenant, {}, &PutOperatorRoute},
+      {"GET", "/v1/operators", BodyKind::kNone, {}, {"mission"}, &ListOperatorsRoute},
+      {"GET", "/v1/operators/{operator}", BodyKind::kNone, {}, {"mission"}, &GetOperatorRoute},
+      {"POST", "/v1/events", BodyKind::kJson, ns_tenant, {}, &AddEventRoute},
+      {"GET", "/v1/events", BodyKind::kNone, {}, with({"from", "to"}), &ListEventsRoute},
       {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
       {"GET", "/v1/corrections", BodyKind::kNone, {},
        with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",

@@ -25,8 +25,7 @@ const std::string kMission = "mars";
 
 class RestMissionTest : public RestFixture {
  protected:
-  // Sets an operator's clearance in the mission (the registry has no REST
-  // route: it is the administrator's, through `msp operator set`).
+  // Sets an operator's clearance in the mission through the library.
   void SetClearance(const std::string& tenant, const std::string& op, int clearance) {
     Namespace ns;
     ns.tenant = tenant;
@@ -178,6 +177,68 @@ TEST_F(RestMissionTest, DecisionsAddListShowAndRefuseBadInput) {
   EXPECT_EQ(unknown_param.status, 400);
   EXPECT_NE(unknown_param.ErrorMessage().find("colour"), std::string::npos);
   EXPECT_EQ(Get(list, kKeyA).j["decisions"].size(), 2u);
+}
+
+TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
+  const std::string old_id = AddDecision(kKeyA, DecisionBody("Use TCP for the relay channel"));
+  const std::string new_id = AddDecision(kKeyA, DecisionBody("Use UDP with forward error correction"));
+  ASSERT_FALSE(old_id.empty());
+  ASSERT_FALSE(new_id.empty());
+  const json ns = {{"mission", kMission}, {"operator", "ann"}};
+
+  // Status: bad input names the field and changes nothing.
+  Answer bad = PostJson("/v1/decisions/" + old_id + "/status", kKeyA, {{"namespace", ns}, {"status", "maybe"}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.ErrorMessage().find("status"), std::string::npos) << bad.body;
+  EXPECT_EQ(PostJson("/v1/decisions/" + old_id + "/status", kKeyA, {{"namespace", ns}}).status, 400);
+  const std::string m = "?mission=" + kMission + "&operator=ann";
+  EXPECT_EQ(Get("/v1/decisions/" + old_id + m, kKeyA).j["status"], "accepted");
+  Answer st = PostJson("/v1/decisions/" + old_id + "/status", kKeyA, {{"namespace", ns}, {"status", "deprecated"}});
+  ASSERT_EQ(st.status, 200) << st.body;
+  EXPECT_EQ(st.j["status"], "deprecated");
+  EXPECT_EQ(Get("/v1/decisions/" + old_id + m, kKeyA).j["status"], "deprecated");
+
+  // Supersede: both links in one write; another tenant sees neither decision.
+  EXPECT_EQ(PostJson("/v1/decisions/" + old_id + "/supersede", kKeyB, {{"namespace", ns}, {"by", new_id}}).status, 404);
+  EXPECT_EQ(PostJson("/v1/decisions/" + old_id + "/supersede", kKeyA, {{"namespace", ns}}).status, 400);
+  Answer sup = PostJson("/v1/decisions/" + old_id + "/supersede", kKeyA, {{"namespace", ns}, {"by", new_id}});
+  ASSERT_EQ(sup.status, 200) << sup.body;
+  EXPECT_EQ(sup.j["old"]["superseded_by"], new_id);
+  EXPECT_EQ(sup.j["new"]["supersedes"], old_id);
+
+  // Operators: a key with a clearance of its own may not set one.
+  EXPECT_EQ(PutJson("/v1/operators/bob", kKeyA2, {{"namespace", {{"mission", kMission}}}, {"clearance", 9}}).status, 403);
+  EXPECT_EQ(PutJson("/v1/operators/bob", kKeyA, {{"namespace", {{"mission", kMission}}}, {"clearance", 12}}).status, 400);
+  EXPECT_EQ(Get("/v1/operators/bob?mission=" + kMission, kKeyA).status, 404);
+  Answer op = PutJson("/v1/operators/bob", kKeyA, {{"namespace", {{"mission", kMission}}}, {"clearance", 4}, {"name", "Bob"}});
+  ASSERT_EQ(op.status, 200) << op.body;
+  EXPECT_EQ(op.j["clearance"], 4);
+  EXPECT_EQ(Get("/v1/operators/bob?mission=" + kMission, kKeyA).j["clearance"], 4);
+  EXPECT_EQ(Get("/v1/operators?mission=" + kMission, kKeyA).j["operators"].size(), 1u);
+  EXPECT_EQ(Get("/v1/operators?mission=" + kMission, kKeyB).j["operators"].size(), 0u);
+
+  // Events: written and listed with the asker's clearance.
+  const json ev = {{"namespace", {{"mission", kMission}, {"operator", "bob"}}},
+                   {"type", "threat"},
+                   {"component", "relay"},
+                   {"criticality", "high"},
+                   {"text", "Solar flare expected to disrupt the relay channel"}};
+  EXPECT_EQ(PostJson("/v1/events", kKeyA, {{"namespace", ns}, {"type", "threat"}, {"text", "x"}}).status, 400);
+  Answer open_event = PostJson("/v1/events", kKeyA, ev);
+  ASSERT_EQ(open_event.status, 201) << open_event.body;
+  json secret = ev;
+  secret["access_level"] = 3;
+  secret["text"] = "Classified jamming source located near the relay";
+  EXPECT_EQ(PostJson("/v1/events", kKeyA2, secret).status, 403);
+  Answer secret_event = PostJson("/v1/events", kKeyA, secret);
+  ASSERT_EQ(secret_event.status, 201) << secret_event.body;
+  const std::string as_bob = "?mission=" + kMission + "&operator=bob";
+  EXPECT_EQ(Ids(Get("/v1/events" + as_bob, kKeyA).j["events"]),
+            (std::set<std::string>{open_event.j["id"].get<std::string>(), secret_event.j["id"].get<std::string>()}));
+  EXPECT_EQ(Ids(Get("/v1/events" + as_bob, kKeyA2).j["events"]),
+            (std::set<std::string>{open_event.j["id"].get<std::string>()}));
+  EXPECT_EQ(Get("/v1/events?mission=" + kMission, kKeyB).j["events"].size(), 0u);
+  EXPECT_EQ(Get("/v1/events" + as_bob + "&from=2026-02-01&to=2026-01-01", kKeyA).status, 400);
 }
 
 TEST_F(RestMissionTest, CorrectionsAreAbstractionsOnly) {
