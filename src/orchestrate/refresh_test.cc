@@ -302,9 +302,13 @@ TEST_F(RefreshTest, BusyTaskIsRefreshedAtMostOncePer24Hours) {
   auto orch = MakeOrchestrator();
   std::vector<TimeMs> at;
   const TimeMs start = clock_->NowMs();
-  for (int hour = 1; hour <= 72; ++hour) {
+  for (int hour = 1; hour <= 50; ++hour) {
     clock_->Advance(kHour);
-    for (int k = 0; k < 5; ++k) PutCommit(Hash(hour * 10 + k), "busy work", "", {"src/busy/x.cc"});
+    // One commit an hour: 24 of them (priority 6) by the end of each day.
+    PutCommit(Hash(hour), "busy work", "", {"src/busy/x.cc"});
+    if (hour == 1) {
+      for (int k = 0; k < 4; ++k) PutCommit(Hash(100 + k), "busy start", "", {"src/busy/y.cc"});
+    }
     ASSERT_OK_AND_ASSIGN(PassReport pass, orch->RunOnce());
     for (size_t i = 0; i < pass.refreshed.size(); ++i) at.push_back(clock_->NowMs() - start);
   }
