@@ -8,13 +8,15 @@
 // Seeds the repository (in process) up to --seed prompts, then runs each
 // hook command --runs times, one after another, each with a UserPromptSubmit
 // payload on standard input, and reports p50 / p99 / mean of the wall time
-// from fork to exit: the process a user waits for. Variants:
+// from fork to exit (the process a user waits for) and of its CPU time (user
+// + system, from wait4: less sensitive to the machine's load). Variants:
 //   true         /bin/true: the floor of starting a process here
 //   msp-capture  the lean hook (spool + detached importer)
 //   msp capture  the full binary, spool mode
 //   direct       the full binary, capture.mode = direct (commits itself)
 // Afterwards it waits for the spool to drain and checks that every prompt
 // is in the repository exactly once.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,8 +44,8 @@ struct Args {
 };
 
 // Runs argv with `input` on standard input; returns the wall time in ms, or
-// a negative value when it did not exit 0.
-double RunOnce(const std::vector<std::string>& argv, const std::string& input) {
+// a negative value when it did not exit 0. *cpu_ms: its user + system time.
+double RunOnce(const std::vector<std::string>& argv, const std::string& input, double* cpu_ms) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   const auto start = Clock::now();
@@ -65,19 +67,25 @@ double RunOnce(const std::vector<std::string>& argv, const std::string& input) {
   }
   close(fds[1]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  *cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ms : -1;
 }
 
-void Report(const char* name, std::vector<double> ms) {
+void Report(const char* name, std::vector<double> ms, std::vector<double> cpu) {
   if (ms.empty()) return;
   std::sort(ms.begin(), ms.end());
+  std::sort(cpu.begin(), cpu.end());
   double sum = 0;
   for (double m : ms) sum += m;
-  auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * (ms.size() - 1) + 0.5))]; };
-  std::printf("%-14s runs %5zu  p50 %7.2f ms  p99 %7.2f ms  mean %7.2f ms  max %7.2f ms\n", name, ms.size(),
-              pct(0.50), pct(0.99), sum / ms.size(), ms.back());
+  auto pct = [](const std::vector<double>& v, double p) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+  };
+  std::printf("%-12s runs %5zu  wall p50 %6.2f ms  p99 %6.2f ms  mean %6.2f ms  max %6.2f ms  |  cpu p50 %5.2f ms  p99 %5.2f ms\n",
+              name, ms.size(), pct(ms, 0.50), pct(ms, 0.99), sum / static_cast<double>(ms.size()), ms.back(),
+              pct(cpu, 0.50), pct(cpu, 0.99));
 }
 
 }  // namespace
@@ -164,20 +172,22 @@ int main(int argc, char** argv) {
   }
   size_t captured = 0;
   for (const Variant& v : variants) {
-    std::vector<double> ms;
+    std::vector<double> ms, cpu;
     size_t failed = 0;
     for (size_t i = 0; i < a.runs; ++i) {
       const std::string input = payload_head + v.name + " " + std::to_string(i) + "\"}";
-      const double t = RunOnce(v.argv, input);
+      double c = 0;
+      const double t = RunOnce(v.argv, input, &c);
       if (t < 0) {
         ++failed;
       } else {
         ms.push_back(t);
+        cpu.push_back(c);
         if (v.captures) ++captured;
       }
       if (a.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.gap_ms));
     }
-    Report(v.name, ms);
+    Report(v.name, ms, cpu);
     if (failed) std::printf("%-14s %zu runs failed\n", v.name, failed);
   }
 

@@ -3,9 +3,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -195,12 +195,19 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // fork(), not posix_spawn(): posix_spawn's parent waits until the child's
+  // execve is done, ~10 ms for the large msp binary; after fork() the hook
+  // goes on at once. Not waited for: when the hook exits, init adopts it.
   const pid_t pid = ::fork();
-  if (pid < 0) return Status::IoError(std::string("cannot fork the importer: ") + std::strerror(errno));
+  if (pid < 0) return Status::IoError(std::string("cannot start the importer: ") + std::strerror(errno));
   if (pid == 0) {
-    // Child: leave the hook's session and streams, then start the importer
-    // in a grandchild so that nobody has to wait for it.
     ::setsid();
+    // SCHED_IDLE: the import is housekeeping and must not take the CPU from
+    // the hook that is still exiting or from the agent (readers import the
+    // spool themselves, so a late import loses nothing).
+    sched_param param{};
+    param.sched_priority = 0;
+    ::sched_setscheduler(0, SCHED_IDLE, &param);
     const int null_fd = ::open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
       ::dup2(null_fd, 0);
@@ -208,15 +215,8 @@ Status SpawnDetached(const std::vector<std::string>& argv) {
       ::dup2(null_fd, 2);
       if (null_fd > 2) ::close(null_fd);
     }
-    const pid_t grandchild = ::fork();
-    if (grandchild == 0) {
-      ::execvp(args[0], args.data());
-      ::_exit(127);
-    }
-    ::_exit(grandchild < 0 ? 1 : 0);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    ::execvp(args[0], args.data());
+    ::_exit(127);
   }
   return Status::Ok();
 }

@@ -71,8 +71,10 @@ std::string SpoolDir(const std::string& repository);
 // Returns the spool file's path.
 Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string& repository);
 
-// Starts `argv` (argv[0] the executable path) detached: its own session,
-// standard streams on /dev/null, not waited for. The caller returns at once.
+// Starts `argv` (argv[0] a path, or a name looked up on PATH) detached: its
+// own session, scheduled SCHED_IDLE, standard streams on /dev/null, not
+// waited for (when the caller exits, init adopts it). IoError when fork
+// fails; a failed exec is not reported (the child exits 127).
 Status SpawnDetached(const std::vector<std::string>& argv);
 
 // Appends one line "<ISO time> <what>: <message>" to `log_path` (parent
