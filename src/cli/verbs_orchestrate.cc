@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "msp/mission.h"
 #include "orchestrate/orchestrator.h"
 #include "orchestrate/task_json.h"
 #include "orchestrate/tasks.h"
@@ -69,6 +70,16 @@ Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
   Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
   if (!v.ok()) return Usage(inv, v.status().message());
   return static_cast<int>(*v);
+}
+
+// The reader's clearance: --clearance N, else --operator's (0 for none).
+Result<int> ReaderClearance(Invocation& inv, MemoryLayer& engine) {
+  if (inv.flags.Has("--clearance")) {
+    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
+    if (!c.ok()) return Usage(inv, c.status().message());
+    return static_cast<int>(*c);
+  }
+  return ClearanceOf(engine, inv.ns, inv.ns.operator_id);
 }
 
 Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {
@@ -177,6 +188,7 @@ Status RunTaskList(Invocation& inv) {
   f.long_term_only = inv.flags.Has("--long-term");
   MSP_ASSIGN_OR_RETURN(f.statuses, EnumFlags(inv, "--status", &ParseTaskStatus, &TaskStatusName));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(f.clearance, ReaderClearance(inv, *engine));
   MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(*engine, inv.ns, f));
   if (inv.json) {
     json arr = json::array();
@@ -191,7 +203,8 @@ Status RunTaskList(Invocation& inv) {
 Status RunTaskShow(Invocation& inv) {
   MSP_RETURN_IF_ERROR(NeedMission(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Task t, GetTask(*engine, inv.ns, inv.flags.positionals.at(0)));
+  MSP_ASSIGN_OR_RETURN(const int clearance, ReaderClearance(inv, *engine));
+  MSP_ASSIGN_OR_RETURN(Task t, GetTask(*engine, inv.ns, inv.flags.positionals.at(0), clearance));
   if (inv.json) {
     PrintJson(inv, TaskToJson(t));
   } else {

@@ -284,10 +284,12 @@ Result<Task> AddTask(MemoryLayer& engine, const Namespace& scope, const Task& ta
   return TaskFromMemory(stored->at(0));
 }
 
-Result<Task> GetTask(MemoryLayer& engine, const Namespace& scope, const std::string& task_id) {
+Result<Task> GetTask(MemoryLayer& engine, const Namespace& scope, const std::string& task_id,
+                     std::optional<int> clearance) {
   MSP_RETURN_IF_ERROR(RequireMission(scope));
   const Namespace ns = MissionNamespace(scope);
   MSP_ASSIGN_OR_RETURN(std::optional<Memory> m, FindRecord(engine, ns, TaskRecordId(ns, task_id)));
+  if (m && clearance && m->access_level > *clearance) m.reset();  // its existence is not revealed
   if (!m) return Status::NotFound("no task '" + task_id + "' in mission '" + ns.mission + "' (`msp task list`)");
   return TaskFromMemory(*m);
 }
@@ -295,7 +297,7 @@ Result<Task> GetTask(MemoryLayer& engine, const Namespace& scope, const std::str
 Result<std::vector<Task>> ListTasks(MemoryLayer& engine, const Namespace& scope, const TaskFilter& filter) {
   MSP_RETURN_IF_ERROR(RequireMission(scope));
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> records,
-                       ListAll(engine, MissionNamespace(scope), Kind::kArtifact, std::nullopt, false,
+                       ListAll(engine, MissionNamespace(scope), Kind::kArtifact, filter.clearance, false,
                                std::string(kTaskTag)));
   std::set<std::string> wanted;
   for (const std::string& l : filter.labels) wanted.insert(Lower(l));

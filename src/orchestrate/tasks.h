@@ -90,6 +90,9 @@ struct TaskFilter {
   std::vector<std::string> labels;       // any of them (case-insensitive); empty: all
   std::vector<TaskStatus> statuses;      // any of them; empty: all
   bool long_term_only = false;
+  // The reader's clearance: tasks with a higher access level are left out
+  // (nullopt: no limit, a trusted caller such as the orchestrator).
+  std::optional<int> clearance;
 };
 
 // The deterministic record id of task `task_id` in the mission of `scope`.
@@ -100,8 +103,10 @@ Status ValidateTask(const Task& t);
 
 // Stores a new task. AlreadyExists when the id is taken.
 Result<Task> AddTask(MemoryLayer& engine, const Namespace& scope, const Task& task, const std::string& actor);
-// NotFound when the mission has no such task.
-Result<Task> GetTask(MemoryLayer& engine, const Namespace& scope, const std::string& task_id);
+// NotFound when the mission has no such task, or its access level is above
+// `clearance` (nullopt: no limit).
+Result<Task> GetTask(MemoryLayer& engine, const Namespace& scope, const std::string& task_id,
+                     std::optional<int> clearance = std::nullopt);
 // The mission's tasks matching `filter`, by task id.
 Result<std::vector<Task>> ListTasks(MemoryLayer& engine, const Namespace& scope, const TaskFilter& filter);
 // Appends a comment (id "c<n>" assigned when empty; created_at now when 0).

@@ -71,6 +71,23 @@ TEST_F(TasksTest, AddGetListAndDuplicates) {
   EXPECT_EQ(ListTasks(*engine_, Namespace{}, {}).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(TasksTest, ReadsHonourTheClearance) {
+  Task secret = MakeTask("T-5", "Classified route");
+  secret.access_level = 5;
+  ASSERT_OK(AddTask(*engine_, mission_, secret, "ann").status());
+  ASSERT_OK(AddTask(*engine_, mission_, MakeTask("T-6", "Open route"), "ann").status());
+  TaskFilter low;
+  low.clearance = 3;
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> seen, ListTasks(*engine_, mission_, low));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].task_id, "T-6");
+  EXPECT_EQ(GetTask(*engine_, mission_, "T-5", 3).status().code(), StatusCode::kNotFound);
+  ASSERT_OK_AND_ASSIGN(Task got, GetTask(*engine_, mission_, "T-5", 5));
+  EXPECT_EQ(got.access_level, 5);
+  ASSERT_OK_AND_ASSIGN(std::vector<Task> all, ListTasks(*engine_, mission_, {}));
+  EXPECT_EQ(all.size(), 2u);  // a trusted caller (the orchestrator) sees every task
+}
+
 TEST_F(TasksTest, ValidationNamesTheField) {
   Task t = MakeTask("has space", "x");
   EXPECT_NE(AddTask(*engine_, mission_, t, "ann").status().message().find("task id"), std::string::npos);
