@@ -42,9 +42,10 @@ std::string CaptureLog(const Invocation& inv) {
 
 // The captured prompts the flags select: imports the spool first, so that
 // what the hooks captured a moment ago is there.
-Result<std::vector<CapturedPrompt>> LoadPrompts(Invocation& inv) {
+Result<std::vector<CapturedPrompt>> LoadPrompts(Invocation& inv, size_t newest = 0) {
   const std::string repo = PromptRepository(inv);
   PromptFilter f;
+  f.newest = newest;
   MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
   MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
   if (f.from != 0 && f.to != 0 && f.to <= f.from) return Usage(inv, "--until must be later than --since");
@@ -163,7 +164,9 @@ Status RunCapture(Invocation& inv) {
 
 Status RunPromptsList(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(size_t limit, LimitFlag(inv, 50));
-  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, LoadPrompts(inv));
+  // Only the newest `limit` are read, unless --intent filters after reading.
+  MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts,
+                       LoadPrompts(inv, inv.flags.Has("--intent") ? 0 : limit));
   std::vector<size_t> order;
   const size_t start = limit == 0 || prompts.size() <= limit ? 0 : prompts.size() - limit;
   for (size_t i = start; i < prompts.size(); ++i) order.push_back(i);
@@ -317,8 +320,21 @@ Status RunHookSessionStart(Invocation& inv) {
   }
   Namespace scope = inv.ns;
   scope.user = HookUser(inv);
+  // The last prompts captured in this repository sharpen the task.
+  std::vector<std::string> recent;
+  const WorkTree tree = FindWorkTree(hook->cwd);
+  if (!tree.top_level.empty()) {
+    if (auto store = PromptStore::Open(PromptRepository(inv), /*create=*/false); store.ok()) {
+      PromptFilter f;
+      f.repository = tree.top_level;
+      f.newest = 3;
+      if (auto prompts = (*store)->List(f); prompts.ok()) {
+        for (const CapturedPrompt& p : *prompts) recent.push_back(p.text);
+      }
+    }
+  }
   Result<std::string> digest = SessionStartDigest(**engine, inv.config.options, *hook, scope,
-                                                  inv.config.options.coding.session_start_budget, inv.actor);
+                                                  inv.config.options.coding.session_start_budget, inv.actor, recent);
   if (!digest.ok()) {
     AppendToLog(log, "hook session-start", digest.status().ToString());
     return Status::Ok();

@@ -28,15 +28,24 @@ size_t CodePoints(std::string_view s) {
 
 }  // namespace
 
-std::string SessionStartTask(const std::string& cwd, const WorkTree& tree) {
-  if (tree.top_level.empty()) return "Directory " + cwd + ": continue the work there.";
-  std::string task = "Repository " + LastComponent(tree.top_level) + " (" + tree.top_level + ")";
-  if (!tree.branch.empty()) {
-    task += ", branch " + tree.branch;
-  } else if (!tree.head.empty()) {
-    task += ", detached HEAD " + tree.head.substr(0, 12);
+std::string SessionStartTask(const std::string& cwd, const WorkTree& tree, const std::vector<std::string>& recent) {
+  std::string task;
+  if (tree.top_level.empty()) {
+    task = "Directory " + cwd + ": continue the work there.";
+  } else {
+    task = "Repository " + LastComponent(tree.top_level) + " (" + tree.top_level + ")";
+    if (!tree.branch.empty()) {
+      task += ", branch " + tree.branch;
+    } else if (!tree.head.empty()) {
+      task += ", detached HEAD " + tree.head.substr(0, 12);
+    }
+    task += ": continue the work there.";
   }
-  return task + ": continue the work there.";
+  if (!recent.empty()) {
+    task += " Recent prompts:";
+    for (const std::string& p : recent) task += " " + TruncateForEpisode(p, 300);
+  }
+  return task;
 }
 
 std::string SessionMission(const std::string& mission, const std::string& cwd, const WorkTree& tree) {
@@ -46,7 +55,8 @@ std::string SessionMission(const std::string& mission, const std::string& cwd, c
 }
 
 Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
-                                       const Namespace& scope, int64_t budget, const std::string& actor) {
+                                       const Namespace& scope, int64_t budget, const std::string& actor,
+                                       const std::vector<std::string>& recent_prompts) {
   std::string cwd = input.cwd;
   if (cwd.empty()) {
     std::error_code ec;
@@ -59,7 +69,7 @@ Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& optio
   q.mission.session = input.session_id;
   q.mission.operator_id.clear();
   q.asker.operator_id = scope.operator_id;
-  q.task_description = SessionStartTask(cwd, tree);
+  q.task_description = SessionStartTask(cwd, tree, recent_prompts);
   q.token_budget = budget;
   q.actor = actor;
   MSP_ASSIGN_OR_RETURN(auto wm, WorkflowMemory::Open(engine, options));

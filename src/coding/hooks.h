@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "coding/capture.h"
 #include "msp/memory.h"
@@ -18,8 +19,11 @@ namespace msp {
 
 // The task description a SessionStart digest is ranked for:
 // "Repository NAME (PATH), branch BRANCH: continue the work there." (no
-// branch: "detached HEAD <id>" or nothing; no repository: the directory).
-std::string SessionStartTask(const std::string& cwd, const WorkTree& tree);
+// branch: "detached HEAD <id>" or nothing; no repository: the directory),
+// followed by "Recent prompts: " and `recent` (the last prompts captured in
+// this repository, each cut to 300 characters) when there are any.
+std::string SessionStartTask(const std::string& cwd, const WorkTree& tree,
+                             const std::vector<std::string>& recent = {});
 
 // The mission a coding session's digest reads: `mission` when set, else the
 // repository's name (its top level's last component), else the last
@@ -30,7 +34,8 @@ std::string SessionMission(const std::string& mission, const std::string& cwd, c
 // the mission comes from SessionMission. Returns the Markdown digest (empty
 // when nothing fits the budget).
 Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
-                                       const Namespace& scope, int64_t budget, const std::string& actor);
+                                       const Namespace& scope, int64_t budget, const std::string& actor,
+                                       const std::vector<std::string>& recent_prompts = {});
 
 // What the hook prints: the JSON Claude Code reads from a SessionStart
 // hook's standard output, {"hookSpecificOutput": {"hookEventName":

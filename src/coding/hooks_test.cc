@@ -19,6 +19,9 @@ TEST(SessionStartTest, TaskAndMissionNameRepositoryAndBranch) {
   EXPECT_EQ(SessionStartTask("/x", detached),
             "Repository webapp (/home/u/webapp), detached HEAD 0123456789ab: continue the work there.");
   EXPECT_EQ(SessionMission("", "/tmp/scratch", WorkTree{}), "scratch");
+  EXPECT_EQ(SessionStartTask("/x", wt, {"add dark mode", std::string(400, 'a')}),
+            "Repository webapp (/home/u/webapp), branch feature/login: continue the work there. Recent prompts: "
+            "add dark mode " + std::string(300, 'a') + "… [100 more characters]");
 }
 
 TEST(SessionStartTest, OutputIsClaudeCodeAdditionalContextJson) {
