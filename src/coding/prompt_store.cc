@@ -267,10 +267,44 @@ Result<CapturedPrompt> PromptStore::Read(const std::string& ref_name) {
 
 Result<std::vector<CapturedPrompt>> PromptStore::List(const PromptFilter& filter, size_t* skipped) {
   if (skipped != nullptr) *skipped = 0;
-  std::vector<std::pair<TimeMs, std::string>> names;
+  // The day directories of the loose refs, newest first, so that a time
+  // range or `newest` reads only the days it needs. With a packed-refs file
+  // that holds prompt refs (someone ran git pack-refs), one glob over all.
+  std::vector<std::string> globs;
   {
+    std::error_code ec;
+    bool packed = false;
+    if (std::ifstream packed_refs(path_ + "/packed-refs"); packed_refs) {
+      for (std::string line; std::getline(packed_refs, line);) {
+        if (line.find(" refs/prompts/") != std::string::npos) {
+          packed = true;
+          break;
+        }
+      }
+    }
+    if (packed) {
+      globs.push_back("refs/prompts/*");
+    } else {
+      std::vector<std::string> days;
+      for (fs::directory_iterator it(path_ + "/refs/prompts", ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string day = it->path().filename().string();
+        const TimeMs start = PromptRefTime("refs/prompts/" + day + "/000000000-");
+        if (start < 0) continue;
+        // The day [start, start + 1 day) must meet [from, to).
+        if (filter.to != 0 && start >= filter.to) continue;
+        if (filter.from != 0 && start + 86400000 <= filter.from) continue;
+        days.push_back(day);
+      }
+      std::sort(days.rbegin(), days.rend());
+      for (const std::string& d : days) globs.push_back("refs/prompts/" + d + "/*");
+    }
+  }
+  std::vector<CapturedPrompt> out;
+  for (const std::string& glob : globs) {
+    if (filter.newest != 0 && out.size() >= filter.newest) break;
+    std::vector<std::pair<TimeMs, std::string>> names;
     RefIterator it;
-    int rc = git_reference_iterator_glob_new(it.out(), repo_, "refs/prompts/*");
+    int rc = git_reference_iterator_glob_new(it.out(), repo_, glob.c_str());
     if (rc < 0) return GitStatus(rc, "cannot list the prompts in '" + path_ + "'");
     const char* name = nullptr;
     while ((rc = git_reference_next_name(&name, it.get())) == 0) {
@@ -283,20 +317,19 @@ Result<std::vector<CapturedPrompt>> PromptStore::List(const PromptFilter& filter
       names.emplace_back(t, name);
     }
     if (rc != GIT_ITEROVER) return GitStatus(rc, "cannot list the prompts in '" + path_ + "'");
-  }
-  std::sort(names.begin(), names.end());
-  std::vector<CapturedPrompt> out;
-  // Newest first, so that `newest` stops early; reversed at the end.
-  for (auto it = names.rbegin(); it != names.rend(); ++it) {
-    if (filter.newest != 0 && out.size() >= filter.newest) break;
-    Result<CapturedPrompt> p = Read(it->second);
-    if (!p.ok()) {
-      if (skipped != nullptr) ++*skipped;
-      continue;
+    std::sort(names.begin(), names.end());
+    // Newest first, so that `newest` stops early; reversed at the end.
+    for (auto n = names.rbegin(); n != names.rend(); ++n) {
+      if (filter.newest != 0 && out.size() >= filter.newest) break;
+      Result<CapturedPrompt> p = Read(n->second);
+      if (!p.ok()) {
+        if (skipped != nullptr) ++*skipped;
+        continue;
+      }
+      if (!filter.session_id.empty() && p->session_id != filter.session_id) continue;
+      if (!filter.repository.empty() && !RepositoryMatches(*p, filter.repository)) continue;
+      out.push_back(std::move(p).value());
     }
-    if (!filter.session_id.empty() && p->session_id != filter.session_id) continue;
-    if (!filter.repository.empty() && !RepositoryMatches(*p, filter.repository)) continue;
-    out.push_back(std::move(p).value());
   }
   std::reverse(out.begin(), out.end());
   return out;

@@ -125,6 +125,51 @@ TEST(PromptStoreTest, AppendAsIsIdempotentAndRefusesAnotherCommit) {
   EXPECT_EQ(n, 1u);
 }
 
+TEST(PromptStoreTest, ListReadsOnlyTheDaysItNeedsAndSurvivesPackedRefs) {
+  testing::TempDir dir("coding-days");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.path() + "/p.git";
+  ASSERT_OK_AND_ASSIGN(auto store, PromptStore::Open(path, true));
+  const TimeMs day = 86400000;
+  const TimeMs t0 = 1764547200000;  // 2025-12-01T00:00:00Z
+  for (int d = 0; d < 4; ++d) {
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_OK(store->Append(Prompt("d" + std::to_string(d) + "-" + std::to_string(i), t0 + d * day + i * 1000))
+                    .status());
+    }
+  }
+  PromptFilter f;
+  f.newest = 3;
+  ASSERT_OK_AND_ASSIGN(auto newest, store->List(f));
+  ASSERT_EQ(newest.size(), 3u);
+  EXPECT_EQ(newest[0].text, "d2-1");
+  EXPECT_EQ(newest[2].text, "d3-1");
+  f = {};
+  f.from = t0 + day + 500;  // inside day 1
+  f.to = t0 + 3 * day;
+  ASSERT_OK_AND_ASSIGN(auto range, store->List(f));
+  ASSERT_EQ(range.size(), 3u);
+  EXPECT_EQ(range[0].text, "d1-1");
+  EXPECT_EQ(range[2].text, "d2-1");
+
+  // Packed refs (git pack-refs): still listed, and appends still work.
+  {
+    GitLibrary lib;
+    git_repository* repo = nullptr;
+    ASSERT_EQ(git_repository_open_bare(&repo, path.c_str()), 0);
+    git_refdb* refdb = nullptr;
+    ASSERT_EQ(git_repository_refdb(&refdb, repo), 0);
+    ASSERT_EQ(git_refdb_compress(refdb), 0);
+    git_refdb_free(refdb);
+    git_repository_free(repo);
+  }
+  ASSERT_OK(store->Append(Prompt("after packing", t0 + 5 * day)).status());
+  ASSERT_OK_AND_ASSIGN(auto all, store->List({}));
+  ASSERT_EQ(all.size(), 9u);
+  EXPECT_EQ(all[0].text, "d0-0");
+  EXPECT_EQ(all[8].text, "after packing");
+}
+
 // Several processes append at once, directly and through the spool; no
 // commit is lost and none is doubled.
 TEST(PromptStoreTest, ConcurrentWriterProcessesLoseNothing) {
