@@ -1,8 +1,13 @@
 // Intent rules, search, topics and project switches.
 #include "coding/prompt_analysis.h"
 
-#include <gtest/gtest.h>
+#include <chrono>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "provider/chat_client.h"
+#include "tests/support/openai_stub.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -101,6 +106,34 @@ TEST(AnalysisTest, ProjectSwitchesPerDay) {
   EXPECT_EQ(days[0].transitions[1], (std::pair<std::string, size_t>{"beta -> alpha", 1}));
   EXPECT_EQ(days[1].switches, 1u);
   EXPECT_EQ(days[1].transitions[0].first, "(none) -> alpha");
+}
+
+TEST(IntentTest, ModelLabelsEveryPromptByIndexAndARepliedGapIsRetried) {
+  testing::OpenAiStub stub;
+  ASSERT_TRUE(stub.ok());
+  ChatOptions c;
+  c.base_url = stub.base_url();
+  c.model = "stub-model";
+  c.max_retries = 1;
+  c.initial_backoff_ms = 1;
+  c.sleep = [](std::chrono::milliseconds) {};
+  ASSERT_OK_AND_ASSIGN(auto chat, ChatClient::Create(c));
+  // First reply labels only one of two prompts: invalid, sent back once.
+  stub.Enqueue(testing::kChatPath,
+               testing::StubReply::ChatContent(R"({"labels":[{"i":0,"intent":"question"}]})"));
+  stub.Enqueue(testing::kChatPath, testing::StubReply::ChatContent(
+                                       R"({"labels":[{"i":1,"intent":"approval"},{"i":0,"intent":"correction"}]})"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Intent> labels,
+                       ClassifyIntentsWithModel(*chat, {"hmm, not that one", "fine by me"}));
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0], Intent::kCorrection);
+  EXPECT_EQ(labels[1], Intent::kApproval);
+  const auto sent = stub.Requests(testing::kChatPath);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_NE(sent[0].body.find("fine by me"), std::string::npos);
+  // A model that keeps failing is an error, not silent rule labels.
+  stub.SetDefault(testing::kChatPath, [](const testing::StubRequest&) { return testing::StubReply::Error(500, "down"); });
+  EXPECT_FALSE(ClassifyIntentsWithModel(*chat, {"x"}).ok());
 }
 
 }  // namespace
