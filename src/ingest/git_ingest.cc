@@ -162,7 +162,7 @@ Result<Memory> CommitRecord(git_repository* repo, git_commit* commit, const std:
   for (size_t i = 0; i < files.size() && i < options.max_files; ++i) files_json.push_back(files[i]);
 
   Memory m;
-  m.id = GitCommitRecordId(identity, hash);
+  m.id = GitCommitRecordId(ns, identity, hash);
   m.ns = ns;
   m.layer = Layer::kWorkflow;
   m.kind = Kind::kEvent;
@@ -297,7 +297,7 @@ Result<GitIngestReport> IngestGitRepository(MemoryLayer& engine, const Namespace
   };
   for (size_t i = 0; i < oids.size(); ++i) {
     const std::string hash = Hex(&oids[i]);
-    const std::string id = GitCommitRecordId(identity, hash);
+    const std::string id = GitCommitRecordId(ns, identity, hash);
     Result<Memory> old = engine.Get(ns, id);
     if (old.ok()) {
       ++report.existing;

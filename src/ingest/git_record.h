@@ -5,7 +5,7 @@
 //   kind       Kind::kEvent            layer   Layer::kWorkflow
 //   source     "git"                   tags    {"git-commit"}
 //   ns         {tenant, mission} of the ingesting scope
-//   id         GitCommitRecordId(repo identity, 40-hex hash)
+//   id         GitCommitRecordId(ns, repo identity, 40-hex hash)
 //   valid_at   the commit time (committer), ms
 //   text       the subject line; then, when the message has a body, a blank
 //              line and the body; then, when the commit touches files, a
@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "msp/types.h"
 #include "util/uuid.h"
 
 namespace msp {
@@ -31,11 +32,17 @@ inline constexpr std::string_view kGitCommitSource = "git";
 inline constexpr std::string_view kGitCommitTag = "git-commit";
 inline constexpr std::string_view kGitCommitBodyType = "git_commit";
 
-// NameUuid("git-commit:" + repo + ":" + hash).
-inline std::string GitCommitRecordId(std::string_view repo, std::string_view hash) {
-  std::string key = "git-commit:";
+// NameUuid("git-commit" US tenant US mission US repo US hash) (US = \x1f):
+// each tenant and mission holds its own copy of a repository's commits, so
+// one never finds its ids taken by another's records.
+inline std::string GitCommitRecordId(const Namespace& ns, std::string_view repo, std::string_view hash) {
+  std::string key = "git-commit\x1f";
+  key += ns.tenant;
+  key += '\x1f';
+  key += ns.mission;
+  key += '\x1f';
   key += repo;
-  key += ':';
+  key += '\x1f';
   key += hash;
   return NameUuid(key);
 }

@@ -81,7 +81,7 @@ TEST_F(GitTest, CommitsFollowTheContract) {
 
   Namespace ns;
   ns.mission = "plant";
-  ASSERT_OK_AND_ASSIGN(Memory m, engine_->Get(ns, GitCommitRecordId(repo_dir_, h2_)));
+  ASSERT_OK_AND_ASSIGN(Memory m, engine_->Get(ns, GitCommitRecordId(ns, repo_dir_, h2_)));
   EXPECT_EQ(m.kind, Kind::kEvent);
   EXPECT_EQ(m.layer, Layer::kWorkflow);
   EXPECT_EQ(m.source, "git");
@@ -103,10 +103,10 @@ TEST_F(GitTest, CommitsFollowTheContract) {
   EXPECT_EQ(b["repo"], repo_dir_);
   EXPECT_EQ(b["parents"], json::array({h1_}));
 
-  ASSERT_OK_AND_ASSIGN(Memory root, engine_->Get(ns, GitCommitRecordId(repo_dir_, h1_)));
+  ASSERT_OK_AND_ASSIGN(Memory root, engine_->Get(ns, GitCommitRecordId(ns, repo_dir_, h1_)));
   EXPECT_EQ(root.text, "Add a and b\n\nFiles: a.txt, b.txt");
   EXPECT_EQ(json::parse(root.body_json)["parents"], json::array());
-  ASSERT_OK_AND_ASSIGN(Memory third, engine_->Get(ns, GitCommitRecordId(repo_dir_, h3_)));
+  ASSERT_OK_AND_ASSIGN(Memory third, engine_->Get(ns, GitCommitRecordId(ns, repo_dir_, h3_)));
   EXPECT_EQ(json::parse(third.body_json)["files"], json::array({"docs/c.md"}));
 }
 
@@ -126,6 +126,26 @@ TEST_F(GitTest, IncrementalRunsWriteOnlyNewCommits) {
   EXPECT_EQ(r3.existing, 3);
   EXPECT_EQ(r3.written_hashes, std::vector<std::string>{h4});
   EXPECT_EQ(Commits().size(), 4u);
+}
+
+// Each mission (and tenant) keeps its own copy of a repository's commits.
+TEST_F(GitTest, AnotherMissionOrTenantIngestsItsOwnCopy) {
+  ASSERT_OK_AND_ASSIGN(testing::ScriptedRepo repo, testing::ScriptedRepo::Init(repo_dir_));
+  ScriptHistory(repo);
+  ASSERT_OK_AND_ASSIGN(GitIngestReport first, Ingest());
+  ASSERT_EQ(first.written, 3);
+  for (auto [tenant, mission] : {std::pair<std::string, std::string>{"default", "mill"}, {"acme", "plant"}}) {
+    Namespace other;
+    other.tenant = tenant;
+    other.mission = mission;
+    ASSERT_OK_AND_ASSIGN(GitIngestReport r, IngestGitRepository(*engine_, other, repo_dir_, {}, "tester"));
+    EXPECT_EQ(r.written, 3) << tenant << "/" << mission;
+    ASSERT_OK_AND_ASSIGN(Memory m, engine_->Get(other, GitCommitRecordId(other, repo_dir_, h2_)));
+    EXPECT_EQ(m.ns.tenant, tenant);
+    EXPECT_EQ(m.ns.mission, mission);
+    EXPECT_NE(m.id, GitCommitRecordId(scope_, repo_dir_, h2_));
+  }
+  EXPECT_EQ(Commits().size(), 3u);  // the first mission's copy is untouched
 }
 
 TEST_F(GitTest, RevisionRangeSinceAndMaxCount) {
