@@ -136,7 +136,13 @@ Result<std::unique_ptr<PromptStore>> PromptStore::Open(const std::string& path, 
       break;
     }
     const std::string init_error = GitError(rc);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2 + attempt));
+    // Only a lock held by another creator, or a repository another process
+    // has begun to make, is worth waiting for; anything else fails now.
+    std::error_code ec;
+    const bool racing = rc == GIT_ELOCKED || rc == GIT_EEXISTS || fs::exists(path + "/HEAD.lock", ec) ||
+                        fs::exists(path + "/config.lock", ec) || fs::is_directory(path + "/objects", ec);
+    if (!racing) return Status::IoError("cannot create the prompt repository '" + path + "': " + init_error);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt / 10));
     rc = git_repository_open_ext(&repo, path.c_str(), kOpenFlags, nullptr);
     if (rc < 0 && attempt == 99) {
       return Status::IoError("cannot create the prompt repository '" + path + "': " + init_error + "; " +
