@@ -328,6 +328,7 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
     for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));
+    for (RestRoute& route : TaskRoutes()) table.push_back(std::move(route));
     return table;
   }();
   return routes;

@@ -98,6 +98,8 @@ struct RestRoute {
 
 // The mission-memory routes (mission_routes.cc).
 std::vector<RestRoute> MissionRoutes();
+// The task routes of push mode (task_routes.cc).
+std::vector<RestRoute> TaskRoutes();
 
 // 403 for a key whose clearance is limited, on a route that reads or writes
 // the whole tenant regardless of access levels (audit, import, reports).

@@ -241,6 +241,59 @@ TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
   EXPECT_EQ(Get("/v1/events" + as_bob + "&from=2026-02-01&to=2026-01-01", kKeyA).status, 400);
 }
 
+TEST_F(RestMissionTest, TasksCommentsAndStatus) {
+  SetClearance("alpha", "ann", 5);
+  const json ns = {{"mission", kMission}, {"operator", "ann"}};
+  const json task = {{"namespace", ns},
+                     {"task_id", "T-12"},
+                     {"title", "Keep the relay link budget current"},
+                     {"labels", {"LONG-TERM"}},
+                     {"paths", {"src/relay"}},
+                     {"components", {"relay"}}};
+  // Bad input names the field and stores nothing.
+  json no_title = task;
+  no_title.erase("title");
+  EXPECT_EQ(PostJson("/v1/tasks", kKeyA, no_title).status, 400);
+  json bad_status = task;
+  bad_status["status"] = "later";
+  Answer bs = PostJson("/v1/tasks", kKeyA, bad_status);
+  EXPECT_EQ(bs.status, 400);
+  EXPECT_NE(bs.ErrorMessage().find("status"), std::string::npos) << bs.body;
+  const std::string m = "?mission=" + kMission + "&operator=ann";
+  EXPECT_EQ(Get("/v1/tasks" + m, kKeyA).j["tasks"].size(), 0u);
+
+  Answer added = PostJson("/v1/tasks", kKeyA, task);
+  ASSERT_EQ(added.status, 201) << added.body;
+  EXPECT_EQ(added.j["task_id"], "T-12");
+  EXPECT_EQ(PostJson("/v1/tasks", kKeyA, task).status, 409);  // the id is taken
+  json secret = task;
+  secret["task_id"] = "T-13";
+  secret["title"] = "Classified relay countermeasures";
+  secret["access_level"] = 3;
+  EXPECT_EQ(PostJson("/v1/tasks", kKeyA2, secret).status, 403);
+  ASSERT_EQ(PostJson("/v1/tasks", kKeyA, secret).status, 201);
+
+  Answer c = PostJson("/v1/tasks/T-12/comments", kKeyA, {{"namespace", ns}, {"text", "Link margin fell to 3 dB."}});
+  ASSERT_EQ(c.status, 201) << c.body;
+  ASSERT_EQ(c.j["comments"].size(), 1u);
+  EXPECT_EQ(c.j["comments"][0]["author"], "ann");
+  EXPECT_EQ(PostJson("/v1/tasks/T-12/comments", kKeyA, {{"namespace", ns}}).status, 400);
+  Answer st = PostJson("/v1/tasks/T-12/status", kKeyA, {{"namespace", ns}, {"status", "in_progress"}});
+  ASSERT_EQ(st.status, 200) << st.body;
+  EXPECT_EQ(Get("/v1/tasks/T-12" + m, kKeyA).j["status"], "in_progress");
+
+  // Clearance: the limited key neither sees nor changes the secret task.
+  EXPECT_EQ(Get("/v1/tasks" + m, kKeyA).j["tasks"].size(), 2u);
+  EXPECT_EQ(Get("/v1/tasks" + m, kKeyA2).j["tasks"].size(), 1u);
+  EXPECT_EQ(Get("/v1/tasks/T-13" + m, kKeyA2).status, 404);
+  EXPECT_EQ(PostJson("/v1/tasks/T-13/comments", kKeyA2, {{"namespace", ns}, {"text", "probe"}}).status, 404);
+  EXPECT_EQ(Get("/v1/tasks/T-13" + m, kKeyA).j["comments"].size(), 0u);
+  // Another tenant sees none of them.
+  EXPECT_EQ(Get("/v1/tasks?mission=" + kMission, kKeyB).j["tasks"].size(), 0u);
+  EXPECT_EQ(Get("/v1/tasks/T-12?mission=" + kMission, kKeyB).status, 404);
+  EXPECT_EQ(Get("/v1/tasks?mission=" + kMission + "&long_term=true&status=in_progress", kKeyA).j["tasks"].size(), 1u);
+}
+
 TEST_F(RestMissionTest, CorrectionsAreAbstractionsOnly) {
   Answer added = PostJson("/v1/corrections", kKeyA, CorrectionBody("The digest missed the relay timeout decision."));
   ASSERT_EQ(added.status, 201) << added.body;
