@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
+#include <random>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "mission/access.h"
@@ -26,7 +29,18 @@ constexpr size_t kMaxCommentBytes = 16000;
 constexpr size_t kMaxLabelChars = 64;
 constexpr size_t kMaxListItems = 64;
 constexpr size_t kMaxComments = 500;
-constexpr int kMaxCasRetries = 8;
+// Compare-and-swap attempts before a write gives up. Losers back off for a
+// random time that grows with the attempt (up to 32 ms), so writers racing
+// on one task all get through instead of the unlucky one starving: with 8
+// attempts and no backoff, 4 threads commenting on one task lost a comment
+// in about 1 run in 10 under ASan.
+constexpr int kMaxCasRetries = 64;
+
+void BackOff(int attempt) {
+  thread_local std::minstd_rand rng(std::random_device{}());
+  const int cap_ms = 1 << std::min(attempt, 5);
+  std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, cap_ms * 1000)(rng)));
+}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -133,6 +147,7 @@ Result<Task> UpdateTask(MemoryLayer& engine, const Namespace& scope, const std::
     Result<std::vector<Memory>> written = engine.Commit(batch);
     if (written.ok()) return TaskFromMemory(written->at(0));
     if (written.status().code() != StatusCode::kConflict || attempt + 1 >= kMaxCasRetries) return written.status();
+    BackOff(attempt);
   }
 }
 
@@ -418,6 +433,7 @@ Result<TaskImportReport> UpsertTasks(MemoryLayer& engine, const Namespace& scope
     Result<std::vector<Memory>> written = engine.Commit(batch);
     if (written.ok()) return report;
     if (written.status().code() != StatusCode::kConflict || attempt + 1 >= kMaxCasRetries) return written.status();
+    BackOff(attempt);
   }
 }
 
