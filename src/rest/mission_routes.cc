@@ -63,16 +63,6 @@ Result<Asker> AskerFor(RestApi& api, const Namespace& scope, const std::string& 
   return asker;
 }
 
-// A write of a record above the key's clearance is refused: the key could not
-// read it back.
-std::optional<Reply> AboveClearance(int access_level, std::optional<int> clearance) {
-  if (!clearance || access_level <= *clearance) return std::nullopt;
-  return Reply::Json(403, ErrorJson("forbidden", "field 'access_level' is " + std::to_string(access_level) +
-                                                     ", above this API key's clearance " +
-                                                     std::to_string(*clearance) +
-                                                     ": a key writes only records it may read"));
-}
-
 // `body` without the fields the route itself reads.
 json Without(json body, std::initializer_list<const char*> keys) {
   for (const char* k : keys) body.erase(k);
@@ -543,6 +533,14 @@ Result<Reply> RedundancyReportRoute(RestApi& api, const RestRequest& r) {
 }
 
 }  // namespace
+
+std::optional<RestReply> AboveClearance(int access_level, std::optional<int> clearance) {
+  if (!clearance || access_level <= *clearance) return std::nullopt;
+  return RestReply::Json(403, ErrorJson("forbidden", "field 'access_level' is " + std::to_string(access_level) +
+                                                     ", above this API key's clearance " +
+                                                     std::to_string(*clearance) +
+                                                     ": a key writes only records it may read"));
+}
 
 std::vector<RestRoute> MissionRoutes() {
   const std::vector<std::string> ns_tenant = {"namespace.tenant"};

@@ -105,6 +105,11 @@ std::vector<RestRoute> TaskRoutes();
 // the whole tenant regardless of access levels (audit, import, reports).
 RestReply ClearanceForbidden(const std::string& what, int clearance);
 
+// 403 for a write of a record above the key's clearance (the key could not
+// read it back); nullopt when `access_level` is at or below `clearance`
+// (nullopt: no limit).
+std::optional<RestReply> AboveClearance(int access_level, std::optional<int> clearance);
+
 // NotFound (worded as the engine's "no record ID in SCOPE") for a record
 // above the key's clearance, so it reads as missing; OK when `m` is at or
 // below `clearance` (nullopt: no limit).

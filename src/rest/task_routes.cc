@@ -18,7 +18,6 @@
 #include "rest/json_reader.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
-#include "server/http_status.h"
 
 namespace msp {
 namespace {
@@ -61,12 +60,7 @@ Result<Reply> AddTaskRoute(RestApi& api, const RestRequest& r) {
   MSP_RETURN_IF_ERROR(body.Enum("criticality", &t.criticality, ParseCriticality, CriticalityName));
   MSP_RETURN_IF_ERROR(body.Int("access_level", &t.access_level, 0, kMaxAccessLevel));
   MSP_RETURN_IF_ERROR(body.String("url", &t.url));
-  if (r.clearance() && t.access_level > *r.clearance()) {
-    return Reply::Json(403, ErrorJson("forbidden", "field 'access_level' is " + std::to_string(t.access_level) +
-                                                       ", above this API key's clearance " +
-                                                       std::to_string(*r.clearance()) +
-                                                       ": a key writes only records it may read"));
-  }
+  if (auto forbidden = AboveClearance(t.access_level, r.clearance())) return *forbidden;
   MSP_ASSIGN_OR_RETURN(Task stored, AddTask(api.engine(), ns, t, api.actor()));
   return Reply::Json(201, TaskToJson(stored));
 }
