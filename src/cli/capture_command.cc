@@ -22,12 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
 // Where failures go when the settings cannot be read.
 std::string FallbackLog() {
   if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state != '\0') {
@@ -40,6 +34,22 @@ std::string FallbackLog() {
 }
 
 }  // namespace
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+std::string PromptRepositoryPath(const Options& options) {
+  const CodingOptions& c = options.coding;
+  return AbsolutePath(c.capture_repository.empty() ? options.store.data_dir + "/prompts.git" : c.capture_repository);
+}
+
+std::string CaptureLogPath(const Options& options) {
+  const CodingOptions& c = options.coding;
+  return AbsolutePath(c.capture_log.empty() ? options.store.data_dir + "/capture.log" : c.capture_log);
+}
 
 std::string SelfExecutable() {
   std::error_code ec;
@@ -63,10 +73,9 @@ int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, co
   Result<LoadedConfig> config = LoadConfig(input);
   if (!config.ok()) return fail(config.status());
   const CodingOptions& coding = config->options.coding;
-  const std::string data_dir = Absolute(config->options.store.data_dir);
-  const std::string repository =
-      Absolute(coding.capture_repository.empty() ? data_dir + "/prompts.git" : coding.capture_repository);
-  log = Absolute(coding.capture_log.empty() ? data_dir + "/capture.log" : coding.capture_log);
+  const std::string data_dir = AbsolutePath(config->options.store.data_dir);
+  const std::string repository = PromptRepositoryPath(config->options);
+  log = CaptureLogPath(config->options);
 
   if (coding.capture_mode == "direct") {
     if (lean) {
@@ -99,7 +108,7 @@ int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, co
                                    "--capture-log-file", log};
   if (flags->Has("--config")) {
     argv.push_back("--config");
-    argv.push_back(Absolute(flags->Get("--config")));
+    argv.push_back(AbsolutePath(flags->Get("--config")));
   }
   if (Status s = SpawnDetached(argv); !s.ok()) return fail(s);
   return 0;

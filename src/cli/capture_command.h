@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "msp/options.h"
+
 namespace msp {
 
 // Runs the hook with `args` (after the verb word: --config, setting flags).
@@ -19,6 +21,14 @@ int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, co
 
 // The path of the running executable (/proc/self/exe); empty if unknown.
 std::string SelfExecutable();
+
+// `path` made absolute and normalised (unchanged if that fails).
+std::string AbsolutePath(const std::string& path);
+// The prompt repository (capture.repository, default <data_dir>/prompts.git)
+// and the capture log (capture.log_file, default <data_dir>/capture.log),
+// both absolute: the hook, the importer and `msp prompts` agree on them.
+std::string PromptRepositoryPath(const Options& options);
+std::string CaptureLogPath(const Options& options);
 
 }  // namespace msp
 

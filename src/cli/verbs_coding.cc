@@ -23,22 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
-std::string PromptRepository(const Invocation& inv) {
-  const CodingOptions& c = inv.config.options.coding;
-  return Absolute(c.capture_repository.empty() ? inv.config.options.store.data_dir + "/prompts.git"
-                                               : c.capture_repository);
-}
-
-std::string CaptureLog(const Invocation& inv) {
-  const CodingOptions& c = inv.config.options.coding;
-  return Absolute(c.capture_log.empty() ? inv.config.options.store.data_dir + "/capture.log" : c.capture_log);
-}
+std::string PromptRepository(const Invocation& inv) { return PromptRepositoryPath(inv.config.options); }
+std::string CaptureLog(const Invocation& inv) { return CaptureLogPath(inv.config.options); }
 
 // The captured prompts the flags select: imports the spool first, so that
 // what the hooks captured a moment ago is there.
@@ -377,7 +363,7 @@ Status RunSetupClaudeCode(Invocation& inv) {
   r.post_tool_use = inv.flags.Has("--post-tool-use");
   r.mcp = !inv.flags.Has("--no-mcp");
   std::error_code ec;
-  r.project_dir = inv.flags.Has("--project-dir") ? Absolute(inv.flags.Get("--project-dir"))
+  r.project_dir = inv.flags.Has("--project-dir") ? AbsolutePath(inv.flags.Get("--project-dir"))
                                                  : fs::current_path(ec).string();
   if (const char* home = std::getenv("HOME")) r.home = home;
   // The commands: this msp (or --msp), with the data directory absolute for
@@ -395,7 +381,7 @@ Status RunSetupClaudeCode(Invocation& inv) {
   if (fs::path(dir).is_absolute()) {
     data_flag = " --data-dir '" + dir + "'";
   } else if (r.user) {
-    data_flag = " --data-dir '" + Absolute(dir) + "'";
+    data_flag = " --data-dir '" + AbsolutePath(dir) + "'";
   } else {
     data_flag = " --data-dir \"$CLAUDE_PROJECT_DIR\"/'" + dir + "'";
   }
@@ -409,7 +395,7 @@ Status RunSetupClaudeCode(Invocation& inv) {
   // The MCP server runs in the project directory: a relative data directory
   // stays relative there.
   r.mcp_program = msp;
-  r.mcp_args = {"mcp", "--data-dir", r.user ? Absolute(dir) : dir};
+  r.mcp_args = {"mcp", "--data-dir", r.user ? AbsolutePath(dir) : dir};
   if (inv.ns.tenant != "default") r.mcp_args.insert(r.mcp_args.end(), {"--tenant", inv.ns.tenant});
   if (!inv.ns.user.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--user", inv.ns.user});
   MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, SetupClaudeCode(r));
