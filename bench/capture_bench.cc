@@ -31,6 +31,7 @@
 
 #include "coding/capture.h"
 #include "coding/prompt_store.h"
+#include "util/time.h"
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "cli/flags.h"
 #include "coding/capture.h"
 #include "config/config.h"
+#include "util/time.h"
 
 #ifdef MSP_CAPTURE_DIRECT
 #include "coding/prompt_store.h"

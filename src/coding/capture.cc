@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -42,11 +41,6 @@ std::string Dump(const nlohmann::json& j) {
 }
 
 }  // namespace
-
-TimeMs WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Result<HookInput> ParseHookInput(std::string_view json) {
   size_t first = json.find_first_not_of(" \t\r\n");

@@ -81,9 +81,6 @@ Status SpawnDetached(const std::vector<std::string>& argv);
 // directories created). Best effort: failures are ignored.
 void AppendToLog(const std::string& log_path, std::string_view what, std::string_view message);
 
-// Now, in UTC ms (the system clock).
-TimeMs WallClockMs();
-
 }  // namespace msp
 
 #endif  // MSP_CODING_CAPTURE_H_

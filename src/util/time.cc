@@ -2,6 +2,7 @@
 #include "util/time.h"
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 
 namespace msp {
@@ -138,6 +139,11 @@ Result<TimeMs> ParseIso8601(std::string_view s) {
   const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   return days * kMsPerDay + (static_cast<int64_t>(h) * 3600 + mi * 60 + sec) * 1000 + ms -
          offset_min * 60000;
+}
+
+TimeMs WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace msp

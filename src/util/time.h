@@ -18,6 +18,10 @@ Result<TimeMs> ParseIso8601(std::string_view s);
 
 constexpr TimeMs kMsPerDay = 86400LL * 1000;
 
+// Now, in UTC ms (the system clock). Code whose tests must control time takes
+// a Clock (msp/memory.h) instead.
+TimeMs WallClockMs();
+
 }  // namespace msp
 
 #endif  // MSP_UTIL_TIME_H_

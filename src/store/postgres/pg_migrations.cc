@@ -1,7 +1,7 @@
 // The PostgreSQL schema migrations and the code that applies them.
 #include "store/postgres/pg_migrations.h"
 
-#include <chrono>
+#include "util/time.h"
 
 namespace msp {
 namespace {
@@ -105,12 +105,6 @@ CREATE TABLE IF NOT EXISTS schema_version (
 );
 )sql";
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Steps 2 and 3 of PgMigrate, run while the advisory lock is held.
 Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrations) {
   const std::string& schema = conn.options().schema;
@@ -142,7 +136,7 @@ Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrati
     if (status.ok()) {
       status = conn.Exec("INSERT INTO schema_version (version, applied_at, description) "
                          "VALUES ($1, $2, $3)",
-                         PgParams().Int(v).Int(NowMs()).Text(m.description), op, false)
+                         PgParams().Int(v).Int(WallClockMs()).Text(m.description), op, false)
                    .status();
     }
   }

@@ -28,6 +28,7 @@
 #include "store/record_row.h"
 #include "store/postgres/pg_migrations.h"
 #include "store/postgres/pg_pool.h"
+#include "util/time.h"
 
 namespace msp {
 namespace {
@@ -69,12 +70,6 @@ std::string UpsertSql(int rows) {
     sql += std::string(kColumns[i]) + " = EXCLUDED." + std::string(kColumns[i]);
   }
   return sql;
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
@@ -405,7 +400,7 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
                                   const std::vector<std::pair<std::string, std::string>>& meta,
                                   std::vector<int64_t>* seqs) {
   const int64_t changes = static_cast<int64_t>(batch.puts.size() + batch.deletes.size());
-  const int64_t at = NowMs();
+  const int64_t at = WallClockMs();
   int64_t base = 0;
   if (changes > 0 || !batch.expect_seq.empty()) {
     // Takes the change counter's row lock until commit: writers queue here.

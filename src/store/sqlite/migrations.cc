@@ -1,8 +1,9 @@
 // The SQLite schema migrations and the code that applies them.
 #include "store/sqlite/migrations.h"
 
-#include <chrono>
 #include <string>
+
+#include "util/time.h"
 
 namespace msp {
 namespace {
@@ -156,12 +157,6 @@ Status Refuse(const SqliteDb& db, int found, int supported) {
       "); use a newer msp or another data directory");
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -219,7 +214,7 @@ Status Migrate(SqliteDb& db, const std::vector<Migration>& migrations) {
         db.Prepare("INSERT INTO schema_version(version, applied_at, description) VALUES (?, ?, ?)",
                    op, /*cache=*/false));
     record.BindInt(1, v);
-    record.BindInt(2, NowMs());
+    record.BindInt(2, WallClockMs());
     record.BindText(3, m.description);
     MSP_RETURN_IF_ERROR(record.Run());
   }

@@ -20,6 +20,7 @@
 #include "store/record_row.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_db.h"
+#include "util/time.h"
 
 namespace msp {
 namespace {
@@ -52,12 +53,6 @@ const std::string& UpsertRecordSql() {
            updates;
   }();
   return kSql;
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // A statement's parameters (1-based: column + 1) from a record.
@@ -255,7 +250,7 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction txn(db_.get(), Transaction::Mode::kImmediate, "apply");
   MSP_RETURN_IF_ERROR(txn.status());
-  const int64_t at = NowMs();
+  const int64_t at = WallClockMs();
 
   if (!batch.expect_seq.empty()) {
     MSP_ASSIGN_OR_RETURN(Statement current,
@@ -603,7 +598,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
   // the (idempotent) setup until the busy timeout has passed.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
-  std::minstd_rand jitter(static_cast<unsigned>(NowMs()));
+  std::minstd_rand jitter(static_cast<unsigned>(WallClockMs()));
   while (true) {
     Status status = ConfigureConnection(*db, synchronous);
     if (status.ok() || status.code() != StatusCode::kUnavailable ||
