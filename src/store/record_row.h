@@ -1,7 +1,8 @@
 // The records table's row, shared by the SQLite and PostgreSQL stores: the
-// columns in select order, the checks and encodings of a put, and a record's
-// values written to and read back from a backend's statement. Each backend
-// adapts its own statement or result to RowWriter / RowReader.
+// columns in select order, the ORDER BY of a query, the checks of a query
+// and of a put, the encodings of a put, and a record's values written to and
+// read back from a backend's statement. Each backend adapts its own statement
+// or result to RowWriter / RowReader.
 #ifndef MSP_STORE_RECORD_ROW_H_
 #define MSP_STORE_RECORD_ROW_H_
 
@@ -12,6 +13,7 @@
 
 #include "msp/status.h"
 #include "msp/types.h"
+#include "store/store.h"
 
 namespace msp::record_row {
 
@@ -30,6 +32,13 @@ extern const std::array<std::string_view, kColumnCount> kColumns;
 // "id, tenant, ..., embedding"; with `no_embedding`, that SQL expression in
 // the embedding's place (e.g. "NULL").
 std::string SelectList(std::string_view no_embedding = {});
+
+// " ORDER BY ..." for a query's order (ties broken by id, so pages are stable).
+std::string_view OrderBy(RecordQuery::Order order);
+
+// The checks every backend makes on a query: InvalidArgument naming `op`
+// when the limit or the offset is negative.
+Status ValidateQuery(const RecordQuery& q, std::string_view op);
 
 // The checks every backend makes on a put: an id and a tenant, an access
 // level in 0..kMaxAccessLevel, a finite confidence.

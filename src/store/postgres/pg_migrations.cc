@@ -20,7 +20,7 @@ namespace {
 // locks it (UPDATE) for the rest of its transaction, so sequence numbers are
 // handed out in commit order and without gaps, and a reader that has seen
 // seq N has seen every change before it.
-constexpr std::string_view kSchemaV1 = R"sql(
+constexpr std::string_view kPgSchemaV1 = R"sql(
 CREATE TABLE records (
   id              text COLLATE "C" PRIMARY KEY,
   tenant          text COLLATE "C" NOT NULL,
@@ -97,7 +97,7 @@ CREATE TABLE meta (
 );
 )sql";
 
-constexpr std::string_view kCreateVersionTable = R"sql(
+constexpr std::string_view kPgCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     integer PRIMARY KEY,
   applied_at  bigint NOT NULL,
@@ -127,7 +127,7 @@ Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrati
   if (version == latest) return Status::Ok();
 
   MSP_RETURN_IF_ERROR(conn.Script("BEGIN", "migrate schema"));
-  Status status = conn.Script(kCreateVersionTable, "create schema_version");
+  Status status = conn.Script(kPgCreateVersionTable, "create schema_version");
   for (int v = version + 1; status.ok() && v <= latest; ++v) {
     const PgMigration& m = migrations[static_cast<size_t>(v - 1)];
     const std::string op =
@@ -149,7 +149,7 @@ Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrati
 
 const std::vector<PgMigration>& PgSchemaMigrations() {
   static const std::vector<PgMigration> kMigrations = {
-      {1, "records, changes, change counter, audit, meta", kSchemaV1},
+      {1, "records, changes, change counter, audit, meta", kPgSchemaV1},
   };
   return kMigrations;
 }

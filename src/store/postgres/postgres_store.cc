@@ -45,7 +45,7 @@ constexpr int kScanPage = 256;
 constexpr int kLostConnectionAttempts = 3;
 constexpr int kConflictAttempts = 6;
 
-const std::string& SelectRecords(bool with_embedding) {
+const std::string& PgSelectRecords(bool with_embedding) {
   static const std::string kWith = "SELECT " + SelectList() + " FROM records";
   static const std::string kWithout = "SELECT " + SelectList("NULL::bytea") + " FROM records";
   return with_embedding ? kWith : kWithout;
@@ -109,7 +109,7 @@ void BindRecord(PgParams& p, const Memory& m, const EncodedPut& enc, int64_t seq
   WriteRow(m, enc, seq, w);
 }
 
-// Row `row` of a SelectRecords() result.
+// Row `row` of a PgSelectRecords() result.
 class ResultReader final : public RowReader {
  public:
   ResultReader(const PgResult& r, int row) : r_(r), row_(row) {}
@@ -129,7 +129,7 @@ class ResultReader final : public RowReader {
   mutable std::string bytes_;  // the decoded bytea
 };
 
-// Reads row `row` of a SelectRecords() result into *m.
+// Reads row `row` of a PgSelectRecords() result into *m.
 Status ReadRecord(const PgResult& r, int row, const std::string& where, Memory* m) {
   return ReadRow(ResultReader(r, row), "postgres", where, m);
 }
@@ -143,7 +143,7 @@ Result<std::vector<Memory>> ReadRecords(const PgResult& r, const std::string& wh
 }
 
 // A WHERE clause and its parameters, built from a RecordQuery.
-struct Filter {
+struct PgFilter {
   std::string sql;
   PgParams params;
 
@@ -171,8 +171,8 @@ struct Filter {
   }
 };
 
-Filter BuildFilter(const RecordQuery& q) {
-  Filter f;
+PgFilter BuildPgFilter(const RecordQuery& q) {
+  PgFilter f;
   f.AddEquals("tenant", q.scope.tenant);
   if (!q.scope.user.empty()) f.AddEquals("user_id", q.scope.user);
   if (!q.scope.agent.empty()) f.AddEquals("agent_id", q.scope.agent);
@@ -192,25 +192,6 @@ Filter BuildFilter(const RecordQuery& q) {
   }
   if (q.max_access_level) f.AddAtLeast("access_level", *q.max_access_level, "<=");
   return f;
-}
-
-std::string_view OrderBy(RecordQuery::Order order) {
-  switch (order) {
-    case RecordQuery::Order::kCreatedAsc: return " ORDER BY created_at ASC, id ASC";
-    case RecordQuery::Order::kCreatedDesc: return " ORDER BY created_at DESC, id DESC";
-    case RecordQuery::Order::kStepAsc: return " ORDER BY step_number ASC, created_at ASC, id ASC";
-    case RecordQuery::Order::kStepDesc:
-      return " ORDER BY step_number DESC, created_at DESC, id DESC";
-  }
-  return " ORDER BY created_at ASC, id ASC";
-}
-
-Status ValidateQuery(const RecordQuery& q, std::string_view op) {
-  if (q.limit < 0 || q.offset < 0) {
-    return Status::InvalidArgument(std::string(op) + ": limit and offset must be >= 0 (got " +
-                                   std::to_string(q.limit) + ", " + std::to_string(q.offset) + ")");
-  }
-  return Status::Ok();
 }
 
 // LIMIT n, or LIMIT NULL (no limit) for 0.
@@ -554,7 +535,7 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
 Result<std::optional<Memory>> PostgresStoreImpl::Get(const std::string& id) {
   std::optional<Memory> out;
   const Status run_status = Run("get", [&](PgConnection& c) -> Status {
-    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(SelectRecords(true) + " WHERE id = $1",
+    MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(PgSelectRecords(true) + " WHERE id = $1",
                                              PgParams().Text(id), "get"));
     out.reset();
     if (r.rows() == 0) return Status::Ok();
@@ -575,7 +556,7 @@ Result<std::vector<Memory>> PostgresStoreImpl::GetMany(const std::vector<std::st
   std::vector<Memory> found;
   const Status run_status = Run("get many", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(
-        PgResult r, c.Exec(SelectRecords(with_embeddings) + " WHERE id = ANY($1::text[])",
+        PgResult r, c.Exec(PgSelectRecords(with_embeddings) + " WHERE id = ANY($1::text[])",
                            PgParams().Text(PgTextArray(ids)), "get many"));
     MSP_ASSIGN_OR_RETURN(found, ReadRecords(r, where_));
     return Status::Ok();
@@ -593,12 +574,12 @@ Result<std::vector<Memory>> PostgresStoreImpl::GetMany(const std::vector<std::st
 
 Result<std::vector<Memory>> PostgresStoreImpl::List(const RecordQuery& query) {
   MSP_RETURN_IF_ERROR(ValidateQuery(query, "list"));
-  Filter filter = BuildFilter(query);
+  PgFilter filter = BuildPgFilter(query);
   const std::string limit = filter.Next();
   AddLimit(filter.params, query.limit);
   const std::string offset = filter.Next();
   filter.params.Int(query.offset);
-  const std::string sql = SelectRecords(query.with_embeddings) + filter.sql +
+  const std::string sql = PgSelectRecords(query.with_embeddings) + filter.sql +
                           std::string(OrderBy(query.order)) + " LIMIT " + limit + " OFFSET " +
                           offset;
   std::vector<Memory> out;
@@ -613,7 +594,7 @@ Result<std::vector<Memory>> PostgresStoreImpl::List(const RecordQuery& query) {
 
 Result<int64_t> PostgresStoreImpl::Count(const RecordQuery& query) {
   MSP_RETURN_IF_ERROR(ValidateQuery(query, "count"));
-  Filter filter = BuildFilter(query);
+  PgFilter filter = BuildPgFilter(query);
   std::string sql;
   if (query.limit == 0 && query.offset == 0) {
     sql = "SELECT count(*) FROM records" + filter.sql;
@@ -637,7 +618,7 @@ Result<int64_t> PostgresStoreImpl::Count(const RecordQuery& query) {
 }
 
 Status PostgresStoreImpl::Scan(const std::function<bool(const Memory&)>& fn) {
-  const std::string sql = SelectRecords(true) + " WHERE id > $1 ORDER BY id LIMIT " +
+  const std::string sql = PgSelectRecords(true) + " WHERE id > $1 ORDER BY id LIMIT " +
                           std::to_string(kScanPage);
   std::string after;
   while (true) {

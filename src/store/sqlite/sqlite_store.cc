@@ -168,25 +168,6 @@ Filter BuildFilter(const RecordQuery& q) {
   return f;
 }
 
-std::string_view OrderBy(RecordQuery::Order order) {
-  switch (order) {
-    case RecordQuery::Order::kCreatedAsc: return " ORDER BY created_at ASC, id ASC";
-    case RecordQuery::Order::kCreatedDesc: return " ORDER BY created_at DESC, id DESC";
-    case RecordQuery::Order::kStepAsc: return " ORDER BY step_number ASC, created_at ASC, id ASC";
-    case RecordQuery::Order::kStepDesc:
-      return " ORDER BY step_number DESC, created_at DESC, id DESC";
-  }
-  return " ORDER BY created_at ASC, id ASC";
-}
-
-Status ValidateQuery(const RecordQuery& q, std::string_view op) {
-  if (q.limit < 0 || q.offset < 0) {
-    return Status::InvalidArgument(std::string(op) + ": limit and offset must be >= 0 (got " +
-                                   std::to_string(q.limit) + ", " + std::to_string(q.offset) + ")");
-  }
-  return Status::Ok();
-}
-
 class SqliteStore final : public Store {
  public:
   explicit SqliteStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
