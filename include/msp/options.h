@@ -34,11 +34,18 @@ struct StoreOptions {
 };
 
 struct EmbedderOptions {
-  std::string provider = "hashing";  // the built-in lexical hashing embedder; or "openai"
+  // "hashing": the built-in lexical hashing embedder; "static": the built-in
+  // word-vector (GloVe) embedder, semantic, its table installed by
+  // scripts/deps.sh; "openai": an OpenAI-compatible server.
+  std::string provider = "hashing";
   // Vector size. For "openai" it must equal what the model returns (768 for
   // nomic-embed-text, 1536 for text-embedding-3-small): a reply of another
   // size is an error naming both. It is part of the embedder's identity.
   int dimension = 384;
+  // For "static": the word-vector table (empty: the one scripts/deps.sh
+  // makes, embed/static/static_embedder.h). Its rows set the dimension;
+  // `dimension` is not used.
+  std::string vectors_path;
   // The rest is for provider "openai" (any OpenAI-compatible POST
   // /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI).
   std::string base_url = "http://localhost:11434/v1";  // up to and including /v1

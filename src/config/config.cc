@@ -121,15 +121,21 @@ const std::vector<Setting>& Table() {
             0, kInf),
       NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
                     +[](Options& o) { return &o.embedder.provider; },
-                    "Embedder: hashing (built in, lexical, no model needed) or openai (any OpenAI-compatible "
-                    "POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI). Changing it needs "
-                    "`msp reembed` on an existing store."),
-               "hashing|openai"),
+                    "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
+                    "vectors, semantic, no model server; its table: `scripts/deps.sh --word-vectors`) or openai "
+                    "(any OpenAI-compatible POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI). "
+                    "Changing it needs `msp reembed` on an existing store."),
+               "hashing|static|openai"),
       Range(Make("embedder.dimension", "MSP_EMBEDDER_DIMENSION", "--embedder-dimension",
                  +[](Options& o) { return &o.embedder.dimension; },
                  "Embedding dimension (1..65536; hashing: 8..4096). For openai, the size of the model's vectors "
                  "(nomic-embed-text 768, text-embedding-3-small 1536); a reply of another size is an error."),
             1, 65536),
+      Make("embedder.vectors_path", "MSP_EMBEDDER_VECTORS_PATH", "--embedder-vectors-path",
+           +[](Options& o) { return &o.embedder.vectors_path; },
+           "static: the word-vector table (empty: the one `scripts/deps.sh --word-vectors` makes, "
+           "data/embeddings/glove-6b-100d.msv, else /usr/local/share/msp/ or /usr/share/msp/). Its rows set the "
+           "dimension; embedder.dimension is not used."),
       Make("embedder.base_url", "MSP_EMBEDDER_BASE_URL", "--embedder-base-url",
            +[](Options& o) { return &o.embedder.base_url; },
            "openai: the server's URL up to and including /v1 (Ollama http://localhost:11434/v1, llama.cpp "

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "embed/hashing/hashing_embedder.h"
+#include "embed/static/static_embedder.h"
 
 namespace msp {
 
@@ -14,6 +15,11 @@ constexpr int kMaxDimension = 4096;
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
+  if (options.provider == "static") {
+    MSP_ASSIGN_OR_RETURN(std::string path, FindWordVectors(options.vectors_path));
+    MSP_ASSIGN_OR_RETURN(std::shared_ptr<const WordVectors> table, WordVectors::Load(path));
+    return std::unique_ptr<Embedder>(std::make_unique<StaticEmbedder>(std::move(table)));
+  }
   if (options.dimension < kMinDimension || options.dimension > kMaxDimension) {
     return Status::InvalidArgument("embedder dimension " + std::to_string(options.dimension) +
                                    " is out of range; use " + std::to_string(kMinDimension) +
@@ -28,7 +34,7 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
         "(provider/embedder_factory.h); MakeEmbedder makes the built-in hashing embedder only");
   }
   return Status::InvalidArgument("unknown embedder provider '" + options.provider +
-                                 "'; available providers: hashing");
+                                 "'; available providers: hashing, static");
 }
 
 }  // namespace msp

@@ -20,7 +20,7 @@ std::string EffectiveApiKey(const EmbedderOptions& options, const std::string& o
 }
 
 Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options) {
-  if (options.provider == "hashing") return MakeEmbedder(options);
+  if (options.provider == "hashing" || options.provider == "static") return MakeEmbedder(options);
   if (options.provider == "openai") {
     EmbedderOptions o = options;
     const char* env = std::getenv("OPENAI_API_KEY");
@@ -29,7 +29,7 @@ Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options) {
     return std::unique_ptr<Embedder>(std::move(e));
   }
   return Status::InvalidArgument("unknown embedder.provider '" + options.provider +
-                                 "'; available providers: hashing (built in), openai (any OpenAI-compatible "
+                                 "'; available providers: hashing (built in, lexical), static (built in, word vectors), openai (any OpenAI-compatible "
                                  "embeddings server)");
 }
 
