@@ -89,6 +89,8 @@ std::vector<std::string> Cl100kVocabularyCandidates() {
 #ifdef MSP_SOURCE_DIR
   out.push_back(std::string(MSP_SOURCE_DIR) + "/data/tokenizer/node_modules/" + rel);
 #endif
+  out.push_back("/usr/local/share/msp/cl100k_base.js");  // cmake --install
+  out.push_back("/usr/share/msp/cl100k_base.js");
   out.push_back("/usr/local/lib/node_modules/" + rel);
   out.push_back("/usr/lib/node_modules/" + rel);
   return out;

@@ -76,7 +76,8 @@ class Cl100kTokenCounter final : public TokenCounter {
 // Where the cl100k vocabulary is looked for when tokens.vocabulary_path is
 // empty, in order: the install of scripts/deps.sh in this source tree
 // (data/tokenizer/node_modules/js-tiktoken/dist/ranks/cl100k_base.js), then
-// js-tiktoken installed globally by npm (/usr/local/lib/node_modules,
+// the copy `cmake --install` puts in /usr/local/share/msp or /usr/share/msp,
+// then js-tiktoken installed globally by npm (/usr/local/lib/node_modules,
 // /usr/lib/node_modules).
 std::vector<std::string> Cl100kVocabularyCandidates();
 
