@@ -191,17 +191,23 @@ std::string AsciiLower(std::string s) {
 }
 
 // `text` restricted to what MatchesQuery lets `q` see. Filters that every
-// document passes are left out (one tenant, no expiring or superseded
-// records), so the common case costs nothing over the text query. Expired
-// and superseded records are cut with AND_NOT over short lists: only
+// document passes are left out (a term every document holds, such as the
+// one tenant or user of a single-user index; no expiring or superseded
+// records), so the common case costs nothing over the text query: a filter
+// term held by all 10,000 documents cost about 0.14 M instructions a search.
+// Expired and superseded records are cut with AND_NOT over short lists: only
 // expiring documents have a value in the expiry slot.
 Xapian::Query Restrict(const Xapian::Database& db, const Xapian::Query& text, const IndexQuery& q) {
+  const Xapian::doccount docs = db.get_doccount();
   std::vector<Xapian::Query> must;
+  auto term = [&](std::string_view prefix, std::string_view v) {
+    std::string t = Term(prefix, v);
+    if (db.get_termfreq(t) != docs) must.emplace_back(std::move(t));
+  };
   const Namespace& s = q.scope;
-  const std::string tenant = Term(kPrefixTenant, s.tenant);  // the tenant always counts
-  if (db.get_termfreq(tenant) != db.get_doccount()) must.emplace_back(tenant);
+  term(kPrefixTenant, s.tenant);  // the tenant always counts
   auto part = [&](std::string_view prefix, const std::string& v) {
-    if (!v.empty()) must.emplace_back(Term(prefix, v));
+    if (!v.empty()) term(prefix, v);
   };
   part(kPrefixUser, s.user);
   part(kPrefixAgent, s.agent);
@@ -212,7 +218,11 @@ Xapian::Query Restrict(const Xapian::Database& db, const Xapian::Query& text, co
   auto any_of = [&](std::string_view prefix, const auto& values, auto name) {
     if (values.empty()) return;
     std::vector<Xapian::Query> alternatives;
-    for (const auto& v : values) alternatives.emplace_back(Term(prefix, name(v)));
+    for (const auto& v : values) {
+      std::string t = Term(prefix, name(v));
+      if (db.get_termfreq(t) == docs) return;  // every document passes
+      alternatives.emplace_back(std::move(t));
+    }
     must.emplace_back(Xapian::Query::OP_OR, alternatives.begin(), alternatives.end());
   };
   const SearchFilter& f = q.filter;
@@ -235,15 +245,19 @@ Xapian::Query Restrict(const Xapian::Database& db, const Xapian::Query& text, co
     out = Xapian::Query(Xapian::Query::OP_FILTER, out,
                         Xapian::Query(Xapian::Query::OP_AND, must.begin(), must.end()));
   }
+  // Exclusions, only those some document matches.
   std::vector<Xapian::Query> must_not;
+  auto exclude = [&](std::string t) {
+    if (db.get_termfreq(t) > 0) must_not.emplace_back(std::move(t));
+  };
   // Expired: 0 < expires_at <= now (documents that never expire have no value).
-  if (q.now > 0) must_not.emplace_back(Xapian::Query::OP_VALUE_LE, kSlotExpiresAt, EncodeTime(q.now));
-  if (!f.include_superseded) {
-    must_not.emplace_back(Term(kPrefixState, RecordStateName(RecordState::kSuperseded)));
+  if (q.now > 0 && db.get_value_freq(kSlotExpiresAt) > 0) {
+    must_not.emplace_back(Xapian::Query::OP_VALUE_LE, kSlotExpiresAt, EncodeTime(q.now));
   }
+  if (!f.include_superseded) exclude(Term(kPrefixState, RecordStateName(RecordState::kSuperseded)));
   if (f.max_access_level) {
     for (int level = std::max(*f.max_access_level + 1, 1); level <= kMaxAccessLevel; ++level) {
-      must_not.emplace_back(Term(kPrefixAccessLevel, std::to_string(level)));
+      exclude(Term(kPrefixAccessLevel, std::to_string(level)));
     }
   }
   if (!must_not.empty()) {

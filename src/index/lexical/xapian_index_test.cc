@@ -259,6 +259,42 @@ TEST_F(XapianIndexTest, FiltersByCreationTimeExpiryAndState) {
   EXPECT_EQ(IdSet(q), (std::set<std::string>{"early", "late"}));
 }
 
+// A filter every document passes is left out of the query; once a document
+// fails it (a later write), it counts again on the next search.
+TEST_F(XapianIndexTest, FiltersEveryDocumentPassesStillCountAfterWrites) {
+  Memory a = Rec("a", "delta");
+  a.tags = {"t"};
+  Memory b = Rec("b", "delta");
+  b.tags = {"t"};
+  Put({a, b}, 1);
+  IndexQuery q = Query("delta");
+  q.scope.user = "ann";
+  q.filter.tags = {"t"};
+  q.filter.max_access_level = 0;
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b"}));
+
+  Memory other = Rec("other", "delta");  // another user, no tag, restricted
+  other.ns.user = "bob";
+  other.access_level = 3;
+  Memory expired = Rec("expired", "delta");
+  expired.tags = {"t"};
+  expired.expires_at = 4000;
+  Memory old = Rec("old", "delta");
+  old.tags = {"t"};
+  old.state = RecordState::kSuperseded;
+  Put({other, expired, old}, 2);
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b"}));
+  q.scope.user.clear();
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b"}));  // the tag still filters
+  q.filter.tags.clear();
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b"}));  // the access level still filters
+  q.filter.max_access_level.reset();
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b", "other"}));
+  q.filter.include_superseded = true;
+  q.now = 0;
+  EXPECT_EQ(IdSet(q), (std::set<std::string>{"a", "b", "other", "expired", "old"}));
+}
+
 TEST_F(XapianIndexTest, LongFilterValuesWork) {
   const std::string long_tag(300, 't');
   std::string other_long = long_tag;
