@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -600,8 +601,14 @@ class Engine final : public MemoryLayer {
   // the top k (exact, not an approximation; it runs anyway with explain,
   // as of a time, when forced, and for rank fusion). Candidates under
   // vector_min_cosine get no vector score.
+  //
+  // When the search is skipped, the fused ranking follows from the lexical
+  // candidates and their cosines alone: it is set in *direct
+  // (FuseAlignedScores, the same as FuseScores of the two signals) and
+  // vector.hits is left empty. Otherwise *direct is left unset.
   Result<bool> VectorSignal(const std::vector<float>& query_vector, const IndexQuery& q, const RetrieveRequest& r,
-                            bool by_score, bool force_scan, std::vector<RankedSignal>& signals) const {
+                            bool by_score, bool force_scan, std::vector<RankedSignal>& signals,
+                            std::optional<std::vector<FusedHit>>* direct) const {
     const RetrievalOptions& ro = options_.retrieval;
     const RankedSignal& lexical = signals[0];
     RankedSignal& vector = signals[1];
@@ -617,11 +624,12 @@ class Engine final : public MemoryLayer {
       const double total = ro.lexical_weight + ro.vector_weight;
       std::vector<double> fused;
       fused.reserve(ids.size());
+      AlignedScores aligned{ro.vector_weight, std::vector<double>(ids.size(), std::nan(""))};
       for (size_t i = 0; i < ids.size(); ++i) {
         const double c = cosines[i] >= min_cos ? std::clamp(static_cast<double>(cosines[i]), 0.0, 1.0) : 0.0;
         fused.push_back((ro.lexical_weight * std::clamp(lexical.hits[i].score, 0.0, 1.0) + ro.vector_weight * c) /
                         total);
-        if (cosines[i] >= min_cos) vector.hits.push_back(IndexHit{lexical.hits[i].id, cosines[i]});
+        if (cosines[i] >= min_cos) aligned.scores[i] = cosines[i];
       }
       const size_t k = static_cast<size_t>(r.top_k);
       if (!scan && fused.size() >= k) {
@@ -630,6 +638,13 @@ class Engine final : public MemoryLayer {
         scan = !(fused[k - 1] > ro.vector_weight / total);
       } else {
         scan = true;
+      }
+      if (!scan) {
+        *direct = FuseAlignedScores(lexical, {std::move(aligned)});
+        return false;
+      }
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (!std::isnan(aligned.scores[i])) vector.hits.push_back(IndexHit{lexical.hits[i].id, aligned.scores[i]});
       }
     }
     if (scan) {
@@ -710,9 +725,12 @@ class Engine final : public MemoryLayer {
     }
     // Whether the vector index's own top candidates were searched; see
     // VectorSignal. Forced after a stale hit when they were not.
-    MSP_ASSIGN_OR_RETURN(bool scanned, VectorSignal(query_vector, q, r, by_score, /*force_scan=*/false, signals));
-    std::vector<FusedHit> fused = by_score ? FuseScores(signals, r.explain)
-                                           : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+    std::optional<std::vector<FusedHit>> direct;
+    MSP_ASSIGN_OR_RETURN(bool scanned,
+                         VectorSignal(query_vector, q, r, by_score, /*force_scan=*/false, signals, &direct));
+    std::vector<FusedHit> fused = direct     ? std::move(*direct)
+                                  : by_score ? FuseScores(signals, r.explain)
+                                             : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
     std::unordered_map<std::string_view, const ContextScore*> context_by_id;
     if (r.explain) {
       for (size_t i = 0; i < context.size(); ++i) context_by_id.emplace(lexical.hits[i].id, &context[i]);
@@ -730,7 +748,8 @@ class Engine final : public MemoryLayer {
         // A hit was dropped, so hits past the first top_k count, where the
         // vector index's own candidates may rank: search them, fuse again
         // and go on from the same place (the hits served stay first).
-        MSP_ASSIGN_OR_RETURN(scanned, VectorSignal(query_vector, q, r, by_score, /*force_scan=*/true, signals));
+        MSP_ASSIGN_OR_RETURN(scanned,
+                             VectorSignal(query_vector, q, r, by_score, /*force_scan=*/true, signals, &direct));
         std::vector<FusedHit> again = by_score ? FuseScores(signals, r.explain)
                                                : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
         std::unordered_set<std::string_view> done;

@@ -2,6 +2,7 @@
 #include "core/fusion.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 
@@ -76,6 +77,33 @@ std::vector<FusedHit> FuseScores(const std::vector<RankedSignal>& signals, bool 
   return Fuse(signals, with_contributions, [&](const RankedSignal& s, const IndexHit& h, int) {
     return total_weight > 0 ? s.weight * std::clamp(h.score, 0.0, 1.0) / total_weight : 0.0;
   });
+}
+
+std::vector<FusedHit> FuseAlignedScores(const RankedSignal& first, const std::vector<AlignedScores>& others) {
+  double total_weight = first.weight;
+  for (const auto& o : others) total_weight += o.weight;
+  const size_t n = first.hits.size();
+  std::vector<double> score(n);
+  for (size_t i = 0; i < n; ++i) {
+    score[i] = total_weight > 0 ? first.weight * std::clamp(first.hits[i].score, 0.0, 1.0) / total_weight : 0.0;
+  }
+  for (const auto& o : others) {
+    for (size_t i = 0; i < n; ++i) {
+      const double v = o.scores[i];
+      if (std::isnan(v)) continue;
+      score[i] += total_weight > 0 ? o.weight * std::clamp(v, 0.0, 1.0) / total_weight : 0.0;
+    }
+  }
+  // Sort positions, not hits: ties keep first.hits' order, as in Fuse.
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return score[a] > score[b]; });
+  std::vector<FusedHit> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i].id = first.hits[order[i]].id;
+    out[i].score = score[order[i]];
+  }
+  return out;
 }
 
 }  // namespace msp

@@ -45,6 +45,21 @@ std::vector<FusedHit> FuseReciprocalRank(std::vector<RankedSignal>&& signals, in
 std::vector<FusedHit> FuseScores(const std::vector<RankedSignal>& signals, bool with_contributions = true);
 std::vector<FusedHit> FuseScores(std::vector<RankedSignal>&& signals, bool with_contributions = true) = delete;
 
+// Another signal's scores of the first signal's hits: scores[i] scores
+// first.hits[i]; NaN where the signal did not find that hit.
+struct AlignedScores {
+  double weight = 1.0;
+  std::vector<double> scores;
+};
+
+// FuseScores({first, others...}, false) for signals that found only hits of
+// `first`, each once, given as scores aligned with first.hits: the same
+// scores (added in the same order) and the same ranking, without hashing
+// ids. The hits view first.hits' ids. REQUIRES: first.hits' ids distinct;
+// every others[j].scores has first.hits.size() entries.
+std::vector<FusedHit> FuseAlignedScores(const RankedSignal& first, const std::vector<AlignedScores>& others);
+std::vector<FusedHit> FuseAlignedScores(RankedSignal&& first, const std::vector<AlignedScores>& others) = delete;
+
 }  // namespace msp
 
 #endif  // MSP_CORE_FUSION_H_

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 namespace msp {
 namespace {
 
@@ -90,6 +94,52 @@ TEST(FusionTest, ScoreFusionIsTheWeightedMeanOfClampedScores) {
   const std::vector<RankedSignal> heavy{lexical, heavy_vector};
   EXPECT_EQ(FuseScores(heavy)[0].id, "x");              // (1 + 0.15) vs (0.2 + 0.75), over 2.5
   EXPECT_EQ(FuseReciprocalRank(heavy, 60)[0].id, "y");  // 1/62 + 1.5/61 vs 1/61 + 1.5/62
+}
+
+// FuseAlignedScores gives what FuseScores gives for the same signals, bit
+// for bit and in the same order: ties (first-signal order), clamping, hits
+// the other signals missed (NaN), scores out of order in the other signals.
+TEST(FusionTest, AlignedScoresMatchScoreFusion) {
+  std::vector<IndexHit> candidates;
+  for (int i = 0; i < 40; ++i) {
+    // Repeating scores make ties; some fall outside [0, 1].
+    candidates.push_back(IndexHit{"r" + std::to_string(i), (i % 7) / 5.0 - 0.2});
+  }
+  const RankedSignal first{"bm25", 1.0, candidates};
+  AlignedScores cosine{0.3, {}};
+  AlignedScores third{0.7, {}};
+  RankedSignal cosine_signal{"cosine", cosine.weight, {}};
+  RankedSignal third_signal{"third", third.weight, {}};
+  for (int i = 0; i < 40; ++i) {
+    const double c = i % 4 == 0 ? std::nan("") : ((i * 13) % 11) / 8.0 - 0.1;
+    const double t = i % 3 == 0 ? std::nan("") : ((i * 7) % 5) / 4.0;
+    cosine.scores.push_back(c);
+    third.scores.push_back(t);
+    if (!std::isnan(c)) cosine_signal.hits.push_back(IndexHit{candidates[i].id, c});
+    if (!std::isnan(t)) third_signal.hits.push_back(IndexHit{candidates[i].id, t});
+  }
+  // The other signals list their hits best first, as signals do.
+  auto best_first = [](std::vector<IndexHit>& hits) {
+    std::stable_sort(hits.begin(), hits.end(), [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
+  };
+  best_first(cosine_signal.hits);
+  best_first(third_signal.hits);
+  const std::vector<RankedSignal> signals{first, cosine_signal, third_signal};
+  const auto want = FuseScores(signals, /*with_contributions=*/false);
+  const auto got = FuseAlignedScores(first, {cosine, third});
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), 40u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id) << i;
+    EXPECT_EQ(got[i].score, want[i].score) << i;  // exactly: same additions in the same order
+    EXPECT_TRUE(got[i].contributions.empty());
+  }
+  // The ids view the first signal's hits.
+  bool views_first = false;
+  for (const IndexHit& h : first.hits) views_first |= h.id.data() == got[0].id.data();
+  EXPECT_TRUE(views_first);
+  const RankedSignal none{"bm25", 1.0, {}};
+  EXPECT_TRUE(FuseAlignedScores(none, {AlignedScores{0.5, {}}}).empty());
 }
 
 }  // namespace
