@@ -2,12 +2,17 @@
 // default: hybrid top-10 (BM25 + cosine, fused), the query's embedding alone,
 // and the cost of access bookkeeping. Queries are LoCoMo's questions.
 //   build/bench/bench/search_bench --benchmark_counters_tabular=true
+// --retrievals=N runs the BM_Retrieve rows for exactly N retrievals (the
+// first N questions), so instruction counts of two builds compare the same
+// work (bench/README.md, "Instructions per retrieval").
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string_view>
 
 #include "bench_data.h"
 #include "retrieve_timing.h"
@@ -86,7 +91,6 @@ void BM_Retrieve(benchmark::State& state) {
   TimeRetrievals(state, *f.mem, f.corpus.questions, r);
   state.SetLabel(access ? "with access bookkeeping" : "read-only");
 }
-BENCHMARK(BM_Retrieve)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_EmbedQuery(benchmark::State& state) {
   Fixture& f = Data(10000);
@@ -152,4 +156,30 @@ BENCHMARK(BM_VectorSearch)->Arg(10)->Arg(200)->Unit(benchmark::kMicrosecond)->Us
 }  // namespace
 }  // namespace msp::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // --retrievals=N (ours, removed before Google Benchmark sees the flags).
+  long retrievals = 0;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    constexpr std::string_view kFlag = "--retrievals=";
+    const std::string_view arg = argv[i];
+    if (arg.substr(0, kFlag.size()) == kFlag) {
+      retrievals = std::strtol(argv[i] + kFlag.size(), nullptr, 10);
+      if (retrievals <= 0) {
+        fprintf(stderr, "--retrievals wants a positive count, got '%s'\n", argv[i] + kFlag.size());
+        return 2;
+      }
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
+  auto* retrieve = benchmark::RegisterBenchmark("BM_Retrieve", msp::bench::BM_Retrieve);
+  retrieve->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+  if (retrievals > 0) retrieve->Iterations(retrievals);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
