@@ -3,12 +3,14 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <thread>
@@ -319,28 +321,73 @@ Result<std::optional<Memory>> SqliteStore::Get(const std::string& id) {
   return std::optional<Memory>(std::move(m));
 }
 
+// GetMany reads the ids a chunk at a time with one statement
+// (`id IN (?1, ..., ?16)`, a short chunk padded with its last id, so one
+// cached statement serves every size): against one statement a record in a
+// read transaction, a top-10 read costs about a fifth fewer instructions.
+constexpr size_t kGetManyChunk = 16;
+
+const std::string& GetManySql(bool with_embeddings) {
+  static const std::array<std::string, 2> kSql = [] {
+    std::string in = " WHERE id IN (";
+    for (size_t i = 0; i < kGetManyChunk; ++i) in += (i == 0 ? "?" : ", ?");
+    in += ")";
+    return std::array<std::string, 2>{SelectRecords(false) + in, SelectRecords(true) + in};
+  }();
+  return kSql[with_embeddings ? 1 : 0];
+}
+
 Result<std::vector<Memory>> SqliteStore::GetMany(const std::vector<std::string>& ids,
                                                  bool with_embeddings) {
   std::vector<Memory> out;
   if (ids.empty()) return out;
   out.reserve(ids.size());
   std::lock_guard<std::mutex> lock(mu_);
-  // One read transaction: every record comes from the same snapshot.
-  Transaction txn(db_.get(), Transaction::Mode::kDeferred, "get many");
-  MSP_RETURN_IF_ERROR(txn.status());
-  MSP_ASSIGN_OR_RETURN(
-      Statement s, db_->Prepare(SelectRecords(with_embeddings) + " WHERE id = ?", "get many"));
-  for (const std::string& id : ids) {
-    s.BindText(1, id);
-    MSP_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (row) {
-      Memory m;
-      MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &m));
-      out.push_back(std::move(m));
+  // One snapshot for every record: a single statement is one; more take a
+  // read transaction.
+  std::optional<Transaction> txn;
+  if (ids.size() > kGetManyChunk) {
+    txn.emplace(db_.get(), Transaction::Mode::kDeferred, "get many");
+    MSP_RETURN_IF_ERROR(txn->status());
+  }
+  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare(GetManySql(with_embeddings), "get many"));
+  std::vector<Memory> rows;
+  rows.reserve(kGetManyChunk);
+  for (size_t begin = 0; begin < ids.size(); begin += kGetManyChunk) {
+    const size_t end = std::min(ids.size(), begin + kGetManyChunk);
+    for (size_t i = 0; i < kGetManyChunk; ++i) {
+      s.BindText(static_cast<int>(i + 1), ids[std::min(begin + i, end - 1)]);
+    }
+    rows.clear();
+    while (true) {
+      MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      MSP_RETURN_IF_ERROR(ReadRecord(s, db_->path(), &rows.emplace_back()));
     }
     s.Reset();
+    // In the order of `ids`; an id asked for twice is served twice.
+    std::array<int, kGetManyChunk> found;
+    for (size_t i = begin; i < end; ++i) {
+      found[i - begin] = -1;
+      for (size_t j = 0; j < rows.size(); ++j) {
+        if (rows[j].id == ids[i]) found[i - begin] = static_cast<int>(j);
+      }
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const int j = found[i - begin];
+      if (j < 0) continue;
+      const bool used_again = std::find(found.begin() + static_cast<std::ptrdiff_t>(i - begin) + 1,
+                                        found.begin() + static_cast<std::ptrdiff_t>(end - begin), j) !=
+                              found.begin() + static_cast<std::ptrdiff_t>(end - begin);
+      Memory& m = rows[static_cast<size_t>(j)];
+      if (used_again) {
+        out.push_back(m);
+      } else {
+        out.push_back(std::move(m));
+      }
+    }
   }
-  MSP_RETURN_IF_ERROR(txn.Commit());
+  if (txn) MSP_RETURN_IF_ERROR(txn->Commit());
   return out;
 }
 

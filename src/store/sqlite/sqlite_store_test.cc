@@ -301,6 +301,44 @@ TEST_F(SqliteStoreTest, MigrationListMustBeNumberedInOrder) {
 
 // ---- Several handles and processes ----
 
+// GetMany reads 16 ids a statement: order, repeats and missing ids hold
+// across chunks, for every count around the chunk size.
+TEST_F(SqliteStoreTest, GetManyKeepsOrderRepeatsAndGapsAcrossChunks) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
+  std::vector<Memory> records;
+  for (int i = 0; i < 40; ++i) records.push_back(Rec("r" + std::to_string(i)));
+  ASSERT_OK(store->Apply(Batch(records)).status());
+  std::vector<std::string> ids;
+  std::vector<std::string> want;
+  for (int i = 39; i >= 0; --i) {
+    const std::string id = "r" + std::to_string(i);
+    ids.push_back(id);
+    want.push_back(id);
+    if (i % 5 == 0) ids.push_back("missing-" + id);
+    if (i % 7 == 0) {  // asked again, in this chunk or a later one
+      ids.push_back(id);
+      want.push_back(id);
+    }
+  }
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, ids.size()}) {
+    const std::vector<std::string> asked(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<std::string> expected;
+    for (const std::string& id : asked) {
+      if (id.rfind("missing-", 0) != 0) expected.push_back(id);
+    }
+    ASSERT_OK_AND_ASSIGN(std::vector<Memory> got, store->GetMany(asked, /*with_embeddings=*/false));
+    std::vector<std::string> got_ids;
+    for (const Memory& m : got) {
+      got_ids.push_back(m.id);
+      EXPECT_EQ(m.text, "text of " + m.id);
+    }
+    EXPECT_EQ(got_ids, expected) << n << " ids";
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> all, store->GetMany(ids));
+  ASSERT_EQ(all.size(), want.size());
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].id, want[i]);
+}
+
 TEST_F(SqliteStoreTest, TwoStoresOnOneFileSeeEachOthersWrites) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> a, OpenStore(Options()));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> b, OpenStore(Options()));
