@@ -699,12 +699,15 @@ class Engine final : public MemoryLayer {
                                                 ro.session_mix};
     const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
     std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options);
-    lexical_hits.clear();
     std::vector<RankedSignal> signals(2);
     RankedSignal& lexical = signals[0];
     lexical = RankedSignal{"bm25", ro.lexical_weight, {}};
     lexical.hits.reserve(context.size());
-    for (ContextScore& c : context) lexical.hits.push_back(IndexHit{std::move(c.id), c.bm25});
+    // The ids move out of the candidates (context[i].id, a view, is not used again).
+    for (ContextScore& c : context) {
+      lexical.hits.push_back(IndexHit{std::move(lexical_hits[c.candidate].hit.id), c.bm25});
+    }
+    lexical_hits.clear();
     std::vector<float> query_vector = r.query_embedding;
     if (query_vector.empty()) {
       MSP_ASSIGN_OR_RETURN(auto vecs, embedder_->Embed({r.query}));

@@ -26,6 +26,15 @@ struct StepKeyHash {
   }
 };
 
+// Those with score > 0, best first; ties keep their order.
+std::vector<ContextScore> SortedBestFirst(std::vector<ContextScore> scores) {
+  scores.erase(std::remove_if(scores.begin(), scores.end(), [](const ContextScore& s) { return !(s.score > 0.0); }),
+               scores.end());
+  std::stable_sort(scores.begin(), scores.end(),
+                   [](const ContextScore& a, const ContextScore& b) { return a.score > b.score; });
+  return scores;
+}
+
 }  // namespace
 
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
@@ -34,20 +43,35 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
   out.reserve(candidates.size());
   std::vector<const EpisodePosition*> where;  // views into `candidates`
   where.reserve(candidates.size());
-  std::unordered_map<std::string_view, size_t> slot;
-  slot.reserve(candidates.size());
+  // Each id's place in `out`: open addressing over positions, so telling
+  // repeated ids apart allocates once, not once an id.
+  constexpr uint32_t kEmpty = UINT32_MAX;
+  size_t capacity = 16;
+  while (capacity < 2 * candidates.size()) capacity <<= 1;
+  std::vector<uint32_t> slot(capacity, kEmpty);
+  const std::hash<std::string_view> hash;
   double best = 0.0;
-  for (const LexicalHit& c : candidates) {
-    auto [it, inserted] = slot.try_emplace(c.hit.id, out.size());
-    if (inserted) {
-      out.push_back(ContextScore{c.hit.id, c.hit.score, 0.0, 0.0, 0.0, 0.0, !c.position.session.empty()});
+  bool any_session = false;
+  for (size_t ci = 0; ci < candidates.size(); ++ci) {
+    const LexicalHit& c = candidates[ci];
+    const std::string_view id = c.hit.id;
+    size_t h = hash(id) & (capacity - 1);
+    while (slot[h] != kEmpty && out[slot[h]].id != id) h = (h + 1) & (capacity - 1);
+    if (slot[h] == kEmpty) {
+      slot[h] = static_cast<uint32_t>(out.size());
+      out.push_back(ContextScore{id, c.hit.score, 0.0, 0.0, 0.0, 0.0, !c.position.session.empty(), ci});
       where.push_back(&c.position);
+      any_session = any_session || !c.position.session.empty();
     } else {
-      out[it->second].bm25 = std::max(out[it->second].bm25, c.hit.score);
+      out[slot[h]].bm25 = std::max(out[slot[h]].bm25, c.hit.score);
     }
     best = std::max(best, c.hit.score);
   }
   if (best <= 0.0) return {};
+  if (!any_session) {  // no neighbours and no sessions: each scores its own
+    for (ContextScore& s : out) s.score = s.own = s.bm25 / best;
+    return SortedBestFirst(std::move(out));
+  }
   // (session, step) -> own score, for the neighbour look-ups.
   std::unordered_map<StepKey, double, StepKeyHash> by_step;
   by_step.reserve(out.size());
@@ -90,11 +114,7 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
       s.score += s.session;
     }
   }
-  out.erase(std::remove_if(out.begin(), out.end(), [](const ContextScore& s) { return !(s.score > 0.0); }),
-            out.end());
-  std::stable_sort(out.begin(), out.end(),
-                   [](const ContextScore& a, const ContextScore& b) { return a.score > b.score; });
-  return out;
+  return SortedBestFirst(std::move(out));
 }
 
 std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,

@@ -9,7 +9,9 @@
 #ifndef MSP_CORE_RANK_EPISODE_CONTEXT_H_
 #define MSP_CORE_RANK_EPISODE_CONTEXT_H_
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "index/index.h"
@@ -32,21 +34,27 @@ struct EpisodeContextOptions {
 // among the candidates (so own is in [0, 1]); score = own + neighbours +
 // session.
 struct ContextScore {
-  std::string id;
+  std::string_view id;      // views candidates[candidate].hit.id
   double bm25 = 0.0;        // the raw BM25 weight (0: found only as a neighbour)
   double own = 0.0;         // bm25 / best bm25
   double neighbours = 0.0;  // sum over steps +-1, +-2 of weight * their own
   double session = 0.0;     // the session boost (0 unless own + neighbours > 0)
   double score = 0.0;
   bool in_session = false;  // an episode of a session (it can have neighbours)
+  size_t candidate = 0;     // the first of the candidates with this id
 };
 
 // Scores every candidate (several hits of one id keep the highest BM25) and
 // returns those with score > 0, best first; ties keep the candidates' order.
 // Neighbours are looked up among the candidates only: a step that is not a
-// candidate adds nothing. REQUIRES: weights >= 0.
+// candidate adds nothing. Each score's id views the candidates' string (no
+// copy): valid while `candidates` lives and that id is left as it is (a
+// caller may move the id out through `candidate` once done with the view).
+// REQUIRES: weights >= 0.
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
                                               const EpisodeContextOptions& options);
+std::vector<ContextScore> ScoreEpisodeContext(std::vector<LexicalHit>&& candidates,
+                                              const EpisodeContextOptions& options) = delete;
 
 // The entries that stand in SearchHit::explain for the lexical signal's
 // contribution `c` to a hit scored `s`: "bm25" (raw: the BM25 weight) and,

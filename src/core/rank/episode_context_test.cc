@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ LexicalHit Hit(const std::string& id, double bm25, const std::string& session = 
 
 std::vector<std::string> Order(const std::vector<ContextScore>& scores) {
   std::vector<std::string> ids;
-  for (const auto& s : scores) ids.push_back(s.id);
+  for (const auto& s : scores) ids.emplace_back(s.id);
   return ids;
 }
 
@@ -57,12 +59,45 @@ TEST(EpisodeContextTest, NeighboursCountOnlyWithinOneSessionAndOnlyForEpisodes) 
 }
 
 TEST(EpisodeContextTest, DuplicateIdsKeepTheirBestScoreAndEmptyInputIsEmpty) {
-  EXPECT_TRUE(ScoreEpisodeContext({}, {0.5, 0.5}).empty());
-  auto scored = ScoreEpisodeContext({Hit("a", 1, "s", 1), Hit("a", 4, "s", 1), Hit("b", 2, "s", 9)}, {});
+  const std::vector<LexicalHit> none;
+  EXPECT_TRUE(ScoreEpisodeContext(none, {0.5, 0.5}).empty());
+  const std::vector<LexicalHit> hits = {Hit("a", 1, "s", 1), Hit("a", 4, "s", 1), Hit("b", 2, "s", 9)};
+  auto scored = ScoreEpisodeContext(hits, {});
   ASSERT_EQ(scored.size(), 2u);
   EXPECT_EQ(scored[0].id, "a");
+  EXPECT_EQ(scored[0].candidate, 0u);  // the first hit of "a"
+  EXPECT_EQ(scored[0].id.data(), hits[0].hit.id.data());  // a view, not a copy
+  EXPECT_EQ(scored[1].candidate, 2u);
   EXPECT_DOUBLE_EQ(scored[0].bm25, 4.0);
   EXPECT_DOUBLE_EQ(scored[0].own, 1.0);
+}
+
+// Many candidates, each id twice (the lookup table of ids grows past its
+// first size): one score an id, its best BM25, ties in the candidates' order.
+TEST(EpisodeContextTest, ManyRepeatedIdsScoreOnceEach) {
+  for (const bool sessions : {false, true}) {
+    std::vector<LexicalHit> hits;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < 300; ++i) {
+        const double bm25 = round == 0 ? i % 10 : (i % 10) + (i % 3 == 0 ? 5 : -5);
+        hits.push_back(Hit("id" + std::to_string(i), bm25, sessions ? "s" + std::to_string(i) : "", 0));
+      }
+    }
+    auto scored = ScoreEpisodeContext(hits, {});
+    std::vector<std::string> want;
+    for (double score = 14; score >= 1; --score) {
+      for (int i = 0; i < 300; ++i) {
+        const double best = std::max<double>(i % 10, (i % 10) + (i % 3 == 0 ? 5 : -5));
+        if (best == score) want.push_back("id" + std::to_string(i));
+      }
+    }
+    EXPECT_EQ(Order(scored), want) << (sessions ? "episodes" : "records");
+    ASSERT_FALSE(scored.empty());
+    EXPECT_DOUBLE_EQ(scored[0].own, 1.0);
+    EXPECT_EQ(scored[0].bm25, 14.0);
+    EXPECT_EQ(hits[scored[0].candidate].hit.id, scored[0].id);
+    EXPECT_LT(scored[0].candidate, 300u);  // the first hit of its id
+  }
 }
 
 TEST(EpisodeContextTest, SessionBoostLiftsTheTurnsOfTheBestSession) {
