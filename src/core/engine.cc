@@ -744,6 +744,7 @@ class Engine final : public MemoryLayer {
     // candidate, since many may not have held then.
     const size_t batch = r.as_of > 0 ? static_cast<size_t>(q.limit) : static_cast<size_t>(r.top_k);
     std::vector<SearchHit> out;
+    out.reserve(static_cast<size_t>(r.top_k));
     size_t next = 0;
     bool stale = false;
     while (static_cast<int>(out.size()) < r.top_k && next < fused.size()) {
