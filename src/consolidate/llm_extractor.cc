@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "util/text.h"
 #include "util/time.h"
 
 namespace msp {
@@ -42,12 +43,6 @@ constexpr const char* kDecidePrompt =
     "Only a handle listed under that new fact may be its target; for add the target is \"\". "
     "Give one decision per new fact.";
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Case and spacing aside: the key identical facts share.
 std::string FactKey(std::string_view text) {
   std::string out;
@@ -63,14 +58,6 @@ std::string FactKey(std::string_view text) {
   }
   while (!out.empty() && (out.back() == '.' || out.back() == '!')) out.pop_back();
   return out;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
 }
 
 // The episode's type and text as the transcript shows them.
@@ -251,7 +238,7 @@ Result<std::vector<FactCandidate>> LlmExtractor::ExtractChunk(const std::vector<
                            return Status::InvalidArgument("$.facts[" + std::to_string(i) + "].valid_from: '" + v +
                                                           "' is not a date (YYYY-MM-DD) or \"\"");
                          }
-                         if (Trim(facts[i]["text"].get<std::string>()).empty()) {
+                         if (TrimAsciiSpace(facts[i]["text"].get<std::string>()).empty()) {
                            return Status::InvalidArgument("$.facts[" + std::to_string(i) + "].text is blank");
                          }
                        }
@@ -261,7 +248,7 @@ Result<std::vector<FactCandidate>> LlmExtractor::ExtractChunk(const std::vector<
   std::vector<FactCandidate> out;
   for (const json& f : reply["facts"]) {
     FactCandidate c;
-    c.text = Trim(f["text"].get<std::string>());
+    c.text = TrimAsciiSpace(f["text"].get<std::string>());
     c.confidence = std::clamp(f["confidence"].get<double>(), 0.0, 1.0);
     for (const json& t : f["tags"]) {
       std::string tag = t.get<std::string>();
@@ -361,7 +348,7 @@ Result<ChatOptions> ChatOptionsFor(const LlmOptions& llm, std::string_view opena
   o.response_format = *format;
   if (o.api_key.empty() && !openai_env_key.empty()) {
     auto url = net::ParseBaseUrl(llm.base_url);
-    if (url.ok() && Lower(url->host) == "api.openai.com") o.api_key = std::string(openai_env_key);
+    if (url.ok() && AsciiLower(url->host) == "api.openai.com") o.api_key = std::string(openai_env_key);
   }
   return o;
 }

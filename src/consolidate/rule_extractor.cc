@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "util/text.h"
+
 namespace msp {
 namespace {
 
@@ -276,22 +278,7 @@ bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 bool IsWordChar(char c) { return IsAlnum(c) || c == '\'' || static_cast<unsigned char>(c) >= 0x80; }
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> SplitBar(std::string_view list) {
   std::vector<std::string_view> out;
@@ -372,7 +359,7 @@ size_t CountWords(std::string_view s) {
   size_t n = 0;
   bool in_word = false;
   for (char c : s) {
-    const bool w = !IsSpace(c);
+    const bool w = !IsAsciiSpace(c);
     if (w && !in_word) ++n;
     in_word = w;
   }
@@ -388,21 +375,21 @@ struct Clause {
   std::string lower;
   bool hedged = false;
 
-  explicit Clause(std::string_view t) : text(t), lower(Lower(t)) {}
+  explicit Clause(std::string_view t) : text(t), lower(AsciiLower(t)) {}
   void Erase(size_t pos, size_t n) {
     text.erase(pos, n);
     lower.erase(pos, n);
   }
   void TrimFront() {
     size_t n = 0;
-    while (n < text.size() && (IsSpace(text[n]) || text[n] == ',' || text[n] == '-' || text[n] == '"' ||
+    while (n < text.size() && (IsAsciiSpace(text[n]) || text[n] == ',' || text[n] == '-' || text[n] == '"' ||
                                text[n] == '(' || text[n] == ':')) {
       ++n;
     }
     Erase(0, n);
   }
   void TrimBack() {
-    while (!text.empty() && (IsSpace(text.back()) || text.back() == ',')) {
+    while (!text.empty() && (IsAsciiSpace(text.back()) || text.back() == ',')) {
       text.pop_back();
       lower.pop_back();
     }
@@ -426,15 +413,15 @@ struct Sentence {
 
 bool IsAbbreviationBefore(std::string_view text, size_t dot) {
   size_t start = dot;
-  while (start > 0 && !IsSpace(text[start - 1]) && text[start - 1] != '(') --start;
-  return InList(Lower(text.substr(start, dot - start)), kAbbreviations);
+  while (start > 0 && !IsAsciiSpace(text[start - 1]) && text[start - 1] != '(') --start;
+  return InList(AsciiLower(text.substr(start, dot - start)), kAbbreviations);
 }
 
 std::vector<Sentence> SplitSentences(std::string_view text) {
   std::vector<Sentence> out;
   size_t start = 0;
   auto emit = [&](size_t end, bool question) {
-    const std::string_view s = Trim(text.substr(start, end - start));
+    const std::string_view s = TrimAsciiSpace(text.substr(start, end - start));
     if (!s.empty()) out.push_back({std::string(s), question});
   };
   size_t i = 0;
@@ -444,7 +431,8 @@ std::vector<Sentence> SplitSentences(std::string_view text) {
     if (c == '\n' || c == '!' || c == '?' || c == ';') {
       boundary = true;
     } else if (c == '.') {
-      const bool at_end = i + 1 == text.size() || IsSpace(text[i + 1]) || text[i + 1] == '"' || text[i + 1] == ')';
+      const bool at_end =
+          i + 1 == text.size() || IsAsciiSpace(text[i + 1]) || text[i + 1] == '"' || text[i + 1] == ')';
       boundary = at_end && !IsAbbreviationBefore(text, i);
     }
     if (!boundary) {
@@ -475,11 +463,11 @@ bool StartsClause(std::string_view lower, size_t pos, bool after_punctuation) {
 }
 
 std::vector<std::string> SplitClauses(std::string_view sentence) {
-  const std::string lower = Lower(sentence);
+  const std::string lower = AsciiLower(sentence);
   std::vector<std::string> out;
   size_t start = 0;
   auto skip_spaces = [&](size_t p) {
-    while (p < lower.size() && IsSpace(lower[p])) ++p;
+    while (p < lower.size() && IsAsciiSpace(lower[p])) ++p;
     return p;
   };
   for (size_t i = 0; i < lower.size(); ++i) {
@@ -504,11 +492,11 @@ std::vector<std::string> SplitClauses(std::string_view sentence) {
       if (subject < lower.size() && StartsClause(lower, subject, false)) next = i + 1;
     }
     if (next == std::string::npos || next >= lower.size()) continue;
-    out.emplace_back(Trim(sentence.substr(start, i - start)));
+    out.emplace_back(TrimAsciiSpace(sentence.substr(start, i - start)));
     start = next;
     i = next - 1;
   }
-  out.emplace_back(Trim(sentence.substr(start)));
+  out.emplace_back(TrimAsciiSpace(sentence.substr(start)));
   out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& s) { return s.empty(); }), out.end());
   return out;
 }
@@ -560,15 +548,15 @@ bool StartsWithAny(std::string_view lower, const std::string_view* list, size_t 
 
 // Drops trailing punctuation and filler words ("too", "please").
 std::string CleanObject(std::string_view raw) {
-  std::string s(Trim(raw));
+  std::string s(TrimAsciiSpace(raw));
   for (bool changed = true; changed;) {
     changed = false;
     while (!s.empty() && (s.back() == '.' || s.back() == ',' || s.back() == '!' || s.back() == ';' ||
-                          s.back() == ':' || IsSpace(s.back()))) {
+                          s.back() == ':' || IsAsciiSpace(s.back()))) {
       s.pop_back();
       changed = true;
     }
-    const std::string lower = Lower(s);
+    const std::string lower = AsciiLower(s);
     for (auto tail : kTails) {
       if (lower.size() > tail.size() + 1 && lower.compare(lower.size() - tail.size(), tail.size(), tail) == 0 &&
           !IsWordChar(lower[lower.size() - tail.size() - 1])) {
@@ -598,7 +586,7 @@ std::string ThirdPerson(std::string_view s) {
     size_t end = i;
     while (end < s.size() && IsWordChar(s[end])) ++end;
     const std::string word(s.substr(i, end - i));
-    const std::string lower = Lower(word);
+    const std::string lower = AsciiLower(word);
     auto it = kMap.find(lower);
     if (it != kMap.end()) {
       out += it->second;
@@ -616,10 +604,10 @@ std::string ThirdPerson(std::string_view s) {
 }
 
 bool MentionsProduct(std::string_view text) {
-  const std::string lower = Lower(text);
+  const std::string lower = AsciiLower(text);
   for (const auto& p : kProducts) {
     for (auto name : SplitBar(p.names)) {
-      const std::string lname = Lower(name);
+      const std::string lname = AsciiLower(name);
       for (size_t pos = FindPhrase(lower, lname); pos != std::string::npos; pos = FindPhrase(lower, lname, pos + 1)) {
         if (!p.exact_case || text.compare(pos, name.size(), name) == 0) return true;
       }
@@ -629,7 +617,7 @@ bool MentionsProduct(std::string_view text) {
 }
 
 bool Meets(Require r, std::string_view x) {
-  const std::string lower = Lower(x);
+  const std::string lower = AsciiLower(x);
   const std::string_view first = WordAt(lower, 0);
   switch (r) {
     case Require::kAny:
@@ -651,7 +639,7 @@ bool Meets(Require r, std::string_view x) {
     }
     case Require::kAge: {
       if (first.empty() || !std::all_of(first.begin(), first.end(), IsDigit)) return false;
-      const std::string_view rest = Trim(std::string_view(lower).substr(first.size()));
+      const std::string_view rest = TrimAsciiSpace(std::string_view(lower).substr(first.size()));
       return rest == "years old" || rest == "year old" || rest == "yo" || rest == "y/o";
     }
     case Require::kNotRequest:
@@ -665,14 +653,14 @@ bool Meets(Require r, std::string_view x) {
 
 // A free {y} names a thing; "goal is to fix what" holds a verb and is not one.
 bool HasVerb(std::string_view y) {
-  const std::string lower = Lower(y);
+  const std::string lower = AsciiLower(y);
   for (std::string_view verb : {"is", "are", "was", "were", "to"}) {
     if (FindPhrase(lower, verb) != std::string::npos) return true;
   }
   return false;
 }
 
-bool IsVague(std::string_view x) { return x.empty() || InList(Lower(x), kVagueObjects); }
+bool IsVague(std::string_view x) { return x.empty() || InList(AsciiLower(x), kVagueObjects); }
 
 // ---------------------------------------------------------------------------
 // Facts.
@@ -730,7 +718,7 @@ class FactSink {
   void Add(std::string text, double confidence, bool hedged, std::vector<std::string> tags,
            const std::string& episode_id) {
     if (hedged) confidence = std::min(confidence, 0.6);
-    std::string key = Lower(text);
+    std::string key = AsciiLower(text);
     auto it = index_.find(key);
     if (it == index_.end()) {
       index_.emplace(std::move(key), facts_.size());
@@ -809,18 +797,18 @@ Match MatchRules(const Clause& c) {
           }
         }
         if (best == std::string::npos) break;
-        y = std::string(Trim(std::string_view(c.text).substr(lead.size(), best - lead.size())));
+        y = std::string(TrimAsciiSpace(std::string_view(c.text).substr(lead.size(), best - lead.size())));
         m = c.text.substr(best, best_len);
         rest = std::string_view(c.text).substr(best + best_len);
         if (!cr.y_in.empty()) {
-          if (std::find(cr.y_in.begin(), cr.y_in.end(), Lower(y)) == cr.y_in.end()) break;
+          if (std::find(cr.y_in.begin(), cr.y_in.end(), AsciiLower(y)) == cr.y_in.end()) break;
         } else if (CountWords(y) > 6 || (y.empty() && r.tmpl.find("{l}") == std::string_view::npos) ||
                    HasVerb(y)) {
           break;
         }
       }
       std::string x = CleanObject(rest);
-      if (r.category == Category::kGoal && Lower(x).rfind("to ", 0) == 0) x.erase(0, 3);
+      if (r.category == Category::kGoal && AsciiLower(x).rfind("to ", 0) == 0) x.erase(0, 3);
       if (cr.mids.empty() && IsVague(x)) break;
       if (x.size() > 200 || CountWords(x) > 30) break;
       if (!Meets(r.require, x)) break;
@@ -859,7 +847,7 @@ void ScanVersions(const Clause& c, bool hedged, const std::string& episode_id, F
   std::vector<std::pair<size_t, size_t>> taken;  // spans already read (longer names first)
   for (const Product& p : kProducts) {
     for (auto name : SplitBar(p.names)) {
-      const std::string lname = Lower(name);
+      const std::string lname = AsciiLower(name);
       for (size_t pos = FindPhrase(c.lower, lname); pos != std::string::npos;
            pos = FindPhrase(c.lower, lname, pos + 1)) {
         if (p.exact_case && c.text.compare(pos, name.size(), name) != 0) continue;
@@ -883,7 +871,7 @@ void ScanVersions(const Clause& c, bool hedged, const std::string& episode_id, F
         if (end == v || (end < c.text.size() && IsAlnum(c.text[end]))) continue;
         // The word before the name must not disown it.
         size_t before_end = pos;
-        while (before_end > 0 && IsSpace(c.lower[before_end - 1])) --before_end;
+        while (before_end > 0 && IsAsciiSpace(c.lower[before_end - 1])) --before_end;
         size_t before_start = before_end;
         while (before_start > 0 && IsWordChar(c.lower[before_start - 1])) --before_start;
         if (InList(std::string_view(c.lower).substr(before_start, before_end - before_start), kDisownBefore)) continue;
@@ -907,7 +895,7 @@ void ScanWithout(const Clause& c, bool hedged, const std::string& episode_id, Fa
   }
   if (!needs) return;
   const std::string x = CleanObject(std::string_view(c.text).substr(at + 7));
-  const std::string lower = Lower(x);
+  const std::string lower = AsciiLower(x);
   if (IsVague(x) || lower.rfind("a doubt", 0) == 0 || lower.rfind("any doubt", 0) == 0) return;
   sink->Add("User's constraint: without " + ThirdPerson(x) + ".", 0.75, hedged, TagsFor(Category::kConstraint),
             episode_id);

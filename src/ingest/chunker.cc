@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "util/text.h"
+
 namespace msp {
 namespace {
 
@@ -14,7 +16,6 @@ constexpr size_t kMaxUnitBytes = 64;
 constexpr size_t kMinChunkTokens = 64;
 constexpr size_t kMinChunkBytes = 256;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 struct Unit {
@@ -33,14 +34,14 @@ std::vector<Unit> UnitsOf(std::string_view text, size_t begin, size_t end, const
     Unit u;
     u.begin = i;
     size_t newlines = 0;
-    while (i < end && IsSpace(text[i]) && i - u.begin < kMaxUnitBytes) {
+    while (i < end && IsAsciiSpace(text[i]) && i - u.begin < kMaxUnitBytes) {
       if (text[i] == '\n') ++newlines;
       ++i;
     }
     u.paragraph_before = newlines >= 2;
     u.word = i;
     bool split = false;
-    while (i < end && !IsSpace(text[i])) {
+    while (i < end && !IsAsciiSpace(text[i])) {
       if (i - u.begin >= kMaxUnitBytes) {
         // Cut an over-long word at a character boundary.
         while (i > u.word && IsContinuation(text[i])) --i;
@@ -109,7 +110,7 @@ void ChunkSegment(const ExtractedDocument& doc, const DocSegment& seg, const Tok
       count = counter.Count(text.substr(start, units[last].end - start));
     }
     size_t end = units[last].end;
-    while (end > start && IsSpace(text[end - 1])) --end;
+    while (end > start && IsAsciiSpace(text[end - 1])) --end;
     if (end > start) {
       Chunk c;
       c.start = start;

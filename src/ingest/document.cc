@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string>
 
+#include "util/text.h"
 #include "util/utf8.h"
 
 namespace msp {
@@ -24,8 +25,6 @@ std::string LowerExtension(std::string_view path) {
   return ext;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
 // `block` without leading blank lines and trailing whitespace.
 std::string_view TrimBlock(std::string_view block) {
   size_t b = 0;
@@ -33,12 +32,12 @@ std::string_view TrimBlock(std::string_view block) {
   for (size_t i = 0; i < block.size(); ++i) {
     if (block[i] == '\n') {
       b = i + 1;
-    } else if (!IsSpace(block[i])) {
+    } else if (!IsAsciiSpace(block[i])) {
       break;
     }
   }
   size_t e = block.size();
-  while (e > b && IsSpace(block[e - 1])) --e;
+  while (e > b && IsAsciiSpace(block[e - 1])) --e;
   return block.substr(b, e - b);
 }
 
@@ -137,7 +136,7 @@ void DocumentBuilder::CloseSegment() {
 
 void DocumentBuilder::Heading(int level, std::string_view heading) {
   std::string_view h = TrimBlock(heading);
-  while (!h.empty() && IsSpace(h.front())) h.remove_prefix(1);
+  while (!h.empty() && IsAsciiSpace(h.front())) h.remove_prefix(1);
   std::string text(h);
   // A heading is one line.
   std::replace(text.begin(), text.end(), '\n', ' ');

@@ -13,6 +13,7 @@
 #include "orchestrate/orchestrator.h"
 #include "procedural/line_diff.h"
 #include "provider/chat_client.h"
+#include "util/text.h"
 #include "util/time.h"
 
 namespace msp {
@@ -53,14 +54,6 @@ std::string FirstSentence(std::string_view text, size_t max = 200) {
     s = s.substr(0, cut) + "…";
   }
   return s;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  size_t e = s.size();
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
 }
 
 class ExtractiveSummarizer : public Summarizer {
@@ -332,15 +325,17 @@ Result<std::vector<ToolChange>> ToolLineageDelta(MemoryLayer& engine, const Name
 std::vector<std::string> QuestionsIn(std::string_view text) {
   std::vector<std::string> out;
   auto add = [&](std::string q) {
-    q = Trim(q);
-    while (!q.empty() && (q.front() == '-' || q.front() == '*' || q.front() == '>')) q = Trim(q.substr(1));
+    q = std::string(TrimAsciiSpace(q));
+    while (!q.empty() && (q.front() == '-' || q.front() == '*' || q.front() == '>')) {
+      q = std::string(TrimAsciiSpace(q.substr(1)));
+    }
     if (q.size() >= 8 && std::find(out.begin(), out.end(), q) == out.end()) out.push_back(std::move(q));
   };
   size_t line_start = 0;
   while (line_start < text.size()) {
     size_t line_end = text.find('\n', line_start);
     if (line_end == std::string_view::npos) line_end = text.size();
-    const std::string line = Trim(text.substr(line_start, line_end - line_start));
+    const std::string line(TrimAsciiSpace(text.substr(line_start, line_end - line_start)));
     std::string lower;
     for (char c : line) lower += Low(c);
     std::string_view bare = lower;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
+#include "util/text.h"
 #include "util/time.h"
 
 namespace msp {
@@ -43,18 +44,10 @@ std::string Str(const json& j, const char* key) {
   return it->dump();
 }
 
-std::string Trim(std::string s) {
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  size_t e = s.size();
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 // The first line of `s`, for one-line fields.
 std::string FirstLine(const std::string& s) {
   const size_t nl = s.find_first_of("\r\n");
-  return Trim(nl == std::string::npos ? s : s.substr(0, nl));
+  return std::string(TrimAsciiSpace(std::string_view(s).substr(0, nl)));
 }
 
 }  // namespace
@@ -97,7 +90,7 @@ std::string StripHtml(std::string_view html) {
     out += c;
     ++i;
   }
-  return Trim(out);
+  return std::string(TrimAsciiSpace(out));
 }
 
 Result<std::vector<Task>> ParseGithubIssues(std::string_view json_text, std::string_view id_prefix) {

@@ -8,28 +8,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
+
 namespace msp {
 
 namespace {
-
-enum class Subject { kRequest, kLastTool, kLastText };
-enum class Op { kAlways, kLastError, kContains, kIs, kMatches, kNot, kAnd, kOr };
 
 // The first bytes of a subject a regex looks at (std::regex recurses per
 // character and would exhaust the stack on very long texts).
 constexpr size_t kRegexWindow = 8192;
 
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return out;
-}
-
 }  // namespace
 
+// The enums are members (not in the anonymous namespace) so that Node has
+// no field of internal-linkage type even when this file is part of a unity
+// batch (-Wsubobject-linkage).
 struct RuleCondition::Node {
+  enum class Subject { kRequest, kLastTool, kLastText };
+  enum class Op { kAlways, kLastError, kContains, kIs, kMatches, kNot, kAnd, kOr };
+
   Op op = Op::kAlways;
   Subject subject = Subject::kRequest;
   std::string value;  // lowercased for contains / is
@@ -41,6 +38,8 @@ struct RuleCondition::Node {
 namespace {
 
 using NodePtr = std::shared_ptr<const RuleCondition::Node>;
+using Subject = RuleCondition::Node::Subject;
+using Op = RuleCondition::Node::Op;
 
 struct Token {
   enum Kind { kWord, kString, kRegex, kOpen, kClose, kEnd } kind = kEnd;

@@ -1,8 +1,11 @@
-// Tests for the small utilities: time, ids, UTF-8, names and namespaces.
+// Tests for the small utilities: time, text, ids, UTF-8, names and namespaces.
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include "msp/status.h"
 #include "msp/types.h"
+#include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
@@ -69,6 +72,27 @@ TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
   EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong
   EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
+}
+
+TEST(TextTest, FoldsAsciiCaseAndTrimsAsciiSpace) {
+  EXPECT_EQ(AsciiLower("MiXeD 42 \xC3\x84"), "mixed 42 \xC3\x84");  // UTF-8 bytes unchanged
+  EXPECT_EQ(TrimAsciiSpace(" \t\r\n\v\fa b\n "), "a b");
+  EXPECT_EQ(TrimAsciiSpace("   "), "");
+  EXPECT_TRUE(IsAsciiSpace('\v'));
+  EXPECT_FALSE(IsAsciiSpace('\xA0'));
+}
+
+TEST(TimeTest, WallClockIsTheSystemClockInMs) {
+  const auto ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t before = ms();
+  const TimeMs t = WallClockMs();
+  const int64_t after = ms();
+  EXPECT_LE(before, t);
+  EXPECT_LE(t, after);
 }
 
 TEST(TypesTest, NamesRoundTrip) {

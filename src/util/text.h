@@ -1,0 +1,35 @@
+// ASCII helpers for the parsers: white space, case folding and trimming.
+// Unlike std::isspace and std::tolower they never depend on the C locale,
+// and they leave every byte >= 0x80 (UTF-8) alone.
+#ifndef MSP_UTIL_TEXT_H_
+#define MSP_UTIL_TEXT_H_
+
+#include <string>
+#include <string_view>
+
+namespace msp {
+
+// ' ', '\t', '\n', '\v', '\f' or '\r' (std::isspace in the "C" locale).
+inline bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// `s` with 'A'..'Z' lowered.
+inline std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// `s` without its leading and trailing ASCII white space: a view into `s`.
+inline std::string_view TrimAsciiSpace(std::string_view s) {
+  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace msp
+
+#endif  // MSP_UTIL_TEXT_H_
