@@ -1,9 +1,10 @@
 // Reading mission records through MemoryLayer under an asker's clearance:
-// the few store calls the decision, principle, operator and correction
-// operations share. Internal.
+// the few store calls (and the list filter match) the decision, principle,
+// operator and correction operations share. Internal.
 #ifndef MSP_MISSION_ACCESS_H_
 #define MSP_MISSION_ACCESS_H_
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ Result<Memory> GetVisible(MemoryLayer& engine, const Namespace& scope, const std
 Result<std::vector<Memory>> ListAll(MemoryLayer& engine, const Namespace& scope, Kind kind,
                                     std::optional<int> clearance, bool include_superseded,
                                     const std::string& tag = "");
+
+// True when `wanted` is empty (the filter is off) or holds `v`: how a list
+// filter's fields (components, statuses ...) match a record.
+template <typename T>
+bool AnyOf(const std::vector<T>& wanted, const T& v) {
+  return wanted.empty() || std::find(wanted.begin(), wanted.end(), v) != wanted.end();
+}
 
 }  // namespace msp
 

@@ -9,11 +9,6 @@
 namespace msp {
 namespace {
 
-template <typename T>
-bool AnyOf(const std::vector<T>& wanted, const T& v) {
-  return wanted.empty() || std::find(wanted.begin(), wanted.end(), v) != wanted.end();
-}
-
 std::string TrimSpaces(const std::string& s) {
   size_t b = s.find_first_not_of(' ');
   if (b == std::string::npos) return "";

@@ -10,11 +10,6 @@
 namespace msp {
 namespace {
 
-template <typename T>
-bool AnyOf(const std::vector<T>& wanted, const T& v) {
-  return wanted.empty() || std::find(wanted.begin(), wanted.end(), v) != wanted.end();
-}
-
 bool Matches(const Decision& d, const DecisionFilter& f) {
   if (!AnyOf(f.components, d.component)) return false;
   if (!AnyOf(f.statuses, d.status)) return false;

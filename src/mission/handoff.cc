@@ -28,7 +28,7 @@ constexpr size_t kOpenLineChars = 160;
 constexpr size_t kCauseLineChars = 60;
 constexpr size_t kProfileTop = 5;
 
-enum Section : size_t { kThreats, kQuestions, kEscalating, kTimeline, kProfile, kSectionCount };
+enum HandoffSection : size_t { kThreats, kQuestions, kEscalating, kTimeline, kProfile, kSectionCount };
 
 // "2026-01-02 10:00Z".
 std::string ShortTime(TimeMs t) {

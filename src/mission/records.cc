@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "codec/memory_json.h"
+#include "mission/render.h"
 #include "util/time.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
@@ -254,12 +255,6 @@ Status CheckKeys(const json& j, std::string_view what, const std::set<std::strin
 }
 
 json TimeJson(TimeMs t) { return t == 0 ? json(nullptr) : json(FormatIso8601(t)); }
-
-json ProvenanceJson(const std::vector<ProvenanceRef>& refs) {
-  json a = json::array();
-  for (const ProvenanceRef& r : refs) a.push_back({{"type", r.type}, {"ref", r.ref}, {"detail", r.detail}});
-  return a;
-}
 
 // ---- lenient reading of stored bodies (fields may be missing; unknown
 // fields are ignored, so that later additive fields do not break readers)
