@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -837,6 +838,18 @@ Result<TimeMs> TimeFlag(Invocation& inv, std::string_view flag) {
   Result<TimeMs> t = ParseIso8601(inv.flags.Get(flag));
   if (!t.ok()) return Usage(inv, std::string(flag) + ": " + t.status().message());
   return t;
+}
+
+Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
+  Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
+  if (!v.ok()) return Usage(inv, v.status().message());
+  return static_cast<int>(*v);
+}
+
+std::string Fixed(double d, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, d);
+  return buf;
 }
 
 Result<std::string> TextArgument(Invocation& inv, size_t index, bool stdin_dash) {

@@ -119,6 +119,12 @@ Result<std::vector<E>> EnumFlags(Invocation& inv, std::string_view flag,
 // An ISO 8601 time flag (--since); absent: 0.
 Result<TimeMs> TimeFlag(Invocation& inv, std::string_view flag);
 
+// --access-level N (0..kMaxAccessLevel); absent: `fallback`.
+Result<int> AccessLevelFlag(Invocation& inv, int fallback);
+
+// `d` with `digits` decimals: Fixed(0.8234, 2) is "0.82".
+std::string Fixed(double d, int digits);
+
 // The positional at `index`, with "-" read from standard input when
 // `stdin_dash` (for TEXT arguments).
 Result<std::string> TextArgument(Invocation& inv, size_t index, bool stdin_dash);

@@ -23,12 +23,6 @@ Result<json> StdinJson(Invocation& inv, std::string_view what) {
 }
 
 // --access-level N (0..9), or `fallback`.
-Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
-  Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
-  if (!v.ok()) return Usage(inv, v.status().message());
-  return static_cast<int>(*v);
-}
-
 // Who is reading: --operator's clearance, or --clearance N when given.
 Result<Asker> AskerOf(Invocation& inv) {
   Asker a;

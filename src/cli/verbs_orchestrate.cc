@@ -24,15 +24,9 @@ namespace {
 
 using nlohmann::json;
 
-Status NeedMission(Invocation& inv) {
+Status NeedMissionId(Invocation& inv) {
   if (inv.ns.mission.empty()) return Usage(inv, "this verb needs --mission ID");
   return Status::Ok();
-}
-
-std::string Fixed(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", d);
-  return buf;
 }
 
 std::string Joined(const std::vector<std::string>& v) {
@@ -64,12 +58,6 @@ void PrintTaskDetail(std::ostream& out, const Task& t) {
     out << "\n[" << c.id << "] " << (c.author.empty() ? "someone" : c.author) << ", "
         << (c.created_at ? FormatIso8601(c.created_at) : "?") << ":\n" << c.text << "\n";
   }
-}
-
-Result<int> AccessLevelFlag(Invocation& inv, int fallback) {
-  Result<int64_t> v = inv.flags.GetInt("--access-level", fallback, 0, kMaxAccessLevel);
-  if (!v.ok()) return Usage(inv, v.status().message());
-  return static_cast<int>(*v);
 }
 
 // The reader's clearance: --clearance N, else --operator's (0 for none).
@@ -142,16 +130,17 @@ json RefreshJson(const RefreshResult& r) {
 
 void PrintPlan(std::ostream& out, const std::vector<TaskPlan>& plan) {
   for (const TaskPlan& p : plan) {
-    out << (p.decision.due ? "due   " : "      ") << p.task.task_id << "  priority " << Fixed(p.decision.priority)
-        << "  " << DueReasonName(p.decision.reason) << "  commits " << p.signals.commits << "  comments "
-        << p.signals.comments << "  " << CriticalityName(p.task.criticality) << "\n";
+    out << (p.decision.due ? "due   " : "      ") << p.task.task_id << "  priority "
+        << Fixed(p.decision.priority, 2) << "  " << DueReasonName(p.decision.reason) << "  commits "
+        << p.signals.commits << "  comments " << p.signals.comments << "  "
+        << CriticalityName(p.task.criticality) << "\n";
   }
 }
 
 }  // namespace
 
 Status RunTaskAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   Task t;
   t.task_id = inv.flags.positionals.at(0);
   t.title = inv.flags.Get("--title");
@@ -182,7 +171,7 @@ Status RunTaskAdd(Invocation& inv) {
 }
 
 Status RunTaskList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   TaskFilter f;
   f.labels = inv.flags.All("--label");
   f.long_term_only = inv.flags.Has("--long-term");
@@ -201,7 +190,7 @@ Status RunTaskList(Invocation& inv) {
 }
 
 Status RunTaskShow(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   MSP_ASSIGN_OR_RETURN(const int clearance, ReaderClearance(inv, *engine));
   MSP_ASSIGN_OR_RETURN(Task t, GetTask(*engine, inv.ns, inv.flags.positionals.at(0), clearance));
@@ -214,7 +203,7 @@ Status RunTaskShow(Invocation& inv) {
 }
 
 Status RunTaskComment(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   TaskComment c;
   MSP_ASSIGN_OR_RETURN(c.text, TextArgument(inv, 1, /*stdin_dash=*/true));
   c.author = inv.flags.Get("--author", inv.ns.operator_id.empty() ? inv.actor : inv.ns.operator_id);
@@ -231,7 +220,7 @@ Status RunTaskComment(Invocation& inv) {
 }
 
 Status RunTaskStatus(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   MSP_ASSIGN_OR_RETURN(TaskStatus status, EnumFlag(inv, "STATUS", inv.flags.positionals.at(1), &ParseTaskStatus,
                                                    &TaskStatusName));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
@@ -245,7 +234,7 @@ Status RunTaskStatus(Invocation& inv) {
 }
 
 Status RunTaskImport(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   const bool github = inv.flags.Has("--github");
   const bool plane = inv.flags.Has("--plane");
   if (github == plane) return Usage(inv, "give exactly one of --github FILE and --plane");
@@ -268,7 +257,7 @@ Status RunTaskImport(Invocation& inv) {
 }
 
 Status RunOrchestrate(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
+  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
   const Options& options = inv.config.options;
   if (options.orchestrate.max_interval_h < options.orchestrate.min_interval_h) {
     return Status::InvalidArgument("orchestrate.max_interval_h (" + std::to_string(options.orchestrate.max_interval_h) +

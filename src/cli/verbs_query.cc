@@ -15,12 +15,6 @@
 namespace msp {
 namespace {
 
-std::string Fixed(double d, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, d);
-  return buf;
-}
-
 std::string Percent(double share) { return Fixed(100.0 * share, 1) + "%"; }
 
 // "text" padded with spaces to `width` bytes (ASCII columns).

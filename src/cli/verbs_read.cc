@@ -8,15 +8,6 @@
 #include "util/time.h"
 
 namespace msp {
-namespace {
-
-std::string Fixed(double d, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, d);
-  return buf;
-}
-
-}  // namespace
 
 Status RunSearch(Invocation& inv) {
   const ParsedFlags& flags = inv.flags;
