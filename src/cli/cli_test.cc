@@ -7,6 +7,8 @@
 
 #include <sstream>
 
+#include "tests/support/test_util.h"
+
 namespace msp {
 namespace {
 
@@ -14,7 +16,7 @@ CliRun Cli(const std::vector<std::string>& args, const std::string& input = "") 
   return RunCliCapture(args, input);
 }
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 TEST(ExitCodeTest, OneMapping) {
   EXPECT_EQ(ExitCodeFor(Status::Ok()), 0);

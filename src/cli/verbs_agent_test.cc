@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class AgentVerbsTest : public ::testing::Test {
  protected:

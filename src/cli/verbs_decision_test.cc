@@ -20,7 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class DecisionVerbsTest : public ::testing::Test {
  protected:

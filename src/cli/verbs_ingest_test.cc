@@ -16,7 +16,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class IngestVerbTest : public ::testing::Test {
  protected:

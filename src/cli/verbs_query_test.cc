@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class QueryVerbsTest : public ::testing::Test {
  protected:

@@ -9,7 +9,7 @@
 namespace msp {
 namespace {
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 bool AnyWarning(const ParsedAdr& a, const std::string& part) {
   for (const std::string& w : a.warnings) {

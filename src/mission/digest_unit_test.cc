@@ -14,6 +14,7 @@
 #include "mission/retrieval_log.h"
 #include "mission/timeline.h"
 #include "msp/digest.h"
+#include "tests/support/test_util.h"
 #include "util/time.h"
 #include "util/utf8.h"
 #include "working/tokens.h"
@@ -21,7 +22,7 @@
 namespace msp {
 namespace {
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 DigestLayout SampleLayout(const std::vector<std::string>& texts) {
   DigestLayout layout;

@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class FakeClock final : public Clock {
  public:

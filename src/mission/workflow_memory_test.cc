@@ -26,7 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::Contains;
 
 class FakeClock final : public Clock {
  public:

@@ -2,13 +2,14 @@
 // the queue order (degraded mode: criticality first).
 #include <gtest/gtest.h>
 
+#include "orchestrate/orchestrate_test_util.h"
 #include "orchestrate/priority.h"
 
 namespace msp {
 namespace {
 
-constexpr TimeMs kHour = 3600 * 1000;
-constexpr TimeMs kDay = 24 * kHour;
+using testing::kDay;
+using testing::kHour;
 
 RefreshSignals Signals(int64_t commits, int64_t comments, TimeMs since_pull, TimeMs since_refresh) {
   RefreshSignals s;

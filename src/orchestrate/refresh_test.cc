@@ -28,11 +28,10 @@ namespace msp {
 namespace {
 
 using nlohmann::json;
+using testing::Contains;
 using testing::Hash;
 using testing::kDay;
 using testing::kHour;
-
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 class RefreshTest : public testing::EngineFixture {
  protected:

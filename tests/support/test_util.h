@@ -1,5 +1,5 @@
-// Test support shared by every test program: scratch directories and
-// assertions on Status / Result.
+// Test support shared by every test program: scratch directories, a
+// substring check and assertions on Status / Result.
 #ifndef MSP_TESTS_SUPPORT_TEST_UTIL_H_
 #define MSP_TESTS_SUPPORT_TEST_UTIL_H_
 
@@ -18,6 +18,11 @@ std::string MakeTestDir(std::string_view prefix);
 
 // Removes `dir` and everything below it; errors are ignored.
 void RemoveTestDir(const std::string& dir);
+
+// True when `part` occurs in `s` (for assertions on messages and output).
+inline bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 // A scratch directory removed when the object goes away.
 class TempDir {
