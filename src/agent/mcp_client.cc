@@ -22,7 +22,7 @@ namespace msp {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr size_t kMaxLine = 16u << 20;
 constexpr const char* kProtocolVersion = "2025-06-18";
@@ -172,7 +172,7 @@ Status McpClient::Send(const json& message) {
 }
 
 Result<std::string> McpClient::ReadLine() {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  const auto deadline = SteadyClock::now() + std::chrono::milliseconds(timeout_ms_);
   for (;;) {
     const size_t nl = buffer_.find('\n');
     if (nl != std::string::npos) {
@@ -185,7 +185,8 @@ Result<std::string> McpClient::ReadLine() {
       return Status::Unavailable("MCP server '" + spec_.name + "' sent a line over " + std::to_string(kMaxLine) +
                                  " bytes");
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
     if (left <= 0) {
       return Status::Unavailable("MCP server '" + spec_.name + "' did not answer within " +
                                  std::to_string(timeout_ms_) + " ms (agent.mcp_timeout_ms)");
