@@ -8,6 +8,8 @@
 # (-O2, no tests) was dropped in session 4: it cost 38% of the command's CPU
 # time and checked only the warnings that need the optimiser; the optimised
 # build of quick start 1 (scripts/demo.sh) shows those without failing on them.
+# Unity build (MSP_UNITY_BUILD, the top CMakeLists.txt): each target's sources
+# compiled in batches of 8, which parses the heavy headers once a batch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -21,7 +23,7 @@ trap 'bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
 (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock)
 
 echo "== sanitizer build (ASan + UBSan) and every test =="
-cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON >/dev/null
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_UNITY_BUILD=ON >/dev/null
 cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs")
