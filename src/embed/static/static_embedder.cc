@@ -12,9 +12,9 @@ namespace {
 
 constexpr double kEulerGamma = 0.5772156649;
 
-bool IsWordByte(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80; }
+bool IsTokenByte(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80; }
 
-unsigned char Lower(unsigned char c) { return (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c + 32) : c; }
+unsigned char LowerByte(unsigned char c) { return (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c + 32) : c; }
 
 bool IsClitic(std::string_view w) {
   return w == "s" || w == "t" || w == "d" || w == "m" || w == "ll" || w == "re" || w == "ve";
@@ -55,16 +55,16 @@ void StaticEmbedder::EmbedInto(std::string_view text, float* out) const {
       i += kRightQuote.size();
       continue;
     }
-    const unsigned char c = Lower(static_cast<unsigned char>(text[i]));
-    if (!IsWordByte(c)) {
+    const unsigned char c = LowerByte(static_cast<unsigned char>(text[i]));
+    if (!IsTokenByte(c)) {
       after_apostrophe = c == '\'';
       ++i;
       continue;
     }
     word.clear();
-    while (i < text.size() && IsWordByte(Lower(static_cast<unsigned char>(text[i]))) &&
+    while (i < text.size() && IsTokenByte(LowerByte(static_cast<unsigned char>(text[i]))) &&
            text.compare(i, kRightQuote.size(), kRightQuote) != 0) {
-      word.push_back(static_cast<char>(Lower(static_cast<unsigned char>(text[i]))));
+      word.push_back(static_cast<char>(LowerByte(static_cast<unsigned char>(text[i]))));
       ++i;
     }
     const bool clitic = after_apostrophe && IsClitic(word);

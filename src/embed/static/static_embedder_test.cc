@@ -42,7 +42,7 @@ std::vector<float> Row(const WordVectors& t, const std::string& word) {
 }
 
 // The cosine of two vectors of any length.
-float Cos(const std::vector<float>& a, const std::vector<float>& b) {
+float Cosine(const std::vector<float>& a, const std::vector<float>& b) {
   const float na = std::sqrt(Dot(a.data(), a.data(), a.size()));
   const float nb = std::sqrt(Dot(b.data(), b.data(), b.size()));
   return Dot(a.data(), b.data(), a.size()) / (na * nb);
@@ -154,8 +154,8 @@ TEST(StaticEmbedderTest, RelatedWordsAreCloseUnrelatedFar) {
   EXPECT_EQ(e.id(), "static-v1-tiny-4d");
   ASSERT_OK_AND_ASSIGN(auto v, e.Embed({"Dog!", "a PUPPY", "one truck", "", "zebra quagga"}));
   ASSERT_EQ(v.size(), 5u);
-  EXPECT_GT(Cos(v[0], v[1]), 0.9f);
-  EXPECT_LT(Cos(v[0], v[2]), 0.3f);
+  EXPECT_GT(Cosine(v[0], v[1]), 0.9f);
+  EXPECT_LT(Cosine(v[0], v[2]), 0.3f);
   for (size_t i = 0; i < 3; ++i) {
     double norm = 0;
     for (float x : v[i]) norm += static_cast<double>(x) * x;
@@ -171,7 +171,7 @@ TEST(StaticEmbedderTest, FrequentWordsWeighLessThanRareOnes) {
   StaticEmbedder e(t, /*smoothing=*/0.01f);
   ASSERT_OK_AND_ASSIGN(auto v, e.Embed({"the car", "car"}));
   // "the" (rank 0) adds little: "the car" stays near "car".
-  EXPECT_GT(Cos(v[0], v[1]), 0.9f);
+  EXPECT_GT(Cosine(v[0], v[1]), 0.9f);
 }
 
 TEST(StaticEmbedderTest, CliticsAreDroppedAndNegationReadsAsNot) {
@@ -184,7 +184,7 @@ TEST(StaticEmbedderTest, CliticsAreDroppedAndNegationReadsAsNot) {
     EXPECT_FLOAT_EQ(v[1][d], v[2][d]);
     EXPECT_FLOAT_EQ(v[3][d], v[4][d]);
   }
-  EXPECT_GT(Cos(v[5], Row(*t, "café")), 0.99f);  // UTF-8 words are looked up whole
+  EXPECT_GT(Cosine(v[5], Row(*t, "café")), 0.99f);  // UTF-8 words are looked up whole
 }
 
 TEST(StaticEmbedderTest, FactoryFindsTheTableOrSaysHowToInstallIt) {

@@ -20,7 +20,7 @@ namespace {
 constexpr char kMagic[8] = {'M', 'S', 'P', 'W', 'V', 'E', 'C', '1'};
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kNameAt = 24;
-constexpr uint32_t kMaxDimension = 4096;
+constexpr uint32_t kMaxTableDimension = 4096;
 
 uint32_t Fnv1a(std::string_view bytes) {
   uint32_t h = 0x811c9dc5u;
@@ -79,7 +79,7 @@ Result<std::shared_ptr<const WordVectors>> WordVectors::Load(const std::string& 
   const uint32_t blob_bytes = ReadU32(base + 20);
   const char* name = reinterpret_cast<const char*>(base + kNameAt);
   t->name_.assign(name, strnlen(name, kHeaderBytes - kNameAt));
-  if (t->dimension_ == 0 || t->dimension_ > kMaxDimension) return fail("dimension out of range");
+  if (t->dimension_ == 0 || t->dimension_ > kMaxTableDimension) return fail("dimension out of range");
   if (t->slots_ == 0 || (t->slots_ & (t->slots_ - 1)) != 0 || t->slots_ <= t->count_) {
     return fail("hash table size is not a power of two above the word count");
   }
@@ -139,7 +139,7 @@ Status WriteWordVectors(const std::string& path, const std::string& name, const 
   }
   if (name.size() >= kHeaderBytes - kNameAt) return Status::InvalidArgument("word vectors: name too long: " + name);
   const size_t dimension = vectors[0].size();
-  if (dimension == 0 || dimension > kMaxDimension) {
+  if (dimension == 0 || dimension > kMaxTableDimension) {
     return Status::InvalidArgument("word vectors: dimension out of range");
   }
   std::unordered_set<std::string_view> seen;
