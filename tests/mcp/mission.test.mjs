@@ -1,6 +1,6 @@
 // The mission tools through the official SDK client against `msp serve`'s
-// /mcp: workflow_mark_used after a workflow_memory_query, and a key's
-// clearance limiting what its session is served.
+// /mcp: workflow_mark_used after a workflow_memory_query, a key's clearance
+// limiting what its session is served, and the task tools.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -115,6 +115,98 @@ describe('mission tools over msp serve', () => {
       });
       assert.equal(writeUp.isError, true);
       assert.match(writeUp.content[0].text, /clearance/);
+    } finally {
+      await full.client.close();
+      await low.client.close();
+    }
+  });
+
+  test('task tools: add, comment, status, list and show; a low key neither sees nor writes above itself', async () => {
+    const full = await connectHttp(server.url, { authorization: `Bearer ${FULL_KEY}` });
+    const low = await connectHttp(server.url, { authorization: `Bearer ${LOW_KEY}` });
+    try {
+      const { tools } = await full.client.listTools();
+      for (const name of ['task_add', 'task_list', 'task_show', 'task_comment', 'task_status']) {
+        assert.ok(tools.some((t) => t.name === name), `${name} is listed`);
+      }
+      const add = await full.client.callTool({
+        name: 'task_add',
+        arguments: {
+          mission: 'jupiter', task_id: 'T-7', title: 'Calibrate the magnetometer', labels: ['LONG-TERM'],
+          paths: ['src/mag'], criticality: 'high',
+        },
+      });
+      assert.equal(add.isError, false, JSON.stringify(add));
+      assert.equal(add.structuredContent.task_id, 'T-7');
+      assert.equal(add.structuredContent.status, 'open');
+      const again = await full.client.callTool({
+        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-7', title: 'A second T-7' },
+      });
+      assert.equal(again.isError, true);
+
+      // Task reads run with the operator's clearance (the mission's registry),
+      // capped by the key's: "chief" may read level 5.
+      const put = await fetch(`${new URL(server.url).origin}/v1/operators/chief`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${FULL_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ namespace: { mission: 'jupiter' }, clearance: 5 }),
+      });
+      assert.equal(put.status, 200, await put.text());
+      const secret = await full.client.callTool({
+        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-8', title: 'Classified burn', access_level: 3 },
+      });
+      assert.equal(secret.isError, false, JSON.stringify(secret));
+
+      const comment = await full.client.callTool({
+        name: 'task_comment', arguments: { mission: 'jupiter', task_id: 'T-7', text: 'Drift is 3 nT per hour.' },
+      });
+      assert.equal(comment.isError, false, JSON.stringify(comment));
+      assert.equal(comment.structuredContent.comments.length, 1);
+      assert.equal(comment.structuredContent.comments[0].text, 'Drift is 3 nT per hour.');
+
+      const status = await full.client.callTool({
+        name: 'task_status', arguments: { mission: 'jupiter', task_id: 'T-7', status: 'in_progress' },
+      });
+      assert.equal(status.isError, false, JSON.stringify(status));
+      assert.equal(status.structuredContent.status, 'in_progress');
+      const badStatus = await full.client.callTool({
+        name: 'task_status', arguments: { mission: 'jupiter', task_id: 'T-7', status: 'finished' },
+      });
+      assert.equal(badStatus.isError, true);
+
+      const shown = await full.client.callTool({ name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-7' } });
+      assert.equal(shown.structuredContent.status, 'in_progress');
+      assert.equal(shown.structuredContent.comments.length, 1);
+
+      const listed = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'chief' } });
+      assert.deepEqual(listed.structuredContent.tasks.map((t) => t.task_id), ['T-7', 'T-8']);
+      const anonymous = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter' } });
+      assert.deepEqual(anonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'an unknown operator has clearance 0');
+      const longTerm = await full.client.callTool({
+        name: 'task_list', arguments: { mission: 'jupiter', long_term: true, statuses: ['in_progress'] },
+      });
+      assert.deepEqual(longTerm.structuredContent.tasks.map((t) => t.task_id), ['T-7']);
+
+      const lowList = await low.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'chief' } });
+      assert.deepEqual(lowList.structuredContent.tasks.map((t) => t.task_id), ['T-7']);
+      const lowShow = await low.client.callTool({
+        name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-8', operator: 'chief' },
+      });
+      assert.equal(lowShow.isError, true);
+      const lowComment = await low.client.callTool({
+        name: 'task_comment', arguments: { mission: 'jupiter', task_id: 'T-8', text: 'peek', operator: 'chief' },
+      });
+      assert.equal(lowComment.isError, true);
+      const lowAdd = await low.client.callTool({
+        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-9', title: 'Above me', access_level: 1 },
+      });
+      assert.equal(lowAdd.isError, true);
+      assert.match(lowAdd.content[0].text, /clearance/);
+      const after = await full.client.callTool({
+        name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-8', operator: 'chief' },
+      });
+      assert.equal(after.isError, false, JSON.stringify(after));
+      assert.equal(after.structuredContent.comments?.length ?? 0, 0, 'the refused comment changed nothing');
     } finally {
       await full.client.close();
       await low.client.close();
