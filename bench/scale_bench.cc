@@ -33,8 +33,8 @@ struct Settings {
   size_t records = 1000000;
   bool hybrid = false;
   int ef = 160;
-  int m = 16;
-  int ef_construction = 100;
+  int m = VectorIndexOptions().graph_m;
+  int ef_construction = VectorIndexOptions().graph_ef_construction;
   size_t recall_queries = 300;
 };
 Settings settings;
