@@ -163,7 +163,11 @@ class MemoryLayer {
   virtual Result<ImportReport> Import(std::istream& in, const std::string& actor) = 0;
   virtual Result<int64_t> Export(const Namespace& scope, std::ostream& out) = 0;
 
-  virtual Result<Stats> GetStats(const Namespace& scope) = 0;
+  // Counts of the records in scope; with max_access_level, only of the
+  // records at or below it (an asker's clearance), so that counts say
+  // nothing of what the asker may not see. audit_events counts the tenant's
+  // whole log either way: a caller with a clearance should not show it.
+  virtual Result<Stats> GetStats(const Namespace& scope, std::optional<int> max_access_level = std::nullopt) = 0;
   // The audit log of scope.tenant (one record's when record_id is set),
   // newest first.
   virtual Result<std::vector<AuditEvent>> Audit(const Namespace& scope, const std::string& record_id,

@@ -1030,12 +1030,17 @@ class Engine final : public MemoryLayer {
 
   Status CheckStore() override { return store_->LastSeq().status(); }
 
-  Result<Stats> GetStats(const Namespace& scope) override {
+  Result<Stats> GetStats(const Namespace& scope, std::optional<int> max_access_level) override {
+    if (max_access_level && (*max_access_level < 0 || *max_access_level > kMaxAccessLevel)) {
+      return Status::InvalidArgument("max_access_level must be between 0 and " + std::to_string(kMaxAccessLevel) +
+                                     ", got " + std::to_string(*max_access_level));
+    }
     MSP_RETURN_IF_ERROR(CatchUp());
     const TimeMs now = clock_->NowMs();
     Stats s;
     RecordQuery q;
     q.scope = scope;
+    q.max_access_level = max_access_level;
     q.with_embeddings = false;
     MSP_ASSIGN_OR_RETURN(s.records, store_->Count(q));
     RecordQuery live = q;

@@ -708,5 +708,32 @@ TEST_F(EngineTest, AccessLevelLimitsRetrieveAndList) {
   EXPECT_EQ(all.size(), 3u);
 }
 
+TEST_F(EngineTest, StatsCountOnlyWhatTheClearanceSees) {
+  RecordBatch b;
+  b.scope = Ns();
+  b.puts = {Typed(Kind::kDecision, Ns(), "open decision", 0), Typed(Kind::kDecision, Ns(), "cleared decision", 5),
+            Typed(Kind::kProcedure, Ns(), "top secret procedure", 9)};
+  ASSERT_OK(engine_->Commit(b).status());
+  ASSERT_OK_AND_ASSIGN(Stats all, engine_->GetStats(Ns()));
+  EXPECT_EQ(all.records, 3);
+  for (auto [clearance, records] : {std::pair{0, 1}, std::pair{5, 2}, std::pair{9, 3}}) {
+    ASSERT_OK_AND_ASSIGN(Stats s, engine_->GetStats(Ns(), clearance));
+    EXPECT_EQ(s.records, records) << clearance;
+    EXPECT_EQ(s.active, records) << clearance;
+    int64_t by_kind = 0;
+    for (const auto& [kind, n] : s.by_kind) {
+      by_kind += n;
+      if (clearance < 9) {
+        EXPECT_NE(kind, "procedure") << clearance;  // the kind is not even named
+      }
+    }
+    EXPECT_EQ(by_kind, records) << clearance;
+  }
+  auto bad = engine_->GetStats(Ns(), kMaxAccessLevel + 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("max_access_level"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace msp

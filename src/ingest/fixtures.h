@@ -72,7 +72,7 @@ class RecordingLayer final : public MemoryLayer {
     return inner_.Import(in, actor);
   }
   Result<int64_t> Export(const Namespace& ns, std::ostream& out) override { return inner_.Export(ns, out); }
-  Result<Stats> GetStats(const Namespace& ns) override { return inner_.GetStats(ns); }
+  Result<Stats> GetStats(const Namespace& ns, std::optional<int> level) override { return inner_.GetStats(ns, level); }
   Result<std::vector<AuditEvent>> Audit(const Namespace& ns, const std::string& id, int limit) override {
     return inner_.Audit(ns, id, limit);
   }

@@ -83,7 +83,7 @@ class RacingLayer final : public MemoryLayer {
     return inner_->Import(in, actor);
   }
   Result<int64_t> Export(const Namespace& s, std::ostream& out) override { return inner_->Export(s, out); }
-  Result<Stats> GetStats(const Namespace& s) override { return inner_->GetStats(s); }
+  Result<Stats> GetStats(const Namespace& s, std::optional<int> level) override { return inner_->GetStats(s, level); }
   Result<std::vector<AuditEvent>> Audit(const Namespace& s, const std::string& id, int limit) override {
     return inner_->Audit(s, id, limit);
   }

@@ -30,20 +30,21 @@ RestApi::RestApi(MemoryLayer& engine, RestOptions options) : engine_(engine), op
   }
 }
 
-Result<Stats> RestApi::CachedStats(const std::string& tenant) {
+Result<Stats> RestApi::CachedStats(const std::string& tenant, std::optional<int> clearance) {
   const auto now = std::chrono::steady_clock::now();
+  const auto key = std::make_pair(tenant, clearance);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = stats_.find(tenant);
+    auto it = stats_.find(key);
     if (it != stats_.end() && now - it->second.first < std::chrono::milliseconds(options_.stats_cache_ms)) {
       return it->second.second;
     }
   }
   Namespace scope;
   scope.tenant = tenant;
-  MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope));
+  MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope, clearance));
   std::lock_guard<std::mutex> lock(mu_);
-  stats_[tenant] = {now, s};
+  stats_[key] = {now, s};
   return s;
 }
 
@@ -220,9 +221,15 @@ Result<Reply> Consolidate(RestApi& api, const RestRequest& r) {
 
 Result<Reply> GetStats(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(Stats s, api.engine().GetStats(scope));
+  // A key with a clearance counts only what it may see, and not the audit
+  // log, which it may not read (GET /v1/audit).
+  MSP_ASSIGN_OR_RETURN(Stats s, api.engine().GetStats(scope, r.clearance()));
   json j = StatsToJson(s);
   j.erase("store_path");  // the server's file system is not the caller's business
+  if (r.clearance()) {
+    j.erase("audit_events");
+    j["clearance"] = *r.clearance();
+  }
   json by_layer = json::object();
   for (const auto& [layer, n] : s.by_layer) by_layer[layer] = n;
   j["by_layer"] = std::move(by_layer);
@@ -436,9 +443,10 @@ void Serve(const RestRoute& route, RestApi& api, const HttpCall& call, httplib::
   SendJson(res, reply->status, reply->body);
 }
 
-// Prometheus gauges of the caller's tenant, from a cached GetStats.
-std::string RecordMetrics(RestApi& api, const std::string& tenant) {
-  Result<Stats> stats = api.CachedStats(tenant);
+// Prometheus gauges of the caller's tenant as its key's clearance sees it
+// (no audit count with a clearance), from a cached GetStats.
+std::string RecordMetrics(RestApi& api, const std::string& tenant, std::optional<int> clearance) {
+  Result<Stats> stats = api.CachedStats(tenant, clearance);
   if (!stats.ok()) return "# msp record counts unavailable: " + stats.status().ToString() + "\n";
   const Stats& s = *stats;
   const std::string t = "tenant=\"" + EscapeLabel(tenant) + "\"";
@@ -456,11 +464,13 @@ std::string RecordMetrics(RestApi& api, const std::string& tenant) {
       << "msp_records_active{" << t << "} " << s.active << "\n"
       << "# HELP msp_records_expired Records of the tenant past their expiry.\n"
       << "# TYPE msp_records_expired gauge\n"
-      << "msp_records_expired{" << t << "} " << s.expired << "\n"
-      << "# HELP msp_audit_events Audit events of the tenant.\n"
-      << "# TYPE msp_audit_events gauge\n"
-      << "msp_audit_events{" << t << "} " << s.audit_events << "\n"
-      << "# HELP msp_index_lag Changes of the store not yet applied to a derived index.\n"
+      << "msp_records_expired{" << t << "} " << s.expired << "\n";
+  if (!clearance) {
+    out << "# HELP msp_audit_events Audit events of the tenant.\n"
+        << "# TYPE msp_audit_events gauge\n"
+        << "msp_audit_events{" << t << "} " << s.audit_events << "\n";
+  }
+  out << "# HELP msp_index_lag Changes of the store not yet applied to a derived index.\n"
       << "# TYPE msp_index_lag gauge\n"
       << "msp_index_lag{index=\"lexical\"} " << (s.last_seq - s.lexical_applied_seq) << "\n"
       << "msp_index_lag{index=\"vector\"} " << (s.last_seq - s.vector_applied_seq) << "\n";
@@ -476,7 +486,8 @@ void MountRestApi(HttpServer& server, MemoryLayer& engine, const RestOptions& op
                    [api, &route](const HttpCall& call, httplib::Response& res) { Serve(route, *api, call, res); },
                    true});
   }
-  server.SetMetricsSource([api](const std::string& tenant) { return RecordMetrics(*api, tenant); });
+  server.SetMetricsSource(
+      [api](const std::string& tenant, std::optional<int> clearance) { return RecordMetrics(*api, tenant, clearance); });
   server.SetHealthSource([&engine] { return engine.CheckStore(); });
 }
 

@@ -60,8 +60,9 @@ class RestApi {
   MemoryLayer& engine() { return engine_; }
   const std::string& actor() const { return options_.actor; }
 
-  // A tenant's Stats, at most stats_cache_ms old.
-  Result<Stats> CachedStats(const std::string& tenant);
+  // A tenant's Stats as seen with `clearance` (nullopt: everything), at most
+  // stats_cache_ms old.
+  Result<Stats> CachedStats(const std::string& tenant, std::optional<int> clearance);
 
   // The mission retrieval interface, or why it could not be set up (the
   // token counter of tokens.*, e.g. cl100k without its vocabulary).
@@ -73,7 +74,7 @@ class RestApi {
   std::unique_ptr<WorkflowMemory> workflow_;
   Status workflow_status_;
   std::mutex mu_;
-  std::map<std::string, std::pair<std::chrono::steady_clock::time_point, Stats>> stats_;
+  std::map<std::pair<std::string, std::optional<int>>, std::pair<std::chrono::steady_clock::time_point, Stats>> stats_;
 };
 
 enum class BodyKind {

@@ -146,7 +146,7 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
           false});
   Handle({"GET", "/metrics", [this](const HttpCall& call, httplib::Response& res) {
             std::string text = metrics_.Render();
-            if (metrics_source_) text += metrics_source_(call.tenant);
+            if (metrics_source_) text += metrics_source_(call.tenant, call.clearance);
             res.status = 200;
             res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
           }});
@@ -338,7 +338,7 @@ std::optional<ApiPrincipal> HttpServer::Identify(const httplib::Request& req) co
   return keys_.PrincipalFor(RequestApiKey(req));
 }
 
-void HttpServer::SetMetricsSource(std::function<std::string(const std::string&)> source) {
+void HttpServer::SetMetricsSource(std::function<std::string(const std::string&, std::optional<int>)> source) {
   metrics_source_ = std::move(source);
 }
 

@@ -107,9 +107,10 @@ class HttpServer {
   HttpMetrics& metrics() { return metrics_; }
   const ServerOptions& options() const { return options_; }
 
-  // Extra text appended to /metrics for the caller's tenant (record counts).
+  // Extra text appended to /metrics for the caller's tenant, as its key's
+  // clearance sees it (record counts).
   // REQUIRES: before Start().
-  void SetMetricsSource(std::function<std::string(const std::string& tenant)> source);
+  void SetMetricsSource(std::function<std::string(const std::string& tenant, std::optional<int> clearance)> source);
   // What /healthz checks besides the server itself (the store): while it
   // fails, /healthz answers 503 {"status": "unavailable", "store": "down",
   // "error": its status code name}; otherwise 200 {"status": "ok", "store":
@@ -152,7 +153,7 @@ class HttpServer {
   HttpMetrics metrics_;
   std::vector<CompiledRoute> routes_;
   std::vector<std::string> declared_;
-  std::function<std::string(const std::string&)> metrics_source_;
+  std::function<std::string(const std::string&, std::optional<int>)> metrics_source_;
   std::function<Status()> health_source_;
   std::thread thread_;
   std::atomic<bool> listen_returned_{false};

@@ -5,6 +5,7 @@
 // HTTP).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -584,6 +585,29 @@ TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   EXPECT_NE(Get("/v1/export", kKeyA).body.find(secret), std::string::npos);
   EXPECT_EQ(Delete("/v1/memories/" + secret, kKeyA2).status, 404);
   EXPECT_EQ(Get("/v1/memories/" + secret, kKeyA).status, 200);  // still there
+
+  // Stats and metrics count only what the key may see (as many records as
+  // its export holds), and not the audit log, which it may not read.
+  auto lines = [](const std::string& jsonl) { return static_cast<int64_t>(std::count(jsonl.begin(), jsonl.end(), '\n')); };
+  Answer stats_a = Get("/v1/stats", kKeyA);
+  Answer stats_a2 = Get("/v1/stats", kKeyA2);
+  ASSERT_EQ(stats_a.status, 200) << stats_a.body;
+  ASSERT_EQ(stats_a2.status, 200) << stats_a2.body;
+  EXPECT_EQ(stats_a.j["records"].get<int64_t>(), lines(Get("/v1/export", kKeyA).body));
+  EXPECT_EQ(stats_a2.j["records"].get<int64_t>(), lines(export_a2.body));
+  EXPECT_LT(stats_a2.j["records"].get<int64_t>(), stats_a.j["records"].get<int64_t>());
+  EXPECT_TRUE(stats_a.j.contains("audit_events"));
+  EXPECT_FALSE(stats_a2.j.contains("audit_events"));
+  EXPECT_EQ(stats_a2.j["clearance"], 1);
+  const std::string active_a2 =
+      "msp_records_active{tenant=\"alpha\"} " + std::to_string(stats_a2.j["active"].get<int64_t>()) + "\n";
+  Answer metrics_a2 = Get("/metrics", kKeyA2);
+  ASSERT_EQ(metrics_a2.status, 200);
+  EXPECT_NE(metrics_a2.body.find(active_a2), std::string::npos) << metrics_a2.body;
+  EXPECT_EQ(metrics_a2.body.find("msp_audit_events"), std::string::npos);
+  Answer metrics_a = Get("/metrics", kKeyA);
+  EXPECT_NE(metrics_a.body.find("msp_audit_events{tenant=\"alpha\"}"), std::string::npos);
+  EXPECT_EQ(metrics_a.body.find(active_a2), std::string::npos);
   for (const std::string& path : {std::string("/v1/audit"), "/v1/reports/corrections?mission=" + kMission,
                                   "/v1/reports/redundancy?mission=" + kMission}) {
     Answer a = Get(path, kKeyA2);
