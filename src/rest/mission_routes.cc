@@ -508,6 +508,21 @@ Result<Reply> CorrectionsReportRoute(RestApi& api, const RestRequest& r) {
                            {"rate", c.rate}});
 }
 
+// The pairs "served X, corrected to Y" as JSON lines (docs/mission.md), the
+// export of `msp report corrections --export`.
+Result<Reply> CorrectionPairsRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("the correction pairs", *r.clearance());
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  std::ostringstream out;
+  MSP_RETURN_IF_ERROR(wm->ExportCorrectionPairs(ns, period.first, period.second, out).status());
+  Reply reply;
+  reply.text = out.str();
+  reply.content_type = "application/x-ndjson";
+  return reply;
+}
+
 json RedundancyJson(const RedundancySession& s) {
   return {{"session", s.session},
           {"retrievals", s.retrievals},
@@ -575,6 +590,7 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/principles/{id}", BodyKind::kNone, {}, with({"version"}), &GetPrincipleRoute},
       {"PUT", "/v1/principles/{id}", BodyKind::kJson, ns_tenant, {}, &PutPrinciple},
       {"GET", "/v1/reports/corrections", BodyKind::kNone, {}, {"mission", "from", "to"}, &CorrectionsReportRoute},
+      {"GET", "/v1/reports/corrections/pairs", BodyKind::kNone, {}, {"mission", "from", "to"}, &CorrectionPairsRoute},
       {"GET", "/v1/reports/redundancy", BodyKind::kNone, {}, {"mission", "from", "to"}, &RedundancyReportRoute},
   };
 }

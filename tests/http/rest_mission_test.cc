@@ -388,6 +388,20 @@ TEST_F(RestMissionTest, QueryMarkUsedAndReports) {
   EXPECT_EQ(corrections.j["retrievals"], 2);
   EXPECT_EQ(corrections.j["linked_corrections"], 1);
   EXPECT_DOUBLE_EQ(corrections.j["rate"].get<double>(), 0.5);
+  // Its pair "served X, corrected to Y", as JSON lines.
+  Answer pairs = Get("/v1/reports/corrections/pairs?mission=" + kMission, kKeyA);
+  ASSERT_EQ(pairs.status, 200) << pairs.body;
+  ASSERT_EQ(std::count(pairs.body.begin(), pairs.body.end(), '\n'), 1) << pairs.body;
+  const json pair = json::parse(pairs.body);
+  EXPECT_EQ(pair["retrieval_id"], rid);
+  EXPECT_EQ(pair["corrected_to"]["summary"], "The digest missed the relay timeout.");
+  std::set<std::string> served_ids;
+  for (const json& s : pair["served"]) served_ids.insert(s["id"].get<std::string>());
+  EXPECT_TRUE(served_ids.contains(relay)) << pairs.body;
+  Answer no_pairs = Get("/v1/reports/corrections/pairs?mission=" + kMission + "&to=2000-01-01T00:00:00Z", kKeyA);
+  ASSERT_EQ(no_pairs.status, 200);
+  EXPECT_TRUE(no_pairs.body.empty()) << no_pairs.body;
+  EXPECT_EQ(Get("/v1/reports/corrections/pairs", kKeyA).status, 400);
   Answer redundancy = Get("/v1/reports/redundancy?mission=" + kMission, kKeyA);
   ASSERT_EQ(redundancy.status, 200) << redundancy.body;
   EXPECT_EQ(redundancy.j["total"]["retrievals"], 2);
@@ -609,6 +623,7 @@ TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   EXPECT_NE(metrics_a.body.find("msp_audit_events{tenant=\"alpha\"}"), std::string::npos);
   EXPECT_EQ(metrics_a.body.find(active_a2), std::string::npos);
   for (const std::string& path : {std::string("/v1/audit"), "/v1/reports/corrections?mission=" + kMission,
+                                  "/v1/reports/corrections/pairs?mission=" + kMission,
                                   "/v1/reports/redundancy?mission=" + kMission}) {
     Answer a = Get(path, kKeyA2);
     EXPECT_EQ(a.status, 403) << path;
