@@ -182,6 +182,20 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
                                            const std::string& dir, const AdrImportOptions& options,
                                            const std::string& actor);
 
+// One ADR handed over as text (REST and MCP, whose caller reads the files).
+struct AdrFile {
+  std::string name;  // the file name, e.g. "0005-use-udp.md" (no '/')
+  std::string text;  // Markdown, at most 1 MiB
+};
+
+// The same import from files given as text, as if they were the *.md files
+// of `folder` (the provenance ref and the ids derive from folder + "/" +
+// name, so the same folder and names update the decisions of an earlier
+// import, whichever face made it). Names must be plain and distinct.
+Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& scope, const std::string& folder,
+                                       std::vector<AdrFile> files, const AdrImportOptions& options,
+                                       const std::string& actor);
+
 // --------------------------------------------------------------- principles
 
 struct Principle {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -438,38 +439,62 @@ bool SameContent(const Memory& old, const Memory& m) {
 Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace& scope, const std::string& dir,
                                            const AdrImportOptions& options, const std::string& actor) {
   MSP_RETURN_IF_ERROR(RequireMission(scope));
-  if (!options.component.empty() && !IsMissionIdentifier(options.component)) {
-    return Status::InvalidArgument("component '" + options.component +
-                                   "' is not an identifier: 1..64 characters, letters, digits and _-.:/");
-  }
-  MSP_RETURN_IF_ERROR(ValidateAccessLevel(options.access_level));
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound("no directory " + dir);
   const fs::path root = fs::weakly_canonical(fs::absolute(dir, ec), ec);
   if (ec) return Status::IoError(dir + ": " + ec.message());
 
-  std::vector<fs::path> files;
+  std::vector<fs::path> paths;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     std::error_code fec;
     if (!it->is_regular_file(fec)) continue;
     if (Lower(p.extension().string()) != ".md" || SkippedFile(p.filename().string())) continue;
-    files.push_back(p);
+    paths.push_back(p);
   }
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
-  std::sort(files.begin(), files.end());
+  std::vector<AdrFile> files;
+  for (const fs::path& path : paths) {
+    MSP_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    files.push_back(AdrFile{path.filename().string(), std::move(text)});
+  }
+  return ImportAdrFiles(engine, scope, root.string(), std::move(files), options, actor);
+}
+
+Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& scope, const std::string& folder,
+                                       std::vector<AdrFile> files, const AdrImportOptions& options,
+                                       const std::string& actor) {
+  MSP_RETURN_IF_ERROR(RequireMission(scope));
+  if (!options.component.empty() && !IsMissionIdentifier(options.component)) {
+    return Status::InvalidArgument("component '" + options.component +
+                                   "' is not an identifier: 1..64 characters, letters, digits and _-.:/");
+  }
+  MSP_RETURN_IF_ERROR(ValidateAccessLevel(options.access_level));
+  if (folder.empty()) return Status::InvalidArgument("the ADR folder (the files' common path) is empty");
+  std::set<std::string> names;
+  for (const AdrFile& f : files) {
+    if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..") {
+      return Status::InvalidArgument("ADR file name '" + f.name + "' must be a plain file name (no '/')");
+    }
+    if (!names.insert(f.name).second) return Status::InvalidArgument("ADR file name '" + f.name + "' is given twice");
+    if (f.text.size() > kMaxAdrBytes) {
+      return Status::InvalidArgument(f.name + ": " + std::to_string(f.text.size()) +
+                                     " bytes; an ADR may have at most " + std::to_string(kMaxAdrBytes));
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const AdrFile& a, const AdrFile& b) { return a.name < b.name; });
+  const std::string root = folder.back() == '/' && folder.size() > 1 ? folder.substr(0, folder.size() - 1) : folder;
 
   const Namespace ns = MissionNamespace(scope);
   AdrImportReport report;
-  if (files.empty()) report.warnings.push_back(root.string() + ": no ADR files (*.md)");
+  if (files.empty()) report.warnings.push_back(root + ": no ADR files (*.md)");
   std::vector<ParsedAdr> parsed;
   std::vector<Decision> decisions;
   std::map<std::string, size_t> by_file;
   std::multimap<int, size_t> by_number;
-  for (const fs::path& path : files) {
-    const std::string file = path.string();
-    MSP_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    Result<ParsedAdr> adr = ParseAdr(path.filename().string(), text);
+  for (const AdrFile& f : files) {
+    const std::string file = root == "/" ? "/" + f.name : root + "/" + f.name;
+    Result<ParsedAdr> adr = ParseAdr(f.name, f.text);
     if (!adr.ok()) return adr.status().WithContext(file);
     for (const std::string& w : adr->warnings) report.warnings.push_back(file + ": " + w);
     Decision d;
@@ -488,7 +513,7 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
     d.access_level = options.access_level;
     d.tags = {"adr"};
     d.adr_number = adr->number;
-    by_file[path.filename().string()] = decisions.size();
+    by_file[f.name] = decisions.size();
     if (adr->number > 0) by_number.emplace(adr->number, decisions.size());
     parsed.push_back(std::move(adr).value());
     decisions.push_back(std::move(d));
@@ -537,7 +562,7 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
   RecordBatch batch;
   batch.scope = ns;
   batch.actor = actor;
-  batch.reason = "adr import " + root.string();
+  batch.reason = "adr import " + root;
   for (size_t i = 0; i < decisions.size(); ++i) {
     Decision& d = decisions[i];
     const std::string& file = d.provenance[0].ref;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -456,6 +457,41 @@ TEST_F(AdrImportTest, AccessLevelAppliesToImportedDecisions) {
   EXPECT_TRUE(low.empty());
   ASSERT_OK_AND_ASSIGN(auto high, ListDecisions(*engine_, scope_, {}, Asker{"", 6}));
   EXPECT_EQ(high.size(), 4u);
+}
+
+// Files given as text (the REST and MCP faces) import as the folder's files
+// would: the same ids, so a later import of either kind updates them.
+TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
+  ASSERT_OK_AND_ASSIGN(AdrImportReport from_dir, Import());
+  ASSERT_EQ(from_dir.added, 4);
+  std::vector<AdrFile> files;
+  for (const auto& entry : fs::directory_iterator(adr_dir_)) {
+    if (entry.path().filename() == "README.md") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    files.push_back(AdrFile{entry.path().filename().string(), text.str()});
+  }
+  const std::string folder = fs::weakly_canonical(adr_dir_).string();
+  ASSERT_OK_AND_ASSIGN(AdrImportReport as_text, ImportAdrFiles(*engine_, scope_, folder, files, {}, "api"));
+  EXPECT_EQ(as_text.added, 0);
+  EXPECT_EQ(as_text.unchanged, 4);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(as_text.entries[i].id, from_dir.entries[i].id);
+  ASSERT_OK_AND_ASSIGN(AdrImportReport elsewhere, ImportAdrFiles(*engine_, scope_, "repo/docs/adr", files, {}, "api"));
+  EXPECT_EQ(elsewhere.added, 4);  // another folder: other decisions
+  EXPECT_EQ(elsewhere.entries[0].file, "repo/docs/adr/0001-record-architecture-decisions.md");
+
+  // Bad names fail the whole import and write nothing.
+  ASSERT_OK_AND_ASSIGN(auto before, ListDecisions(*engine_, scope_, {}, Admin()));
+  for (const std::vector<AdrFile>& bad :
+       {std::vector<AdrFile>{{"../0009-x.md", files[0].text}}, std::vector<AdrFile>{{"", files[0].text}},
+        std::vector<AdrFile>{{"a.md", files[0].text}, {"a.md", files[1].text}}}) {
+    const Status st = ImportAdrFiles(*engine_, scope_, "other", bad, {}, "api").status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  }
+  EXPECT_EQ(ImportAdrFiles(*engine_, scope_, "", files, {}, "api").status().code(), StatusCode::kInvalidArgument);
+  ASSERT_OK_AND_ASSIGN(auto after, ListDecisions(*engine_, scope_, {}, Admin()));
+  EXPECT_EQ(after.size(), before.size());
 }
 
 // ------------------------------------------------------------ principles
