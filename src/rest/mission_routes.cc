@@ -196,6 +196,53 @@ Result<Reply> SupersedeDecisionRoute(RestApi& api, const RestRequest& r) {
   return Reply::Json(200, {{"old", DecisionToJson(s.old_decision)}, {"new", DecisionToJson(s.new_decision)}});
 }
 
+// ADRs sent as text (the caller reads its folder): ImportAdrFiles, as
+// `msp decision import-adr` does for a folder on the server's disk.
+Result<Reply> ImportAdrRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) {
+    return ClearanceForbidden("an ADR import (it may update any decision imported from the folder)", *r.clearance());
+  }
+  JsonReader body(r.body, "");
+  MSP_RETURN_IF_ERROR(body.Known(
+      {"namespace", "folder", "files", "component", "criticality", "access_level", "decided_by", "dry_run"}));
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
+  std::string folder = "adr";
+  MSP_RETURN_IF_ERROR(body.String("folder", &folder));
+  AdrImportOptions o;
+  MSP_RETURN_IF_ERROR(body.String("component", &o.component));
+  MSP_RETURN_IF_ERROR(body.Enum("criticality", &o.criticality, ParseCriticality, CriticalityName));
+  MSP_RETURN_IF_ERROR(body.Int("access_level", &o.access_level, 0, kMaxAccessLevel));
+  MSP_RETURN_IF_ERROR(body.String("decided_by", &o.decided_by));
+  MSP_RETURN_IF_ERROR(body.Bool("dry_run", &o.dry_run));
+  if (!body.Has("files") || !r.body.at("files").is_array() || r.body.at("files").empty()) {
+    return Status::InvalidArgument("field 'files' is required: a non-empty array of {name, text}, one a Markdown ADR");
+  }
+  const json& list = r.body.at("files");
+  if (list.size() > static_cast<size_t>(kMaxList)) {
+    return Status::InvalidArgument("field 'files' holds " + std::to_string(list.size()) + " files; at most " +
+                                   std::to_string(kMaxList) + " a request");
+  }
+  std::vector<AdrFile> files;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "files[" + std::to_string(i) + "].";
+    JsonReader f(list[i], where);
+    MSP_RETURN_IF_ERROR(f.Object());
+    MSP_RETURN_IF_ERROR(f.Known({"name", "text"}));
+    AdrFile file;
+    MSP_RETURN_IF_ERROR(f.String("name", &file.name));
+    MSP_RETURN_IF_ERROR(f.String("text", &file.text));
+    if (file.name.empty() || file.text.empty()) {
+      return Status::InvalidArgument("fields '" + where + "name' and '" + where + "text' are required");
+    }
+    files.push_back(std::move(file));
+  }
+  MSP_ASSIGN_OR_RETURN(AdrImportReport report,
+                       ImportAdrFiles(api.engine(), ns, folder, std::move(files), o, api.actor()));
+  json out = AdrImportReportToJson(report);
+  out["dry_run"] = o.dry_run;
+  return Reply::Json(o.dry_run || report.added == 0 ? 200 : 201, out);
+}
+
 // ------------------------------------------------------------ operators
 
 // Setting a clearance is the registry's administration: a key that has a
@@ -573,6 +620,7 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/decisions/{id}", BodyKind::kNone, {}, asker, &GetDecisionRoute},
       {"POST", "/v1/decisions/{id}/status", BodyKind::kJson, ns_tenant, {}, &DecisionStatusRoute},
       {"POST", "/v1/decisions/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeDecisionRoute},
+      {"POST", "/v1/decisions/import-adr", BodyKind::kJson, ns_tenant, {}, &ImportAdrRoute},
       {"PUT", "/v1/operators/{operator}", BodyKind::kJson, ns_tenant, {}, &PutOperatorRoute},
       {"GET", "/v1/operators", BodyKind::kNone, {}, {"mission"}, &ListOperatorsRoute},
       {"GET", "/v1/operators/{operator}", BodyKind::kNone, {}, {"mission"}, &GetOperatorRoute},

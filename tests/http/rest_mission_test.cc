@@ -542,6 +542,65 @@ TEST_F(RestMissionTest, TenantIsolation) {
   EXPECT_EQ(a_p.j["version"], 1);
 }
 
+TEST_F(RestMissionTest, ImportAdrFromText) {
+  const std::string old_adr =
+      "# 1. Use TCP for the relay\n\n## Status\n\nSuperseded by [2. Use UDP](0002-use-udp.md)\n\n"
+      "## Context\n\nThe relay needs a transport.\n\n## Decision\n\nTCP.\n\n## Consequences\n\nHead-of-line blocking.\n";
+  const std::string new_adr =
+      "# 2. Use UDP for the relay\n\n## Status\n\nAccepted\n\n## Context\n\nTCP stalled on loss.\n\n"
+      "## Decision\n\nUDP with our own retries.\n\n## Consequences\n\nWe own the retries.\n";
+  const json files = {{{"name", "0001-use-tcp.md"}, {"text", old_adr}}, {{"name", "0002-use-udp.md"}, {"text", new_adr}}};
+  const json ns = {{"mission", kMission}};
+  const std::string path = "/v1/decisions/import-adr";
+
+  Answer first = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "relay/docs/adr"}, {"files", files},
+                                        {"component", "relay"}});
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_EQ(first.j["added"], 2);
+  ASSERT_EQ(first.j["entries"].size(), 2u);
+  EXPECT_EQ(first.j["entries"][0]["file"], "relay/docs/adr/0001-use-tcp.md");
+  const std::string tcp = first.j["entries"][0]["id"], udp = first.j["entries"][1]["id"];
+  Answer tcp_d = Get("/v1/decisions/" + tcp + "?mission=" + kMission, kKeyA);
+  ASSERT_EQ(tcp_d.status, 200) << tcp_d.body;
+  EXPECT_EQ(tcp_d.j["status"], "superseded");
+  EXPECT_EQ(tcp_d.j["superseded_by"], udp);
+  EXPECT_EQ(tcp_d.j["component"], "relay");
+  EXPECT_EQ(tcp_d.j["adr_number"], 1);
+
+  // Again: nothing new; a dry run of a changed file reports it and writes nothing.
+  Answer again = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "relay/docs/adr"}, {"files", files},
+                                        {"component", "relay"}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.j["unchanged"], 2);
+  json changed = files;
+  changed[1]["text"] = new_adr + "\nMeasured in March.\n";
+  Answer dry = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "relay/docs/adr"}, {"files", changed},
+                                      {"component", "relay"}, {"dry_run", true}});
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.j["updated"], 1);
+  EXPECT_EQ(dry.j["dry_run"], true);
+  EXPECT_EQ(Get("/v1/decisions/" + udp + "?mission=" + kMission, kKeyA).j["consequences"], "We own the retries.");
+
+  // Bad input: 400 naming what was wrong, nothing written.
+  json broken = files;
+  broken.push_back({{"name", "0003-broken.md"}, {"text", "# 3. Broken\n\n## Status\n\nAccepted\n\n## Decision\n\nX.\n"}});
+  Answer bad_file = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "elsewhere"}, {"files", broken}});
+  EXPECT_EQ(bad_file.status, 400);
+  EXPECT_NE(bad_file.ErrorMessage().find("0003-broken.md"), std::string::npos) << bad_file.body;
+  EXPECT_EQ(PostJson(path, kKeyA, {{"namespace", ns}, {"files", json::array()}}).status, 400);
+  EXPECT_EQ(PostJson(path, kKeyA, {{"namespace", ns}, {"files", {{{"name", "../x.md"}, {"text", new_adr}}}}}).status, 400);
+  Answer unknown = PostJson(path, kKeyA, {{"namespace", ns}, {"files", files}, {"recursive", true}});
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(unknown.ErrorMessage().find("recursive"), std::string::npos);
+  EXPECT_EQ(PostJson(path, kKeyA, {{"namespace", json::object()}, {"files", files}}).status, 400);
+  EXPECT_EQ(Get("/v1/decisions?mission=" + kMission, kKeyA).j["decisions"].size(), 2u);
+
+  // A key with a clearance may not import (it could update any imported decision).
+  Answer limited = PostJson(path, kKeyA2, {{"namespace", ns}, {"files", files}});
+  EXPECT_EQ(limited.status, 403);
+  EXPECT_EQ(limited.ErrorCode(), "forbidden");
+}
+
 TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   SetClearance("alpha", "ann", 5);
   const std::string open = AddDecision(kKeyA, DecisionBody("Open relay decision about UDP"));
