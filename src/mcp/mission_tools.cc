@@ -369,7 +369,6 @@ Tool TaskAdd(MemoryLayer& engine) {
   t.description =
       "Add a task to the mission: what the refresh orchestrator follows (label LONG-TERM puts it under "
       "`msp orchestrate`). Paths and components say which commits and decisions touch it.";
-  const json strings = s::ArrayOf(s::NonEmptyString("one line"));
   t.input_schema = s::Object(
       {
           {"task_id", TaskIdArg()},
