@@ -8,6 +8,7 @@
 
 #include "codec/memory_json.h"
 #include "mcp/schema_builder.h"
+#include "mcp/tool_args.h"
 #include "util/time.h"
 
 namespace msp::mcp {
@@ -38,31 +39,6 @@ std::vector<Kind> WritableKinds() {
   std::vector<Kind> out;
   for (Kind k : AllKinds()) {
     if (k != Kind::kEpisode && k != Kind::kEntity && k != Kind::kRelation) out.push_back(k);
-  }
-  return out;
-}
-
-std::vector<std::string> StringList(const json& args, const char* key) {
-  std::vector<std::string> out;
-  if (auto it = args.find(key); it != args.end()) {
-    for (const json& v : *it) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-template <typename E>
-E EnumArg(const json& args, const char* key, E fallback, std::optional<E> (*parse)(std::string_view)) {
-  if (auto it = args.find(key); it != args.end()) {
-    if (std::optional<E> e = parse(it->get<std::string>())) return *e;
-  }
-  return fallback;
-}
-
-template <typename E>
-std::vector<E> EnumList(const json& args, const char* key, std::optional<E> (*parse)(std::string_view)) {
-  std::vector<E> out;
-  for (const std::string& n : StringList(args, key)) {
-    if (std::optional<E> e = parse(n)) out.push_back(*e);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "codec/memory_json.h"
 #include "mcp/schema_builder.h"
+#include "mcp/tool_args.h"
 #include "mission/records.h"
 #include "msp/digest.h"
 #include "msp/mission.h"
@@ -321,8 +322,7 @@ Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     ns.operator_id.clear();
     ns.session.clear();
-    std::vector<std::string> entries;
-    for (const json& e : args.at("entries")) entries.push_back(e.get<std::string>());
+    std::vector<std::string> entries = StringList(args, "entries");
     MSP_ASSIGN_OR_RETURN(MarkUsedResult m, mission->memory->MarkUsed(ns, args.at("retrieval_id").get<std::string>(),
                                                                      entries, session.actor, session.clearance));
     return ToolOutput{json{{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}}, std::nullopt};
@@ -352,14 +352,6 @@ Result<int> TaskReadClearance(MemoryLayer& engine, const McpSession& session, co
                               const json& args) {
   MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(engine, session, ns, args.value("operator", session.ns.operator_id)));
   return ResolveClearance(engine, ns, asker);
-}
-
-std::vector<std::string> StringsArg(const json& args, const char* key) {
-  std::vector<std::string> out;
-  if (auto it = args.find(key); it != args.end()) {
-    for (const json& v : *it) out.push_back(v.get<std::string>());
-  }
-  return out;
 }
 
 Tool TaskAdd(MemoryLayer& engine) {
@@ -393,14 +385,12 @@ Tool TaskAdd(MemoryLayer& engine) {
     task.task_id = args.at("task_id").get<std::string>();
     task.title = args.at("title").get<std::string>();
     task.description = args.value("description", "");
-    task.labels = StringsArg(args, "labels");
-    task.paths = StringsArg(args, "paths");
-    task.components = StringsArg(args, "components");
-    task.refs = StringsArg(args, "refs");
-    if (auto it = args.find("status"); it != args.end()) task.status = *ParseTaskStatus(it->get<std::string>());
-    if (auto it = args.find("criticality"); it != args.end()) {
-      task.criticality = *ParseCriticality(it->get<std::string>());
-    }
+    task.labels = StringList(args, "labels");
+    task.paths = StringList(args, "paths");
+    task.components = StringList(args, "components");
+    task.refs = StringList(args, "refs");
+    task.status = EnumArg(args, "status", task.status, &ParseTaskStatus);
+    task.criticality = EnumArg(args, "criticality", task.criticality, &ParseCriticality);
     task.access_level = args.value("access_level", 0);
     task.url = args.value("url", "");
     MSP_RETURN_IF_ERROR(WithinClearance(session, task.access_level));
@@ -429,8 +419,8 @@ Tool TaskList(MemoryLayer& engine) {
   t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     TaskFilter f;
-    f.labels = StringsArg(args, "labels");
-    for (const std::string& st : StringsArg(args, "statuses")) f.statuses.push_back(*ParseTaskStatus(st));
+    f.labels = StringList(args, "labels");
+    f.statuses = EnumList(args, "statuses", &ParseTaskStatus);
     f.long_term_only = args.value("long_term", false);
     MSP_ASSIGN_OR_RETURN(f.clearance, TaskReadClearance(engine, session, ns, args));
     MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(engine, ns, f));
