@@ -42,6 +42,8 @@ json MissionArg() {
   return s::NonEmptyString("Mission id (default: the server's --mission).");
 }
 
+json AskerArg() { return s::String("Who asks (their clearance applies; default the server's --operator)."); }
+
 // The session's namespace with the call's mission; InvalidArgument without one.
 Result<Namespace> MissionScope(const McpSession& session, const json& args) {
   Namespace ns = session.ns;
@@ -64,12 +66,12 @@ Result<json> ParsedJson(const std::string& text, std::string_view what) {
   return j;
 }
 
-// The clearance a session's mission read runs with: the operator's (the
-// mission's registry), capped by the session's (its API key's).
-Result<Asker> SessionAsker(MemoryLayer& engine, const McpSession& session, const Namespace& ns,
-                           const std::string& operator_id) {
+// Who asks in a session's mission read, with the clearance the read runs
+// with: the call's "operator" (default the session's) and their clearance in
+// the mission's registry, capped by the session's (its API key's).
+Result<Asker> SessionAsker(MemoryLayer& engine, const McpSession& session, const Namespace& ns, const json& args) {
   Asker asker;
-  asker.operator_id = operator_id;
+  asker.operator_id = args.value("operator", session.ns.operator_id);
   if (session.clearance) {
     MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(engine, ns, asker));
     asker.clearance = std::min(c, *session.clearance);
@@ -105,7 +107,7 @@ Tool WorkflowQuery(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
           {"component", s::String("Only records of this component.")},
           {"criticalities", s::ArrayOf(CriticalityEnum("a criticality"), "Only these criticalities.")},
           {"mission", MissionArg()},
-          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+          {"operator", AskerArg()},
       },
       {"task_description"});
   t.output_schema = s::Object(
@@ -131,7 +133,7 @@ Tool WorkflowQuery(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
     if (auto it = args.find("criticalities"); it != args.end()) {
       for (const json& c : *it) q.filters.criticalities.push_back(*ParseCriticality(c.get<std::string>()));
     }
-    MSP_ASSIGN_OR_RETURN(q.asker, SessionAsker(engine, session, ns, args.value("operator", session.ns.operator_id)));
+    MSP_ASSIGN_OR_RETURN(q.asker, SessionAsker(engine, session, ns, args));
     q.actor = session.actor;
     MSP_ASSIGN_OR_RETURN(QueryDigest d, mission->memory->Query(q));
     MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the digest"));
@@ -350,7 +352,7 @@ json TaskOutput() {
 // the session's key.
 Result<int> TaskReadClearance(MemoryLayer& engine, const McpSession& session, const Namespace& ns,
                               const json& args) {
-  MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(engine, session, ns, args.value("operator", session.ns.operator_id)));
+  MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(engine, session, ns, args));
   return ResolveClearance(engine, ns, asker);
 }
 
@@ -411,7 +413,7 @@ Tool TaskList(MemoryLayer& engine) {
           {"statuses", s::ArrayOf(s::Enum("a status", AllNames(&TaskStatusName)), "Only these statuses.")},
           {"long_term", s::Boolean("Only tasks labelled LONG-TERM.")},
           {"mission", MissionArg()},
-          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+          {"operator", AskerArg()},
       },
       {});
   t.output_schema = s::Object({{"tasks", s::ArrayOf(TaskOutput(), "By task id.")}}, {"tasks"}, /*closed=*/false);
@@ -440,7 +442,7 @@ Tool TaskShow(MemoryLayer& engine) {
       {
           {"task_id", TaskIdArg()},
           {"mission", MissionArg()},
-          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+          {"operator", AskerArg()},
       },
       {"task_id"});
   t.output_schema = TaskOutput();
@@ -473,7 +475,7 @@ Tool TaskCommentTool(MemoryLayer& engine) {
           {"text", s::NonEmptyString("The comment, at most 16,000 bytes.")},
           {"author", s::String("Who wrote it (default the operator).")},
           {"mission", MissionArg()},
-          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+          {"operator", AskerArg()},
       },
       {"task_id", "text"});
   t.output_schema = TaskOutput();
@@ -500,7 +502,7 @@ Tool TaskStatusTool(MemoryLayer& engine) {
           {"task_id", TaskIdArg()},
           {"status", s::Enum("The new status.", AllNames(&TaskStatusName))},
           {"mission", MissionArg()},
-          {"operator", s::String("Who asks (their clearance applies; default the server's --operator).")},
+          {"operator", AskerArg()},
       },
       {"task_id", "status"});
   t.output_schema = TaskOutput();
