@@ -1,10 +1,12 @@
-// Tests for the small utilities: time, text, ids, UTF-8, names and namespaces.
+// Tests for the small utilities: time, text, ids, hashes, UTF-8, names and
+// namespaces.
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "msp/status.h"
 #include "msp/types.h"
+#include "util/hash.h"
 #include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
@@ -135,6 +137,14 @@ TEST(StatusTest, ResultCarriesValueOrError) {
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().ToString(), "not_found: no record abc");
   EXPECT_EQ(bad.status().WithContext("get").message(), "get: no record abc");
+}
+
+TEST(HashTest, Fnv1aMatchesTheReferenceValues) {
+  EXPECT_EQ(Fnv1a32(""), 0x811c9dc5u);
+  EXPECT_EQ(Fnv1a32("foobar"), 0xbf9cf968u);
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
+  EXPECT_EQ(Fnv1a64("bar", Fnv1a64("foo")), Fnv1a64("foobar"));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <random>
 
+#include "util/hash.h"
+
 namespace msp {
 namespace {
 
@@ -20,14 +22,6 @@ std::string FormatUuid(const unsigned char (&b)[16]) {
     out.push_back(kHex[b[i] & 0xF]);
   }
   return out;
-}
-
-uint64_t Fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001B3ull;
-  }
-  return h;
 }
 
 }  // namespace
@@ -52,8 +46,8 @@ std::string NewUuid(TimeMs now) {
 }
 
 std::string NameUuid(std::string_view key) {
-  const uint64_t hi = Fnv1a(key, 0xCBF29CE484222325ull);
-  const uint64_t lo = Fnv1a(key, 0x84222325CBF29CE4ull ^ hi);
+  const uint64_t hi = Fnv1a64(key);
+  const uint64_t lo = Fnv1a64(key, 0x84222325CBF29CE4ull ^ hi);
   unsigned char b[16];
   for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(hi >> (56 - 8 * i));
   for (int i = 0; i < 8; ++i) b[8 + i] = static_cast<unsigned char>(lo >> (56 - 8 * i));

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "util/hash.h"
+
 namespace msp::testing {
 namespace {
 
@@ -17,14 +19,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+// The stub's embedding hash seed: not FNV's offset basis (a digit short),
+// kept so the stub's vectors stay what the tests were written against.
+constexpr uint64_t kStubHashSeed = 1469598103934665603ULL;
 
 nlohmann::json ChatEnvelope(nlohmann::json message, std::string_view finish_reason) {
   return {{"id", "chatcmpl-stub"},
@@ -101,7 +98,7 @@ std::string ResponseSchemaName(const StubRequest& request) {
 std::vector<float> StubEmbedding(std::string_view text, int dimension) {
   std::vector<float> v(static_cast<size_t>(dimension > 0 ? dimension : 1), 0.0f);
   auto add = [&](std::string_view token, float weight) {
-    uint64_t h = Fnv1a(token);
+    uint64_t h = Fnv1a64(token, kStubHashSeed);
     v[h % v.size()] += (h >> 63) != 0 ? -weight : weight;
   };
   std::string word;

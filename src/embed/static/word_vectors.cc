@@ -14,6 +14,8 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "util/hash.h"
+
 namespace msp {
 namespace {
 
@@ -21,15 +23,6 @@ constexpr char kMagic[8] = {'M', 'S', 'P', 'W', 'V', 'E', 'C', '1'};
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kNameAt = 24;
 constexpr uint32_t kMaxTableDimension = 4096;
-
-uint32_t Fnv1a(std::string_view bytes) {
-  uint32_t h = 0x811c9dc5u;
-  for (unsigned char b : bytes) {
-    h ^= b;
-    h *= 0x01000193u;
-  }
-  return h;
-}
 
 uint32_t ReadU32(const unsigned char* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
@@ -118,7 +111,7 @@ std::string_view WordVectors::Word(size_t index) const {
 int64_t WordVectors::Find(std::string_view word) const {
   if (word.empty()) return -1;
   const uint32_t mask = slots_ - 1;
-  for (uint32_t slot = Fnv1a(word) & mask, probes = 0; probes < slots_; slot = (slot + 1) & mask, ++probes) {
+  for (uint32_t slot = Fnv1a32(word) & mask, probes = 0; probes < slots_; slot = (slot + 1) & mask, ++probes) {
     const uint32_t entry = table_[slot];
     if (entry == 0) return -1;
     if (Word(entry - 1) == word) return static_cast<int64_t>(entry - 1);
@@ -174,7 +167,7 @@ Status WriteWordVectors(const std::string& path, const std::string& name, const 
       const long q = std::lround(v / scale);
       values.push_back(static_cast<char>(static_cast<int8_t>(std::clamp(q, -127L, 127L))));
     }
-    uint32_t slot = Fnv1a(words[i]) & (slots - 1);
+    uint32_t slot = Fnv1a32(words[i]) & (slots - 1);
     while (table[slot] != 0) slot = (slot + 1) & (slots - 1);
     table[slot] = static_cast<uint32_t>(i + 1);
   }

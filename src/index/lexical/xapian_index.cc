@@ -63,6 +63,7 @@
 #include <xapian.h>
 
 #include "index/index.h"
+#include "util/hash.h"
 
 namespace msp {
 namespace {
@@ -124,15 +125,6 @@ constexpr std::string_view kEnglishStopWords[] = {
     "also",                "might",   "must",    "upon",     "via",     "yet",     "s",
     "t",        "d",       "ll",      "m",       "re",       "ve",      "don",     "doesn",
 };
-
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string Term(std::string_view prefix, std::string_view value) {
   std::string t(prefix);

@@ -1,6 +1,7 @@
 // The PostgreSQL schema migrations and the code that applies them.
 #include "store/postgres/pg_migrations.h"
 
+#include "util/hash.h"
 #include "util/time.h"
 
 namespace msp {
@@ -156,17 +157,7 @@ const std::vector<PgMigration>& PgSchemaMigrations() {
 
 int32_t PgLockKey(std::string_view schema, std::string_view name) {
   // FNV-1a over "schema/name", folded to 32 bits: stable across builds.
-  uint32_t h = 2166136261u;
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 16777619u;
-    }
-  };
-  mix(schema);
-  mix("/");
-  mix(name);
-  return static_cast<int32_t>(h);
+  return static_cast<int32_t>(Fnv1a32(name, Fnv1a32("/", Fnv1a32(schema))));
 }
 
 Result<int> PgReadSchemaVersion(PgConnection& conn) {
