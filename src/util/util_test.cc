@@ -1,11 +1,14 @@
-// Tests for the small utilities: time, text, ids, hashes, UTF-8, names and
-// namespaces.
+// Tests for the small utilities: time, text, ids, hashes, UTF-8, data files,
+// names and namespaces.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 
 #include "msp/status.h"
 #include "msp/types.h"
+#include "tests/support/test_util.h"
+#include "util/data_file.h"
 #include "util/hash.h"
 #include "util/text.h"
 #include "util/time.h"
@@ -14,6 +17,9 @@
 
 namespace msp {
 namespace {
+
+using testing::Contains;
+using testing::TempDir;
 
 TEST(TimeTest, FormatsAndParsesRoundTrip) {
   const TimeMs t = 1764496800123;  // 2025-11-30T10:00:00.123Z
@@ -145,6 +151,34 @@ TEST(HashTest, Fnv1aMatchesTheReferenceValues) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
   EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
   EXPECT_EQ(Fnv1a64("bar", Fnv1a64("foo")), Fnv1a64("foobar"));
+}
+
+TEST(DataFileTest, ConfiguredPathThenFirstExistingCandidate) {
+  TempDir dir("data-file");
+  ASSERT_TRUE(dir.ok());
+  const std::string a = dir.path() + "/a.bin", b = dir.path() + "/b.bin", c = dir.path() + "/c.bin";
+  std::ofstream(b) << "b";
+  std::ofstream(c) << "c";
+  const DataFileSpec spec{.setting = "x.path", .what = "x table", .expected = "a table", .how_to_install = "run it"};
+
+  Result<std::string> configured = FindDataFile(c, {a, b}, spec);
+  ASSERT_TRUE(configured.ok()) << configured.status().ToString();
+  EXPECT_EQ(*configured, c);
+
+  Result<std::string> missing = FindDataFile(a, {b, c}, spec);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Contains(missing.status().message(), "x.path " + a + " does not exist (it should be a table)"))
+      << missing.status().message();
+
+  Result<std::string> first = FindDataFile("", {a, b, c}, spec);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, b);
+
+  Result<std::string> none = FindDataFile("", {a, dir.path()}, spec);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "no x table found (looked at " + a + ", " + dir.path() + "); run it");
 }
 
 }  // namespace

