@@ -14,24 +14,28 @@ inline constexpr uint32_t kFnv1a32Prime = 16777619u;
 inline constexpr uint64_t kFnv1a64OffsetBasis = 14695981039346656037ull;
 inline constexpr uint64_t kFnv1a64Prime = 1099511628211ull;
 
-// 32-bit FNV-1a of `bytes`, continuing from `seed` (a previous hash chains).
-constexpr uint32_t Fnv1a32(std::string_view bytes, uint32_t seed = kFnv1a32OffsetBasis) {
-  uint32_t h = seed;
+namespace hash_internal {
+
+template <typename H>
+constexpr H Fnv1a(std::string_view bytes, H seed, H prime) {
+  H h = seed;
   for (char c : bytes) {
     h ^= static_cast<unsigned char>(c);
-    h *= kFnv1a32Prime;
+    h *= prime;
   }
   return h;
 }
 
+}  // namespace hash_internal
+
+// 32-bit FNV-1a of `bytes`, continuing from `seed` (a previous hash chains).
+constexpr uint32_t Fnv1a32(std::string_view bytes, uint32_t seed = kFnv1a32OffsetBasis) {
+  return hash_internal::Fnv1a(bytes, seed, kFnv1a32Prime);
+}
+
 // 64-bit FNV-1a of `bytes`, continuing from `seed` (a previous hash chains).
 constexpr uint64_t Fnv1a64(std::string_view bytes, uint64_t seed = kFnv1a64OffsetBasis) {
-  uint64_t h = seed;
-  for (char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= kFnv1a64Prime;
-  }
-  return h;
+  return hash_internal::Fnv1a(bytes, seed, kFnv1a64Prime);
 }
 
 static_assert(Fnv1a32("") == kFnv1a32OffsetBasis && Fnv1a32("a") == 0xe40c292cu);
