@@ -1,4 +1,4 @@
-// workflow_memory_query, decision_record, correction_record, handoff_digest,
+// workflow_memory_query, decision_record, decision_import_adr, correction_record, handoff_digest,
 // workflow_mark_used and the task tools (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
@@ -192,6 +192,65 @@ Tool DecisionRecord(MemoryLayer& engine) {
     MSP_RETURN_IF_ERROR(WithinClearance(session, d.access_level));
     MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(engine, ns, d, session.actor));
     return ToolOutput{DecisionToJson(stored), std::nullopt};
+  };
+  return t;
+}
+
+// ADRs the agent read from the repository, sent as text: ImportAdrFiles.
+Tool DecisionImportAdr(MemoryLayer& engine) {
+  Tool t;
+  t.name = "decision_import_adr";
+  t.title = "Import architecture decision records";
+  t.description =
+      "Import the repository's Architecture Decision Records (Nygard or MADR Markdown, e.g. docs/adr/*.md) as "
+      "mission decisions, one each, in one write: send each file's name and text. Ids come from folder + name, so "
+      "sending the same folder again updates changed ADRs and leaves the rest; 'Superseded by' links between the "
+      "files become supersede links. A bad file fails the whole import, naming it. Not for a key with a clearance.";
+  const json file = s::Object({{"name", s::NonEmptyString("The file name, e.g. 0005-use-udp.md (no '/').")},
+                               {"text", s::NonEmptyString("The file's Markdown (at most 1 MiB).")}},
+                              {"name", "text"});
+  json file_list = s::ArrayOf(file, "The ADR files (1..1000).");
+  file_list["minItems"] = 1;
+  file_list["maxItems"] = 1000;
+  t.input_schema = s::Object(
+      {
+          {"files", std::move(file_list)},
+          {"folder", s::NonEmptyString("Where the files live, e.g. the repository's docs/adr (default \"adr\").")},
+          {"component", s::String("The component of every imported decision (an identifier).")},
+          {"criticality", CriticalityEnum("Of every imported decision; default normal.")},
+          {"access_level", s::Integer("0..9: who may read them (default 0: everyone).", 0, kMaxAccessLevel)},
+          {"decided_by", s::String("Who decided, when an ADR names no deciders.")},
+          {"dry_run", s::Boolean("Parse and report; write nothing.")},
+          {"mission", MissionArg()},
+      },
+      {"files"});
+  t.output_schema = s::Object({{"entries", s::ArrayOf(s::AnyObject("{file, id, title, action}"))},
+                               {"added", s::Integer("Decisions added.", 0, 1000)},
+                               {"updated", s::Integer("Decisions updated.", 0, 1000)},
+                               {"unchanged", s::Integer("Decisions unchanged.", 0, 1000)},
+                               {"warnings", s::ArrayOf(s::String("FILE: what was tolerated"))}},
+                              {"entries", "added", "updated", "unchanged", "warnings"}, /*closed=*/false);
+  t.annotations = ToolAnnotations(false, true, true);
+  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    if (session.clearance) {
+      return Status::InvalidArgument("an ADR import may update any decision imported from the folder, but this API "
+                                     "key is limited to clearance " + std::to_string(*session.clearance) +
+                                     ": use a key without a clearance limit");
+    }
+    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
+    AdrImportOptions o;
+    o.component = args.value("component", "");
+    o.criticality = EnumArg(args, "criticality", Criticality::kNormal, &ParseCriticality);
+    o.access_level = args.value("access_level", 0);
+    o.decided_by = args.value("decided_by", "");
+    o.dry_run = args.value("dry_run", false);
+    std::vector<AdrFile> files;
+    for (const json& f : args.at("files")) {
+      files.push_back(AdrFile{f.at("name").get<std::string>(), f.at("text").get<std::string>()});
+    }
+    MSP_ASSIGN_OR_RETURN(AdrImportReport report, ImportAdrFiles(engine, ns, args.value("folder", std::string("adr")),
+                                                                std::move(files), o, session.actor));
+    return ToolOutput{AdrImportReportToJson(report), std::nullopt};
   };
   return t;
 }
@@ -529,6 +588,7 @@ void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools
   }
   tools.push_back(WorkflowQuery(engine, mission));
   tools.push_back(DecisionRecord(engine));
+  tools.push_back(DecisionImportAdr(engine));
   tools.push_back(CorrectionRecord(engine));
   tools.push_back(HandoffDigestTool(engine, mission));
   tools.push_back(MarkUsedTool(mission));

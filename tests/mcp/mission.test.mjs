@@ -1,6 +1,6 @@
 // The mission tools through the official SDK client against `msp serve`'s
 // /mcp: workflow_mark_used after a workflow_memory_query, a key's clearance
-// limiting what its session is served, and the task tools.
+// limiting what its session is served, the ADR import and the task tools.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -115,6 +115,58 @@ describe('mission tools over msp serve', () => {
       });
       assert.equal(writeUp.isError, true);
       assert.match(writeUp.content[0].text, /clearance/);
+    } finally {
+      await full.client.close();
+      await low.client.close();
+    }
+  });
+
+  test('decision_import_adr: ADRs as text become linked decisions; again, nothing new; bad files and low keys refused', async () => {
+    const full = await connectHttp(server.url, { authorization: `Bearer ${FULL_KEY}` });
+    const low = await connectHttp(server.url, { authorization: `Bearer ${LOW_KEY}` });
+    try {
+      const files = [
+        {
+          name: '0001-use-tcp.md',
+          text: '# 1. Use TCP for the relay\n\n## Status\n\nSuperseded by [2. Use UDP](0002-use-udp.md)\n\n'
+            + '## Context\n\nThe relay needs a transport.\n\n## Decision\n\nTCP.\n\n## Consequences\n\nStalls.\n',
+        },
+        {
+          name: '0002-use-udp.md',
+          text: '# 2. Use UDP for the relay\n\n## Status\n\nAccepted\n\n## Context\n\nTCP stalled.\n\n'
+            + '## Decision\n\nUDP with retries.\n\n## Consequences\n\nWe own the retries.\n',
+        },
+      ];
+      const args = { mission: 'ceres', folder: 'relay/docs/adr', files, component: 'relay' };
+      const first = await full.client.callTool({ name: 'decision_import_adr', arguments: args });
+      assert.equal(first.isError, false, JSON.stringify(first));
+      assert.equal(first.structuredContent.added, 2);
+      assert.deepEqual(first.structuredContent.entries.map((e) => e.file),
+        ['relay/docs/adr/0001-use-tcp.md', 'relay/docs/adr/0002-use-udp.md']);
+      const q = await full.client.callTool({
+        name: 'workflow_memory_query', arguments: { mission: 'ceres', task_description: 'relay transport UDP retries' },
+      });
+      assert.equal(q.isError, false, JSON.stringify(q));
+      assert.match(q.structuredContent.markdown, /Use UDP for the relay/);
+
+      const again = await full.client.callTool({ name: 'decision_import_adr', arguments: args });
+      assert.equal(again.structuredContent.added, 0);
+      assert.equal(again.structuredContent.unchanged, 2);
+
+      const broken = await full.client.callTool({
+        name: 'decision_import_adr',
+        arguments: { ...args, files: [...files, { name: '0003-broken.md', text: '# 3. Broken\n\n## Decision\n\nX.\n' }] },
+      });
+      assert.equal(broken.isError, true);
+      assert.match(broken.content[0].text, /0003-broken\.md/);
+      const noFiles = await full.client.callTool({ name: 'decision_import_adr', arguments: { mission: 'ceres', files: [] } });
+      assert.equal(noFiles.isError, true);
+
+      const lowImport = await low.client.callTool({ name: 'decision_import_adr', arguments: args });
+      assert.equal(lowImport.isError, true);
+      assert.match(lowImport.content[0].text, /clearance/);
+      const after = await full.client.callTool({ name: 'decision_import_adr', arguments: { ...args, dry_run: true } });
+      assert.equal(after.structuredContent.unchanged, 2, 'the refused imports changed nothing');
     } finally {
       await full.client.close();
       await low.client.close();
