@@ -11,17 +11,10 @@
 #include <httplib.h>
 
 #include "msp/types.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // Compares `given` with `stored` in time that depends only on given.size().
 bool ConstantTimeEquals(std::string_view given, std::string_view stored) {
@@ -82,18 +75,19 @@ Result<ApiKeys> ApiKeys::Load(const std::vector<std::string>& entries, const std
   ApiKeys keys;
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string where = "server.api_keys entry " + std::to_string(i + 1);
-    const std::string_view entry = Trim(entries[i]);
+    const std::string_view entry = TrimAsciiSpace(entries[i]);
     const size_t eq = entry.rfind('=');
     if (eq == std::string_view::npos) {
       return Status::InvalidArgument(where + ": expected KEY=TENANT or KEY=TENANT:CLEARANCE");
     }
-    std::string_view tenant = Trim(entry.substr(eq + 1));
+    std::string_view tenant = TrimAsciiSpace(entry.substr(eq + 1));
     std::optional<int> clearance;
     if (const size_t colon = tenant.find(':'); colon != std::string_view::npos) {
-      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(Trim(tenant.substr(colon + 1)), where));
-      tenant = Trim(tenant.substr(0, colon));
+      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(TrimAsciiSpace(tenant.substr(colon + 1)), where));
+      tenant = TrimAsciiSpace(tenant.substr(0, colon));
     }
-    MSP_RETURN_IF_ERROR(keys.Add(std::string(Trim(entry.substr(0, eq))), std::string(tenant), where, clearance));
+    MSP_RETURN_IF_ERROR(
+        keys.Add(std::string(TrimAsciiSpace(entry.substr(0, eq))), std::string(tenant), where, clearance));
   }
   if (file.empty()) return keys;
   std::error_code ec;
@@ -107,17 +101,17 @@ Result<ApiKeys> ApiKeys::Load(const std::vector<std::string>& entries, const std
   while (std::getline(in, line)) {
     ++line_no;
     const std::string where = file + " line " + std::to_string(line_no);
-    const std::string_view l = Trim(line);
+    const std::string_view l = TrimAsciiSpace(line);
     if (l.empty() || l.front() == '#') continue;
     size_t sep = 0;
-    while (sep < l.size() && !IsSpace(l[sep])) ++sep;
+    while (sep < l.size() && !IsAsciiSpace(l[sep])) ++sep;
     if (sep == l.size()) return Status::InvalidArgument(where + ": expected KEY TENANT [CLEARANCE]");
-    std::string_view tenant = Trim(l.substr(sep));
+    std::string_view tenant = TrimAsciiSpace(l.substr(sep));
     std::optional<int> clearance;
     size_t end = 0;
-    while (end < tenant.size() && !IsSpace(tenant[end])) ++end;
+    while (end < tenant.size() && !IsAsciiSpace(tenant[end])) ++end;
     if (end < tenant.size()) {
-      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(Trim(tenant.substr(end)), where));
+      MSP_ASSIGN_OR_RETURN(clearance, ParseClearance(TrimAsciiSpace(tenant.substr(end)), where));
       tenant = tenant.substr(0, end);
     }
     MSP_RETURN_IF_ERROR(keys.Add(std::string(l.substr(0, sep)), std::string(tenant), where, clearance));
@@ -151,12 +145,11 @@ std::vector<std::string> ApiKeys::Tenants() const {
 std::string RequestApiKey(const httplib::Request& req) {
   const std::string auth = req.get_header_value("Authorization");
   if (auth.size() > 7) {
-    std::string scheme = auth.substr(0, 7);
-    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (scheme == "bearer ") return std::string(Trim(std::string_view(auth).substr(7)));
+    if (AsciiLower(std::string_view(auth).substr(0, 7)) == "bearer ") {
+      return std::string(TrimAsciiSpace(std::string_view(auth).substr(7)));
+    }
   }
-  return std::string(Trim(req.get_header_value("X-API-Key")));
+  return std::string(TrimAsciiSpace(req.get_header_value("X-API-Key")));
 }
 
 }  // namespace msp
