@@ -4,7 +4,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "codec/memory_json.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp_server.h"
+#include "util/text.h"
 
 namespace msp::mcp {
 namespace {
@@ -27,11 +27,6 @@ constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
 // The error code the MCP SDKs use for an unknown session.
 constexpr int kSessionNotFound = -32001;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string TrimSlash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
@@ -227,13 +222,13 @@ void McpHttpEndpoint::Post(const httplib::Request& req, httplib::Response& res) 
               "Payload Too Large: at most " + std::to_string(options_.max_body_bytes) + " bytes a message");
     return;
   }
-  const std::string type = Lower(req.get_header_value("Content-Type"));
+  const std::string type = AsciiLower(req.get_header_value("Content-Type"));
   if (type.rfind("application/json", 0) != 0) {
     SendError(res, 415, kInvalidRequest, "Unsupported Media Type: POST a JSON-RPC message as application/json");
     return;
   }
   if (req.has_header("Accept")) {
-    const std::string accept = Lower(req.get_header_value("Accept"));
+    const std::string accept = AsciiLower(req.get_header_value("Accept"));
     if (accept.find("application/json") == std::string::npos && accept.find("*/*") == std::string::npos &&
         accept.find("application/*") == std::string::npos) {
       SendError(res, 406, kInvalidRequest, "Not Acceptable: msp replies with application/json");
@@ -296,9 +291,9 @@ void McpHttpEndpoint::Delete(const httplib::Request& req, httplib::Response& res
 }  // namespace
 
 bool OriginAllowed(const std::string& origin, const std::vector<std::string>& allowed) {
-  const std::string o = TrimSlash(Lower(origin));
+  const std::string o = TrimSlash(AsciiLower(origin));
   for (const std::string& a : allowed) {
-    if (!a.empty() && TrimSlash(Lower(a)) == o) return true;
+    if (!a.empty() && TrimSlash(AsciiLower(a)) == o) return true;
   }
   std::string rest;
   if (o.rfind("http://", 0) == 0) {

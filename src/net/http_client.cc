@@ -9,14 +9,10 @@
 #include <random>
 #include <thread>
 
+#include "util/text.h"
+
 namespace msp::net {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool RetryableStatus(int status) { return status == 408 || status == 429 || status >= 500; }
 
@@ -86,7 +82,7 @@ Result<BaseUrl> ParseBaseUrl(std::string_view url) {
   BaseUrl out;
   size_t sep = url.find("://");
   if (sep == std::string_view::npos) return bad("no scheme");
-  out.scheme = Lower(url.substr(0, sep));
+  out.scheme = AsciiLower(url.substr(0, sep));
   if (out.scheme != "http" && out.scheme != "https") return bad("scheme must be http or https");
   std::string_view rest = url.substr(sep + 3);
   if (rest.find_first_of("?#") != std::string_view::npos) return bad("no query or fragment allowed");
@@ -200,7 +196,7 @@ Result<HttpResponse> HttpClient::Send(const char* method, std::string_view path,
       response.status = result->status;
       response.body = result->body;
       response.attempts = attempt;
-      for (const auto& [name, value] : result->headers) response.headers.emplace(Lower(name), value);
+      for (const auto& [name, value] : result->headers) response.headers.emplace(AsciiLower(name), value);
       const bool ok_status = response.status >= 200 && response.status < 300;
       if (ok_status && want_json && !nlohmann::json::accept(response.body)) {
         // A proxy's HTML page or a truncated body: retried like a 5xx.

@@ -9,15 +9,10 @@
 #include <cstdint>
 
 #include "util/hash.h"
+#include "util/text.h"
 
 namespace msp::testing {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The stub's embedding hash seed: not FNV's offset basis (a digit short),
 // kept so the stub's vectors stay what the tests were written against.
@@ -156,7 +151,7 @@ OpenAiStub::OpenAiStub() : server_(std::make_unique<httplib::Server>()) {
     StubRequest request;
     request.method = req.method;
     request.path = req.path;
-    for (const auto& [name, value] : req.headers) request.headers[Lower(name)] = value;
+    for (const auto& [name, value] : req.headers) request.headers[AsciiLower(name)] = value;
     request.body = req.body;
     request.json = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     if (request.json.is_discarded()) request.json = nullptr;
