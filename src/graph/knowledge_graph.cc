@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/memory_json.h"
+#include "util/text.h"
 
 namespace msp::graph {
 namespace {
@@ -319,16 +320,8 @@ Result<std::optional<Cursor>> ParseCursor(std::string_view text) {
   return std::optional<Cursor>(std::move(c));
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 bool Contains(const Entity& e, const std::string& lowered_query) {
-  auto has = [&](const std::string& s) { return Lower(s).find(lowered_query) != std::string::npos; };
+  auto has = [&](const std::string& s) { return AsciiLower(s).find(lowered_query) != std::string::npos; };
   return has(e.name) || has(e.entity_type) || std::any_of(e.observations.begin(), e.observations.end(), has);
 }
 
@@ -574,7 +567,7 @@ Result<Graph> KnowledgeGraph::SearchNodes(const Namespace& ns, const std::string
     }
   }
   if (out.entities.size() < want) {
-    const std::string lowered = Lower(query);
+    const std::string lowered = AsciiLower(query);
     MSP_ASSIGN_OR_RETURN(std::vector<Entity> all, AllEntities(engine_, ns));
     for (Entity& e : all) {
       if (out.entities.size() == want) break;
