@@ -3,9 +3,9 @@
 #include "provider/chat_client.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "provider/json_schema.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -14,30 +14,16 @@ using json = nlohmann::json;
 
 constexpr const char* kChatPath = "/chat/completions";
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string Head(std::string_view s, size_t n) {
   std::string out(s.substr(0, n));
   if (s.size() > n) out += "...";
   return out;
 }
 
-std::string Trim(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // True when a 400 says the server does not take this response_format.
 bool RejectsResponseFormat(const Status& s) {
   if (s.code() != StatusCode::kInvalidArgument) return false;
-  const std::string m = Lower(s.message());
+  const std::string m = AsciiLower(s.message());
   return m.find("response_format") != std::string::npos || m.find("json_schema") != std::string::npos ||
          m.find("json_object") != std::string::npos || m.find("response format") != std::string::npos;
 }
@@ -199,7 +185,7 @@ Result<json> ExtractJsonFromText(std::string_view input) {
     size_t end = body == std::string::npos ? std::string::npos : text.find("```", body);
     if (end != std::string::npos) text = text.substr(body + 1, end - body - 1);
   }
-  text = Trim(text);
+  text = std::string(TrimAsciiSpace(text));
   json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!whole.is_discarded()) return whole;
   size_t start = text.find_first_of("{[");
