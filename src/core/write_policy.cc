@@ -7,23 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
 namespace msp {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Status CheckLabel(std::string_view field, std::string_view value) {
   size_t bad = 0;
@@ -62,7 +51,7 @@ Status ValidateText(std::string_view field, std::string_view text, size_t max_by
     return Status::InvalidArgument(std::string(field) + " is not valid UTF-8 (first bad byte at offset " +
                                    std::to_string(bad) + ")");
   }
-  if (Trim(text).empty()) return Status::InvalidArgument(std::string(field) + " is empty");
+  if (TrimAsciiSpace(text).empty()) return Status::InvalidArgument(std::string(field) + " is empty");
   if (max_bytes > 0 && text.size() > max_bytes) {
     return Status::InvalidArgument(std::string(field) + " is " + std::to_string(text.size()) +
                                    " bytes; the limit is " + std::to_string(max_bytes) +
@@ -81,7 +70,7 @@ Status ValidateCommon(const Namespace& ns, const std::vector<std::string>& tags,
       {"namespace.mission", &ns.mission}, {"namespace.operator", &ns.operator_id}};
   for (const auto& [name, value] : parts) MSP_RETURN_IF_ERROR(CheckLabel(name, *value));
   for (const auto& t : tags) {
-    if (Trim(t).empty()) return Status::InvalidArgument("tags: a tag is empty");
+    if (TrimAsciiSpace(t).empty()) return Status::InvalidArgument("tags: a tag is empty");
     MSP_RETURN_IF_ERROR(CheckLabel("tags", t));
   }
   MSP_RETURN_IF_ERROR(CheckLabel("source", source));
@@ -115,19 +104,21 @@ Status CheckStructural(Sensitivity sensitivity, const WritePolicyOptions& policy
 }
 
 Status CheckWorthStoring(const WriteRequest& r, const WritePolicyOptions& policy) {
-  const std::string_view text = Trim(r.text);
+  const std::string_view text = TrimAsciiSpace(r.text);
   const size_t chars = CountChars(text);
   if (policy.min_chars > 0 && chars < policy.min_chars) {
     return Refuse("min_chars", "text has " + std::to_string(chars) +
                                    " characters; at least " + std::to_string(policy.min_chars) +
                                    " are required");
   }
-  std::string lowered = Lower(text);
+  std::string lowered = AsciiLower(text);
   while (!lowered.empty() && std::ispunct(static_cast<unsigned char>(lowered.back()))) {
     lowered.pop_back();
   }
   for (const auto& phrase : policy.trivial_phrases) {
-    if (lowered == Lower(phrase)) return Refuse("trivial", "'" + std::string(text) + "' is a trivial phrase");
+    if (lowered == AsciiLower(phrase)) {
+      return Refuse("trivial", "'" + std::string(text) + "' is a trivial phrase");
+    }
   }
   MSP_RETURN_IF_ERROR(CheckStructural(r.sensitivity, policy));
   if (!policy.trusted_sources.empty() &&
