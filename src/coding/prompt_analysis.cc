@@ -13,22 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include "provider/chat_client.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The text lower-cased, trimmed, inner whitespace collapsed, with a leading
 // run of punctuation removed.
 std::string Normalised(std::string_view text) {
   std::string out;
   bool space = false;
-  for (char c : Lower(text)) {
+  for (char c : AsciiLower(text)) {
     if (std::isspace(static_cast<unsigned char>(c))) {
       space = !out.empty();
       continue;

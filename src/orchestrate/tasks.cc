@@ -3,7 +3,6 @@
 #include "orchestrate/tasks.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <random>
@@ -15,6 +14,7 @@
 #include "mission/records.h"
 #include "msp/mission.h"
 #include "orchestrate/task_json.h"
+#include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
@@ -40,12 +40,6 @@ void BackOff(int attempt) {
   thread_local std::minstd_rand rng(std::random_device{}());
   const int cap_ms = 1 << std::min(attempt, 5);
   std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, cap_ms * 1000)(rng)));
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool OneLine(std::string_view s) {
@@ -171,8 +165,9 @@ std::optional<TaskStatus> ParseTaskStatus(std::string_view s) {
 }
 
 bool Task::IsLongTerm() const {
-  const std::string want = Lower(kLongTermLabel);
-  return std::any_of(labels.begin(), labels.end(), [&](const std::string& l) { return Lower(l) == want; });
+  const std::string want = AsciiLower(kLongTermLabel);
+  return std::any_of(labels.begin(), labels.end(),
+                     [&](const std::string& l) { return AsciiLower(l) == want; });
 }
 
 std::string TaskRecordId(const Namespace& scope, std::string_view task_id) {
@@ -315,7 +310,7 @@ Result<std::vector<Task>> ListTasks(MemoryLayer& engine, const Namespace& scope,
                        ListAll(engine, MissionNamespace(scope), Kind::kArtifact, filter.clearance, false,
                                std::string(kTaskTag)));
   std::set<std::string> wanted;
-  for (const std::string& l : filter.labels) wanted.insert(Lower(l));
+  for (const std::string& l : filter.labels) wanted.insert(AsciiLower(l));
   std::vector<Task> out;
   for (const Memory& m : records) {
     Result<Task> t = TaskFromMemory(m);
@@ -325,8 +320,9 @@ Result<std::vector<Task>> ListTasks(MemoryLayer& engine, const Namespace& scope,
         std::find(filter.statuses.begin(), filter.statuses.end(), t->status) == filter.statuses.end()) {
       continue;
     }
-    if (!wanted.empty() && std::none_of(t->labels.begin(), t->labels.end(),
-                                        [&](const std::string& l) { return wanted.count(Lower(l)) > 0; })) {
+    if (!wanted.empty() && std::none_of(t->labels.begin(), t->labels.end(), [&](const std::string& l) {
+          return wanted.count(AsciiLower(l)) > 0;
+        })) {
       continue;
     }
     out.push_back(std::move(t).value());
