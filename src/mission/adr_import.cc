@@ -16,6 +16,7 @@
 #include "mission/adr.h"
 #include "mission/records.h"
 #include "msp/mission.h"
+#include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
@@ -26,33 +27,22 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxAdrBytes = 1 << 20;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && Lower(s.substr(0, prefix.size())) == prefix;
+  return s.size() >= prefix.size() && AsciiLower(s.substr(0, prefix.size())) == prefix;
 }
 
 // Removes Markdown emphasis ('*') and code ('`') markers and a leading list
 // marker.
 std::string Plain(std::string_view line) {
-  std::string s = Trim(line);
-  if (s.size() >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ') s = Trim(s.substr(2));
+  std::string s(TrimAsciiSpace(line));
+  if (s.size() >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ') {
+    s = std::string(TrimAsciiSpace(s.substr(2)));
+  }
   std::string out;
   for (char c : s) {
     if (c != '*' && c != '`') out.push_back(c);
   }
-  return Trim(out);
+  return std::string(TrimAsciiSpace(out));
 }
 
 // The leading decimal number of `s` (0 when none); *used gets its length.
@@ -69,7 +59,7 @@ int LeadingNumber(std::string_view s, size_t* used) {
 
 // "1. Record decisions", "ADR-0005: Use X", "ADR 5 - Use X" -> number, title.
 void SplitTitle(const std::string& heading, int* number, std::string* title) {
-  std::string s = Trim(heading);
+  std::string s(TrimAsciiSpace(heading));
   size_t i = 0;
   if (StartsWithNoCase(s, "adr")) {
     i = 3;
@@ -99,7 +89,7 @@ void SplitTitle(const std::string& heading, int* number, std::string* title) {
       while (j < s.size() && s[j] == ' ') ++j;
     }
   }
-  std::string rest = Trim(std::string_view(s).substr(j));
+  std::string rest(TrimAsciiSpace(std::string_view(s).substr(j)));
   *number = n;
   *title = rest.empty() ? s : rest;
 }
@@ -111,7 +101,7 @@ std::vector<AdrLink> LinksIn(std::string_view line) {
   auto base_of = [](std::string target) {
     if (size_t hash = target.find('#'); hash != std::string::npos) target.resize(hash);
     if (size_t slash = target.find_last_of('/'); slash != std::string::npos) target = target.substr(slash + 1);
-    return Trim(target);
+    return std::string(TrimAsciiSpace(target));
   };
   for (size_t at = line.find("]("); at != std::string_view::npos; at = line.find("](", at + 2)) {
     const size_t close = line.find(')', at + 2);
@@ -123,10 +113,10 @@ std::vector<AdrLink> LinksIn(std::string_view line) {
   std::istringstream words{std::string(line)};
   for (std::string w; words >> w;) {
     while (!w.empty() && std::string_view(".,;)").find(w.back()) != std::string_view::npos) w.pop_back();
-    if (w.size() > 3 && Lower(w.substr(w.size() - 3)) == ".md") out.push_back({base_of(w), 0});
+    if (w.size() > 3 && AsciiLower(w.substr(w.size() - 3)) == ".md") out.push_back({base_of(w), 0});
   }
   if (!out.empty()) return out;
-  const std::string low = Lower(line);
+  const std::string low = AsciiLower(line);
   for (size_t at = low.find("adr"); at != std::string::npos; at = low.find("adr", at + 3)) {
     size_t i = at + 3;
     while (i < low.size() && (low[i] == '-' || low[i] == ' ' || low[i] == '#' || low[i] == '_')) ++i;
@@ -177,7 +167,7 @@ Status ParseStatus(const std::string& text, ParsedAdr* adr) {
   for (std::string raw; std::getline(lines, raw);) {
     const std::string line = Plain(raw);
     if (line.empty()) continue;
-    const std::string low = Lower(line);
+    const std::string low = AsciiLower(line);
     if (StartsWithNoCase(low, "superseded by") || StartsWithNoCase(low, "superseeded by")) {
       adr->status = DecisionStatus::kSuperseded;
       adr->status_given = word_seen = true;
@@ -217,19 +207,19 @@ void ParseAlternatives(const std::string& text, ParsedAdr* adr) {
   std::vector<std::string> items;
   std::istringstream lines(text);
   for (std::string raw; std::getline(lines, raw);) {
-    const std::string t = Trim(raw);
+    const std::string t(TrimAsciiSpace(raw));
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     size_t used = 0;
     const int n = LeadingNumber(t, &used);
     const bool bullet = t.size() >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ';
     const bool numbered = used > 0 && n >= 0 && used < t.size() && (t[used] == '.' || t[used] == ')');
     if (!indented && (bullet || numbered)) {
-      items.push_back(Trim(bullet ? t.substr(2) : t.substr(used + 1)));
+      items.push_back(std::string(TrimAsciiSpace(bullet ? t.substr(2) : t.substr(used + 1))));
     } else if (!items.empty() && !t.empty()) {
       items.back() += " " + t;
     }
   }
-  if (items.empty() && !Trim(text).empty()) {
+  if (items.empty() && !TrimAsciiSpace(text).empty()) {
     adr->warnings.push_back("the alternatives section has no list items; ignored");
   }
   for (const std::string& item : items) {
@@ -251,9 +241,9 @@ void ParseAlternatives(const std::string& text, ParsedAdr* adr) {
       option = cut == std::string::npos ? item : item.substr(0, cut);
       reason = cut == std::string::npos ? "" : item.substr(cut + len);
     }
-    reason = Trim(reason);
+    reason = std::string(TrimAsciiSpace(reason));
     while (!reason.empty() && std::string_view(":-").find(reason.front()) != std::string_view::npos) {
-      reason = Trim(reason.substr(1));
+      reason = std::string(TrimAsciiSpace(reason.substr(1)));
     }
     option = Plain(option);
     if (Utf8Chars(option) > kMaxOptionChars) {
@@ -303,8 +293,8 @@ Section SectionOf(const std::string& name) {
 // A "Key: value" line before the first section.
 void HeaderLine(const std::string& line, ParsedAdr* adr, std::string* inline_status) {
   const std::string p = Plain(line);
-  const std::string low = Lower(p);
-  auto value = [&](size_t n) { return Trim(std::string_view(p).substr(n)); };
+  const std::string low = AsciiLower(p);
+  auto value = [&](size_t n) { return std::string(TrimAsciiSpace(std::string_view(p).substr(n))); };
   if (StartsWithNoCase(low, "date:")) {
     adr->date = DateIn(p);
   } else if (StartsWithNoCase(low, "status:")) {
@@ -337,7 +327,7 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
   int line_no = 0;
   std::istringstream lines(body);
   for (std::string line; std::getline(lines, line); ++line_no) {
-    const std::string t = Trim(line);
+    const std::string t(TrimAsciiSpace(line));
     if (line_no == 0 && t == "---") {
       in_front_matter = true;
       continue;
@@ -357,12 +347,13 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
       continue;
     }
     if (!in_fence && line.rfind("## ", 0) == 0) {
-      std::string name = Lower(Trim(line.substr(3)));
+      std::string name = AsciiLower(TrimAsciiSpace(line.substr(3)));
       while (!name.empty() && (name.back() == ':' || name.back() == '#' || name.back() == ' ')) name.pop_back();
       current = SectionOf(name);
-      if (current == Section::kIgnored) ignored.push_back(Trim(line.substr(3)));
+      if (current == Section::kIgnored) ignored.push_back(std::string(TrimAsciiSpace(line.substr(3))));
       if (sections.count(current) > 0 && current != Section::kIgnored) {
-        adr.warnings.push_back("section '" + Trim(line.substr(3)) + "' appears twice; its parts are joined");
+        adr.warnings.push_back("section '" + std::string(TrimAsciiSpace(line.substr(3))) +
+                               "' appears twice; its parts are joined");
       }
       continue;
     }
@@ -373,7 +364,7 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
     sections[current] += line + "\n";
   }
 
-  if (!title_seen || Trim(adr.title).empty()) {
+  if (!title_seen || TrimAsciiSpace(adr.title).empty()) {
     return Status::InvalidArgument("no title: an ADR starts with a level-1 heading such as '# 1. Record decisions'");
   }
   if (adr.number == 0) {
@@ -383,7 +374,7 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
   for (const std::string& name : ignored) adr.warnings.push_back("section '" + name + "' ignored");
 
   std::string status_text = sections.count(Section::kStatus) ? sections[Section::kStatus] : inline_status;
-  if (Trim(status_text).empty() && !inline_status.empty()) status_text = inline_status;
+  if (TrimAsciiSpace(status_text).empty() && !inline_status.empty()) status_text = inline_status;
   MSP_RETURN_IF_ERROR(ParseStatus(status_text, &adr));
   if (!adr.status_given) {
     adr.warnings.push_back("no status; imported as proposed");
@@ -391,9 +382,9 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
   }
   if (sections.count(Section::kDate) && adr.date == 0) adr.date = DateIn(sections[Section::kDate]);
 
-  adr.context = Trim(sections[Section::kContext]);
-  adr.decision = Trim(sections[Section::kDecision]);
-  adr.consequences = Trim(sections[Section::kConsequences]);
+  adr.context = std::string(TrimAsciiSpace(sections[Section::kContext]));
+  adr.decision = std::string(TrimAsciiSpace(sections[Section::kDecision]));
+  adr.consequences = std::string(TrimAsciiSpace(sections[Section::kConsequences]));
   if (adr.context.empty()) return Status::InvalidArgument("no Context section (or it is empty)");
   if (adr.decision.empty()) return Status::InvalidArgument("no Decision section (or it is empty)");
   if (adr.consequences.empty()) adr.warnings.push_back("no Consequences section");
@@ -404,7 +395,7 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
 namespace {
 
 bool SkippedFile(const std::string& name) {
-  const std::string low = Lower(name);
+  const std::string low = AsciiLower(name);
   return low == "readme.md" || low == "index.md" || low.find("template") != std::string::npos;
 }
 
@@ -449,7 +440,7 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
     const fs::path& p = it->path();
     std::error_code fec;
     if (!it->is_regular_file(fec)) continue;
-    if (Lower(p.extension().string()) != ".md" || SkippedFile(p.filename().string())) continue;
+    if (AsciiLower(p.extension().string()) != ".md" || SkippedFile(p.filename().string())) continue;
     paths.push_back(p);
   }
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
