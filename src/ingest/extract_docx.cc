@@ -10,16 +10,12 @@
 #include <zip.h>
 
 #include "ingest/formats.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
 
 constexpr zip_uint64_t kMaxPartBytes = 256u << 20;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Reads one part of the package; NotFound when it is missing.
 Result<std::string> ReadPart(zip_t* zip, const char* name) {
@@ -46,7 +42,7 @@ Result<std::string> ReadPart(zip_t* zip, const char* name) {
 // heading. "Title" is level 1.
 int HeadingLevel(const std::string& style, const std::map<std::string, std::string>& names) {
   auto level_of = [](const std::string& s) {
-    const std::string low = Lower(s);
+    const std::string low = AsciiLower(s);
     if (low == "title") return 1;
     std::string digits;
     if (low.rfind("heading", 0) == 0) {
