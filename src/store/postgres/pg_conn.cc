@@ -8,13 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/text.h"
+
 namespace msp {
 namespace {
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -137,7 +134,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const PgConnectOptio
   pg_conn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return Status::Unavailable("postgres: out of memory connecting");
   if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string why = Trim(PQerrorMessage(conn));
+    const std::string why(TrimAsciiSpace(PQerrorMessage(conn)));
     PQfinish(conn);
     return Status::Unavailable("postgres: cannot connect to " + options.describe + ": " + why +
                                " (is PostgreSQL running and store.postgres_url right?)");
@@ -160,9 +157,9 @@ int PgConnection::socket() const { return broken() ? -1 : PQsocket(conn_); }
 Status PgConnection::Failure(pg_result* result, std::string_view op) {
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   last_sqlstate_ = state != nullptr ? state : "";
-  std::string why = Trim(result != nullptr && PQresultErrorMessage(result)[0] != '\0'
-                             ? PQresultErrorMessage(result)
-                             : PQerrorMessage(conn_));
+  std::string why(TrimAsciiSpace(result != nullptr && PQresultErrorMessage(result)[0] != '\0'
+                                     ? PQresultErrorMessage(result)
+                                     : PQerrorMessage(conn_)));
   if (why.empty()) why = "unknown error";
   const std::string where = "postgres: " + std::string(op) + " on " + options_.describe + ": ";
   if (broken()) {
@@ -241,8 +238,8 @@ Status PgConnection::Script(std::string_view sql, std::string_view op) {
 
 Result<std::vector<std::string>> PgConnection::DrainNotifications() {
   if (PQconsumeInput(conn_) == 0 || broken()) {
-    return Status::Unavailable("postgres: lost the listening connection to " + options_.describe +
-                               ": " + Trim(PQerrorMessage(conn_)));
+    return Status::Unavailable("postgres: lost the listening connection to " + options_.describe + ": " +
+                               std::string(TrimAsciiSpace(PQerrorMessage(conn_))));
   }
   std::vector<std::string> payloads;
   while (PGnotify* notify = PQnotifies(conn_)) {
