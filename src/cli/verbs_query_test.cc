@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_test_util.h"
 #include "tests/support/test_util.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -32,11 +33,6 @@ class QueryVerbsTest : public ::testing::Test {
     return RunCliCapture(args, input);
   }
 
-  std::string Trim(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-  }
-
   testing::TempDir dir_{"query-verbs"};
 };
 
@@ -45,7 +41,7 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   const CliRun e1 = Cli({"event", "add", "Jamming detected on channel 4", "--mission", "m1", "--type", "incident",
                          "--component", "comms", "--criticality", "high"});
   ASSERT_EQ(e1.code, 0) << e1.err;
-  const std::string jam = Trim(e1.out);
+  const std::string jam(TrimAsciiSpace(e1.out));
   const CliRun e2 = Cli({"event", "add", "Relay may be spoofed by the jammer", "--mission", "m1", "--type", "threat",
                          "--component", "comms", "--cause", jam});
   ASSERT_EQ(e2.code, 0) << e2.err;
