@@ -250,8 +250,8 @@ const std::vector<Setting>& Table() {
             0, kInf),
       Range(Make("retrieval.context_sessions", "MSP_RETRIEVAL_CONTEXT_SESSIONS", "--retrieval-context-sessions",
                  +[](Options& o) { return &o.retrieval.context_sessions; },
-                 "The sessions of this many top BM25 hits have all their episodes scored with their neighbours "
-                 "(>= 0; 0: BM25 hits only)."),
+                 "This many sessions, those that match the query best as wholes (session BM25), have all their "
+                 "episodes scored with their neighbours (>= 0; 0: BM25 hits only)."),
             0, 1000),
       Range(Make("retrieval.session_weight", "MSP_RETRIEVAL_SESSION_WEIGHT", "--retrieval-session-weight",
                  +[](Options& o) { return &o.retrieval.session_weight; },
@@ -259,7 +259,8 @@ const std::vector<Setting>& Table() {
             0, kInf),
       Range(Make("retrieval.session_mix", "MSP_RETRIEVAL_SESSION_MIX", "--retrieval-session-mix",
                  +[](Options& o) { return &o.retrieval.session_mix; },
-                 "Session match = mix x summed episode scores (relative) + (1 - mix) x best episode score (0..1)."),
+                 "Session match = mix x session BM25 (its matching episodes as one document, relative) + "
+                 "(1 - mix) x best episode score (0..1)."),
             0, 1),
       Range(Make("facts.dedup_cosine", "MSP_FACTS_DEDUP_COSINE", "--facts-dedup-cosine",
                  +[](Options& o) { return &o.facts.dedup_cosine; },

@@ -39,6 +39,11 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kCatchUpPage = 5000;
+// Retrieve scores the sessions of the first hits as wholes (session BM25):
+// at most this many sessions, in order of the hits, which bounds the
+// episodes read. On LoCoMo (up to 35 sessions a conversation) 20 scores as
+// well as all of them.
+constexpr size_t kMatchSessions = 20;
 constexpr char kEmbedderMetaKey[] = "embedder_id";
 // The embedder an unfinished `msp reembed` moves the store to ("" or absent: none).
 constexpr char kReembedTargetMetaKey[] = "reembed_target";
@@ -686,19 +691,33 @@ class Engine final : public MemoryLayer {
 
     const RetrievalOptions& ro = options_.retrieval;
     MSP_ASSIGN_OR_RETURN(auto lexical_hits, lexical_->SearchEpisodes(q));
-    if (ro.context_sessions > 0) {
-      IndexQuery around = q;
-      around.sessions = TopSessions(lexical_hits, ro.context_sessions);
-      if (!around.sessions.empty()) {
-        MSP_ASSIGN_OR_RETURN(auto more, lexical_->SearchEpisodes(around));
-        lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
-                            std::make_move_iterator(more.end()));
+    // The session BM25 of the first sessions the hits reach, over their
+    // episodes that match the query: it picks the context sessions and
+    // feeds the session boost. `match` views the strings of `matched`.
+    std::vector<LexicalHit> matched;
+    SessionScores match;
+    if (ro.context_sessions > 0 || (ro.session_weight > 0 && ro.session_mix > 0)) {
+      IndexQuery in_sessions = q;
+      in_sessions.sessions = HitSessions(lexical_hits, kMatchSessions);
+      in_sessions.session_terms = true;
+      if (!in_sessions.sessions.empty()) {
+        MSP_ASSIGN_OR_RETURN(matched, lexical_->SearchEpisodes(in_sessions));
+        match = SessionBm25(matched, ro.bm25_k1);
+      }
+      if (ro.context_sessions > 0) {
+        IndexQuery around = q;
+        around.sessions = TopSessions(in_sessions.sessions, match, ro.context_sessions);
+        if (!around.sessions.empty()) {
+          MSP_ASSIGN_OR_RETURN(auto more, lexical_->SearchEpisodes(around));
+          lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
+                              std::make_move_iterator(more.end()));
+        }
       }
     }
     const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2, ro.session_weight,
                                                 ro.session_mix};
     const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
-    std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options);
+    std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options, &match);
     std::vector<RankedSignal> signals(2);
     RankedSignal& lexical = signals[0];
     lexical = RankedSignal{"bm25", ro.lexical_weight, {}};

@@ -28,6 +28,11 @@ struct IndexQuery {
   // EpisodePosition::session), every visible one of them, each scored by
   // `text` (0 when no term matches), best first.
   std::vector<std::string> sessions;
+  // Lexical only, with `sessions`: instead, only the visible episodes of
+  // those sessions that `text` matches, each scored 0 (in no set order) and,
+  // from SearchEpisodes, with the query terms it contains
+  // (LexicalHit::terms), for a session-level BM25. `limit` does not apply.
+  bool session_terms = false;
 };
 
 struct IndexHit {
@@ -43,9 +48,20 @@ struct EpisodePosition {
   int64_t step = 0;
 };
 
+// A query term an episode contains: its place among the query's distinct
+// terms (the same in every search of one query text), its frequency in the
+// episode (wdf) and its inverse document frequency in the index,
+// ln(1 + (N - df + 0.5) / (df + 0.5)).
+struct TermMatch {
+  uint32_t term = 0;
+  uint32_t wdf = 0;
+  double idf = 0.0;
+};
+
 struct LexicalHit {
   IndexHit hit;
   EpisodePosition position;
+  std::vector<TermMatch> terms;  // with IndexQuery::session_terms only
 };
 
 // The one definition of "record r is visible to query q" (scope, filter,

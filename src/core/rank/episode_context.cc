@@ -38,7 +38,7 @@ std::vector<ContextScore> SortedBestFirst(std::vector<ContextScore> scores) {
 }  // namespace
 
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
-                                              const EpisodeContextOptions& options) {
+                                              const EpisodeContextOptions& options, const SessionScores* match) {
   std::vector<ContextScore> out;
   out.reserve(candidates.size());
   std::vector<const EpisodePosition*> where;  // views into `candidates`
@@ -96,21 +96,30 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
     s.score = s.own + s.neighbours;
   }
   if (options.session_weight > 0.0) {
-    std::unordered_map<std::string_view, std::pair<double, double>> sessions;  // total, best
-    double best_total = 0.0;
+    std::unordered_map<std::string_view, double> best_own;  // by session
     for (size_t i = 0; i < out.size(); ++i) {
       if (where[i]->session.empty()) continue;
-      auto& [total, top] = sessions[where[i]->session];
-      total += out[i].own;
+      double& top = best_own[where[i]->session];
       top = std::max(top, out[i].own);
-      best_total = std::max(best_total, total);
+    }
+    // The largest session BM25 among the candidates' sessions.
+    double best_match = 0.0;
+    if (match != nullptr && options.session_mix > 0.0) {
+      for (const auto& [session, top] : best_own) {
+        auto m = match->find(session);
+        if (m != match->end()) best_match = std::max(best_match, m->second);
+      }
     }
     for (size_t i = 0; i < out.size(); ++i) {
       ContextScore& s = out[i];
-      if (where[i]->session.empty() || !(s.score > 0.0) || best_total <= 0.0) continue;
-      const auto& [total, top] = sessions[where[i]->session];
+      if (where[i]->session.empty() || !(s.score > 0.0)) continue;
+      double relative = 0.0;
+      if (best_match > 0.0) {
+        auto m = match->find(where[i]->session);
+        if (m != match->end()) relative = m->second / best_match;
+      }
       s.session = options.session_weight *
-                  (options.session_mix * total / best_total + (1.0 - options.session_mix) * top);
+                  (options.session_mix * relative + (1.0 - options.session_mix) * best_own[where[i]->session]);
       s.score += s.session;
     }
   }
@@ -128,16 +137,57 @@ std::vector<SignalContribution> ExplainContext(const SignalContribution& c, cons
   return out;
 }
 
-std::vector<std::string> TopSessions(const std::vector<LexicalHit>& hits, int n) {
-  std::vector<std::string> out;
-  std::unordered_set<std::string> seen;
-  int taken = 0;
+SessionScores SessionBm25(const std::vector<LexicalHit>& hits, double k1) {
+  struct Terms {
+    std::vector<double> tf;   // by query term
+    std::vector<double> idf;  // by query term
+  };
+  std::unordered_map<std::string_view, Terms> sessions;
+  std::unordered_set<std::string_view> counted;  // each id once
   for (const LexicalHit& h : hits) {
-    if (taken >= n) break;
-    if (h.position.session.empty()) continue;
-    ++taken;
-    if (seen.insert(h.position.session).second) out.push_back(h.position.session);
+    if (h.position.session.empty() || h.terms.empty() || !counted.insert(h.hit.id).second) continue;
+    Terms& st = sessions[h.position.session];
+    for (const TermMatch& t : h.terms) {
+      if (st.tf.size() <= t.term) {
+        st.tf.resize(t.term + 1, 0.0);
+        st.idf.resize(t.term + 1, 0.0);
+      }
+      st.tf[t.term] += t.wdf;
+      st.idf[t.term] = t.idf;
+    }
   }
+  SessionScores out;
+  out.reserve(sessions.size());
+  for (const auto& [session, st] : sessions) {
+    double score = 0.0;
+    for (size_t t = 0; t < st.tf.size(); ++t) {
+      if (st.tf[t] > 0.0) score += st.idf[t] * st.tf[t] * (k1 + 1.0) / (st.tf[t] + k1);
+    }
+    if (score > 0.0) out.emplace(session, score);
+  }
+  return out;
+}
+
+std::vector<std::string> HitSessions(const std::vector<LexicalHit>& hits, size_t n) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string_view> seen;
+  for (const LexicalHit& h : hits) {
+    if (out.size() >= n) break;
+    if (!h.position.session.empty() && seen.insert(h.position.session).second) out.push_back(h.position.session);
+  }
+  return out;
+}
+
+std::vector<std::string> TopSessions(const std::vector<std::string>& sessions, const SessionScores& match, int n) {
+  std::vector<std::pair<double, size_t>> ranked;  // (match, index in sessions)
+  ranked.reserve(sessions.size());
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    auto m = match.find(sessions[i]);
+    ranked.emplace_back(m == match.end() ? 0.0 : m->second, i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < n; ++i) out.push_back(sessions[ranked[i].second]);
   return out;
 }
 

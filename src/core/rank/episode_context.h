@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "index/index.h"
@@ -23,12 +24,26 @@ struct EpisodeContextOptions {
   double neighbour_weight_1 = 0.0;  // share of the steps +-1
   double neighbour_weight_2 = 0.0;  // share of the steps +-2
   // Session boost: an episode that already scores gains
-  // session_weight * (session_mix * total + (1 - session_mix) * best), where
-  // total is the sum of own scores of its session's candidates divided by the
-  // largest such sum, and best is the session's best own score.
+  // session_weight * (session_mix * match + (1 - session_mix) * best), where
+  // match is its session's session BM25 (SessionBm25) divided by the largest
+  // among the candidates' sessions, and best is the session's best own score.
   double session_weight = 0.0;
   double session_mix = 0.5;
 };
+
+// Session BM25 by session key (keys view the strings of the hits it was
+// computed from).
+using SessionScores = std::unordered_map<std::string_view, double>;
+
+// Session BM25: the hits of each session that match the query (their
+// LexicalHit::terms) taken together as one document, the sum over the
+// query's terms of idf * tf * (k1 + 1) / (tf + k1), where tf is the term's wdf
+// summed over the session's distinct hits. No length normalisation, so a
+// session is not penalised for its length. It rewards a session whose turns
+// together cover more of the query, where the best turn's score sees one
+// turn. Sessions without a term are absent. REQUIRES: k1 >= 0.
+SessionScores SessionBm25(const std::vector<LexicalHit>& hits, double k1);
+SessionScores SessionBm25(std::vector<LexicalHit>&& hits, double k1) = delete;
 
 // One candidate's score and its parts, all on BM25 divided by the best BM25
 // among the candidates (so own is in [0, 1]); score = own + neighbours +
@@ -51,10 +66,14 @@ struct ContextScore {
 // copy): valid while `candidates` lives and that id is left as it is (a
 // caller may move the id out through `candidate` once done with the view).
 // REQUIRES: weights >= 0.
+// `match` holds the session BM25 of the candidates' sessions (null or a
+// session absent: 0).
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
-                                              const EpisodeContextOptions& options);
+                                              const EpisodeContextOptions& options,
+                                              const SessionScores* match = nullptr);
 std::vector<ContextScore> ScoreEpisodeContext(std::vector<LexicalHit>&& candidates,
-                                              const EpisodeContextOptions& options) = delete;
+                                              const EpisodeContextOptions& options,
+                                              const SessionScores* match = nullptr) = delete;
 
 // The entries that stand in SearchHit::explain for the lexical signal's
 // contribution `c` to a hit scored `s`: "bm25" (raw: the BM25 weight) and,
@@ -65,9 +84,13 @@ std::vector<ContextScore> ScoreEpisodeContext(std::vector<LexicalHit>&& candidat
 std::vector<SignalContribution> ExplainContext(const SignalContribution& c, const ContextScore& s,
                                                bool with_neighbours, bool with_session);
 
-// The sessions of the first `n` hits that are episodes of a session, in
-// order of first appearance, each once.
-std::vector<std::string> TopSessions(const std::vector<LexicalHit>& hits, int n);
+// The sessions of the hits that are episodes of a session, in order of
+// first appearance, each once, at most `n`.
+std::vector<std::string> HitSessions(const std::vector<LexicalHit>& hits, size_t n);
+
+// The `n` of `sessions` with the highest `match` (absent: 0), best first;
+// ties keep the order of `sessions`.
+std::vector<std::string> TopSessions(const std::vector<std::string>& sessions, const SessionScores& match, int n);
 
 }  // namespace msp
 

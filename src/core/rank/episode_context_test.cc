@@ -19,7 +19,7 @@ namespace msp {
 namespace {
 
 LexicalHit Hit(const std::string& id, double bm25, const std::string& session = "", int64_t step = 0) {
-  return LexicalHit{IndexHit{id, bm25}, EpisodePosition{session, step}};
+  return LexicalHit{IndexHit{id, bm25}, EpisodePosition{session, step}, {}};
 }
 
 std::vector<std::string> Order(const std::vector<ContextScore>& scores) {
@@ -111,9 +111,53 @@ TEST(EpisodeContextTest, SessionBoostLiftsTheTurnsOfTheBestSession) {
   EXPECT_DOUBLE_EQ(scored[1].session, 0.5);   // 0.5 x best of s (1.0)
   EXPECT_DOUBLE_EQ(scored[2].session, 0.1);   // 0.5 x best of t (0.2)
   EXPECT_DOUBLE_EQ(scored[3].session, 0.0);   // not an episode of a session
-  // mix 1: by the sessions' summed scores, relative to the largest (s: 1.2).
-  auto summed = ScoreEpisodeContext(hits, {0.0, 0.0, 1.0, 1.0});
-  EXPECT_DOUBLE_EQ(summed[2].session, 0.2 / 1.2);
+  // mix 1: by the sessions' BM25, relative to the largest among the
+  // candidates' sessions ("u" is not among them); no scores: no boost.
+  const SessionScores match = {{"s", 2.0}, {"t", 3.0}, {"u", 9.0}};
+  auto by_match = ScoreEpisodeContext(hits, {0.0, 0.0, 1.0, 1.0}, &match);
+  EXPECT_EQ(Order(by_match), (std::vector<std::string>{"a", "c", "b", "f"}));
+  EXPECT_DOUBLE_EQ(by_match[0].session, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(by_match[1].session, 1.0);
+  EXPECT_DOUBLE_EQ(ScoreEpisodeContext(hits, {0.0, 0.0, 1.0, 1.0})[0].session, 0.0);
+  // mix 0.5: half each.
+  auto mixed = ScoreEpisodeContext(hits, {0.0, 0.0, 1.0, 0.5}, &match);
+  EXPECT_DOUBLE_EQ(mixed[0].session, 0.5 * 2.0 / 3.0 + 0.5 * 1.0);
+}
+
+LexicalHit Matching(const std::string& id, const std::string& session, std::vector<TermMatch> terms) {
+  LexicalHit h = Hit(id, 1.0, session, 1);
+  h.terms = std::move(terms);
+  return h;
+}
+
+TEST(EpisodeContextTest, SessionBm25FavoursASessionCoveringMoreOfTheQuery) {
+  // Session "s" holds both query terms in two turns; "t" holds term 0 three
+  // times in one turn. k1 = 1: tf 1 scores idf x 1, tf 3 idf x 1.5.
+  const std::vector<LexicalHit> hits = {Matching("t1", "t", {{0, 3, 1.0}}), Matching("s1", "s", {{0, 1, 1.0}}),
+                                        Matching("s2", "s", {{1, 1, 1.0}}),
+                                        Matching("s2", "s", {{1, 1, 1.0}}),  // again: counted once
+                                        Matching("f", "", {{0, 1, 1.0}}),    // not an episode of a session
+                                        Hit("u1", 0.0, "u", 1)};             // no term: no score
+  const SessionScores match = SessionBm25(hits, 1.0);
+  ASSERT_EQ(match.size(), 2u);
+  EXPECT_DOUBLE_EQ(match.at("s"), 2.0);
+  EXPECT_DOUBLE_EQ(match.at("t"), 1.5);
+  // idf weighs each term; the repeated term saturates at idf x (k1 + 1).
+  const std::vector<LexicalHit> two = {Matching("a", "s", {{0, 1, 1.0}}), Matching("b", "t", {{1, 1, 3.0}})};
+  const SessionScores rare = SessionBm25(two, 1.0);
+  EXPECT_GT(rare.at("t"), rare.at("s"));
+  const std::vector<LexicalHit> one = {Matching("a", "s", {{0, 1000, 1.0}})};
+  EXPECT_NEAR(SessionBm25(one, 1.0).at("s"), 2.0, 0.01);
+  const std::vector<LexicalHit> none;
+  EXPECT_TRUE(SessionBm25(none, 1.0).empty());
+}
+
+TEST(EpisodeContextTest, TopSessionsRanksBySessionBm25) {
+  const std::vector<std::string> sessions = {"a", "b", "c", "d"};
+  const SessionScores match = {{"b", 1.0}, {"c", 3.0}, {"d", 1.0}};
+  EXPECT_EQ(TopSessions(sessions, match, 3), (std::vector<std::string>{"c", "b", "d"}));  // ties: in order
+  EXPECT_EQ(TopSessions(sessions, match, 10), (std::vector<std::string>{"c", "b", "d", "a"}));
+  EXPECT_TRUE(TopSessions(sessions, match, 0).empty());
 }
 
 TEST(EpisodeContextTest, ExplainSplitsTheLexicalContributionByParts) {
@@ -139,11 +183,12 @@ TEST(EpisodeContextTest, ExplainSplitsTheLexicalContributionByParts) {
   EXPECT_EQ(ExplainContext(c, s, /*with_neighbours=*/true, /*with_session=*/false).size(), 1u);
 }
 
-TEST(EpisodeContextTest, TopSessionsTakesTheFirstHitsSessionsOnce) {
+TEST(EpisodeContextTest, HitSessionsTakesTheHitsSessionsOnceInOrder) {
   const std::vector<LexicalHit> hits = {Hit("a", 5, "s", 1), Hit("f", 4), Hit("b", 3, "s", 2), Hit("c", 2, "t", 1),
                                         Hit("d", 1, "u", 1)};
-  EXPECT_EQ(TopSessions(hits, 3), (std::vector<std::string>{"s", "t"}));
-  EXPECT_TRUE(TopSessions(hits, 0).empty());
+  EXPECT_EQ(HitSessions(hits, 2), (std::vector<std::string>{"s", "t"}));
+  EXPECT_EQ(HitSessions(hits, 10), (std::vector<std::string>{"s", "t", "u"}));
+  EXPECT_TRUE(HitSessions(hits, 0).empty());
 }
 
 // ---- through the engine ------------------------------------------------
@@ -267,6 +312,44 @@ TEST_F(ContextRetrievalTest, TheAnswerNextToTheQuestionIsFoundAndExplained) {
       EXPECT_GT(c.contribution, 0.0);
     }
   }
+}
+
+// The context sessions are those with the highest session BM25, not those
+// of the best single hits: the session whose turns together hold every query
+// term is scanned (its turn that shares no word ranks by its neighbours),
+// not the one of the top hit, which holds one term twice.
+TEST_F(ContextRetrievalTest, ContextSessionsAreTheSessionsMatchingBestAsWholes) {
+  engine_.reset();
+  options_.retrieval.context_sessions = 1;
+  auto e = MemoryLayer::Open(options_, std::make_shared<FixedClock>(now_));
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  engine_ = std::move(e).value();
+  const Namespace a = Ns("a");
+  const std::string top = Add(a, 1, "Lisbon, oh Lisbon.");
+  const std::string tram = Add(a, 2, "The tram rides were fun.");
+  const Namespace b = Ns("b");
+  Add(b, 1, "The hotel was fine.");
+  const std::string breakfast = Add(b, 2, "Yes, and the breakfast was great.");
+  Add(b, 3, "The flight was late.");
+
+  auto hits = Search("lisbon hotel flight");
+  ASSERT_FALSE(hits.empty());
+  // The best BM25 hit is in session a (the explain entry "bm25" is raw BM25).
+  auto bm25 = [](const SearchHit& h) {
+    for (const auto& c : h.explain) {
+      if (c.signal == "bm25") return c.raw;
+    }
+    return 0.0;
+  };
+  ASSERT_GT(RankOf(hits, top), 0);
+  const double best = bm25(hits[RankOf(hits, top) - 1]);
+  for (const SearchHit& h : hits) {
+    if (h.memory.id != top) {
+      EXPECT_LT(bm25(h), best) << h.memory.text;
+    }
+  }
+  EXPECT_GT(RankOf(hits, breakfast), 0) << "session b is scanned";
+  EXPECT_EQ(RankOf(hits, tram), 0) << "session a is not";
 }
 
 TEST_F(ContextRetrievalTest, NeighboursNeverBringInWhatTheQueryMayNotSee) {

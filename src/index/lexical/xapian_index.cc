@@ -49,6 +49,7 @@
 #include <charconv>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -423,18 +424,37 @@ class XapianLexicalIndex final : public LexicalIndex {
       Xapian::Query text = ParseText(r, q.text);
       std::vector<LexicalHit> hits;
       if (text.empty()) return hits;
+      // With session_terms: the query's distinct terms, sorted, and their idf.
+      const bool with_terms = with_position && q.session_terms && !q.sessions.empty();
+      std::vector<std::string> terms;
+      std::vector<double> idf;
+      if (with_terms) {
+        terms.assign(text.get_unique_terms_begin(), text.get_unique_terms_end());
+        std::sort(terms.begin(), terms.end());
+        terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+        const double n = r.db.get_doccount();
+        for (const std::string& t : terms) {
+          const double df = r.db.get_termfreq(t);
+          idf.push_back(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
+        }
+      }
       Xapian::doccount limit = static_cast<Xapian::doccount>(q.limit);
       if (!q.sessions.empty()) {
         std::vector<Xapian::Query> keys;
         for (const std::string& k : q.sessions) keys.emplace_back(Term(kPrefixSessionKey, k));
         Xapian::Query in_sessions(Xapian::Query::OP_OR, keys.begin(), keys.end());
-        text = Xapian::Query(Xapian::Query::OP_AND_MAYBE,
-                             Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, in_sessions, 0.0), text);
+        text = q.session_terms ? Xapian::Query(Xapian::Query::OP_FILTER, text, in_sessions)
+                               : Xapian::Query(Xapian::Query::OP_AND_MAYBE,
+                                               Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, in_sessions, 0.0), text);
         limit = std::max(limit, kMaxSessionHits);
       }
       Xapian::Enquire enquire(r.db);
       enquire.set_query(Restrict(r.db, text, q));
       enquire.set_weighting_scheme(Xapian::BM25Weight(k1_, /*k2=*/0.0, /*k3=*/1.0, b_, /*min_normlen=*/0.5));
+      if (with_terms) {  // every match, in docid order: no ranking needed
+        enquire.set_weighting_scheme(Xapian::BoolWeight());
+        enquire.set_docid_order(Xapian::Enquire::ASCENDING);
+      }
       Xapian::MSet mset = enquire.get_mset(0, limit);
       hits.reserve(mset.size());
       const Xapian::rev revision = r.db.get_revision();
@@ -457,7 +477,24 @@ class XapianLexicalIndex final : public LexicalIndex {
           }
         }
         hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()},
-                                  with_position ? d.position : EpisodePosition{}});
+                                  with_position ? d.position : EpisodePosition{}, {}});
+      }
+      if (with_terms) {
+        // Each term's posting list, skipped along the hits' ascending docids
+        // (cheaper than reading each hit's term list).
+        std::vector<Xapian::docid> docids;
+        docids.reserve(mset.size());
+        for (auto it = mset.begin(); it != mset.end(); ++it) docids.push_back(*it);
+        for (size_t i = 0; i < terms.size(); ++i) {
+          Xapian::PostingIterator p = r.db.postlist_begin(terms[i]);
+          const Xapian::PostingIterator end = r.db.postlist_end(terms[i]);
+          for (size_t h = 0; h < docids.size() && p != end; ++h) {
+            p.skip_to(docids[h]);
+            if (p != end && *p == docids[h]) {
+              hits[h].terms.push_back(TermMatch{static_cast<uint32_t>(i), p.get_wdf(), idf[i]});
+            }
+          }
+        }
       }
       return hits;
     });

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -615,6 +616,45 @@ TEST_F(XapianIndexTest, SessionSearchReturnsEveryVisibleEpisodeOfTheSessions) {
   auto none = index_->SearchEpisodes(other);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// session_terms: only the matching visible episodes of the sessions, each
+// with the query terms it holds (sorted term order, wdf, idf), for session BM25.
+TEST_F(XapianIndexTest, SessionTermsSearchReturnsTheMatchingEpisodesWithTheirTerms) {
+  Memory expired = Step("c", "s1", 3, "garden gnomes");
+  expired.expires_at = 4000;  // before Query's now
+  ASSERT_TRUE(index_
+                  ->Apply({Step("a", "s1", 1, "the garden, the garden is green"), Step("b", "s1", 2, "nothing shared here"),
+                           expired, Step("d", "s2", 1, "garden elsewhere")},
+                          {}, 1)
+                  .ok());
+  auto first = index_->SearchEpisodes(Query("green garden"));
+  ASSERT_TRUE(first.ok());
+  std::string s1;
+  for (const auto& h : *first) {
+    EXPECT_TRUE(h.terms.empty()) << h.hit.id;  // a plain search lists no terms
+    if (h.hit.id == "a") s1 = h.position.session;
+  }
+  ASSERT_FALSE(s1.empty());
+  IndexQuery q = Query("green garden");
+  q.sessions = {s1};
+  q.session_terms = true;
+  q.limit = 1;  // does not apply
+  auto hits = index_->SearchEpisodes(q);
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  ASSERT_EQ(hits->size(), 1u);  // a; not b (no match), not the expired c, not d of s2
+  const LexicalHit& a = (*hits)[0];
+  EXPECT_EQ(a.hit.id, "a");
+  EXPECT_EQ(a.position.session, s1);
+  ASSERT_EQ(a.terms.size(), 2u);
+  EXPECT_EQ(a.terms[0].term, 0u);  // "garden" sorts before "green"
+  EXPECT_EQ(a.terms[0].wdf, 2u);
+  EXPECT_EQ(a.terms[1].term, 1u);
+  EXPECT_EQ(a.terms[1].wdf, 1u);
+  // idf = ln(1 + (N - df + 0.5) / (df + 0.5)) over the 4 documents: garden
+  // is in 3 (the expired c too), green in 1.
+  EXPECT_NEAR(a.terms[0].idf, std::log(1.0 + 1.5 / 3.5), 1e-12);
+  EXPECT_NEAR(a.terms[1].idf, std::log(1.0 + 3.5 / 1.5), 1e-12);
 }
 
 TEST_F(XapianIndexTest, MonthAndYearOfCreatedAtAreSearchable) {
