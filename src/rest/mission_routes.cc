@@ -197,7 +197,7 @@ Result<Reply> SupersedeDecisionRoute(RestApi& api, const RestRequest& r) {
 }
 
 // ADRs sent as text (the caller reads its folder): ImportAdrFiles, as
-// `msp decision import-adr` does for a folder on the server's disk.
+// `msp decision import DIR` does for a folder on the server's disk.
 Result<Reply> ImportAdrRoute(RestApi& api, const RestRequest& r) {
   if (r.clearance()) {
     return ClearanceForbidden("an ADR import (it may update any decision imported from the folder)", *r.clearance());

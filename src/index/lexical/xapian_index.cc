@@ -65,6 +65,7 @@
 
 #include "index/index.h"
 #include "util/hash.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -174,13 +175,6 @@ std::unique_ptr<Xapian::SimpleStopper> MakeStopper(const std::string& language) 
   auto stopper = std::make_unique<Xapian::SimpleStopper>();
   for (std::string_view w : kEnglishStopWords) stopper->add(std::string(w));
   return stopper;
-}
-
-std::string AsciiLower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
 }
 
 // `text` restricted to what MatchesQuery lets `q` see. Filters that every
