@@ -115,6 +115,23 @@ class VectorIndex {
   virtual Result<std::vector<float>> Score(const std::vector<float>& query, const std::vector<std::string_view>& ids,
                                            const IndexQuery& q) const = 0;
   virtual size_t size() const = 0;
+
+  // Persistence (index/vector/vector_file.h has the format). Save writes
+  // the whole index to `path` atomically (a temporary file beside it,
+  // fsynced, renamed over it), stamped with AppliedSeq() and `identity`:
+  // what the caller built it from (its store and embedder). Unavailable
+  // when another process is saving the same file at that moment.
+  virtual Status Save(const std::string& path, std::string_view identity) const = 0;
+  // Replaces the contents with the file at `path`, mapped copy-on-write
+  // rather than read: opening costs time in proportion to the metadata
+  // (checked against its checksum), and a vector's page is read when a
+  // query first touches it. With `verify_vectors` the vectors' checksum is
+  // checked as well (reading every page). NotFound when there is no file;
+  // Corruption when it is torn or garbled, of another dimension or layout,
+  // or stamped with another identity; IoError when it cannot be read. On
+  // any error the index is unchanged (the caller rebuilds from the store).
+  // A garbled vector that passes unverified scores NaN and ranks nothing.
+  virtual Status Load(const std::string& path, std::string_view identity, bool verify_vectors) = 0;
 };
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension);

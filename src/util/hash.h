@@ -4,7 +4,9 @@
 #ifndef MSP_UTIL_HASH_H_
 #define MSP_UTIL_HASH_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace msp {
@@ -40,6 +42,37 @@ constexpr uint64_t Fnv1a64(std::string_view bytes, uint64_t seed = kFnv1a64Offse
 
 static_assert(Fnv1a32("") == kFnv1a32OffsetBasis && Fnv1a32("a") == 0xe40c292cu);
 static_assert(Fnv1a64("") == kFnv1a64OffsetBasis && Fnv1a64("a") == 0xaf63dc4c8601ec8cull);
+
+// A 64-bit checksum of `n` bytes, chained from `seed`, for telling a torn or
+// garbled file from a good one (not a defence against a chosen collision).
+// Four lanes of 8-byte words (multiply, rotate), so it runs at several GB/s.
+// Stored in files (the vector index's): its values must never change.
+inline uint64_t Checksum64(const void* data, size_t n, uint64_t seed = 0) {
+  constexpr uint64_t kA = 0x9E3779B185EBCA87ull;
+  constexpr uint64_t kB = 0xC2B2AE3D27D4EB4Full;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  auto mix = [&](uint64_t h, uint64_t w) { return rotl(h + w * kB, 31) * kA; };
+  auto word = [](const unsigned char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t lane[4] = {seed + kA + kB, seed + kB, seed, seed - kA};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int l = 0; l < 4; ++l) lane[l] = mix(lane[l], word(p + i + 8 * l));
+  }
+  uint64_t h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18);
+  for (; i + 8 <= n; i += 8) h = mix(h, word(p + i)) ^ rotl(h, 27);
+  uint64_t tail = 0;
+  if (i < n) std::memcpy(&tail, p + i, n - i);
+  h = mix(h, tail) ^ static_cast<uint64_t>(n);
+  h ^= h >> 33;
+  h *= kB;
+  h ^= h >> 29;
+  return h;
+}
 
 }  // namespace msp
 

@@ -18,6 +18,13 @@
 //
 // Deletion swaps the last slot into the hole, so storage stays dense.
 // Interned strings are kept until Clear().
+//
+// Every per-slot array is flat (MappedArray of trivially copyable values:
+// ids and tags live in pools, ids are found through an open-addressing
+// table), so Save writes the arrays as they are and Load maps them from
+// the file (vector_file.h) instead of reading and parsing: opening a
+// persisted index costs time in proportion to its metadata, and the
+// vectors' pages are read only when a query touches them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -36,6 +43,9 @@
 #include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
+#include "index/vector/mapped_array.h"
+#include "index/vector/vector_file.h"
+#include "util/hash.h"
 
 // hnswlib defines non-inline functions in its headers: include it in this
 // one translation unit only. Its prefetching search loops read the int just
@@ -51,21 +61,39 @@ namespace {
 
 constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
 
-// Lets slot_of_ be searched with a string_view, without a copy.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-// What MatchesQuery needs of one record.
+// What MatchesQuery needs of one record, stored as is in the index file.
+// Strings are interned ids; tags are tags_count ids at tags_at in the tag pool.
 struct SlotMeta {
   uint32_t tenant = 0, user = 0, agent = 0, session = 0, mission = 0, operator_id = 0;
   uint32_t source = 0;
+  uint32_t tags_at = 0, tags_count = 0;
   uint8_t kind = 0, layer = 0, criticality = 0, state = 0, access_level = 0;
+  uint8_t unused[3] = {0, 0, 0};
   int64_t created_at = 0;
   int64_t expires_at = 0;
-  std::vector<uint32_t> tags;
 };
+static_assert(sizeof(SlotMeta) == 64);
+
+// A slot's id: `size` bytes at `at` in the id pool, and its hash.
+struct IdRef {
+  uint64_t at = 0;
+  uint32_t size = 0;
+  uint32_t hash = 0;
+};
+
+uint32_t IdHash(std::string_view id) {
+  const uint64_t h = Fnv1a64(id);
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+// The file's sections, in order (vector_file.h): the first kMetaSections
+// are metadata, the rest vectors.
+enum FileSection : size_t {
+  kStringsSection, kMetaSection, kTagsSection, kIdsSection, kIdCharsSection, kTableSection,
+  kTenantSection, kNormsSection, kVectorsSection, kHalvesSection, kSectionCount
+};
+constexpr size_t kMetaSections = kVectorsSection;
+constexpr uint32_t kFlagHalves = 1;
 
 // A query turned into ids and masks. `impossible` when no record can match.
 struct CompiledQuery {
@@ -133,6 +161,7 @@ class ExactVectorIndex final : public VectorIndex {
       Upsert(m);
     }
     for (const std::string& id : deletes) Remove(id);
+    CompactPools();
     MSP_RETURN_IF_ERROR(SyncGraph());
     applied_seq_ = up_to_seq;
     return Status::Ok();
@@ -140,22 +169,155 @@ class ExactVectorIndex final : public VectorIndex {
 
   void Clear() override {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    vectors_.clear();
-    vectors_.shrink_to_fit();
-    halves_.clear();
-    halves_.shrink_to_fit();
-    norms_.clear();
-    key_of_slot_.clear();
-    slot_of_key_.clear();
-    tenant_rows_.clear();
-    graph_.reset();
-    pending_.clear();
-    meta_.clear();
-    tenant_of_.clear();
-    ids_.clear();
-    slot_of_.clear();
-    strings_.clear();
-    applied_seq_ = 0;
+    ClearLocked();
+  }
+
+  Status Save(const std::string& path, std::string_view identity) const override {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    std::string strings;  // each: u32 size, then the bytes
+    for (const std::string& s : string_of_) {
+      const uint32_t n = static_cast<uint32_t>(s.size());
+      strings.append(reinterpret_cast<const char*>(&n), sizeof n);
+      strings += s;
+    }
+    auto section = [](const auto& a) {
+      return VectorFileSection{a.data(), a.size() * sizeof(*a.data())};
+    };
+    std::vector<VectorFileSection> sections(kSectionCount);
+    sections[kStringsSection] = VectorFileSection{strings.data(), strings.size()};
+    sections[kMetaSection] = section(meta_);
+    sections[kTagsSection] = section(tag_pool_);
+    sections[kIdsSection] = section(ids_);
+    sections[kIdCharsSection] = section(id_chars_);
+    sections[kTableSection] = section(table_);
+    sections[kTenantSection] = section(tenant_of_);
+    sections[kNormsSection] = section(norms_);
+    sections[kVectorsSection] = section(vectors_);
+    sections[kHalvesSection] = section(halves_);
+    VectorFileInfo info;
+    info.dimension = static_cast<uint32_t>(dim_);
+    info.flags = half_ ? kFlagHalves : 0;
+    info.count = ids_.size();
+    info.strings = string_of_.size();
+    info.applied_seq = applied_seq_;
+    return WriteVectorFile(path, info, identity, sections, kMetaSections);
+  }
+
+  Status Load(const std::string& path, std::string_view identity, bool verify_vectors) override {
+    MSP_ASSIGN_OR_RETURN(VectorFile file,
+                         VectorFile::Open(path, static_cast<uint32_t>(dim_), identity, kSectionCount));
+    const VectorFileInfo& info = file.info();
+    auto bad = [&](const std::string& what) {
+      return Status::Corruption("vector index file " + path + ": " + what);
+    };
+    if (info.flags != (half_ ? kFlagHalves : 0u)) return bad("written with another vector layout");
+    if (info.count > kNoSlot - 1 || info.strings > kNoId - 1) return bad("too many records");
+    const size_t n = static_cast<size_t>(info.count);
+    // The sizes every section must have.
+    auto expect = [&](FileSection s, uint64_t want) { return file.bytes(s) == want; };
+    if (!expect(kMetaSection, n * sizeof(SlotMeta)) || !expect(kIdsSection, n * sizeof(IdRef)) ||
+        !expect(kTenantSection, n * sizeof(uint32_t)) || !expect(kVectorsSection, n * dim_ * sizeof(float)) ||
+        !expect(kNormsSection, half_ ? n * sizeof(float) : 0) ||
+        !expect(kHalvesSection, half_ ? n * dim_ * sizeof(uint16_t) : 0) ||
+        file.bytes(kTagsSection) % sizeof(uint32_t) != 0 || file.bytes(kTableSection) % sizeof(uint32_t) != 0) {
+      return bad("section sizes disagree with the header");
+    }
+    Parts p;
+    MSP_ASSIGN_OR_RETURN(std::string strings, file.Read(kStringsSection));
+    const int fd = file.fd();
+    bool mapped = true;
+    auto map = [&](auto& array, FileSection s) {
+      using T = std::remove_reference_t<decltype(*array.data())>;
+      mapped = mapped && array.MapFile(fd, file.offset(s), static_cast<size_t>(file.bytes(s) / sizeof(T)));
+    };
+    map(p.meta, kMetaSection);
+    map(p.tag_pool, kTagsSection);
+    map(p.ids, kIdsSection);
+    map(p.id_chars, kIdCharsSection);
+    map(p.table, kTableSection);
+    map(p.tenant_of, kTenantSection);
+    map(p.norms, kNormsSection);
+    map(p.vectors, kVectorsSection);
+    map(p.halves, kHalvesSection);
+    if (!mapped) return Status::IoError("cannot map the vector index file " + path + ": " + std::strerror(errno));
+    auto section = [](const auto& a) {
+      return VectorFileSection{a.data(), a.size() * sizeof(*a.data())};
+    };
+    const std::vector<VectorFileSection> meta_sections{
+        {strings.data(), strings.size()}, section(p.meta), section(p.tag_pool), section(p.ids),
+        section(p.id_chars), section(p.table), section(p.tenant_of), section(p.norms)};
+    if (ChainChecksum(file.identity_checksum(), meta_sections) != file.meta_checksum()) {
+      return bad("metadata checksum mismatch");
+    }
+    if (verify_vectors &&
+        ChainChecksum(0, {section(p.vectors), section(p.halves)}) != file.vector_checksum()) {
+      return bad("vector checksum mismatch");
+    }
+    // The strings, then every reference into them and into the pools is in
+    // range (a file that passed its checksum should never fail these; they
+    // keep a damaged one that collides from reaching memory it must not).
+    for (size_t at = 0; at < strings.size();) {
+      uint32_t len = 0;
+      if (strings.size() - at < sizeof len) return bad("strings section torn");
+      std::memcpy(&len, strings.data() + at, sizeof len);
+      at += sizeof len;
+      if (strings.size() - at < len) return bad("strings section torn");
+      p.string_of.emplace_back(strings.data() + at, len);
+      at += len;
+    }
+    if (p.string_of.size() != info.strings) return bad("string count disagrees with the header");
+    const size_t table = p.table.size();
+    if (n > 0 && (table <= n || (table & (table - 1)) != 0)) return bad("id table of the wrong size");
+    size_t used = 0;
+    for (uint32_t e : p.table) {
+      if (e > n) return bad("id table names a missing slot");
+      used += e != 0;
+    }
+    if (used != n) return bad("id table disagrees with the slots");
+    const uint32_t strings_n = static_cast<uint32_t>(p.string_of.size());
+    for (size_t slot = 0; slot < n; ++slot) {
+      const SlotMeta& m = p.meta[slot];
+      const IdRef& id = p.ids[slot];
+      if (m.tenant >= strings_n || m.user >= strings_n || m.agent >= strings_n || m.session >= strings_n ||
+          m.mission >= strings_n || m.operator_id >= strings_n || m.source >= strings_n ||
+          m.tags_at > p.tag_pool.size() || m.tags_count > p.tag_pool.size() - m.tags_at ||
+          p.tenant_of[slot] != m.tenant || id.at > p.id_chars.size() || id.size > p.id_chars.size() - id.at) {
+        return bad("slot " + std::to_string(slot) + " refers outside the file");
+      }
+    }
+    for (uint32_t t : p.tag_pool) {
+      if (t >= strings_n) return bad("a tag refers outside the file");
+    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    ClearLocked();
+    meta_ = std::move(p.meta);
+    tag_pool_ = std::move(p.tag_pool);
+    ids_ = std::move(p.ids);
+    id_chars_ = std::move(p.id_chars);
+    table_ = std::move(p.table);
+    tenant_of_ = std::move(p.tenant_of);
+    norms_ = std::move(p.norms);
+    vectors_ = std::move(p.vectors);
+    halves_ = std::move(p.halves);
+    string_of_ = std::move(p.string_of);
+    strings_.reserve(string_of_.size());
+    for (uint32_t i = 0; i < string_of_.size(); ++i) strings_.emplace(string_of_[i], i);
+    tenant_rows_.assign(string_of_.size(), 0);
+    live_tags_ = 0;
+    live_id_chars_ = 0;
+    for (size_t slot = 0; slot < n; ++slot) {
+      ++tenant_rows_[meta_[slot].tenant];
+      live_tags_ += meta_[slot].tags_count;
+      live_id_chars_ += ids_[slot].size;
+    }
+    key_of_slot_.resize(n);
+    slot_of_key_.resize(n);
+    for (size_t slot = 0; slot < n; ++slot) {
+      key_of_slot_[slot] = slot;
+      slot_of_key_[slot] = static_cast<uint32_t>(slot);
+    }
+    applied_seq_ = info.applied_seq;
+    return Status::Ok();
   }
 
   Result<std::vector<IndexHit>> Search(const std::vector<float>& query,
@@ -209,9 +371,9 @@ class ExactVectorIndex final : public VectorIndex {
     for (size_t next = 0; next < ids.size();) {
       size_t m = 0;
       for (; next < ids.size() && m < kBlock; ++next) {
-        auto it = slot_of_.find(ids[next]);
-        if (it == slot_of_.end() || !Matches(meta_[it->second], cq)) continue;
-        rows[m] = vectors_.data() + it->second * dim_;
+        const uint32_t slot = FindSlot(ids[next]);
+        if (slot == kNoSlot || !Matches(meta_[slot], cq)) continue;
+        rows[m] = vectors_.data() + size_t{slot} * dim_;
         at[m++] = next;
       }
       DotRows(query.data(), rows, m, dim_, scores);
@@ -235,7 +397,7 @@ class ExactVectorIndex final : public VectorIndex {
     heap.reserve(std::min(k, ids_.size()) + 1);
     auto better = [this](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
       if (a.first != b.first) return a.first > b.first;
-      return ids_[a.second] < ids_[b.second];  // ties: smaller id first, whatever the slots
+      return IdAt(a.second) < IdAt(b.second);  // ties: smaller id first, whatever the slots
     };
     const float* qv = query.data();
     const size_t total = shortlisted ? shortlist.size() : ids_.size();
@@ -254,6 +416,7 @@ class ExactVectorIndex final : public VectorIndex {
       }
       DotRows(qv, rows, m, dim_, scores);
       for (size_t i = 0; i < m; ++i) {
+        if (std::isnan(scores[i])) continue;  // a damaged vector ranks nothing
         const std::pair<float, uint32_t> cand{scores[i], slots[i]};
         if (heap.size() == k && !better(cand, heap.front())) continue;
         if (!Matches(meta_[slots[i]], cq)) continue;
@@ -268,7 +431,7 @@ class ExactVectorIndex final : public VectorIndex {
     std::sort_heap(heap.begin(), heap.end(), better);  // best first
     std::vector<IndexHit> out;
     out.reserve(heap.size());
-    for (const auto& [score, slot] : heap) out.push_back(IndexHit{ids_[slot], score});
+    for (const auto& [score, slot] : heap) out.push_back(IndexHit{std::string(IdAt(slot)), score});
     return out;
   }
 
@@ -429,7 +592,11 @@ class ExactVectorIndex final : public VectorIndex {
 
   // REQUIRES: mu_ held exclusively.
   uint32_t Intern(const std::string& s) {
-    auto [it, inserted] = strings_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    auto [it, inserted] = strings_.try_emplace(s, static_cast<uint32_t>(string_of_.size()));
+    if (inserted) {
+      string_of_.push_back(s);
+      tenant_rows_.push_back(0);
+    }
     return it->second;
   }
 
@@ -437,6 +604,97 @@ class ExactVectorIndex final : public VectorIndex {
   uint32_t Lookup(const std::string& s) const {
     auto it = strings_.find(s);
     return it == strings_.end() ? kNoId : it->second;
+  }
+
+  // ---- ids: a pool of bytes, and an open-addressing table of slot + 1 ----
+
+  std::string_view IdAt(size_t slot) const {
+    const IdRef& r = ids_[slot];
+    return std::string_view(id_chars_.data() + r.at, r.size);
+  }
+
+  // The slot holding `id`, or kNoSlot. REQUIRES: mu_ held (shared is enough).
+  uint32_t FindSlot(std::string_view id) const {
+    if (table_.empty()) return kNoSlot;
+    const uint32_t h = IdHash(id);
+    const size_t mask = table_.size() - 1;
+    for (size_t i = h & mask, probes = 0; probes < table_.size(); i = (i + 1) & mask, ++probes) {
+      const uint32_t e = table_[i];
+      if (e == 0) return kNoSlot;
+      if (ids_[e - 1].hash == h && IdAt(e - 1) == id) return e - 1;
+    }
+    return kNoSlot;
+  }
+
+  // The table position holding `slot`. REQUIRES: slot is in the table.
+  size_t TablePos(uint32_t slot) const {
+    const size_t mask = table_.size() - 1;
+    size_t i = ids_[slot].hash & mask;
+    while (table_[i] != slot + 1) i = (i + 1) & mask;
+    return i;
+  }
+
+  void TablePut(uint32_t slot) {
+    const size_t mask = table_.size() - 1;
+    size_t i = ids_[slot].hash & mask;
+    while (table_[i] != 0) i = (i + 1) & mask;
+    table_[i] = slot + 1;
+  }
+
+  // Keeps the table at most half full: doubles it and re-places every slot.
+  void ReserveTable(size_t slots) {
+    if (table_.size() >= 2 * slots && !table_.empty()) return;
+    size_t size = std::max<size_t>(table_.size(), 16);
+    while (size < 2 * slots) size *= 2;
+    table_.clear();
+    table_.resize(size);
+    for (size_t slot = 0; slot < ids_.size(); ++slot) TablePut(static_cast<uint32_t>(slot));
+  }
+
+  // Removes the table entry at `pos`, shifting later entries of its probe
+  // run back so that every entry stays reachable from its home position.
+  void TableErase(size_t pos) {
+    const size_t mask = table_.size() - 1;
+    for (size_t j = (pos + 1) & mask; table_[j] != 0; j = (j + 1) & mask) {
+      const size_t home = ids_[table_[j] - 1].hash & mask;
+      // Entry j may move to pos unless its home lies cyclically in (pos, j].
+      const bool stays = pos <= j ? (pos < home && home <= j) : (pos < home || home <= j);
+      if (!stays) {
+        table_[pos] = table_[j];
+        pos = j;
+      }
+    }
+    table_[pos] = 0;
+  }
+
+  // Pools keep the bytes of removed ids and tags until the garbage
+  // outgrows what is live; then they are rewritten in slot order.
+  // REQUIRES: mu_ held exclusively.
+  void CompactPools() {
+    if (id_chars_.size() > 2 * live_id_chars_ + 65536) {
+      MappedArray<char> chars;
+      chars.resize(live_id_chars_);
+      uint64_t at = 0;
+      for (size_t slot = 0; slot < ids_.size(); ++slot) {
+        IdRef& r = ids_[slot];
+        std::memcpy(chars.data() + at, id_chars_.data() + r.at, r.size);
+        r.at = at;
+        at += r.size;
+      }
+      id_chars_ = std::move(chars);
+    }
+    if (tag_pool_.size() > 2 * live_tags_ + 16384) {
+      MappedArray<uint32_t> tags;
+      tags.resize(live_tags_);
+      uint32_t at = 0;
+      for (size_t slot = 0; slot < meta_.size(); ++slot) {
+        SlotMeta& m = meta_[slot];
+        std::copy(tag_pool_.data() + m.tags_at, tag_pool_.data() + m.tags_at + m.tags_count, tags.data() + at);
+        m.tags_at = at;
+        at += m.tags_count;
+      }
+      tag_pool_ = std::move(tags);
+    }
   }
 
   void Upsert(const Memory& m) {
@@ -455,35 +713,52 @@ class ExactVectorIndex final : public VectorIndex {
     meta.access_level = static_cast<uint8_t>(m.access_level);
     meta.created_at = m.created_at;
     meta.expires_at = m.expires_at;
-    meta.tags.reserve(m.tags.size());
-    for (const std::string& t : m.tags) meta.tags.push_back(Intern(t));
+    std::vector<uint32_t> tags;
+    tags.reserve(m.tags.size());
+    for (const std::string& t : m.tags) tags.push_back(Intern(t));
 
-    auto it = slot_of_.find(m.id);
-    const bool existed = it != slot_of_.end();
-    size_t slot;
-    if (it != slot_of_.end()) {
-      slot = it->second;
-    } else {
-      slot = ids_.size();
-      slot_of_.emplace(m.id, slot);
-      ids_.push_back(m.id);
-      meta_.emplace_back();
+    uint32_t slot = FindSlot(m.id);
+    const bool existed = slot != kNoSlot;
+    if (!existed) {
+      slot = static_cast<uint32_t>(ids_.size());
+      IdRef ref;
+      ref.at = id_chars_.size();
+      ref.size = static_cast<uint32_t>(m.id.size());
+      ref.hash = IdHash(m.id);
+      id_chars_.resize(id_chars_.size() + m.id.size());
+      std::memcpy(id_chars_.data() + ref.at, m.id.data(), m.id.size());
+      live_id_chars_ += m.id.size();
+      ReserveTable(ids_.size() + 1);  // re-places the slots there are, not this one
+      ids_.push_back(ref);
+      TablePut(slot);
+      meta_.push_back(SlotMeta{});
       tenant_of_.push_back(0);
       vectors_.resize(vectors_.size() + dim_);
       key_of_slot_.push_back(slot_of_key_.size());
-      slot_of_key_.push_back(static_cast<uint32_t>(slot));
+      slot_of_key_.push_back(slot);
       if (half_) {
         halves_.resize(halves_.size() + dim_);
         norms_.push_back(0.0f);
       }
     }
-    if (existed) --tenant_rows_[meta_[slot].tenant];  // the record may change tenant
-    if (meta.tenant >= tenant_rows_.size()) tenant_rows_.resize(size_t{meta.tenant} + 1, 0);
+    if (existed) {
+      const SlotMeta& old = meta_[slot];
+      --tenant_rows_[old.tenant];  // the record may change tenant
+      live_tags_ -= old.tags_count;
+      if (tags.size() <= old.tags_count) meta.tags_at = old.tags_at;  // fits where the old tags were
+    }
+    if (!existed || tags.size() > meta_[slot].tags_count) {
+      meta.tags_at = static_cast<uint32_t>(tag_pool_.size());
+      tag_pool_.resize(tag_pool_.size() + tags.size());
+    }
+    meta.tags_count = static_cast<uint32_t>(tags.size());
+    std::copy(tags.begin(), tags.end(), tag_pool_.data() + meta.tags_at);
+    live_tags_ += tags.size();
     ++tenant_rows_[meta.tenant];
     tenant_of_[slot] = meta.tenant;
-    meta_[slot] = std::move(meta);
+    meta_[slot] = meta;
     if (graph_) pending_.push_back(key_of_slot_[slot]);
-    std::copy(m.embedding.begin(), m.embedding.end(), vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+    std::copy(m.embedding.begin(), m.embedding.end(), vectors_.data() + size_t{slot} * dim_);
     if (half_) {
       double sq = 0.0;
       bool in_range = true;
@@ -491,7 +766,7 @@ class ExactVectorIndex final : public VectorIndex {
         const float x = m.embedding[i];
         sq += static_cast<double>(x) * x;
         in_range = in_range && std::fabs(x) <= kHalfMax;
-        halves_[slot * dim_ + i] = FloatToHalf(x);
+        halves_[size_t{slot} * dim_ + i] = FloatToHalf(x);
       }
       // Rounded up, so the error bound built from it stays a bound.
       norms_[slot] = in_range ? static_cast<float>(std::sqrt(sq) * (1.0 + 1e-6))
@@ -500,12 +775,13 @@ class ExactVectorIndex final : public VectorIndex {
   }
 
   void Remove(const std::string& id) {
-    auto it = slot_of_.find(id);
-    if (it == slot_of_.end()) return;
-    const size_t slot = it->second;
-    const size_t last = ids_.size() - 1;
-    slot_of_.erase(it);
+    const uint32_t slot = FindSlot(id);
+    if (slot == kNoSlot) return;
+    const uint32_t last = static_cast<uint32_t>(ids_.size() - 1);
+    TableErase(TablePos(slot));
     --tenant_rows_[meta_[slot].tenant];
+    live_tags_ -= meta_[slot].tags_count;
+    live_id_chars_ -= ids_[slot].size;
     const uint64_t key = key_of_slot_[slot];
     slot_of_key_[key] = kNoSlot;
     if (graph_) {
@@ -516,31 +792,54 @@ class ExactVectorIndex final : public VectorIndex {
       }
     }
     if (slot != last) {
-      std::copy(vectors_.begin() + static_cast<ptrdiff_t>(last * dim_),
-                vectors_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
-                vectors_.begin() + static_cast<ptrdiff_t>(slot * dim_));
-      meta_[slot] = std::move(meta_[last]);
+      table_[TablePos(last)] = slot + 1;
+      std::copy(vectors_.data() + size_t{last} * dim_, vectors_.data() + (size_t{last} + 1) * dim_,
+                vectors_.data() + size_t{slot} * dim_);
+      meta_[slot] = meta_[last];
       tenant_of_[slot] = tenant_of_[last];
       key_of_slot_[slot] = key_of_slot_[last];
-      slot_of_key_[key_of_slot_[slot]] = static_cast<uint32_t>(slot);
+      slot_of_key_[key_of_slot_[slot]] = slot;
       if (half_) {
-        std::copy(halves_.begin() + static_cast<ptrdiff_t>(last * dim_),
-                  halves_.begin() + static_cast<ptrdiff_t>((last + 1) * dim_),
-                  halves_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+        std::copy(halves_.data() + size_t{last} * dim_, halves_.data() + (size_t{last} + 1) * dim_,
+                  halves_.data() + size_t{slot} * dim_);
         norms_[slot] = norms_[last];
       }
-      ids_[slot] = std::move(ids_[last]);
-      slot_of_[ids_[slot]] = slot;
+      ids_[slot] = ids_[last];
     }
-    vectors_.resize(last * dim_);
+    vectors_.resize(size_t{last} * dim_);
     if (half_) {
-      halves_.resize(last * dim_);
+      halves_.resize(size_t{last} * dim_);
       norms_.pop_back();
     }
     meta_.pop_back();
     tenant_of_.pop_back();
     key_of_slot_.pop_back();
     ids_.pop_back();
+  }
+
+  // REQUIRES: mu_ held exclusively.
+  void ClearLocked() {
+    vectors_.clear();
+    halves_.clear();
+    norms_.clear();
+    meta_.clear();
+    tag_pool_.clear();
+    tenant_of_.clear();
+    ids_.clear();
+    id_chars_.clear();
+    table_.clear();
+    key_of_slot_.clear();
+    key_of_slot_.shrink_to_fit();
+    slot_of_key_.clear();
+    slot_of_key_.shrink_to_fit();
+    tenant_rows_.clear();
+    graph_.reset();
+    pending_.clear();
+    string_of_.clear();
+    strings_.clear();
+    live_tags_ = 0;
+    live_id_chars_ = 0;
+    applied_seq_ = 0;
   }
 
   // REQUIRES: mu_ held (shared is enough).
@@ -588,7 +887,7 @@ class ExactVectorIndex final : public VectorIndex {
     return c;
   }
 
-  static bool Matches(const SlotMeta& m, const CompiledQuery& c) {
+  bool Matches(const SlotMeta& m, const CompiledQuery& c) const {
     auto part = [](uint32_t want, uint32_t have) { return want == kNoId || want == have; };
     if (m.tenant != c.tenant || !part(c.user, m.user) || !part(c.agent, m.agent) ||
         !part(c.session, m.session) || !part(c.mission, m.mission) ||
@@ -604,7 +903,8 @@ class ExactVectorIndex final : public VectorIndex {
       return false;
     }
     if (!c.tags.empty()) {
-      const bool any = std::any_of(m.tags.begin(), m.tags.end(), [&](uint32_t t) {
+      const uint32_t* tags = tag_pool_.data() + m.tags_at;
+      const bool any = std::any_of(tags, tags + m.tags_count, [&](uint32_t t) {
         return std::find(c.tags.begin(), c.tags.end(), t) != c.tags.end();
       });
       if (!any) return false;
@@ -617,30 +917,47 @@ class ExactVectorIndex final : public VectorIndex {
     return true;
   }
 
+  // The arrays Load maps before they replace the index's own.
+  struct Parts {
+    MappedArray<SlotMeta> meta;
+    MappedArray<uint32_t> tag_pool;
+    MappedArray<IdRef> ids;
+    MappedArray<char> id_chars;
+    MappedArray<uint32_t> table;
+    MappedArray<uint32_t> tenant_of;
+    MappedArray<float> norms;
+    MappedArray<float> vectors;
+    MappedArray<uint16_t> halves;
+    std::vector<std::string> string_of;
+  };
+
   const size_t dim_;
   mutable std::shared_mutex mu_;
-  int64_t applied_seq_ = 0;                       // guarded by mu_
-  std::vector<float> vectors_;                    // slot * dim_ .. ; guarded by mu_
+  int64_t applied_seq_ = 0;                 // guarded by mu_ (as is everything below)
+  MappedArray<float> vectors_;              // slot * dim_ ..
   // First-pass copies (when half_ != nullptr): float16 of each vector and
   // its L2 norm (infinity when an element is beyond kHalfMax).
   const HalfDotRowsFn half_ = dim_ >= 16 ? ActiveHalfDotKernel() : nullptr;
-  std::vector<uint16_t> halves_;                  // slot * dim_ .. ; guarded by mu_
-  std::vector<float> norms_;                      // per slot; guarded by mu_
-  std::vector<SlotMeta> meta_;                    // per slot; guarded by mu_
-  std::vector<uint32_t> tenant_of_;               // per slot, = meta_[slot].tenant
-  std::vector<std::string> ids_;                  // per slot; guarded by mu_
-  // Keyed by views of ids_'s strings would dangle when ids_ grows: own them.
-  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> slot_of_;  // guarded by mu_
-  std::unordered_map<std::string, uint32_t> strings_;  // interned; guarded by mu_
+  MappedArray<uint16_t> halves_;            // slot * dim_ ..
+  MappedArray<float> norms_;                // per slot
+  MappedArray<SlotMeta> meta_;              // per slot
+  MappedArray<uint32_t> tag_pool_;          // SlotMeta::tags_at ..
+  MappedArray<uint32_t> tenant_of_;         // per slot, = meta_[slot].tenant
+  MappedArray<IdRef> ids_;                  // per slot
+  MappedArray<char> id_chars_;              // IdRef::at ..
+  MappedArray<uint32_t> table_;             // slot + 1 (0: empty), at IdHash & (size - 1) onwards
+  size_t live_tags_ = 0, live_id_chars_ = 0;  // pool entries in use
+  std::unordered_map<std::string, uint32_t> strings_;  // interned: string -> id
+  std::vector<std::string> string_of_;                 // id -> string
 
   // The graph (when built) names rows by key: a number given to a record
   // when it enters the index, never reused; slots move, keys do not.
   const VectorIndexOptions options_;
   DotSpace space_;
-  std::vector<uint64_t> key_of_slot_;   // per slot; guarded by mu_
-  std::vector<uint32_t> slot_of_key_;   // per key, kNoSlot once removed; guarded by mu_
-  std::vector<size_t> tenant_rows_;     // rows per interned tenant id; guarded by mu_
-  std::unique_ptr<Graph> graph_;        // guarded by mu_
+  std::vector<uint64_t> key_of_slot_;   // per slot
+  std::vector<uint32_t> slot_of_key_;   // per key, kNoSlot once removed
+  std::vector<size_t> tenant_rows_;     // rows per interned id (as a tenant)
+  std::unique_ptr<Graph> graph_;
   std::vector<uint64_t> pending_;       // keys upserted since the graph last caught up
   const std::vector<uint32_t> empty_;
 };

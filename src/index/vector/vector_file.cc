@@ -1,0 +1,233 @@
+// The vector index file: header layout, atomic write, checked open.
+#include "index/vector/vector_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "util/hash.h"
+
+namespace msp {
+namespace {
+
+constexpr char kMagic[8] = {'M', 'S', 'P', 'V', 'E', 'C', 'I', 'X'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kMaxSections = 24;
+constexpr uint64_t kHeaderBytes = 512;
+// The identity sits between the header and the first section.
+constexpr uint64_t kMaxIdentity = kVectorFileAlign - kHeaderBytes;
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;
+  uint32_t dimension;
+  uint32_t flags;
+  uint64_t count;
+  uint64_t strings;
+  int64_t applied_seq;
+  uint64_t identity_bytes;
+  uint64_t section_count;
+  uint64_t meta_checksum;
+  uint64_t vector_checksum;
+  uint64_t section[2 * kMaxSections];  // offset, bytes
+  uint64_t header_checksum;            // of every byte before it
+};
+static_assert(sizeof(Header) <= kHeaderBytes);
+
+uint64_t HeaderChecksum(const Header& h) { return Checksum64(&h, offsetof(Header, header_checksum)); }
+
+uint64_t AlignUp(uint64_t n) { return (n + kVectorFileAlign - 1) / kVectorFileAlign * kVectorFileAlign; }
+
+std::string Errno(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = pwrite(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    offset += static_cast<uint64_t>(n);
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool ReadAt(int fd, void* out, uint64_t bytes, uint64_t offset) {
+  char* p = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ssize_t n = pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    offset += static_cast<uint64_t>(n);
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Closes `fd` when it goes out of scope.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+uint64_t ChainChecksum(uint64_t seed, const std::vector<VectorFileSection>& sections) {
+  uint64_t h = seed;
+  for (const auto& s : sections) h = Checksum64(s.data, s.bytes, h);
+  return h;
+}
+
+Status WriteVectorFile(const std::string& path, const VectorFileInfo& info, std::string_view identity,
+                       const std::vector<VectorFileSection>& sections, size_t meta_sections) {
+  if (sections.size() > kMaxSections || meta_sections > sections.size()) {
+    return Status::Internal("vector file: too many sections");
+  }
+  if (identity.size() > kMaxIdentity) return Status::InvalidArgument("vector file: identity too long");
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec) return Status::IoError("cannot create " + target.parent_path().string() + ": " + ec.message());
+
+  const std::string lock_path = path + ".lock";
+  const int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return Status::IoError(Errno("cannot open", lock_path));
+  FdCloser lock_closer{lock_fd};
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return Status::Unavailable("another process is saving " + path);
+  }
+
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.header_bytes = kHeaderBytes;
+  h.dimension = info.dimension;
+  h.flags = info.flags;
+  h.count = info.count;
+  h.strings = info.strings;
+  h.applied_seq = info.applied_seq;
+  h.identity_bytes = identity.size();
+  h.section_count = sections.size();
+  uint64_t at = kVectorFileAlign;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    h.section[2 * i] = at;
+    h.section[2 * i + 1] = sections[i].bytes;
+    at = AlignUp(at + sections[i].bytes);
+  }
+  const uint64_t file_bytes = at;
+  const uint64_t identity_sum = Checksum64(identity.data(), identity.size());
+  h.meta_checksum = ChainChecksum(
+      identity_sum, std::vector<VectorFileSection>(sections.begin(), sections.begin() + meta_sections));
+  h.vector_checksum =
+      ChainChecksum(0, std::vector<VectorFileSection>(sections.begin() + meta_sections, sections.end()));
+  h.header_checksum = HeaderChecksum(h);
+
+  const std::string tmp = path + ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
+  FdCloser closer{fd};
+  bool ok = WriteAt(fd, &h, sizeof h, 0) && WriteAt(fd, identity.data(), identity.size(), kHeaderBytes);
+  for (size_t i = 0; ok && i < sections.size(); ++i) {
+    ok = WriteAt(fd, sections[i].data, sections[i].bytes, h.section[2 * i]);
+  }
+  // Padded to a page: every mapping rounded up to a page stays in the file.
+  ok = ok && ftruncate(fd, static_cast<off_t>(file_bytes)) == 0;
+  if (!ok || fdatasync(fd) != 0) {
+    const Status failed = Status::IoError(Errno("cannot write", tmp));
+    unlink(tmp.c_str());
+    return failed;
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const Status failed = Status::IoError(Errno("cannot rename " + tmp + " to", path));
+    unlink(tmp.c_str());
+    return failed;
+  }
+  const std::string dir = target.parent_path().string();
+  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    FdCloser dir_closer{dir_fd};
+    if (fsync(dir_fd) != 0) return Status::IoError(Errno("cannot sync", dir));
+  }
+  return Status::Ok();
+}
+
+Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension, std::string_view identity,
+                                    size_t sections) {
+  VectorFile f;
+  f.fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd_ < 0) {
+    if (errno == ENOENT) return Status::NotFound("no vector index file at " + path);
+    return Status::IoError(Errno("cannot open", path));
+  }
+  auto bad = [&](const std::string& what) { return Status::Corruption("vector index file " + path + ": " + what); };
+  struct stat st {};
+  if (fstat(f.fd_, &st) != 0) return Status::IoError(Errno("cannot stat", path));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (!S_ISREG(st.st_mode)) return bad("not a regular file");
+  Header h{};
+  if (size < kVectorFileAlign || !ReadAt(f.fd_, &h, sizeof h, 0)) return bad("shorter than its header");
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return bad("not an msp vector index");
+  if (h.version != kVersion) return bad("format version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion));
+  if (h.header_checksum != HeaderChecksum(h)) return bad("header checksum mismatch");
+  if (h.header_bytes != kHeaderBytes || h.identity_bytes > kMaxIdentity || h.section_count != sections) {
+    return bad("unexpected header layout");
+  }
+  if (size % kVectorFileAlign != 0) return bad("size " + std::to_string(size) + " is not a whole number of pages (torn?)");
+  if (h.dimension != dimension) {
+    return bad("holds " + std::to_string(h.dimension) + "-dimensional vectors; the index has " + std::to_string(dimension));
+  }
+  f.identity_.resize(h.identity_bytes);
+  if (!ReadAt(f.fd_, f.identity_.data(), h.identity_bytes, kHeaderBytes)) return bad("identity unreadable");
+  if (f.identity_ != identity) return bad("built for '" + f.identity_ + "', not '" + std::string(identity) + "'");
+  uint64_t min_at = kVectorFileAlign;
+  for (size_t i = 0; i < sections; ++i) {
+    const uint64_t at = h.section[2 * i], bytes = h.section[2 * i + 1];
+    if (at % kVectorFileAlign != 0 || at < min_at || bytes > size || at > size - bytes) {
+      return bad("section " + std::to_string(i) + " lies outside the file (torn?)");
+    }
+    f.sections_.emplace_back(at, bytes);
+    min_at = AlignUp(at + bytes);
+  }
+  f.info_ = VectorFileInfo{h.dimension, h.flags, h.count, h.strings, h.applied_seq};
+  f.meta_checksum_ = h.meta_checksum;
+  f.vector_checksum_ = h.vector_checksum;
+  return f;
+}
+
+VectorFile::VectorFile(VectorFile&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)),
+      info_(o.info_),
+      identity_(std::move(o.identity_)),
+      sections_(std::move(o.sections_)),
+      meta_checksum_(o.meta_checksum_),
+      vector_checksum_(o.vector_checksum_) {}
+
+VectorFile::~VectorFile() {
+  if (fd_ >= 0) close(fd_);
+}
+
+uint64_t VectorFile::identity_checksum() const { return Checksum64(identity_.data(), identity_.size()); }
+
+Result<std::string> VectorFile::Read(size_t section) const {
+  std::string out(bytes(section), '\0');
+  if (!ReadAt(fd_, out.data(), out.size(), offset(section))) {
+    return Status::Corruption("vector index file: section " + std::to_string(section) + " unreadable");
+  }
+  return out;
+}
+
+}  // namespace msp

@@ -1,0 +1,318 @@
+// Tests for the persisted vector index: a saved and loaded index answers as
+// the one saved; a loaded index takes further changes like a built one
+// (a long random sequence checked against an index built from a model of
+// the records); a missing, foreign, torn or garbled file is refused and
+// leaves the index unchanged; a concurrent save is refused, not mixed.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "index/index.h"
+#include "util/hash.h"
+
+namespace msp {
+namespace {
+
+constexpr int kDim = 32;  // >= 16: the float16 copies are kept and saved too
+constexpr char kIdentity[] = "store=abc|embedder=hash-32";
+
+class VectorFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("msp_vector_file_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "vector" / "index.msv").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+std::vector<float> RandomUnit(std::mt19937& rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> v(kDim);
+  double n = 0;
+  for (float& x : v) {
+    x = g(rng);
+    n += static_cast<double>(x) * x;
+  }
+  for (float& x : v) x = static_cast<float>(x / std::sqrt(n));
+  return v;
+}
+
+// A record with random placement: one of three tenants, users, tags, kinds.
+Memory RandomRecord(std::mt19937& rng, const std::string& id) {
+  Memory m;
+  m.id = id;
+  m.ns.tenant = "t" + std::to_string(rng() % 3);
+  m.ns.user = "u" + std::to_string(rng() % 4);
+  m.source = rng() % 2 ? "user" : "tool";
+  m.kind = rng() % 2 ? Kind::kFact : Kind::kEpisode;
+  m.created_at = 1000 + static_cast<TimeMs>(rng() % 1000);
+  for (uint32_t t = 0, n = rng() % 4; t < n; ++t) m.tags.push_back("tag" + std::to_string(rng() % 6));
+  m.embedding = RandomUnit(rng);
+  return m;
+}
+
+std::vector<IndexQuery> Queries() {
+  std::vector<IndexQuery> out;
+  for (const char* tenant : {"t0", "t1", "t2", "nobody"}) {
+    IndexQuery q;
+    q.scope.tenant = tenant;
+    q.now = 5000;
+    q.limit = 15;
+    out.push_back(q);
+    q.scope.user = "u1";
+    out.push_back(q);
+    q.scope.user.clear();
+    q.filter.tags = {"tag2", "tag5"};
+    out.push_back(q);
+    q.filter.tags.clear();
+    q.filter.kinds = {Kind::kEpisode};
+    q.filter.sources = {"tool"};
+    q.filter.created_from = 1300;
+    out.push_back(q);
+  }
+  return out;
+}
+
+// Every query's hits (ids and scores) from both indexes are equal, and so
+// are the scores of a few named records.
+void ExpectSameAnswers(VectorIndex& a, VectorIndex& b, std::mt19937& rng, const std::vector<std::string>& names) {
+  ASSERT_EQ(a.size(), b.size());
+  std::vector<std::string_view> views(names.begin(), names.end());
+  for (int round = 0; round < 3; ++round) {
+    const auto query = RandomUnit(rng);
+    for (const IndexQuery& q : Queries()) {
+      auto ha = a.Search(query, q);
+      auto hb = b.Search(query, q);
+      ASSERT_TRUE(ha.ok() && hb.ok());
+      ASSERT_EQ(ha->size(), hb->size()) << q.scope.tenant;
+      for (size_t i = 0; i < ha->size(); ++i) {
+        EXPECT_EQ((*ha)[i].id, (*hb)[i].id);
+        EXPECT_EQ((*ha)[i].score, (*hb)[i].score);
+      }
+      auto sa = a.Score(query, views, q);
+      auto sb = b.Score(query, views, q);
+      ASSERT_TRUE(sa.ok() && sb.ok());
+      for (size_t i = 0; i < names.size(); ++i) {
+        EXPECT_TRUE((std::isnan((*sa)[i]) && std::isnan((*sb)[i])) || (*sa)[i] == (*sb)[i]) << names[i];
+      }
+    }
+  }
+}
+
+TEST_F(VectorFileTest, SavedAndLoadedIndexAnswersAsTheSavedOne) {
+  std::mt19937 rng(11);
+  auto built = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 700; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 42).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+
+  auto loaded = MakeExactVectorIndex(kDim);
+  const Status s = loaded->Load(path_, kIdentity, /*verify_vectors=*/true);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(loaded->AppliedSeq(), 42);
+  EXPECT_EQ(loaded->size(), 700u);
+  ExpectSameAnswers(*built, *loaded, rng, {"rec-0", "rec-699", "rec-350", "missing"});
+  // An older batch is still ignored after loading.
+  ASSERT_TRUE(loaded->Apply({}, {"rec-0"}, 40).ok());
+  EXPECT_EQ(loaded->size(), 700u);
+}
+
+// A long random sequence of upserts (new ids, moved records, tag changes)
+// and deletes, saved and loaded every few batches, against an index built
+// in one go from a model of the records: the id table's deletions, the
+// pools' compaction and growth past a file mapping all keep answers equal.
+TEST_F(VectorFileTest, LoadedIndexTakesChangesLikeABuiltOne) {
+  std::mt19937 rng(12);
+  std::map<std::string, Memory> model;
+  auto index = MakeExactVectorIndex(kDim);
+  int64_t seq = 0;
+  int next_id = 0;
+  for (int batch = 0; batch < 60; ++batch) {
+    std::vector<Memory> upserts;
+    std::vector<std::string> deletes;
+    const int n = 1 + static_cast<int>(rng() % 80);
+    for (int i = 0; i < n; ++i) {
+      const uint32_t op = rng() % 10;
+      if (op < 5 || model.size() < 10) {
+        Memory m = RandomRecord(rng, "id-" + std::to_string(next_id++));
+        model[m.id] = m;
+        upserts.push_back(m);
+      } else {
+        auto it = model.begin();
+        std::advance(it, static_cast<long>(rng() % model.size()));
+        if (op < 8) {
+          Memory m = RandomRecord(rng, it->first);  // same id, new everything
+          it->second = m;
+          upserts.push_back(m);
+        } else {
+          deletes.push_back(it->first);
+          model.erase(it);
+        }
+      }
+    }
+    // A delete of an id upserted in the same batch: Apply upserts first.
+    std::erase_if(upserts, [&](const Memory& m) { return !model.count(m.id); });
+    ASSERT_TRUE(index->Apply(upserts, deletes, ++seq).ok());
+    if (batch % 7 == 6) {
+      ASSERT_TRUE(index->Save(path_, kIdentity).ok());
+      auto loaded = MakeExactVectorIndex(kDim);
+      ASSERT_TRUE(loaded->Load(path_, kIdentity, /*verify_vectors=*/batch % 2 == 0).ok());
+      index = std::move(loaded);
+    }
+  }
+  ASSERT_GT(model.size(), 500u);
+  std::vector<Memory> all;
+  for (const auto& [id, m] : model) all.push_back(m);
+  auto fresh = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(fresh->Apply(all, {}, seq).ok());
+  EXPECT_EQ(index->AppliedSeq(), seq);
+  std::vector<std::string> names{"id-0", "id-1", "id-" + std::to_string(next_id - 1), "never"};
+  ExpectSameAnswers(*fresh, *index, rng, names);
+}
+
+TEST_F(VectorFileTest, RefusesWhatItCannotTrustAndStaysUnchanged) {
+  std::mt19937 rng(13);
+  auto built = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 300; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 9).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  std::ifstream in(path_, std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(good.size() % 4096, 0u);
+
+  // The index under test holds one record of its own, which every refused
+  // load must leave in place.
+  auto index = MakeExactVectorIndex(kDim);
+  Memory own = RandomRecord(rng, "own");
+  own.ns.tenant = "t0";
+  ASSERT_TRUE(index->Apply({own}, {}, 3).ok());
+  IndexQuery q;
+  q.scope.tenant = "t0";
+  q.limit = 5;
+  auto unchanged = [&] {
+    auto hits = index->Search(own.embedding, q);
+    return index->size() == 1 && index->AppliedSeq() == 3 && hits.ok() && hits->size() == 1 &&
+           (*hits)[0].id == "own";
+  };
+  auto write = [&](const std::string& bytes) {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  };
+
+  std::filesystem::remove(path_);
+  EXPECT_TRUE(index->Load(path_, kIdentity, true).IsNotFound());
+  EXPECT_TRUE(unchanged());
+
+  write(good);
+  EXPECT_EQ(index->Load(path_, "store=other|embedder=hash-32", true).code(), StatusCode::kCorruption);
+  EXPECT_TRUE(unchanged());
+  auto wider = MakeExactVectorIndex(kDim + 1);
+  EXPECT_EQ(wider->Load(path_, kIdentity, true).code(), StatusCode::kCorruption);
+
+  // Torn: cut at a page and inside one; empty.
+  for (size_t cut : {good.size() - 4096, good.size() / 2 + 3, size_t{100}, size_t{0}}) {
+    write(good.substr(0, cut));
+    EXPECT_EQ(index->Load(path_, kIdentity, true).code(), StatusCode::kCorruption) << "cut at " << cut;
+    EXPECT_TRUE(unchanged());
+  }
+  // One byte changed in the header, the identity, and at the start of
+  // every page after them (each section starts on a page, and with these
+  // sizes every page begins with data, none with padding).
+  std::vector<size_t> spots = {9, 100, 520};
+  for (size_t page = 4096; page < good.size(); page += 4096) spots.push_back(page + 5);
+  for (size_t at : spots) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x5a);
+    write(bad);
+    const Status s = index->Load(path_, kIdentity, /*verify_vectors=*/true);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << "a changed byte at " << at << ": " << s.ToString();
+    EXPECT_TRUE(unchanged());
+  }
+
+  // A vector garbled to NaN: refused when verified; when not, the file
+  // loads and that record ranks nothing, while the others answer.
+  // The header's section table starts at byte 80 (vector_file.cc's
+  // Header): (offset, bytes) pairs; the vectors are section 8.
+  uint64_t vectors_at = 0;
+  std::memcpy(&vectors_at, good.data() + 80 + 16 * 8, sizeof vectors_at);
+  ASSERT_EQ(vectors_at % 4096, 0u);
+  ASSERT_LT(vectors_at, good.size());
+  std::string nan_vector = good;
+  const float nan = std::nanf("");
+  for (size_t i = 0; i < kDim; ++i) std::memcpy(&nan_vector[vectors_at + 4 * i], &nan, 4);  // slot 0
+  write(nan_vector);
+  EXPECT_EQ(index->Load(path_, kIdentity, true).code(), StatusCode::kCorruption);
+  EXPECT_TRUE(unchanged());
+  ASSERT_TRUE(index->Load(path_, kIdentity, false).ok());
+  EXPECT_EQ(index->size(), 300u);
+  for (const IndexQuery& query : Queries()) {
+    auto hits = index->Search(RandomUnit(rng), query);
+    ASSERT_TRUE(hits.ok());
+    for (const auto& h : *hits) EXPECT_FALSE(std::isnan(h.score));
+  }
+
+  // A folder where the file should be.
+  std::filesystem::remove(path_);
+  std::filesystem::create_directories(path_);
+  EXPECT_FALSE(index->Load(path_, kIdentity, true).ok());
+}
+
+TEST_F(VectorFileTest, ASaveUnderWayElsewhereIsRefusedNotMixed) {
+  std::mt19937 rng(14);
+  auto index = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(index->Apply({RandomRecord(rng, "a")}, {}, 1).ok());
+  ASSERT_TRUE(index->Save(path_, kIdentity).ok());
+  const int lock = open((path_ + ".lock").c_str(), O_RDWR);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(flock(lock, LOCK_EX | LOCK_NB), 0);
+  ASSERT_TRUE(index->Apply({RandomRecord(rng, "b")}, {}, 2).ok());
+  EXPECT_EQ(index->Save(path_, kIdentity).code(), StatusCode::kUnavailable);
+  close(lock);
+  auto loaded = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(loaded->Load(path_, kIdentity, true).ok());
+  EXPECT_EQ(loaded->AppliedSeq(), 1);  // the first save, whole
+  EXPECT_EQ(loaded->size(), 1u);
+  // A temporary file a killed saver left behind does not matter.
+  { std::ofstream(path_ + ".tmp") << "half a file"; }
+  ASSERT_TRUE(index->Save(path_, kIdentity).ok());
+  ASSERT_TRUE(loaded->Load(path_, kIdentity, true).ok());
+  EXPECT_EQ(loaded->size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".tmp"));
+}
+
+TEST(Checksum64Test, IsStableAndSeesEveryByte) {
+  // Stored in files: these values must never change.
+  EXPECT_EQ(Checksum64("", 0), Checksum64("", 0, 0));
+  const std::string text = "the quick brown fox jumps over the lazy dog, twice over and then some";
+  const uint64_t base = Checksum64(text.data(), text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string t = text;
+    t[i] = static_cast<char>(t[i] ^ 1);
+    EXPECT_NE(Checksum64(t.data(), t.size()), base) << i;
+  }
+  EXPECT_NE(Checksum64(text.data(), text.size() - 1), base);
+  EXPECT_NE(Checksum64(text.data(), text.size(), 1), base);
+}
+
+}  // namespace
+}  // namespace msp
