@@ -310,7 +310,7 @@ const std::vector<Setting>& Table() {
             0, 65535),
       Range(Make("server.threads", "MSP_SERVER_THREADS", "--server-threads",
                  +[](Options& o) { return &o.server.threads; },
-                 "Worker threads answering HTTP requests (0..1024; 0: max(8, 4 x the CPU threads))."),
+                 "Worker threads answering HTTP requests (0..1024; 0: max(32, 8 x the CPU threads))."),
             0, 1024),
       Range(Make("server.max_body_bytes", "MSP_SERVER_MAX_BODY_BYTES", "--server-max-body-bytes",
                  +[](Options& o) { return &o.server.max_body_bytes; },

@@ -51,11 +51,13 @@ class McpHttpTest : public ::testing::Test {
     McpHttpOptions o;
     o.mcp.allowed_origins = {"https://app.example.com"};
     server_ = std::make_unique<httplib::Server>();
+    server_->set_tcp_nodelay(true);
     ASSERT_OK(MountMcpHttp(*server_, *engine_, o, std::move(auth)));
     port_ = server_->bind_to_any_port("127.0.0.1");
     ASSERT_GT(port_, 0);
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_tcp_nodelay(true);
   }
 
   httplib::Result Post(const json& body, httplib::Headers headers = {}) {

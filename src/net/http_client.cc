@@ -187,6 +187,9 @@ Result<HttpResponse> HttpClient::Send(const char* method, std::string_view path,
     client.set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
     client.set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
     client.set_keep_alive(false);
+    // cpp-httplib sends a request's headers and body in two writes; with
+    // Nagle on, the body waited for the server's delayed ACK (~40 ms).
+    client.set_tcp_nodelay(true);
     httplib::Result result = body != nullptr
                                  ? client.Post(full_path, headers, *body, "application/json")
                                  : client.Get(full_path, headers);

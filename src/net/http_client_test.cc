@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/support/openai_stub.h"
+#include "tests/support/socket_probe.h"
 #include "tests/support/test_util.h"
 
 namespace msp::net {
@@ -108,6 +109,30 @@ TEST(HttpClientTest, PostsJsonWithBearerAndPathPrefix) {
   EXPECT_EQ(requests[0].headers["content-type"], "application/json");
   EXPECT_EQ(requests[0].json["q"], "hi");
   EXPECT_TRUE(log.waits_ms.empty());
+}
+
+TEST(HttpClientTest, ConnectsWithNoDelay) {
+  OpenAiStub stub;
+  ASSERT_TRUE(stub.ok());
+  // While the stub answers, the client's end of the connection is open in
+  // this process: its TCP_NODELAY is read there.
+  std::mutex mu;
+  std::vector<bool> client_nodelay;
+  stub.SetDefault(kPath, [&](const msp::testing::StubRequest&) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const msp::testing::TcpSocketInfo& s : msp::testing::TcpSocketsOfThisProcess()) {
+      if (s.peer_port == stub.port()) client_nodelay.push_back(s.nodelay);
+    }
+    return StubReply::Json({{"ok", true}});
+  });
+  SleepLog log;
+  ASSERT_OK_AND_ASSIGN(auto client, HttpClient::Create(Opts(stub, &log)));
+  ASSERT_OK(client->PostJson("/things", nlohmann::json::object()).status());
+  ASSERT_OK(client->Get("/things").status());
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(client_nodelay.size(), 2u);
+  EXPECT_TRUE(client_nodelay[0]);
+  EXPECT_TRUE(client_nodelay[1]);
 }
 
 TEST(HttpClientTest, NoAuthorizationHeaderWithoutKey) {

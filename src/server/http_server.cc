@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "server/http_status.h"
+#include "server/socket_options.h"
 #include "util/time.h"
 #include "util/uuid.h"
 
@@ -129,10 +130,11 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
   const size_t threads = static_cast<size_t>(WorkerThreads(options_));
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
-  http_.set_keep_alive_max_count(100);
-  // A keep-alive connection holds a worker thread while it is idle: with
-  // cpp-httplib's 5 s default, more clients than threads (MCP clients keep
-  // their connection) waited seconds for a thread.
+  // TCP_NODELAY on the listening socket, and so on every accepted one
+  // (socket_options.h): without it each answer waited ~40 ms for a delayed ACK.
+  http_.set_tcp_nodelay(true);
+  http_.set_socket_options(SetListenSocketOptions);
+  http_.set_keep_alive_max_count(kKeepAliveMaxRequests);
   http_.set_keep_alive_timeout(kKeepAliveSeconds);
   InstallHooks();
   Handle({"GET", "/healthz",
@@ -157,7 +159,7 @@ HttpServer::~HttpServer() { Stop(); }
 int HttpServer::WorkerThreads(const ServerOptions& options) {
   if (options.threads > 0) return options.threads;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(8, 4 * cores);
+  return std::max(kMinWorkerThreads, 8 * cores);
 }
 
 void HttpServer::InstallHooks() {

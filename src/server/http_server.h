@@ -97,10 +97,19 @@ class HttpServer {
   std::optional<ApiPrincipal> Identify(const httplib::Request& req) const;
 
   // Worker threads the server answers with: options.threads, or when it is
-  // 0, max(8, 4 x the hardware threads).
+  // 0, max(kMinWorkerThreads, 8 x the hardware threads). cpp-httplib gives a
+  // connection a thread until it closes, so an idle keep-alive connection
+  // holds one for up to kKeepAliveSeconds; an idle thread costs no CPU.
   static int WorkerThreads(const ServerOptions& options);
-  // How long an idle keep-alive connection holds a worker thread.
-  static constexpr int kKeepAliveSeconds = 1;
+  static constexpr int kMinWorkerThreads = 32;
+  // How long an idle keep-alive connection is kept (sent as `Keep-Alive:
+  // timeout=5, max=100`). Node's fetch (undici, under the MCP SDK's HTTP
+  // transport) keeps a connection only for the advertised timeout minus 2 s,
+  // and not at all when that is <= 0: at 1 s it opened a connection per
+  // request. Stop() waits for idle connections up to this long.
+  static constexpr int kKeepAliveSeconds = 5;
+  // Requests on one connection before the server answers `Connection: close`.
+  static constexpr int kKeepAliveMaxRequests = 100;
 
   // The underlying server, for mounting other endpoints (MCP at /mcp).
   httplib::Server& http() { return http_; }

@@ -1,9 +1,21 @@
-// Unit tests of the server shell: API keys, the Status -> HTTP mapping and
-// the metrics text. (Routing over real sockets is in tests/http/.)
+// Unit tests of the server shell: API keys, the Status -> HTTP mapping, the
+// metrics text, and the sockets and connections the server keeps (TCP_NODELAY,
+// keep-alive, Connection: close) over real loopback sockets. (Routing is in
+// tests/http/.)
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <string>
 
 #include <httplib.h>
 
@@ -11,7 +23,10 @@
 #include "server/http_server.h"
 #include "server/http_status.h"
 #include "server/metrics.h"
+#include "server/socket_options.h"
+#include "tests/support/socket_probe.h"
 #include "tests/support/test_util.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -175,6 +190,234 @@ TEST(HttpServerTest, RefusesToStartWithoutKeysUnlessAnonymousOnLoopback) {
   EXPECT_TRUE(IsLoopbackAddress("127.0.0.1"));
   EXPECT_TRUE(IsLoopbackAddress("::1"));
   EXPECT_FALSE(IsLoopbackAddress("10.0.0.1"));
+}
+
+int IntOption(int fd, int level, int name) {
+  int value = -1;
+  socklen_t len = sizeof(value);
+  if (getsockopt(fd, level, name, &value, &len) != 0) return -1;
+  return value;
+}
+
+sockaddr_in Loopback(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+TEST(SocketOptionsTest, ListenSocketPassesNoDelayToAcceptedSockets) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  SetListenSocketOptions(listener);
+  sockaddr_in addr = Loopback(0);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  EXPECT_EQ(IntOption(listener, IPPROTO_TCP, TCP_NODELAY), 1);
+  EXPECT_EQ(IntOption(listener, SOL_SOCKET, SO_REUSEADDR), 1);
+  // Not SO_REUSEPORT: a second server must not share a port in use.
+  EXPECT_EQ(IntOption(listener, SOL_SOCKET, SO_REUSEPORT), 0);
+
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int accepted = accept(listener, nullptr, nullptr);
+  ASSERT_GE(accepted, 0);
+  EXPECT_EQ(IntOption(accepted, IPPROTO_TCP, TCP_NODELAY), 1);
+  // A plain socket starts with Nagle on: the option is what turned it off.
+  EXPECT_EQ(IntOption(client, IPPROTO_TCP, TCP_NODELAY), 0);
+  EXPECT_TRUE(SetTcpNoDelay(client));
+  EXPECT_EQ(IntOption(client, IPPROTO_TCP, TCP_NODELAY), 1);
+  close(accepted);
+  close(client);
+  close(listener);
+}
+
+// One HTTP/1.x answer read off a raw socket.
+struct RawAnswer {
+  int status = 0;  // 0: the connection closed or failed first
+  std::map<std::string, std::string> headers;  // names lowercased
+  std::string body;
+
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+// A client connection that sends requests as written and reads the answers,
+// so a test sees what goes over one TCP connection.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    // A guard against a hung server, not a timing assertion.
+    timeval tv{30, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr = Loopback(port);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+
+  RawAnswer Exchange(const std::string& request) {
+    if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return {};
+    return Read();
+  }
+
+  // True when the server closed its end: read() returns 0.
+  bool ClosedByServer() {
+    char c;
+    return recv(fd_, &c, 1, 0) == 0;
+  }
+
+ private:
+  RawAnswer Read() {
+    RawAnswer a;
+    size_t header_end;
+    while ((header_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return a;
+    }
+    const std::string head = buffer_.substr(0, header_end);
+    buffer_.erase(0, header_end + 4);
+    size_t line_end = head.find("\r\n");
+    const std::string status_line = head.substr(0, line_end);
+    if (status_line.size() < 12) return a;
+    for (size_t pos = line_end; pos != std::string::npos && pos < head.size();) {
+      const size_t start = pos + 2;
+      const size_t next = head.find("\r\n", start);
+      const std::string line = head.substr(start, next == std::string::npos ? std::string::npos : next - start);
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        a.headers[AsciiLower(line.substr(0, colon))] = std::string(TrimAsciiSpace(line.substr(colon + 1)));
+      }
+      pos = next;
+    }
+    const size_t length = static_cast<size_t>(std::strtoul(a.Header("content-length").c_str(), nullptr, 10));
+    while (buffer_.size() < length) {
+      if (!Fill()) return a;
+    }
+    a.body = buffer_.substr(0, length);
+    buffer_.erase(0, length);
+    a.status = std::atoi(status_line.substr(9, 3).c_str());
+    return a;
+  }
+
+  bool Fill() {
+    char buf[4096];
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  int fd_;
+  bool connected_ = false;
+  std::string buffer_;
+};
+
+constexpr char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+class HttpServerSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions o;
+    o.port = 0;
+    o.threads = 2;
+    o.allow_anonymous = true;
+    o.access_log = false;
+    auto server = HttpServer::Create(o, ApiKeys(), nullptr);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    auto port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  int port_ = 0;
+};
+
+TEST_F(HttpServerSocketTest, KeepsTheConnectionWithNoDelayOnTheAcceptedSocket) {
+  RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  const RawAnswer first = c.Exchange(kHealthz);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.body, R"({"status":"ok"})");
+  EXPECT_EQ(first.Header("content-length"), std::to_string(first.body.size()));
+  EXPECT_EQ(first.Header("connection"), "");
+  // Node's fetch keeps a connection for the advertised timeout minus 2 s.
+  EXPECT_EQ(first.Header("keep-alive"), "timeout=" + std::to_string(HttpServer::kKeepAliveSeconds) +
+                                            ", max=" + std::to_string(HttpServer::kKeepAliveMaxRequests));
+  EXPECT_GT(HttpServer::kKeepAliveSeconds, 2);
+
+  // The server's end of this connection is a socket of this process.
+  int accepted = 0;
+  for (const testing::TcpSocketInfo& s : testing::TcpSocketsOfThisProcess()) {
+    if (s.local_port != port_) continue;
+    EXPECT_TRUE(s.nodelay) << "fd " << s.fd << (s.listening ? " (listening)" : " (accepted)");
+    if (!s.listening) ++accepted;
+  }
+  EXPECT_EQ(accepted, 1);
+
+  // The second request goes over the same connection.
+  const RawAnswer second = c.Exchange(kHealthz);
+  EXPECT_EQ(second.status, 200) << second.body;
+  const RawAnswer post = c.Exchange(
+      "POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(post.status, 404) << post.body;
+  EXPECT_EQ(post.Header("content-length"), std::to_string(post.body.size()));
+  const RawAnswer third = c.Exchange(kHealthz);
+  EXPECT_EQ(third.status, 200) << third.body;
+}
+
+TEST_F(HttpServerSocketTest, ClosesWhenTheClientAsks) {
+  RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  const RawAnswer a = c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(a.Header("connection"), "close");
+  EXPECT_TRUE(c.ClosedByServer());
+
+  // HTTP/1.0 closes unless the client asks for keep-alive.
+  RawConnection old(port_);
+  ASSERT_TRUE(old.connected());
+  EXPECT_EQ(old.Exchange("GET /healthz HTTP/1.0\r\n\r\n").status, 200);
+  EXPECT_TRUE(old.ClosedByServer());
+  RawConnection old_kept(port_);
+  ASSERT_TRUE(old_kept.connected());
+  EXPECT_EQ(old_kept.Exchange("GET /healthz HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").status, 200);
+  EXPECT_EQ(old_kept.Exchange("GET /healthz HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").status, 200);
+}
+
+TEST_F(HttpServerSocketTest, ClosesAfterTheMaximumRequestCount) {
+  RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  for (int i = 1; i < HttpServer::kKeepAliveMaxRequests; ++i) {
+    const RawAnswer a = c.Exchange(kHealthz);
+    ASSERT_EQ(a.status, 200) << "request " << i;
+    ASSERT_EQ(a.Header("connection"), "") << "request " << i;
+  }
+  const RawAnswer last = c.Exchange(kHealthz);
+  ASSERT_EQ(last.status, 200);
+  EXPECT_EQ(last.Header("connection"), "close");
+  EXPECT_TRUE(c.ClosedByServer());
+}
+
+TEST_F(HttpServerSocketTest, ASecondServerCannotTakeAPortInUse) {
+  ServerOptions o;
+  o.port = port_;
+  o.allow_anonymous = true;
+  auto second = HttpServer::Create(o, ApiKeys(), nullptr);
+  ASSERT_TRUE(second.ok());
+  auto port = (*second)->Start();
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kUnavailable) << port.status().ToString();
 }
 
 }  // namespace

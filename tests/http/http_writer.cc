@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   const int n = std::atoi(argv[4]);
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);
   client.set_read_timeout(120, 0);
   client.set_write_timeout(120, 0);
   const httplib::Headers headers = {{"Authorization", "Bearer " + key}};

@@ -106,6 +106,7 @@ class RestFixture : public ::testing::Test {
   std::unique_ptr<httplib::Client> NewClient() const {
     auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
     c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);
     c->set_read_timeout(60, 0);
     return c;
   }

@@ -99,6 +99,7 @@ TEST(ServeTest, ServesRestOnAnyPortAndStopsOnSigterm) {
   ASSERT_GT(port, 0);
 
   httplib::Client client("127.0.0.1", port);
+  client.set_tcp_nodelay(true);
   const httplib::Headers auth = {{"Authorization", "Bearer " + kKey}};
   auto health = client.Get("/healthz");
   ASSERT_TRUE(health);

@@ -175,6 +175,9 @@ OpenAiStub::OpenAiStub() : server_(std::make_unique<httplib::Server>()) {
   server_->Post(".*", handle);
   server_->Get(".*", handle);
   server_->set_keep_alive_max_count(1);
+  // Headers and body go out in two writes: without TCP_NODELAY each reply
+  // waited ~40 ms for the client's delayed ACK.
+  server_->set_tcp_nodelay(true);
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) {
     port_ = 0;
