@@ -146,6 +146,22 @@ class MemoryLayer {
   // seq (without vectors), in the order of `puts`.
   virtual Result<std::vector<Memory>> Commit(const RecordBatch& batch) = 0;
 
+  // The change sequence, for a view derived from records that must see every
+  // process's writes before it answers (the knowledge graph's): read
+  // LastChangeSeq(), load the records, then replay ChangesSince pages from
+  // that seq before each read. A page gives the current state of the records
+  // its changes name (a record put and deleted since is in `gone`), so
+  // replaying is idempotent and the view equals the store at up_to or later.
+  // The default (a layer without a store) is FailedPrecondition.
+  // The store's last change-sequence number (0 for an empty store).
+  virtual Result<int64_t> LastChangeSeq() {
+    return Status::FailedPrecondition("this memory layer keeps no change sequence");
+  }
+  // Up to `limit` changes after seq `after`, ascending. REQUIRES: limit >= 1.
+  virtual Result<RecordChanges> ChangesSince(const Namespace& /*scope*/, int64_t /*after*/, int /*limit*/) {
+    return Status::FailedPrecondition("this memory layer keeps no change sequence");
+  }
+
   // Runs the extractor over the episodes of `scope` not yet consolidated
   // (one session when `session` is set).
   virtual Result<ConsolidationReport> Consolidate(const Namespace& scope,

@@ -232,6 +232,16 @@ struct SearchHit {
   std::vector<SignalContribution> explain;
 };
 
+// A page of the store's change sequence with the current state of the
+// records it names (MemoryLayer::ChangesSince), for parts of msp that keep a
+// view derived from records (the knowledge graph's).
+struct RecordChanges {
+  int64_t up_to = 0;              // seq of the page's last change (`after` when there was none)
+  bool more = false;              // the page was full: more changes may follow up_to
+  std::vector<Memory> records;    // changed records that exist and lie in scope, without vectors
+  std::vector<std::string> gone;  // ids of changed records that no longer exist (any namespace)
+};
+
 enum class AuditAction { kWrite, kRefuse, kUpdate, kMerge, kSupersede, kDelete, kEvict, kImport };
 std::string_view AuditActionName(AuditAction a);
 std::optional<AuditAction> ParseAuditAction(std::string_view s);

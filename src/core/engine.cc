@@ -895,6 +895,32 @@ class Engine final : public MemoryLayer {
     return out;
   }
 
+  Result<int64_t> LastChangeSeq() override { return store_->LastSeq(); }
+
+  Result<RecordChanges> ChangesSince(const Namespace& scope, int64_t after, int limit) override {
+    if (after < 0 || limit < 1) return Status::InvalidArgument("changes since: after must be >= 0 and limit >= 1");
+    MSP_ASSIGN_OR_RETURN(std::vector<Change> changes, store_->ChangesSince(after, limit));
+    RecordChanges out;
+    out.up_to = changes.empty() ? after : changes.back().seq;
+    out.more = static_cast<int>(changes.size()) == limit;
+    std::vector<std::string> ids;
+    std::set<std::string> seen;
+    for (const Change& c : changes) {
+      if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
+    }
+    if (ids.empty()) return out;
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, store_->GetMany(ids, /*with_embeddings=*/false));
+    std::set<std::string> present;
+    for (Memory& m : records) {
+      present.insert(m.id);
+      if (scope.Contains(m.ns)) out.records.push_back(std::move(m));
+    }
+    for (std::string& id : ids) {
+      if (!present.contains(id)) out.gone.push_back(std::move(id));
+    }
+    return out;
+  }
+
   Result<std::vector<Memory>> Commit(const RecordBatch& b) override {
     if (!b.expected_seq.empty() && b.expected_seq.size() != b.puts.size()) {
       return Status::InvalidArgument("commit: expected_seq has " + std::to_string(b.expected_seq.size()) +
