@@ -25,6 +25,7 @@
 
 #include "core/fusion.h"
 #include "core/import_export.h"
+#include "core/index_sync.h"
 #include "core/rank/episode_context.h"
 #include "core/write_policy.h"
 #include "consolidate/llm_extractor.h"
@@ -38,7 +39,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kCatchUpPage = 5000;
 // Retrieve scores the sessions of the first hits as wholes (session BM25):
 // at most this many sessions, in order of the hits, which bounds the
 // episodes read. On LoCoMo (up to 35 sessions a conversation) 20 scores as
@@ -172,7 +172,8 @@ class Engine final : public MemoryLayer {
         lexical_(std::move(parts.lexical)),
         vector_(std::move(parts.vector)),
         extractor_(std::move(parts.extractor)),
-        clock_(parts.clock ? std::move(parts.clock) : SystemClock()) {}
+        clock_(parts.clock ? std::move(parts.clock) : SystemClock()),
+        index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file)) {}
 
   // Starts the background consolidation worker (consolidation.background)
   // and queues the sessions a previous run left queued. After Init().
@@ -215,9 +216,14 @@ class Engine final : public MemoryLayer {
     if (!recorded) {
       WriteBatch batch;
       batch.meta.emplace_back(kEmbedderMetaKey, id);
-      return ApplyBatch(batch);
+      batch.meta.emplace_back(kStoreUidMetaKey, NewUuid(clock_->NowMs()));
+      MSP_RETURN_IF_ERROR(ApplyBatch(batch));
+      return index_sync_.Open();
     }
-    if (*recorded == id) return Status::Ok();
+    if (*recorded == id) {
+      MSP_RETURN_IF_ERROR(EnsureStoreUid());
+      return index_sync_.Open();
+    }
     MSP_ASSIGN_OR_RETURN(bool empty, StoreIsEmpty());
     return Status::FailedPrecondition(
         "the store at " + store_->Describe() + " holds vectors made by embedder '" + *recorded +
@@ -225,6 +231,18 @@ class Engine final : public MemoryLayer {
         "'" + (empty ? std::string(" (the store has no records yet: it switches at once)") : std::string()) +
         ", or configure the embedder the store was made with (embedder.provider, embedder.model, "
         "embedder.dimension)");
+  }
+
+  // A store made before stores had a uid gets one (index files name it).
+  // Not written when the store refuses writes: the vector index is then
+  // not persisted.
+  Status EnsureStoreUid() {
+    MSP_ASSIGN_OR_RETURN(std::optional<std::string> uid, store_->GetMeta(kStoreUidMetaKey));
+    if (uid && !uid->empty()) return Status::Ok();
+    WriteBatch batch;
+    batch.meta.emplace_back(kStoreUidMetaKey, NewUuid(clock_->NowMs()));
+    (void)ApplyBatch(batch);
+    return Status::Ok();
   }
 
   // Re-embeds every record not yet carrying this engine's embedder's vector
@@ -305,12 +323,11 @@ class Engine final : public MemoryLayer {
                                        json{{"from", p.from_embedder}, {"to", p.to_embedder}, {"records", n}}));
     }
     MSP_RETURN_IF_ERROR(ApplyBatch(finish));
-    // The vector index holds the new vectors only.
-    {
-      std::lock_guard<std::mutex> lock(catchup_mu_);
-      vector_->Clear();
-      MSP_RETURN_IF_ERROR(CatchUpLocked());
-    }
+    // The vector index holds the new vectors only, and is persisted for
+    // the new embedder (the old file no longer fits the store).
+    MSP_RETURN_IF_ERROR(EnsureStoreUid());
+    MSP_RETURN_IF_ERROR(index_sync_.Open());
+    MSP_RETURN_IF_ERROR(index_sync_.Rebuild(/*lexical_too=*/false));
     p.finished = true;
     report();
     return p;
@@ -1056,16 +1073,16 @@ class Engine final : public MemoryLayer {
     return total;
   }
 
-  Status Reindex() override {
-    std::lock_guard<std::mutex> lock(catchup_mu_);
-    MSP_RETURN_IF_ERROR(lexical_->Clear());
-    vector_->Clear();
-    return CatchUpLocked();
-  }
+  Status Reindex() override { return index_sync_.Rebuild(/*lexical_too=*/true); }
 
+  // Leaves both indexes caught up and the vector index persisted, so the
+  // first query after an import does not pay for indexing it.
   Result<ImportReport> Import(std::istream& in, const std::string& actor) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    return ImportJsonl(in, *store_, *embedder_, options_, clock_->NowMs(), ActorOf(actor));
+    MSP_ASSIGN_OR_RETURN(ImportReport report,
+                         ImportJsonl(in, *store_, *embedder_, options_, clock_->NowMs(), ActorOf(actor)));
+    MSP_RETURN_IF_ERROR(index_sync_.CatchUpAndPersist());
+    return report;
   }
 
   Result<int64_t> Export(const Namespace& scope, std::ostream& out) override {
@@ -1597,62 +1614,7 @@ class Engine final : public MemoryLayer {
 
   // ---- index catch-up ---------------------------------------------------
 
-  Status CatchUp() {
-    std::lock_guard<std::mutex> lock(catchup_mu_);
-    return CatchUpLocked();
-  }
-
-  // Replays the change sequence into both indexes, a page at a time. Each
-  // page applies the records' current state (a put of a record since
-  // deleted becomes a delete), so replaying is idempotent.
-  Status CatchUpLocked() {
-    MSP_ASSIGN_OR_RETURN(int64_t last, store_->LastSeq());
-    MSP_ASSIGN_OR_RETURN(int64_t lex_at, lexical_->AppliedSeq());
-    int64_t vec_at = vector_->AppliedSeq();
-    int64_t from = std::min(lex_at, vec_at);
-    while (from < last) {
-      MSP_ASSIGN_OR_RETURN(auto changes, store_->ChangesSince(from, kCatchUpPage));
-      if (changes.empty()) break;
-      std::vector<std::string> ids;
-      std::set<std::string> seen;
-      for (const auto& c : changes) {
-        if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
-      }
-      MSP_ASSIGN_OR_RETURN(auto records, store_->GetMany(ids, /*with_embeddings=*/true));
-      std::set<std::string> present;
-      for (const auto& r : records) present.insert(r.id);
-      std::vector<std::string> deletes;
-      for (const auto& id : ids) {
-        if (!present.count(id)) deletes.push_back(id);
-      }
-      const int64_t up_to = changes.back().seq;
-      if (lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_->Apply(records, deletes, up_to));
-      if (vec_at < up_to) MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
-      lex_at = std::max(lex_at, up_to);
-      vec_at = std::max(vec_at, up_to);
-      from = up_to;
-    }
-    return Status::Ok();
-  }
-
-  // The vector index takes only vectors of this engine's embedder: a record
-  // whose vector another embedder made (written by a process configured
-  // otherwise, or during a reembed) leaves the vector index instead of
-  // being compared with vectors of another model.
-  Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to) {
-    const std::string id = embedder_->id();
-    const auto foreign = [&](const Memory& m) { return m.embedder_id != id; };
-    if (std::none_of(records.begin(), records.end(), foreign)) return vector_->Apply(records, deletes, up_to);
-    std::vector<Memory> own;
-    for (const Memory& m : records) {
-      if (foreign(m)) {
-        deletes.push_back(m.id);
-      } else {
-        own.push_back(m);
-      }
-    }
-    return vector_->Apply(own, deletes, up_to);
-  }
+  Status CatchUp() { return index_sync_.CatchUp(); }
 
   // True when the store holds no record at all (any tenant).
   Result<bool> StoreIsEmpty() {
@@ -1671,10 +1633,10 @@ class Engine final : public MemoryLayer {
   std::unique_ptr<VectorIndex> vector_;
   std::unique_ptr<Extractor> extractor_;
   std::shared_ptr<Clock> clock_;
+  IndexSync index_sync_;  // after the parts it keeps in step
   // Serialises this process's read-modify-write sequences (dedup, step
   // numbers, eviction). Other processes are serialised by the store.
   std::mutex write_mu_;
-  std::mutex catchup_mu_;
   // One consolidation at a time in this process (the worker's and callers').
   std::mutex consolidate_mu_;
   std::mutex queue_meta_mu_;  // the read-modify-write of the stored queue
@@ -1725,10 +1687,11 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
   MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
-  // Exact scan: the HNSW graph (MakeVectorIndex) is rebuilt by every process
-  // that opens the store until the vector index is persisted beside it, which
+  // Exact scan: the vectors are persisted (index_sync.h) but the HNSW graph
+  // (MakeVectorIndex) is not yet, so every process would rebuild it, which
   // at 50,000+ vectors costs each CLI call far more than the scan it saves.
   parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
+  parts.vector_file = options.store.data_dir + "/vector/index.msv";
   // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
   const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));

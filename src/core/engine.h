@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "consolidate/extractor.h"
 #include "embed/embedder.h"
@@ -24,6 +25,9 @@ struct EngineParts {
   std::unique_ptr<VectorIndex> vector;
   std::unique_ptr<Extractor> extractor;
   std::shared_ptr<Clock> clock;
+  // Where the vector index is persisted ("": in memory only); see
+  // core/index_sync.h.
+  std::string vector_file;
 };
 
 // Builds an engine from parts. Checks that the store's vectors were made by

@@ -1,0 +1,178 @@
+// IndexSync: catch-up of the derived indexes from the change sequence, and
+// the vector index's file.
+#include "core/index_sync.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+namespace msp {
+namespace {
+
+constexpr int kCatchUpPage = 5000;
+
+}  // namespace
+
+IndexSync::IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, std::string embedder_id,
+                     std::string vector_file)
+    : store_(store),
+      lexical_(lexical),
+      vector_(vector),
+      embedder_id_(std::move(embedder_id)),
+      vector_file_(std::move(vector_file)) {}
+
+Result<std::string> IndexSync::Identity() {
+  MSP_ASSIGN_OR_RETURN(std::optional<std::string> uid, store_.GetMeta(kStoreUidMetaKey));
+  if (!uid || uid->empty()) return std::string();
+  return "store=" + *uid + ";embedder=" + embedder_id_ + ";dimension=" + std::to_string(vector_.dimension());
+}
+
+Status IndexSync::Open() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (vector_file_.empty()) {
+    open_note_ = "not persisted";
+    return Status::Ok();
+  }
+  MSP_ASSIGN_OR_RETURN(identity_, Identity());
+  if (identity_.empty()) {
+    open_note_ = "not persisted (the store has no uid yet)";
+    return Status::Ok();
+  }
+  // Unverified vectors: checking their checksum reads every page, which
+  // would cost a short-lived process more than the rest of its work; the
+  // header and metadata are checked, and a garbled vector ranks nothing.
+  const Status loaded = vector_.Load(vector_file_, identity_, /*verify_vectors=*/false);
+  if (loaded.ok()) {
+    MSP_ASSIGN_OR_RETURN(int64_t last, store_.LastSeq());
+    if (vector_.AppliedSeq() <= last) {
+      open_note_ = "loaded";
+      return Status::Ok();
+    }
+    // Newer than the store (a store restored from a backup): rebuild.
+    open_note_ = "set aside: it reflects change " + std::to_string(vector_.AppliedSeq()) +
+                 " but the store ends at " + std::to_string(last);
+    vector_.Clear();
+  } else if (loaded.IsNotFound()) {
+    open_note_ = "none";
+    return Status::Ok();
+  } else {
+    open_note_ = "set aside: " + loaded.message();
+  }
+  // Kept for a look, out of the way of the next save.
+  std::rename(vector_file_.c_str(), (vector_file_ + ".set-aside").c_str());
+  return Status::Ok();
+}
+
+Status IndexSync::CatchUp() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_RETURN_IF_ERROR(CatchUpLocked());
+  if (unsaved_ >= SaveThreshold()) SaveLocked();
+  return Status::Ok();
+}
+
+Status IndexSync::Rebuild(bool lexical_too) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lexical_too) MSP_RETURN_IF_ERROR(lexical_.Clear());
+  vector_.Clear();
+  MSP_RETURN_IF_ERROR(CatchUpLocked());
+  SaveLocked();
+  return Status::Ok();
+}
+
+Status IndexSync::CatchUpAndPersist() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_RETURN_IF_ERROR(CatchUpLocked());
+  if (unsaved_ > 0) SaveLocked();
+  return Status::Ok();
+}
+
+int64_t IndexSync::unsaved_changes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unsaved_;
+}
+
+// Replaying c changes costs about c record reads; a save writes the whole
+// index. Saving after a sixteenth of the index has been replayed (at least
+// 32 changes, at most 1,024) keeps both small next to a query.
+int64_t IndexSync::SaveThreshold() const {
+  return std::clamp<int64_t>(static_cast<int64_t>(vector_.size() / 16), 32, 1024);
+}
+
+std::string IndexSync::open_note() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_note_;
+}
+
+std::string IndexSync::last_save_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return save_error_;
+}
+
+void IndexSync::SaveLocked() {
+  if (vector_file_.empty() || identity_.empty()) return;
+  const Status s = vector_.Save(vector_file_, identity_);
+  if (s.ok()) {
+    unsaved_ = 0;
+    save_error_.clear();
+  } else if (s.code() != StatusCode::kUnavailable) {  // Unavailable: another process is saving it now
+    save_error_ = s.ToString();
+  }
+}
+
+// Replays the change sequence into both indexes, a page at a time. Each
+// page applies the records' current state (a put of a record since deleted
+// becomes a delete), so replaying is idempotent.
+Status IndexSync::CatchUpLocked() {
+  MSP_ASSIGN_OR_RETURN(int64_t last, store_.LastSeq());
+  MSP_ASSIGN_OR_RETURN(int64_t lex_at, lexical_.AppliedSeq());
+  int64_t vec_at = vector_.AppliedSeq();
+  int64_t from = std::min(lex_at, vec_at);
+  while (from < last) {
+    MSP_ASSIGN_OR_RETURN(auto changes, store_.ChangesSince(from, kCatchUpPage));
+    if (changes.empty()) break;
+    std::vector<std::string> ids;
+    std::set<std::string> seen;
+    for (const auto& c : changes) {
+      if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
+    }
+    MSP_ASSIGN_OR_RETURN(auto records, store_.GetMany(ids, /*with_embeddings=*/true));
+    std::set<std::string> present;
+    for (const auto& r : records) present.insert(r.id);
+    std::vector<std::string> deletes;
+    for (const auto& id : ids) {
+      if (!present.count(id)) deletes.push_back(id);
+    }
+    const int64_t up_to = changes.back().seq;
+    if (lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_.Apply(records, deletes, up_to));
+    if (vec_at < up_to) {
+      MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
+      unsaved_ += static_cast<int64_t>(changes.size());
+    }
+    lex_at = std::max(lex_at, up_to);
+    vec_at = std::max(vec_at, up_to);
+    from = up_to;
+  }
+  return Status::Ok();
+}
+
+// The vector index takes only vectors of this engine's embedder: a record
+// whose vector another embedder made (written by a process configured
+// otherwise, or during a reembed) leaves the vector index instead of being
+// compared with vectors of another model.
+Status IndexSync::ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes,
+                               int64_t up_to) {
+  const auto foreign = [&](const Memory& m) { return m.embedder_id != embedder_id_; };
+  if (std::none_of(records.begin(), records.end(), foreign)) return vector_.Apply(records, deletes, up_to);
+  std::vector<Memory> own;
+  for (const Memory& m : records) {
+    if (foreign(m)) {
+      deletes.push_back(m.id);
+    } else {
+      own.push_back(m);
+    }
+  }
+  return vector_.Apply(own, deletes, up_to);
+}
+
+}  // namespace msp

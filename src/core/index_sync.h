@@ -1,0 +1,88 @@
+// IndexSync: keeps the derived indexes (lexical, vector) caught up with the
+// store's change sequence, and the vector index persisted beside the store
+// so that a process maps it instead of rebuilding it from every record.
+//
+// The store is the truth. Before a query the engine calls CatchUp(), which
+// replays the changes after what the indexes reflect. The vector index is
+// loaded at Open() from its file (index/vector/vector_file.h) when the file
+// is stamped with this store's uid, this embedder and dimension, and is no
+// newer than the store; a missing, foreign, stale-from-the-future, torn or
+// garbled file is set aside and the index rebuilt from the store, never an
+// error for the caller. After a catch-up that replayed enough changes the
+// file is written again (atomically), so the next process replays little.
+//
+// Thread-safety: every method is safe from several threads (one lock
+// serialises catch-ups and saves); several processes may share the files.
+#ifndef MSP_CORE_INDEX_SYNC_H_
+#define MSP_CORE_INDEX_SYNC_H_
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "index/index.h"
+#include "store/store.h"
+
+namespace msp {
+
+// The store's identity in its meta table: a UUID written once, so an index
+// file made for another store (or a store re-created in the same folder) is
+// never taken for this one's.
+inline constexpr char kStoreUidMetaKey[] = "store_uid";
+
+class IndexSync {
+ public:
+  // `vector_file`: where the vector index is persisted ("" keeps it in
+  // memory only). The parts must outlive this object.
+  IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, std::string embedder_id,
+            std::string vector_file);
+
+  // Loads the persisted vector index if it fits (see above). Errors only
+  // when the store cannot be read.
+  Status Open();
+
+  // Replays the change sequence into both indexes, then persists the vector
+  // index when the replay since the file was written has grown past
+  // SaveThreshold() (a failed save is reported by last_save_error(), not
+  // returned: the indexes in memory are right either way).
+  Status CatchUp();
+
+  // Empties both indexes (or only the vector index), replays everything and
+  // persists the vector index: `msp reindex`, the end of a reembed.
+  Status Rebuild(bool lexical_too);
+
+  // Catches up and persists the vector index whatever the replay was: after
+  // an import, so the next process starts from a file.
+  Status CatchUpAndPersist();
+
+  // Changes replayed into the vector index since its file was written (or
+  // loaded), and how many make a save.
+  int64_t unsaved_changes() const;
+  int64_t SaveThreshold() const;
+  // What Open() found: "loaded", "none" (no file), "not persisted", or why
+  // the file was set aside.
+  std::string open_note() const;
+  std::string last_save_error() const;
+
+ private:
+  // REQUIRES: mu_ held.
+  Status CatchUpLocked();
+  Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
+  void SaveLocked();
+  Result<std::string> Identity();
+
+  Store& store_;
+  LexicalIndex& lexical_;
+  VectorIndex& vector_;
+  const std::string embedder_id_;
+  const std::string vector_file_;
+  mutable std::mutex mu_;
+  std::string identity_;       // "" until Open() (or when the store has no uid): not persisted
+  int64_t unsaved_ = 0;        // guarded by mu_
+  std::string open_note_;      // guarded by mu_
+  std::string save_error_;     // guarded by mu_
+};
+
+}  // namespace msp
+
+#endif  // MSP_CORE_INDEX_SYNC_H_
