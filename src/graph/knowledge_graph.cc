@@ -1,8 +1,6 @@
 // The knowledge graph over MemoryLayer::Commit (see knowledge_graph.h).
 #include "graph/knowledge_graph.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -19,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/memory_json.h"
-#include "util/text.h"
+#include "graph/js_lower.h"
 
 namespace msp::graph {
 namespace {
@@ -28,157 +26,11 @@ using nlohmann::json;
 
 // How often a change is read again and retried after a concurrent writer won.
 constexpr int kMaxAttempts = 200;
-// An entity's indexed text is cut here (at a character boundary); its body
-// keeps every observation.
-constexpr size_t kMaxIndexedTextBytes = 16384;
-constexpr std::string_view kSource = "graph";
-
-// ---- Record ids ----
-
-std::string NameUuid(const std::vector<std::string_view>& parts) {
-  std::string key;
-  for (std::string_view p : parts) {
-    key += std::to_string(p.size());
-    key += ':';
-    key += p;
-  }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int len = 0;
-  EVP_Digest(key.data(), key.size(), digest.data(), &len, EVP_sha256(), nullptr);
-  digest[6] = static_cast<unsigned char>((digest[6] & 0x0F) | 0x80);  // version 8 (custom)
-  digest[8] = static_cast<unsigned char>((digest[8] & 0x3F) | 0x80);  // RFC 4122 variant
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0x0F];
-  }
-  return out;
-}
-
-std::vector<std::string_view> NamespaceParts(const Namespace& ns, std::string_view kind) {
-  return {"msp-graph-v1", kind, ns.tenant, ns.user, ns.agent, ns.session, ns.mission, ns.operator_id};
-}
-
-// ---- Records <-> graph values ----
-
-std::string CutUtf8(std::string s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  s.resize(end);
-  return s;
-}
-
-std::string EntityText(const Entity& e) {
-  std::string text = e.name + " (" + e.entity_type + ")";
-  for (const std::string& o : e.observations) text += "\n- " + o;
-  return CutUtf8(std::move(text), kMaxIndexedTextBytes);
-}
-
-// `base` is the stored record being replaced (or a blank one for a new entity).
-Memory EntityRecord(const Namespace& ns, const Entity& e, Memory base) {
-  base.id = EntityId(ns, e.name);
-  base.ns = ns;
-  base.kind = Kind::kEntity;
-  base.layer = DefaultLayer(Kind::kEntity);
-  base.text = EntityText(e);
-  base.body_json = DumpJson(json{{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}});
-  if (base.source.empty()) base.source = std::string(kSource);
-  base.embedding.clear();
-  base.embedder_id.clear();
-  return base;
-}
-
-Memory RelationRecord(const Namespace& ns, const Relation& r) {
-  Memory m;
-  m.id = RelationId(ns, r);
-  m.ns = ns;
-  m.kind = Kind::kRelation;
-  m.layer = DefaultLayer(Kind::kRelation);
-  m.text = CutUtf8(r.from + " " + r.relation_type + " " + r.to, kMaxIndexedTextBytes);
-  m.body_json = DumpJson(json{{"from", r.from}, {"to", r.to}, {"relationType", r.relation_type}});
-  m.source = std::string(kSource);
-  return m;
-}
-
-Result<json> Body(const Memory& m) {
-  json body = json::parse(m.body_json, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return Status::Corruption("graph record " + m.id + " has a body that is not a JSON object");
-  return body;
-}
-
-bool StringField(const json& body, const char* key, std::string* out) {
-  auto it = body.find(key);
-  if (it == body.end() || !it->is_string()) return false;
-  *out = it->get<std::string>();
-  return true;
-}
-
-Result<Entity> EntityFromRecord(const Memory& m) {
-  MSP_ASSIGN_OR_RETURN(json body, Body(m));
-  Entity e;
-  auto obs = body.find("observations");
-  if (!StringField(body, "name", &e.name) || !StringField(body, "entityType", &e.entity_type) ||
-      obs == body.end() || !obs->is_array()) {
-    return Status::Corruption("entity record " + m.id + " lacks name, entityType or observations");
-  }
-  for (const json& o : *obs) {
-    if (!o.is_string()) return Status::Corruption("entity record " + m.id + " has a non-string observation");
-    e.observations.push_back(o.get<std::string>());
-  }
-  return e;
-}
-
-Result<Relation> RelationFromRecord(const Memory& m) {
-  MSP_ASSIGN_OR_RETURN(json body, Body(m));
-  Relation r;
-  if (!StringField(body, "from", &r.from) || !StringField(body, "to", &r.to) ||
-      !StringField(body, "relationType", &r.relation_type)) {
-    return Status::Corruption("relation record " + m.id + " lacks from, to or relationType");
-  }
-  return r;
-}
-
-auto RelationKey(const Relation& r) { return std::tie(r.from, r.relation_type, r.to); }
-
-bool RelationLess(const Relation& a, const Relation& b) { return RelationKey(a) < RelationKey(b); }
+// Namespaces whose views one KnowledgeGraph keeps; the least recently used
+// one beyond this is dropped (and loaded again when next read).
+constexpr size_t kMaxViews = 32;
 
 // ---- Store access ----
-
-// Every record of `kind` that belongs to exactly `ns`.
-Result<std::vector<Memory>> LoadAll(MemoryLayer& engine, const Namespace& ns, Kind kind) {
-  ListRequest req;
-  req.scope = ns;
-  req.filter.kinds = {kind};
-  req.limit = 0;
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> all, engine.List(req));
-  std::erase_if(all, [&](const Memory& m) { return !(m.ns == ns) || m.kind != kind; });
-  return all;
-}
-
-Result<std::vector<Entity>> AllEntities(MemoryLayer& engine, const Namespace& ns) {
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, LoadAll(engine, ns, Kind::kEntity));
-  std::vector<Entity> out;
-  for (const Memory& m : records) {
-    MSP_ASSIGN_OR_RETURN(Entity e, EntityFromRecord(m));
-    out.push_back(std::move(e));
-  }
-  std::sort(out.begin(), out.end(), [](const Entity& a, const Entity& b) { return a.name < b.name; });
-  return out;
-}
-
-Result<std::vector<Relation>> AllRelations(MemoryLayer& engine, const Namespace& ns) {
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, LoadAll(engine, ns, Kind::kRelation));
-  std::vector<Relation> out;
-  for (const Memory& m : records) {
-    MSP_ASSIGN_OR_RETURN(Relation r, RelationFromRecord(m));
-    out.push_back(std::move(r));
-  }
-  std::sort(out.begin(), out.end(), RelationLess);
-  return out;
-}
 
 // The stored record with `id` in exactly `ns`, or nullopt.
 Result<std::optional<Memory>> Find(MemoryLayer& engine, const Namespace& ns, const std::string& id) {
@@ -320,34 +172,7 @@ Result<std::optional<Cursor>> ParseCursor(std::string_view text) {
   return std::optional<Cursor>(std::move(c));
 }
 
-bool Contains(const Entity& e, const std::string& lowered_query) {
-  auto has = [&](const std::string& s) { return AsciiLower(s).find(lowered_query) != std::string::npos; };
-  return has(e.name) || has(e.entity_type) || std::any_of(e.observations.begin(), e.observations.end(), has);
-}
-
-// Every relation from or to one of `names`, sorted.
-Result<std::vector<Relation>> RelationsTouching(MemoryLayer& engine, const Namespace& ns,
-                                                const std::set<std::string>& names) {
-  MSP_ASSIGN_OR_RETURN(std::vector<Relation> all, AllRelations(engine, ns));
-  std::erase_if(all, [&](const Relation& r) { return !names.contains(r.from) && !names.contains(r.to); });
-  return all;
-}
-
 }  // namespace
-
-std::string EntityId(const Namespace& ns, std::string_view name) {
-  std::vector<std::string_view> parts = NamespaceParts(ns, "entity");
-  parts.push_back(name);
-  return NameUuid(parts);
-}
-
-std::string RelationId(const Namespace& ns, const Relation& r) {
-  std::vector<std::string_view> parts = NamespaceParts(ns, "relation");
-  parts.push_back(r.from);
-  parts.push_back(r.relation_type);
-  parts.push_back(r.to);
-  return NameUuid(parts);
-}
 
 Result<std::vector<Entity>> KnowledgeGraph::CreateEntities(const Namespace& ns, const std::vector<Entity>& entities,
                                                            const std::string& actor) {
@@ -446,8 +271,10 @@ Status KnowledgeGraph::DeleteEntities(const Namespace& ns, const std::vector<std
       MSP_ASSIGN_OR_RETURN(std::optional<Memory> m, Find(engine_, ns, EntityId(ns, name)));
       if (m) batch.deletes.push_back(m->id);
     }
-    MSP_ASSIGN_OR_RETURN(std::vector<Relation> relations, RelationsTouching(engine_, ns, doomed));
-    for (const Relation& r : relations) batch.deletes.push_back(RelationId(ns, r));
+    {
+      MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
+      for (const RelationEntry* r : view->RelationsTouching(doomed)) batch.deletes.push_back(r->id);
+    }
     return CommitBatch(engine_, std::move(batch));
   });
 }
@@ -498,32 +325,105 @@ Status KnowledgeGraph::DeleteRelations(const Namespace& ns, const std::vector<Re
   });
 }
 
-Result<GraphPage> KnowledgeGraph::ReadGraph(const Namespace& ns, std::string_view cursor_text, int limit) {
+namespace {
+
+// What a reader with `clearance` may see (see KnowledgeGraph).
+struct Visibility {
+  const GraphView& view;
+  std::optional<int> clearance;
+
+  bool ShowsEntity(const EntityEntry& e) const { return !clearance || e.access_level <= *clearance; }
+  bool ShowsEnd(const std::string& name) const {
+    if (!clearance) return true;
+    const EntityEntry* e = view.FindEntity(name);
+    return e == nullptr || ShowsEntity(*e);
+  }
+  bool ShowsRelation(const RelationEntry& r) const {
+    return !clearance || (r.access_level <= *clearance && ShowsEnd(r.relation.from) && ShowsEnd(r.relation.to));
+  }
+};
+
+// The relations from or to `names` that `visible` lets through, by key.
+std::vector<Relation> VisibleRelationsTouching(const GraphView& view, const std::set<std::string>& names,
+                                               const Visibility& visible) {
+  std::vector<Relation> out;
+  for (const RelationEntry* r : view.RelationsTouching(names)) {
+    if (visible.ShowsRelation(*r)) out.push_back(r->relation);
+  }
+  return out;
+}
+
+// A key for the views map: the namespace's parts, length-prefixed.
+std::string NamespaceKey(const Namespace& ns) {
+  std::string key;
+  for (const std::string* p : {&ns.tenant, &ns.user, &ns.agent, &ns.session, &ns.mission, &ns.operator_id}) {
+    key += std::to_string(p->size());
+    key += ':';
+    key += *p;
+  }
+  return key;
+}
+
+}  // namespace
+
+Result<KnowledgeGraph::LockedView> KnowledgeGraph::View(const Namespace& ns) {
+  std::shared_ptr<ViewSlot> slot;
+  {
+    std::lock_guard<std::mutex> lock(views_mu_);
+    std::shared_ptr<ViewSlot>& s = views_[NamespaceKey(ns)];
+    if (!s) {
+      s = std::make_shared<ViewSlot>();
+      s->view = std::make_unique<GraphView>(engine_, ns);
+    }
+    s->last_used = ++use_clock_;
+    slot = s;
+    if (views_.size() > kMaxViews) {
+      auto oldest = views_.end();
+      for (auto it = views_.begin(); it != views_.end(); ++it) {
+        if (it->second != slot && (oldest == views_.end() || it->second->last_used < oldest->second->last_used)) {
+          oldest = it;
+        }
+      }
+      if (oldest != views_.end()) views_.erase(oldest);  // a caller holding it keeps its copy alive
+    }
+  }
+  LockedView locked{slot, std::unique_lock<std::mutex>(slot->mu)};
+  MSP_RETURN_IF_ERROR(slot->view->CatchUp());
+  return locked;
+}
+
+Result<GraphPage> KnowledgeGraph::ReadGraph(const Namespace& ns, std::string_view cursor_text, int limit,
+                                            std::optional<int> clearance) {
   if (limit < 1) return Status::InvalidArgument("limit must be at least 1");
   MSP_ASSIGN_OR_RETURN(std::optional<Cursor> cursor, ParseCursor(cursor_text));
+  MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
+  const Visibility visible{*view, clearance};
   GraphPage page;
   const size_t want = static_cast<size_t>(limit);
+  auto full = [&] { return page.entities.size() + page.relations.size() == want; };
   bool more = false;
   if (!cursor || !cursor->in_relations) {
-    MSP_ASSIGN_OR_RETURN(std::vector<Entity> entities, AllEntities(engine_, ns));
-    for (Entity& e : entities) {
-      if (cursor && e.name <= cursor->after_entity.name) continue;
-      if (page.entities.size() == want) {
+    const auto& entities = view->entities();
+    auto it = cursor ? entities.upper_bound(cursor->after_entity.name) : entities.begin();
+    for (; it != entities.end(); ++it) {
+      if (!visible.ShowsEntity(it->second)) continue;
+      if (full()) {
         more = true;
         break;
       }
-      page.entities.push_back(std::move(e));
+      page.entities.push_back(it->second.entity);
     }
   }
   if (!more) {
-    MSP_ASSIGN_OR_RETURN(std::vector<Relation> relations, AllRelations(engine_, ns));
-    for (Relation& r : relations) {
-      if (cursor && cursor->in_relations && !RelationLess(cursor->after_relation, r)) continue;
-      if (page.entities.size() + page.relations.size() == want) {
+    const auto& relations = view->relations();
+    auto it = cursor && cursor->in_relations ? relations.upper_bound(KeyOf(cursor->after_relation)) : relations.begin();
+    for (; it != relations.end(); ++it) {
+      if (!visible.ShowsRelation(it->second)) continue;
+      if (full()) {
         more = true;
         break;
       }
-      page.relations.push_back(std::move(r));
+      page.relations.push_back(it->second.relation);
     }
   }
   if (more) {
@@ -533,62 +433,36 @@ Result<GraphPage> KnowledgeGraph::ReadGraph(const Namespace& ns, std::string_vie
 }
 
 Result<Graph> KnowledgeGraph::SearchNodes(const Namespace& ns, const std::string& query, int limit,
-                                          double min_score) {
+                                          std::optional<int> clearance) {
   if (limit < 1) return Status::InvalidArgument("limit must be at least 1");
+  const std::string lowered = JsLower(query);
+  MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
+  const Visibility visible{*view, clearance};
   Graph out;
   std::set<std::string> names;
-  const size_t want = static_cast<size_t>(limit);
-  auto add = [&](Entity e) {
-    if (out.entities.size() < want && names.insert(e.name).second) out.entities.push_back(std::move(e));
-  };
-  if (query.find_first_not_of(" \t\r\n") != std::string::npos) {
-    RetrieveRequest req;
-    req.scope = ns;
-    req.query = query;
-    req.top_k = std::min(1000, limit * 3);
-    req.min_score = min_score;
-    req.filter.kinds = {Kind::kEntity, Kind::kRelation};
-    req.record_access = false;  // reading must not change the records writers compare against
-    MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine_.Retrieve(req));
-    for (const SearchHit& h : hits) {
-      if (out.entities.size() == want) break;
-      if (!(h.memory.ns == ns)) continue;
-      if (h.memory.kind == Kind::kEntity) {
-        MSP_ASSIGN_OR_RETURN(Entity e, EntityFromRecord(h.memory));
-        add(std::move(e));
-      } else if (h.memory.kind == Kind::kRelation) {
-        MSP_ASSIGN_OR_RETURN(Relation r, RelationFromRecord(h.memory));
-        for (const std::string* end : {&r.from, &r.to}) {
-          if (names.contains(*end)) continue;
-          MSP_ASSIGN_OR_RETURN(std::optional<StoredEntity> s, FindEntity(engine_, ns, *end));
-          if (s) add(std::move(s->entity));
-        }
-      }
-    }
+  for (const EntityEntry* e : view->Search(lowered, static_cast<size_t>(limit),
+                                           [&](const EntityEntry& entry) { return visible.ShowsEntity(entry); })) {
+    out.entities.push_back(e->entity);
+    names.insert(e->entity.name);
   }
-  if (out.entities.size() < want) {
-    const std::string lowered = AsciiLower(query);
-    MSP_ASSIGN_OR_RETURN(std::vector<Entity> all, AllEntities(engine_, ns));
-    for (Entity& e : all) {
-      if (out.entities.size() == want) break;
-      if (!names.contains(e.name) && Contains(e, lowered)) add(std::move(e));
-    }
-  }
-  MSP_ASSIGN_OR_RETURN(out.relations, RelationsTouching(engine_, ns, names));
+  out.relations = VisibleRelationsTouching(*view, names, visible);
   return out;
 }
 
-Result<Graph> KnowledgeGraph::OpenNodes(const Namespace& ns, const std::vector<std::string>& names) {
+Result<Graph> KnowledgeGraph::OpenNodes(const Namespace& ns, const std::vector<std::string>& names,
+                                        std::optional<int> clearance) {
+  MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
+  const Visibility visible{*view, clearance};
   Graph out;
   std::set<std::string> found;
   for (const std::string& name : names) {
     if (found.contains(name)) continue;
-    MSP_ASSIGN_OR_RETURN(std::optional<StoredEntity> s, FindEntity(engine_, ns, name));
-    if (!s) continue;
+    const EntityEntry* e = view->FindEntity(name);
+    if (e == nullptr || !visible.ShowsEntity(*e)) continue;
     found.insert(name);
-    out.entities.push_back(std::move(s->entity));
+    out.entities.push_back(e->entity);
   }
-  MSP_ASSIGN_OR_RETURN(out.relations, RelationsTouching(engine_, ns, found));
+  out.relations = VisibleRelationsTouching(*view, found, visible);
   return out;
 }
 

@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "graph/js_lower.h"
 #include "tests/support/test_util.h"
 #include "util/uuid.h"
 
@@ -207,7 +211,16 @@ TEST_F(KnowledgeGraphTest, ReadGraphPagesCoverEverythingOnce) {
   }
 }
 
-TEST_F(KnowledgeGraphTest, SearchNodesRanksThenFallsBackToSubstrings) {
+// The names SearchNodes returns, in order.
+std::vector<std::string> Names(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Entity& e : g.entities) out.push_back(e.name);
+  return out;
+}
+
+using Names_ = std::vector<std::string>;
+
+TEST_F(KnowledgeGraphTest, SearchNodesFindsSubstringsAsTheReferenceServer) {
   ASSERT_OK(graph_->CreateEntities(ns_,
                                    {E("Alice", "person", {"maintains the billing service", "likes tea"}),
                                     E("Bob", "person", {"writes the billing reports for billing audits"}),
@@ -215,26 +228,189 @@ TEST_F(KnowledgeGraphTest, SearchNodesRanksThenFallsBackToSubstrings) {
                                     E("Dave", "person", {"gardening"})},
                                    "t")
                 .status());
-  ASSERT_OK(graph_->CreateRelations(ns_, {{"Carol", "Dave", "mentors"}}, "t").status());
-  ASSERT_OK_AND_ASSIGN(Graph g, graph_->SearchNodes(ns_, "billing", 10, 0.1));
-  ASSERT_EQ(g.entities.size(), 2u);
-  std::set<std::string> names{g.entities[0].name, g.entities[1].name};
-  EXPECT_EQ(names, (std::set<std::string>{"Alice", "Bob"}));
+  ASSERT_OK(graph_->CreateRelations(ns_, {{"Carol", "Dave", "mentors"}, {"Alice", "Bob", "pays"}}, "t").status());
+  ASSERT_OK_AND_ASSIGN(Graph g, graph_->SearchNodes(ns_, "billing", 10));
+  EXPECT_EQ(Names(g), (Names_{"Alice", "Bob"}));
+  ASSERT_EQ(g.relations.size(), 1u);  // every relation from or to a found entity
+  EXPECT_EQ(g.relations[0], (Relation{"Alice", "Bob", "pays"}));
+  // Relations are not searched (the reference searches entities only).
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "mentors", 10));
+  EXPECT_TRUE(g.entities.empty());
   EXPECT_TRUE(g.relations.empty());
-  // A relation's words bring its endpoints, with the relations touching them.
-  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "mentors", 10, 0.1));
-  ASSERT_EQ(g.entities.size(), 2u);
+  // A part of a word, in any case; one end of a relation brings it.
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "ARO", 10));
+  EXPECT_EQ(Names(g), (Names_{"Carol"}));
   ASSERT_EQ(g.relations.size(), 1u);
   EXPECT_EQ(g.relations[0], (Relation{"Carol", "Dave", "mentors"}));
-  // A part of a word is found as the reference server finds it.
-  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "ALI", 10, 0.1));
-  ASSERT_EQ(g.entities.size(), 1u);
-  EXPECT_EQ(g.entities[0].name, "Alice");
-  // The limit holds.
+  // The limit holds, by name.
   ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "person", 3));
-  EXPECT_EQ(g.entities.size(), 3u);
-  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "nothing-like-this", 10, 0.1));
+  EXPECT_EQ(Names(g), (Names_{"Alice", "Bob", "Carol"}));
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "e", 1));
+  EXPECT_EQ(Names(g), (Names_{"Alice"}));
+  // Short queries (1-3 bytes) and long ones; nothing, and across fields.
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "ch", 10));
+  EXPECT_EQ(Names(g), (Names_{"Carol"}));
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "ga", 10));
+  EXPECT_EQ(Names(g), (Names_{"Dave"}));
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "nothing-like-this", 10));
   EXPECT_TRUE(g.entities.empty());
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "zq", 10));
+  EXPECT_TRUE(g.entities.empty());
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "aliceperson", 10));  // name + type is no field
+  EXPECT_TRUE(g.entities.empty());
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "the billing service, and more", 10));
+  EXPECT_TRUE(g.entities.empty());
+  // The empty query finds every entity ("x".includes("") is true).
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "", 10));
+  EXPECT_EQ(Names(g), (Names_{"Alice", "Bob", "Carol", "Dave"}));
+  EXPECT_EQ(g.relations.size(), 2u);
+  // Changes are seen: a new observation, a deleted one, a deleted entity.
+  ASSERT_OK(graph_->AddObservations(ns_, {{"Dave", {"fixes billing bugs"}}}, "t").status());
+  ASSERT_OK(graph_->DeleteObservations(ns_, {{"Alice", {"maintains the billing service"}}}, "t"));
+  ASSERT_OK(graph_->DeleteEntities(ns_, {"Bob"}, "t"));
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "billing", 10));
+  EXPECT_EQ(Names(g), (Names_{"Dave"}));
+  ASSERT_EQ(g.relations.size(), 1u);  // Alice pays Bob went with Bob
+  EXPECT_EQ(g.relations[0], (Relation{"Carol", "Dave", "mentors"}));
+}
+
+// Queries and what @modelcontextprotocol/server-memory finds for them
+// (computed with Node 20: field.toLowerCase().includes(query.toLowerCase())).
+TEST_F(KnowledgeGraphTest, SearchNodesLowersAsJavaScript) {
+  ASSERT_OK(graph_->CreateEntities(ns_,
+                                   {E("Straße", "Ort", {"İstanbul trip"}), E("ΟΔΟΣ", "δρόμος"),
+                                    E("ΣΟΦΙΑ", "name", {"ὈΔΥΣΣΕΎΣ."}), E("École", "place", {"🙂 smile"}),
+                                    E("alice", "person")},
+                                   "t")
+                .status());
+  const std::vector<std::pair<std::string, Names_>> cases = {
+      {"STRASSE", {}},           {"straß", {"Straße"}},     {"İST", {"Straße"}},
+      {"ist", {}},               {"İ", {"Straße"}},         {"Σ", {"ΣΟΦΙΑ"}},
+      {"ΟΣ", {"ΟΔΟΣ"}},          {"σ", {"ΣΟΦΙΑ"}},          {"ς", {"ΟΔΟΣ", "ΣΟΦΙΑ"}},
+      {"ΣΟ", {"ΣΟΦΙΑ"}},         {"ÉCO", {"École"}},        {"🙂 S", {"École"}},
+      {"alicepers", {}},         {"ΣΣ", {}},                {"ΣΕΎΣ.", {"ΣΟΦΙΑ"}},
+      {"ύς.", {"ΣΟΦΙΑ"}},        {"ύσ", {}},
+      {"", {"Straße", "alice", "École", "ΟΔΟΣ", "ΣΟΦΙΑ"}},  // by name: bytes, as std::string compares
+  };
+  for (const auto& [query, want] : cases) {
+    ASSERT_OK_AND_ASSIGN(Graph g, graph_->SearchNodes(ns_, query, 100));
+    Names_ got = Names(g);
+    EXPECT_EQ(got, want) << "query '" << query << "'";
+  }
+  EXPECT_EQ(JsLower("ὈΔΥΣΣΕΎΣ."), "ὀδυσσεύς.");
+  EXPECT_EQ(JsLower("ΣΣ"), "σς");
+  EXPECT_EQ(JsLower("İ"), "i\xCC\x87");
+  EXPECT_EQ(JsLower("ABC xyz ÀÉÎ Ω"), "abc xyz àéî ω");
+  EXPECT_EQ(JsLower("bad \xFF byte \xC3"), "bad \xFF byte \xC3");
+}
+
+// Pages read while another thread creates and deletes entities: each
+// entity that exists throughout is served exactly once, in name order.
+TEST_F(KnowledgeGraphTest, ReadGraphPagesStableUnderConcurrentWrites) {
+  std::vector<Entity> stable;
+  for (int i = 0; i < 120; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "s%03d", i);
+    stable.push_back(E(name, "thing", {"stable"}));
+  }
+  ASSERT_OK(graph_->CreateEntities(ns_, stable, "t").status());
+  std::vector<Entity> doomed;
+  for (int i = 0; i < 60; ++i) doomed.push_back(E("s" + std::to_string(i * 2) + "x", "thing"));
+  ASSERT_OK(graph_->CreateEntities(ns_, doomed, "t").status());
+  // The writer goes through a second engine (another process).
+  std::unique_ptr<MemoryLayer> second = Open();
+  ASSERT_NE(second, nullptr);
+  KnowledgeGraph other(*second);
+  std::atomic<bool> done{false};
+  Status writer_status;
+  std::thread writer([&] {
+    for (int i = 0; !done && i < 400; ++i) {
+      Status s = i % 2 == 0 ? other.CreateEntities(ns_, {E("s" + std::to_string(i) + "n", "new")}, "w").status()
+                            : other.DeleteEntities(ns_, {doomed[static_cast<size_t>(i / 2) % doomed.size()].name}, "w");
+      if (!s.ok()) {
+        writer_status = s;
+        return;
+      }
+    }
+  });
+  std::vector<std::string> served;
+  std::string cursor;
+  int pages = 0;
+  do {
+    Result<GraphPage> page = graph_->ReadGraph(ns_, cursor, 7);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const Entity& e : page->entities) served.push_back(e.name);
+    cursor = page->next_cursor;
+    ++pages;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  } while (!cursor.empty() && pages < 1000);
+  done = true;
+  writer.join();
+  ASSERT_OK(writer_status);
+  EXPECT_TRUE(std::is_sorted(served.begin(), served.end()));
+  EXPECT_EQ(std::adjacent_find(served.begin(), served.end()), served.end()) << "an entity was served twice";
+  for (const Entity& e : stable) {
+    EXPECT_EQ(std::count(served.begin(), served.end(), e.name), 1) << e.name;
+  }
+}
+
+// Each process sees the others' writes at its next read; a fresh process
+// (a restart after kill -9) loads the same graph from the store.
+TEST_F(KnowledgeGraphTest, ReadsSeeOtherProcessesWrites) {
+  ASSERT_OK_AND_ASSIGN(Graph g, graph_->SearchNodes(ns_, "", 10));  // loads the view
+  EXPECT_TRUE(g.entities.empty());
+  std::unique_ptr<MemoryLayer> second = Open();
+  ASSERT_NE(second, nullptr);
+  KnowledgeGraph other(*second);
+  ASSERT_OK(other.CreateEntities(ns_, {E("Zed", "person", {"rides a zebra"}), E("Ann", "person")}, "o").status());
+  ASSERT_OK(other.CreateRelations(ns_, {{"Ann", "Zed", "knows"}}, "o").status());
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "zebra", 10));
+  EXPECT_EQ(Names(g), (Names_{"Zed"}));
+  EXPECT_EQ(g.relations.size(), 1u);
+  ASSERT_OK(other.AddObservations(ns_, {{"Ann", {"also rides a zebra"}}}, "o").status());
+  ASSERT_OK(other.DeleteRelations(ns_, {{"Ann", "Zed", "knows"}}, "o"));
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "zebra", 10));
+  EXPECT_EQ(Names(g), (Names_{"Ann", "Zed"}));
+  EXPECT_TRUE(g.relations.empty());
+  ASSERT_OK(other.DeleteEntities(ns_, {"Zed"}, "o"));
+  ASSERT_OK_AND_ASSIGN(g, graph_->OpenNodes(ns_, {"Zed", "Ann"}));
+  EXPECT_EQ(Names(g), (Names_{"Ann"}));
+  KnowledgeGraph fresh(*second);
+  ASSERT_OK_AND_ASSIGN(Graph again, fresh.OpenNodes(ns_, {"Zed", "Ann"}));
+  EXPECT_EQ(Names(again), (Names_{"Ann"}));
+  EXPECT_EQ(again.entities[0].observations, g.entities[0].observations);
+}
+
+// With a clearance, entities above it and relations touching them are not
+// seen by any read.
+TEST_F(KnowledgeGraphTest, ReadsHonourClearance) {
+  ASSERT_OK(graph_->CreateEntities(ns_, {E("Open", "doc", {"public plan"})}, "t").status());
+  RecordBatch batch;
+  batch.scope = ns_;
+  Memory secret = EntityRecord(ns_, E("Secret", "doc", {"secret plan"}), Memory{});
+  secret.access_level = 3;
+  batch.puts.push_back(secret);
+  batch.puts.push_back(RelationRecord(ns_, Relation{"Open", "Secret", "cites"}));
+  ASSERT_OK(engine_->Commit(batch).status());
+  ASSERT_OK_AND_ASSIGN(Graph g, graph_->SearchNodes(ns_, "plan", 10));
+  EXPECT_EQ(Names(g), (Names_{"Open", "Secret"}));
+  EXPECT_EQ(g.relations.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(g, graph_->SearchNodes(ns_, "plan", 10, /*clearance=*/2));
+  EXPECT_EQ(Names(g), (Names_{"Open"}));
+  EXPECT_TRUE(g.relations.empty());
+  ASSERT_OK_AND_ASSIGN(g, graph_->OpenNodes(ns_, {"Secret", "Open"}, 2));
+  EXPECT_EQ(Names(g), (Names_{"Open"}));
+  EXPECT_TRUE(g.relations.empty());
+  // The hidden entity and relation are skipped: one item, the last page.
+  ASSERT_OK_AND_ASSIGN(GraphPage page, graph_->ReadGraph(ns_, "", 1, 2));
+  ASSERT_EQ(page.entities.size(), 1u);
+  EXPECT_EQ(page.entities[0].name, "Open");
+  EXPECT_TRUE(page.relations.empty());
+  EXPECT_TRUE(page.next_cursor.empty());
+  ASSERT_OK_AND_ASSIGN(page, graph_->ReadGraph(ns_, "", 1, 3));
+  EXPECT_FALSE(page.next_cursor.empty());
+  ASSERT_OK_AND_ASSIGN(g, graph_->OpenNodes(ns_, {"Secret"}, 3));
+  EXPECT_EQ(Names(g), (Names_{"Secret"}));
 }
 
 TEST_F(KnowledgeGraphTest, ConcurrentObservationWritersLoseNothing) {

@@ -103,21 +103,6 @@ bool Visible(MemoryLayer& engine, const McpSession& session, const std::string& 
   return !m.ok() || m->access_level <= *session.clearance;
 }
 
-// For a session with a clearance: drops entities whose records lie above it,
-// and relations whose record or either end does.
-void FilterByClearance(MemoryLayer& engine, const McpSession& session, std::vector<Entity>* entities,
-                       std::vector<Relation>* relations) {
-  if (!session.clearance) return;
-  auto entity_visible = [&](const std::string& name) {
-    return Visible(engine, session, graph::EntityId(session.ns, name));
-  };
-  std::erase_if(*entities, [&](const Entity& e) { return !entity_visible(e.name); });
-  std::erase_if(*relations, [&](const Relation& r) {
-    return !Visible(engine, session, graph::RelationId(session.ns, r)) || !entity_visible(r.from) ||
-           !entity_visible(r.to);
-  });
-}
-
 // The names of `names` a session with a clearance may touch (the others
 // read as unknown entities).
 std::vector<std::string> VisibleNames(MemoryLayer& engine, const McpSession& session, std::vector<std::string> names) {
@@ -142,7 +127,6 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
   auto kg = std::make_shared<KnowledgeGraph>(engine);
   const int page_size = options.read_graph_page_size;
   const int search_limit = options.search_nodes_limit;
-  const double min_score = options.search_nodes_min_score;
 
   Tool t = Make("create_entities", "Create Entities", "Create multiple new entities in the knowledge graph",
                 s::Object({{"entities", s::ArrayOf(EntitySchema())}}, {"entities"}, false),
@@ -259,10 +243,9 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
                                            1, 1000)}},
                      {}, false),
            GraphSchema(/*paged=*/true), ToolAnnotations(true, false, true));
-  t.handler = [kg, &engine, page_size](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_ASSIGN_OR_RETURN(graph::GraphPage page,
-                         kg->ReadGraph(session.ns, args.value("cursor", ""), args.value("limit", page_size)));
-    FilterByClearance(engine, session, &page.entities, &page.relations);
+  t.handler = [kg, page_size](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_ASSIGN_OR_RETURN(graph::GraphPage page, kg->ReadGraph(session.ns, args.value("cursor", ""),
+                                                              args.value("limit", page_size), session.clearance));
     json out = {{"entities", EntitiesJson(page.entities)}, {"relations", RelationsJson(page.relations)}};
     if (!page.next_cursor.empty()) out["nextCursor"] = page.next_cursor;
     std::string text = Pretty(out);
@@ -271,9 +254,8 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
   tools.push_back(std::move(t));
 
   t = Make("search_nodes", "Search Nodes",
-           "Search for nodes in the knowledge graph based on a query: entities ranked by relevance of their "
-           "names, types and observations (then those containing the query as text), with the relations from or "
-           "to them",
+           "Search for nodes in the knowledge graph based on a query: the entities whose name, type or an "
+           "observation contains it (case-insensitive), by name, with the relations from or to them",
            s::Object({{"query", s::String("The search query to match against entity names, types, and observation "
                                           "content")},
                       {"limit", s::Integer("Entities to return at most (default " + std::to_string(search_limit) +
@@ -281,11 +263,9 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
                                            1, 1000)}},
                      {"query"}, false),
            GraphSchema(false), ToolAnnotations(true, false, true));
-  t.handler = [kg, &engine, search_limit, min_score](const McpSession& session,
-                                                    const json& args) -> Result<ToolOutput> {
+  t.handler = [kg, search_limit](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->SearchNodes(session.ns, args.at("query").get<std::string>(),
-                                                         args.value("limit", search_limit), min_score));
-    FilterByClearance(engine, session, &g.entities, &g.relations);
+                                                         args.value("limit", search_limit), session.clearance));
     return GraphOutput(g);
   };
   tools.push_back(std::move(t));
@@ -294,9 +274,8 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            s::Object({{"names", s::ArrayOf(s::String("a name"), "An array of entity names to retrieve")}}, {"names"},
                      false),
            GraphSchema(false), ToolAnnotations(true, false, true));
-  t.handler = [kg, &engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->OpenNodes(session.ns, Strings(args.at("names"))));
-    FilterByClearance(engine, session, &g.entities, &g.relations);
+  t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->OpenNodes(session.ns, Strings(args.at("names")), session.clearance));
     return GraphOutput(g);
   };
   tools.push_back(std::move(t));

@@ -1,7 +1,8 @@
 // The nine knowledge-graph tools against the reference server
 // (@modelcontextprotocol/server-memory, run beside msp with the same SDK
-// client): the same tool names, input schemas and result shapes; then what
-// msp adds (paging, ranking) and what it fixes (concurrent writers).
+// client): the same tool names, input schemas, result shapes and results;
+// then what msp adds (paging, a limit) and what it fixes (concurrent
+// writers).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -111,19 +112,22 @@ describe('drop-in compatibility with @modelcontextprotocol/server-memory', () =>
     assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent));
     assert.equal(a.structuredContent.relations.length, 1);
 
-    // A whole-word query finds the same nodes (msp ranks them).
+    // A whole-word query finds the same nodes.
     [a, b] = await both('search_nodes', { query: 'chess' });
     assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent));
     assert.deepEqual(a.structuredContent.entities.map((e) => e.name).sort(), ['Alice', 'Bob']);
     // So does a part of a name.
     [a, b] = await both('search_nodes', { query: 'Bo' });
     assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent));
-    // msp finds at least what the reference finds; here more: "acm" is also
-    // the stem of "Acme" in the relation "Alice works at Acme", which brings
-    // both of its entities.
+    // Exactly what the reference finds: a substring, not a word ("acm" is
+    // in "Acme" only, not in the relation "Alice works at Acme").
     [a, b] = await both('search_nodes', { query: 'acm' });
     assert.deepEqual(b.structuredContent.entities.map((e) => e.name), ['Acme']);
-    assert.deepEqual(a.structuredContent.entities.map((e) => e.name).sort(), ['Acme', 'Alice']);
+    assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent));
+    for (const query of ['', 'CHESS', 'nothing at all', 'e', 'works at', 'anvils ']) {
+      [a, b] = await both('search_nodes', { query });
+      assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent), query);
+    }
 
     [a, b] = await both('delete_observations', { deletions: [{ entityName: 'Alice', observations: ['lives in Lyon'] }] });
     assert.deepEqual(a.structuredContent, b.structuredContent);
@@ -188,28 +192,37 @@ describe('what msp adds', () => {
     }
   });
 
-  test('search_nodes ranks by relevance', async () => {
-    const msp = await connectStdio(`${scratch.dir}/ranked`);
+  test('search_nodes finds what the reference finds for tricky queries, by name, at most limit', async () => {
+    const msp = await connectStdio(`${scratch.dir}/search`);
+    const ref = await connectReference(`${scratch.dir}/search-reference.jsonl`);
     try {
-      await msp.client.callTool({
-        name: 'create_entities',
-        arguments: {
-          entities: [
-            { name: 'Kafka', entityType: 'service', observations: ['message broker'] },
-            { name: 'Billing', entityType: 'service', observations: ['invoices customers', 'reads the Kafka topic of payments', 'writes invoices to Kafka'] },
-            { name: 'Search', entityType: 'service', observations: ['indexes products'] },
-          ],
-        },
-      });
-      const r = await msp.client.callTool({ name: 'search_nodes', arguments: { query: 'Kafka message broker' } });
-      const names = r.structuredContent.entities.map((e) => e.name);
-      assert.equal(names[0], 'Kafka');
-      assert.ok(names.includes('Billing'));
-      assert.ok(!names.includes('Search'));
-      const limited = await msp.client.callTool({ name: 'search_nodes', arguments: { query: 'service', limit: 2 } });
-      assert.equal(limited.structuredContent.entities.length, 2);
+      const entities = [
+        { name: 'Straße', entityType: 'Ort', observations: ['İstanbul trip'] },
+        { name: 'ΟΔΟΣ', entityType: 'δρόμος', observations: [] },
+        { name: 'ΣΟΦΙΑ', entityType: 'name', observations: ['ὈΔΥΣΣΕΎΣ.'] },
+        { name: 'École', entityType: 'place', observations: ['🙂 smile', 'ǅemal'] },
+        { name: 'Kafka', entityType: 'service', observations: ['message broker'] },
+        { name: 'Billing', entityType: 'service', observations: ['reads the Kafka topic', 'writes invoices to Kafka'] },
+      ];
+      for (const c of [msp, ref]) await c.client.callTool({ name: 'create_entities', arguments: { entities } });
+      const relations = [{ from: 'Billing', to: 'Kafka', relationType: 'reads' }];
+      for (const c of [msp, ref]) await c.client.callTool({ name: 'create_relations', arguments: { relations } });
+      const queries = ['', 'STRASSE', 'straß', 'İST', 'ist', 'İ', 'Σ', 'ΟΣ', 'ς', 'ΣΣ', 'ύς.', 'ÉCO', '🙂 S', 'ǆ',
+        'DŽEMAL', 'kafka', 'KAFKA TOPIC', 'Kafka message broker', 'service', 'e', 'zz', 'ka', 'nameplace'];
+      for (const query of queries) {
+        const a = await msp.client.callTool({ name: 'search_nodes', arguments: { query, limit: 1000 } });
+        const b = await ref.client.callTool({ name: 'search_nodes', arguments: { query } });
+        assert.deepEqual(canonical(a.structuredContent), canonical(b.structuredContent), JSON.stringify(query));
+        // msp's order: by name.
+        const names = a.structuredContent.entities.map((e) => e.name);
+        assert.deepEqual(names, [...names].sort(), JSON.stringify(query));
+      }
+      const limited = await msp.client.callTool({ name: 'search_nodes', arguments: { query: 'service', limit: 1 } });
+      assert.deepEqual(limited.structuredContent.entities.map((e) => e.name), ['Billing']);
+      assert.deepEqual(limited.structuredContent.relations, relations);
     } finally {
       await msp.client.close();
+      await ref.client.close();
     }
   });
 
