@@ -9,11 +9,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/index_sync.h"
+#include "index/index.h"
 #include "msp/memory.h"
+#include "store/store.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -211,6 +216,127 @@ TEST(EngineProcessesTest, ProcessesAppendingToOneSessionNeverShareAStep) {
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), static_cast<size_t>(kProcs * kSteps));
   for (size_t i = 0; i < steps->size(); ++i) EXPECT_EQ((*steps)[i].step_number, static_cast<int64_t>(i) + 1);
+}
+
+// kill -9 at random moments of a process that writes in batches and
+// searches after each (a catch-up that saves the vector file every 32
+// changes or so): after every kill the vector file is either absent or
+// whole (it loads with every checksum checked), a fresh process opens the
+// store without setting anything aside, finds every acknowledged record,
+// and its vector index reaches the store's last change.
+TEST(EngineProcessesTest, KilledWhileSavingTheVectorFileLeavesItWholeOrOld) {
+  testing::TempDir dir("msp-vecfile");
+  ASSERT_TRUE(dir.ok());
+  const std::string data = dir.path() + "/data";
+  const std::string file = data + "/vector/index.msv";
+  {
+    auto init = MemoryLayer::Open(OptionsFor(data));
+    ASSERT_TRUE(init.ok()) << init.status().ToString();
+  }
+  std::mt19937 rng(21);
+  std::vector<std::string> acked;
+  int saw_file = 0;
+  for (int cycle = 0; cycle < 10; ++cycle) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      auto mem = MemoryLayer::Open(OptionsFor(data));
+      if (!mem.ok()) Fail(10, mem.status());
+      for (int batch = 0;; ++batch) {
+        std::vector<WriteRequest> requests;
+        for (int i = 0; i < 20; ++i) {
+          WriteRequest r;
+          r.ns.tenant = "procs";
+          r.kind = Kind::kArtifact;
+          r.text = "vector file record " + Marker(100 + cycle, batch * 20 + i);
+          r.tags = {"profile"};
+          requests.push_back(r);
+        }
+        auto written = (*mem)->WriteMany(requests);
+        if (!written.ok()) Fail(12, written.status());
+        std::string lines;
+        for (const auto& w : *written) lines += w.id + "\n";
+        if (write(fds[1], lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) _exit(13);
+        RetrieveRequest q;
+        q.scope.tenant = "procs";
+        q.query = "vector file record";
+        q.record_access = false;
+        if (auto hits = (*mem)->Retrieve(q); !hits.ok()) Fail(14, hits.status());
+      }
+    }
+    close(fds[1]);
+    // Killed at a random moment after its first acknowledged batch.
+    std::string first(4096, '\0');
+    const ssize_t got = read(fds[0], first.data(), first.size());
+    first.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    usleep(static_cast<useconds_t>(rng() % 400000));
+    kill(pid, SIGKILL);
+    std::vector<std::string> ids = ReadIds(fds[0]);
+    // The first read may have ended inside a line: join it to the rest.
+    const size_t cut = first.rfind('\n');
+    if (cut != std::string::npos) {
+      for (size_t start = 0, nl; (nl = first.find('\n', start)) <= cut; start = nl + 1) {
+        acked.push_back(first.substr(start, nl - start));
+      }
+    }
+    if (!ids.empty()) ids.front() = first.substr(cut == std::string::npos ? 0 : cut + 1) + ids.front();
+    for (std::string& id : ids) acked.push_back(std::move(id));
+    close(fds[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself, status " << status;
+
+    // The file, read as the index reads it, with the vectors checked too.
+    StoreOptions so;
+    so.data_dir = data;
+    auto store = OpenStore(so);
+    ASSERT_TRUE(store.ok());
+    auto uid = (*store)->GetMeta(kStoreUidMetaKey);
+    ASSERT_TRUE(uid.ok() && *uid);
+    auto vector = MakeExactVectorIndex(Options().embedder.dimension);
+    const Status loaded =
+        vector->Load(file, "store=" + **uid + ";embedder=hashing-v1-" +
+                               std::to_string(Options().embedder.dimension) + ";dimension=" +
+                               std::to_string(Options().embedder.dimension),
+                     /*verify_vectors=*/true);
+    ASSERT_TRUE(loaded.ok() || loaded.IsNotFound()) << "cycle " << cycle << ": " << loaded.ToString();
+    saw_file += loaded.ok();
+  }
+  ASSERT_GT(acked.size(), 0u);
+  std::printf("vector file present after %d of 10 kills; %zu records acknowledged\n", saw_file, acked.size());
+
+  auto mem = MemoryLayer::Open(OptionsFor(data));
+  ASSERT_TRUE(mem.ok()) << mem.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(file + ".set-aside"));
+  Namespace tenant;
+  tenant.tenant = "procs";
+  for (const std::string& id : acked) ASSERT_TRUE((*mem)->Get(tenant, id).ok()) << id << " is lost";
+  RetrieveRequest q;
+  q.scope = tenant;
+  q.query = "vector file record";
+  q.record_access = false;
+  ASSERT_TRUE((*mem)->Retrieve(q).ok());
+  auto stats = (*mem)->GetStats(tenant);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->vector_applied_seq, stats->last_seq);
+  EXPECT_EQ(stats->lexical_applied_seq, stats->last_seq);
+  // A rebuild writes the file whole, and it holds every record.
+  ASSERT_TRUE((*mem)->Reindex().ok());
+  StoreOptions so;
+  so.data_dir = data;
+  auto store = OpenStore(so);
+  ASSERT_TRUE(store.ok());
+  auto uid = (*store)->GetMeta(kStoreUidMetaKey);
+  ASSERT_TRUE(uid.ok() && *uid);
+  const int dim = Options().embedder.dimension;
+  auto vector = MakeExactVectorIndex(dim);
+  const std::string identity = "store=" + **uid + ";embedder=hashing-v1-" + std::to_string(dim) +
+                               ";dimension=" + std::to_string(dim);
+  ASSERT_TRUE(vector->Load(file, identity, /*verify_vectors=*/true).ok());
+  EXPECT_EQ(vector->size(), acked.size());
 }
 
 }  // namespace

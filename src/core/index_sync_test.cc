@@ -1,0 +1,193 @@
+// Tests for IndexSync over the real parts (SQLite store, Xapian index,
+// vector file): a catch-up past the threshold writes the vector file; the
+// next opener loads it and replays only what came after; a damaged,
+// foreign or future file is set aside and the index rebuilt with the same
+// answers; a store without a uid is not persisted.
+#include "core/index_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_util.h"
+
+namespace msp {
+namespace {
+
+constexpr int kDim = 24;
+constexpr char kEmbedder[] = "test-embedder";
+
+class IndexSyncTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    StoreOptions so;
+    so.data_dir = dir_.path();
+    auto store = OpenStore(so);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    WriteBatch uid;
+    uid.meta.emplace_back(kStoreUidMetaKey, "uid-1");
+    ASSERT_TRUE(store_->Apply(uid).ok());
+  }
+
+  // A process's view: fresh indexes over the shared files.
+  struct View {
+    std::unique_ptr<LexicalIndex> lexical;
+    std::unique_ptr<VectorIndex> vector;
+    std::unique_ptr<IndexSync> sync;
+  };
+  View Open(const std::string& embedder = kEmbedder) {
+    View v;
+    auto lexical = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
+    EXPECT_TRUE(lexical.ok());
+    v.lexical = std::move(*lexical);
+    v.vector = MakeExactVectorIndex(kDim);
+    v.sync = std::make_unique<IndexSync>(*store_, *v.lexical, *v.vector, embedder, file());
+    EXPECT_TRUE(v.sync->Open().ok());
+    return v;
+  }
+
+  void Write(int n, const std::string& embedder = kEmbedder) {
+    WriteBatch b;
+    for (int i = 0; i < n; ++i) {
+      Memory m;
+      m.id = "rec-" + std::to_string(next_++);
+      m.ns.tenant = "t";
+      m.kind = Kind::kArtifact;
+      m.layer = Layer::kSemantic;
+      m.text = "record " + m.id;
+      m.source = "user";
+      m.created_at = m.updated_at = 1000;
+      m.embedder_id = embedder;
+      std::normal_distribution<float> g;
+      for (int d = 0; d < kDim; ++d) m.embedding.push_back(g(rng_));
+      b.puts.push_back(std::move(m));
+    }
+    ASSERT_TRUE(store_->Apply(b).ok());
+  }
+
+  std::vector<std::string> Top(View& v) {
+    IndexQuery q;
+    q.scope.tenant = "t";
+    q.limit = 20;
+    auto hits = v.vector->Search(probe_, q);
+    EXPECT_TRUE(hits.ok());
+    std::vector<std::string> ids;
+    for (const auto& h : *hits) ids.push_back(h.id);
+    return ids;
+  }
+
+  std::string file() const { return dir_.path() + "/vector/index.msv"; }
+
+  testing::TempDir dir_{"msp-index-sync"};
+  std::unique_ptr<Store> store_;
+  std::mt19937 rng_{5};
+  int next_ = 0;
+  const std::vector<float> probe_ = std::vector<float>(kDim, 0.3f);
+};
+
+TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
+  View first = Open();
+  EXPECT_EQ(first.sync->open_note(), "none");
+  Write(10);
+  ASSERT_TRUE(first.sync->CatchUp().ok());
+  EXPECT_EQ(first.sync->unsaved_changes(), 10);  // below the threshold (32)
+  EXPECT_FALSE(std::filesystem::exists(file()));
+  Write(40);
+  ASSERT_TRUE(first.sync->CatchUp().ok());
+  EXPECT_EQ(first.sync->unsaved_changes(), 0);
+  ASSERT_TRUE(std::filesystem::exists(file()));
+  EXPECT_EQ(first.sync->last_save_error(), "");
+
+  Write(5);
+  View second = Open();
+  EXPECT_EQ(second.sync->open_note(), "loaded");
+  EXPECT_EQ(second.vector->size(), 50u);
+  ASSERT_TRUE(second.sync->CatchUp().ok());
+  EXPECT_EQ(second.sync->unsaved_changes(), 5);  // only what came after the file
+  EXPECT_EQ(second.vector->size(), 55u);
+  ASSERT_TRUE(first.sync->CatchUp().ok());
+  EXPECT_EQ(Top(first), Top(second));
+  EXPECT_EQ(second.vector->AppliedSeq(), *store_->LastSeq());
+}
+
+TEST_F(IndexSyncTest, ADamagedForeignOrFutureFileIsSetAsideAndRebuilt) {
+  Write(60);
+  View built = Open();
+  ASSERT_TRUE(built.sync->CatchUpAndPersist().ok());
+  const std::vector<std::string> want = Top(built);
+  ASSERT_EQ(want.size(), 20u);
+  std::ifstream in(file(), std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto put = [&](const std::string& bytes) {
+    std::ofstream(file(), std::ios::binary | std::ios::trunc) << bytes;
+    std::filesystem::remove(file() + ".set-aside");
+  };
+  auto check_rebuilt = [&](const std::string& why) {
+    View v = Open();
+    EXPECT_NE(v.sync->open_note().find("set aside"), std::string::npos) << why << ": " << v.sync->open_note();
+    EXPECT_TRUE(std::filesystem::exists(file() + ".set-aside")) << why;
+    EXPECT_EQ(v.vector->size(), 0u) << why;
+    ASSERT_TRUE(v.sync->CatchUp().ok());
+    EXPECT_EQ(Top(v), want) << why;
+    EXPECT_TRUE(std::filesystem::exists(file())) << why << ": rebuilt and saved again";
+  };
+
+  std::string garbled = good;
+  garbled[4096 + 7] = static_cast<char>(garbled[4096 + 7] ^ 0x40);
+  put(garbled);
+  check_rebuilt("garbled");
+  put(good.substr(0, good.size() / 2));
+  check_rebuilt("torn");
+  put("");
+  check_rebuilt("empty");
+
+  // Made with another embedder: foreign.
+  put(good);
+  {
+    View other = Open("another-embedder");
+    EXPECT_NE(other.sync->open_note().find("set aside"), std::string::npos) << other.sync->open_note();
+  }
+  // Stamped past the store's last change (a store restored from a backup).
+  {
+    auto future = MakeExactVectorIndex(kDim);
+    ASSERT_TRUE(future->Apply({}, {}, *store_->LastSeq() + 100).ok());
+    ASSERT_TRUE(future->Save(file(), "store=uid-1;embedder=test-embedder;dimension=24").ok());
+    std::filesystem::remove(file() + ".set-aside");
+  }
+  check_rebuilt("future");
+}
+
+TEST_F(IndexSyncTest, RecordsOfAnotherEmbedderStayOutOfTheVectorIndex) {
+  Write(3);
+  Write(2, "another-embedder");
+  View v = Open();
+  ASSERT_TRUE(v.sync->CatchUp().ok());
+  EXPECT_EQ(v.vector->size(), 3u);
+  EXPECT_EQ(*v.lexical->DocCount(), 5);
+}
+
+TEST_F(IndexSyncTest, AStoreWithoutAUidIsNotPersisted) {
+  testing::TempDir other("msp-index-sync-nouid");
+  StoreOptions so;
+  so.data_dir = other.path();
+  auto store = OpenStore(so);
+  ASSERT_TRUE(store.ok());
+  auto lexical = OpenLexicalIndex(other.path() + "/lexical", RetrievalOptions{});
+  ASSERT_TRUE(lexical.ok());
+  auto vector = MakeExactVectorIndex(kDim);
+  IndexSync sync(**store, **lexical, *vector, kEmbedder, other.path() + "/vector/index.msv");
+  ASSERT_TRUE(sync.Open().ok());
+  EXPECT_NE(sync.open_note().find("not persisted"), std::string::npos);
+  ASSERT_TRUE(sync.Rebuild(true).ok());
+  EXPECT_FALSE(std::filesystem::exists(other.path() + "/vector/index.msv"));
+}
+
+}  // namespace
+}  // namespace msp
