@@ -173,6 +173,9 @@ class MemoryLayer {
 
   // Rebuilds the derived indexes from the store.
   virtual Status Reindex() = 0;
+  // Brings the derived indexes up to date with the store's change sequence
+  // (every query does this first; calling it ahead only moves the cost).
+  virtual Status CatchUpIndexes() { return Status::Ok(); }
 
   // JSONL, one record a line (format in README). Import is all-or-nothing:
   // on any bad line nothing is applied and the error names the line.

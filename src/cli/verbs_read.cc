@@ -1,4 +1,5 @@
 // Verbs that read: search, get, history, stats, audit.
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <ostream>
@@ -33,12 +34,30 @@ Status RunSearch(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(r.as_of, TimeFlag(inv, "--as-of"));
   r.explain = flags.Has("--explain");
 
+  // --timing: where a search process's time goes, on stderr.
+  const bool timing = flags.Has("--timing");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return Fixed(std::chrono::duration<double, std::milli>(to - from).count(), 2);
+  };
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  const Clock::time_point opened = Clock::now();
+  if (timing) MSP_RETURN_IF_ERROR(engine->CatchUpIndexes());
+  const Clock::time_point caught_up = Clock::now();
   MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine->Retrieve(r));
+  const Clock::time_point queried = Clock::now();
+  const auto report_timing = [&] {
+    if (!timing) return;
+    *inv.err << "timing: open " << ms(started, opened) << " ms, catch-up " << ms(opened, caught_up)
+             << " ms, query " << ms(caught_up, queried) << " ms, render " << ms(queried, Clock::now())
+             << " ms\n";
+  };
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const SearchHit& h : hits) arr.push_back(SearchHitToJson(h));
     PrintJson(inv, arr);
+    report_timing();
     return Status::Ok();
   }
   if (hits.empty()) *inv.out << "no results\n";
@@ -51,6 +70,7 @@ Status RunSearch(Invocation& inv) {
                << ", adds " << Fixed(c.contribution, 4) << "\n";
     }
   }
+  report_timing();
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -174,6 +175,8 @@ class Engine final : public MemoryLayer {
         extractor_(std::move(parts.extractor)),
         clock_(parts.clock ? std::move(parts.clock) : SystemClock()),
         index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file)) {}
+
+  ~Engine() override { FlushAccess(); }
 
   // Starts the background consolidation worker (consolidation.background)
   // and queues the sessions a previous run left queued. After Init().
@@ -467,6 +470,7 @@ class Engine final : public MemoryLayer {
         WriteBatch batch;
         batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "episode"));
         batch.puts.push_back(m);
+        FlushAccess();
         auto seqs = store_->Apply(batch);
         if (seqs.ok()) {
           m.seq = seqs->empty() ? 0 : seqs->front();
@@ -584,6 +588,7 @@ class Engine final : public MemoryLayer {
   }
 
   Result<std::vector<Memory>> History(const Namespace& scope, const std::string& id) override {
+    FlushAccess();
     MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(scope, id, /*allow_expired=*/true));
     std::set<std::string> seen{m.id};
     std::vector<Memory> back;  // predecessors, newest first
@@ -851,12 +856,13 @@ class Engine final : public MemoryLayer {
         h.memory.access_count += 1;
         h.memory.last_accessed = now;
       }
-      MSP_RETURN_IF_ERROR(store_->RecordAccess(served, now));
+      NoteAccess(served, now);
     }
     return out;
   }
 
   Result<Memory> Get(const Namespace& scope, const std::string& id) override {
+    FlushAccess();
     MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(scope, id, /*allow_expired=*/false));
     m.embedding.clear();
     return m;
@@ -864,6 +870,7 @@ class Engine final : public MemoryLayer {
 
   Result<std::vector<Memory>> List(const ListRequest& r) override {
     if (r.limit < 0 || r.offset < 0) return Status::InvalidArgument("limit and offset must be >= 0");
+    FlushAccess();
     if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
     RecordQuery q;
     q.scope = r.scope;
@@ -1020,6 +1027,7 @@ class Engine final : public MemoryLayer {
                                       b.reason.empty() ? "commit" : b.reason, json{{"kind", KindName(m.kind)}}));
     }
     batch.puts = records;
+    FlushAccess();
     MSP_ASSIGN_OR_RETURN(std::vector<int64_t> seqs, store_->Apply(batch));
     for (size_t i = 0; i < records.size(); ++i) {
       records[i].seq = seqs[i];
@@ -1074,6 +1082,7 @@ class Engine final : public MemoryLayer {
   }
 
   Status Reindex() override { return index_sync_.Rebuild(/*lexical_too=*/true); }
+  Status CatchUpIndexes() override { return CatchUp(); }
 
   // Leaves both indexes caught up and the vector index persisted, so the
   // first query after an import does not pay for indexing it.
@@ -1087,6 +1096,7 @@ class Engine final : public MemoryLayer {
 
   Result<int64_t> Export(const Namespace& scope, std::ostream& out) override {
     MSP_RETURN_IF_ERROR(ValidateCommon(scope, {}, "", 1.0, "", {}));
+    FlushAccess();
     return ExportJsonl(*store_, scope, out);
   }
 
@@ -1230,6 +1240,7 @@ class Engine final : public MemoryLayer {
   }
 
   Status ApplyBatch(const WriteBatch& batch) {
+    FlushAccess();
     MSP_ASSIGN_OR_RETURN(auto seqs, store_->Apply(batch));
     (void)seqs;
     return Status::Ok();
@@ -1612,6 +1623,40 @@ class Engine final : public MemoryLayer {
     return Status::Ok();
   }
 
+  // ---- access bookkeeping ----------------------------------------------
+  //
+  // Retrieve's bumps of access_count / last_accessed are kept in memory and
+  // written in one Store::RecordAccess (bookkeeping: not fsynced) by the
+  // first retrieval a second or more after the oldest one, before any write
+  // (eviction reads the counts) and any read that returns records, and when
+  // the engine closes. So a search writes nothing itself, a short-lived
+  // process writes once at exit, and a server once a second at most. A
+  // flush records the batch's latest access time as last_accessed; a failed
+  // flush drops its bumps (a read-only store never fills memory with them).
+
+  void NoteAccess(const std::vector<std::string>& ids, TimeMs at) {
+    {
+      std::lock_guard<std::mutex> lock(access_mu_);
+      if (pending_access_.empty()) first_access_at_ = at;
+      pending_access_.insert(pending_access_.end(), ids.begin(), ids.end());
+      pending_access_at_ = std::max(pending_access_at_, at);
+      if (at - first_access_at_ < kAccessFlushIntervalMs) return;
+    }
+    FlushAccess();
+  }
+
+  void FlushAccess() {
+    std::vector<std::string> ids;
+    TimeMs at = 0;
+    {
+      std::lock_guard<std::mutex> lock(access_mu_);
+      if (pending_access_.empty()) return;
+      ids.swap(pending_access_);
+      at = std::exchange(pending_access_at_, 0);
+    }
+    (void)store_->RecordAccess(ids, at);
+  }
+
   // ---- index catch-up ---------------------------------------------------
 
   Status CatchUp() { return index_sync_.CatchUp(); }
@@ -1637,6 +1682,11 @@ class Engine final : public MemoryLayer {
   // Serialises this process's read-modify-write sequences (dedup, step
   // numbers, eviction). Other processes are serialised by the store.
   std::mutex write_mu_;
+  static constexpr TimeMs kAccessFlushIntervalMs = 1000;  // by clock_
+  std::mutex access_mu_;
+  std::vector<std::string> pending_access_;  // an id once per bump; guarded by access_mu_
+  TimeMs pending_access_at_ = 0;             // the latest bump's time; guarded by access_mu_
+  TimeMs first_access_at_ = 0;  // the oldest pending bump's time; guarded by access_mu_
   // One consolidation at a time in this process (the worker's and callers').
   std::mutex consolidate_mu_;
   std::mutex queue_meta_mu_;  // the read-modify-write of the stored queue

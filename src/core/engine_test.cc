@@ -95,6 +95,45 @@ TEST_F(EngineTest, WriteThenRetrieveFindsIt) {
   EXPECT_EQ(got->text, "Ann prefers dark roast coffee in the morning");
 }
 
+// Access bookkeeping is buffered: searches write nothing themselves; the
+// bumps reach the store when the engine closes (or before a write, or a
+// read that returns records, or a second after the first), each counted.
+TEST_F(EngineTest, AccessBumpsAreBatchedAndWrittenWhenTheEngineCloses) {
+  auto w = engine_->Write(Req("Ann prefers dark roast coffee in the morning", Ns()));
+  ASSERT_TRUE(w.ok());
+  auto other = Open(options_);  // another process's view of the store
+  ASSERT_NE(other, nullptr);
+  auto count_seen_by = [&](MemoryLayer& e) {
+    ListRequest l;
+    l.scope = Ns();
+    auto listed = e.List(l);
+    EXPECT_TRUE(listed.ok());
+    return listed.ok() && !listed->empty() ? (*listed)[0].access_count : -1;
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Search(*engine_, Ns(), "coffee").size(), 1u);
+  EXPECT_EQ(count_seen_by(*other), 0);  // nothing written yet
+  engine_.reset();
+  EXPECT_EQ(count_seen_by(*other), 3);
+  auto got = other->Get(Ns(), w->id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->last_accessed, clock_->NowMs());
+  // A write flushes the bumps before it.
+  ASSERT_EQ(Search(*other, Ns(), "coffee").size(), 1u);
+  engine_ = Open(options_);
+  EXPECT_EQ(count_seen_by(*engine_), 3);
+  ASSERT_TRUE(other->Write(Req("Ann is allergic to peanuts and avoids them", Ns())).ok());
+  EXPECT_EQ(count_seen_by(*engine_), 4);
+  // A search a second (of the engine's clock) after the oldest pending bump
+  // flushes them all.
+  ASSERT_EQ(Search(*other, Ns(), "coffee").size(), 1u);
+  clock_->Advance(999);
+  ASSERT_EQ(Search(*other, Ns(), "coffee").size(), 1u);
+  EXPECT_EQ(count_seen_by(*engine_), 4);
+  clock_->Advance(1);
+  ASSERT_EQ(Search(*other, Ns(), "coffee").size(), 1u);
+  EXPECT_EQ(count_seen_by(*engine_), 7);
+}
+
 TEST_F(EngineTest, ExplainShowsEachSignal) {
   ASSERT_TRUE(engine_->Write(Req("The deployment runbook lives in the ops wiki", Ns())).ok());
   RetrieveRequest r;

@@ -110,7 +110,9 @@ class Store {
   virtual Result<std::vector<Change>> ChangesSince(int64_t after, int limit) = 0;
   virtual Result<int64_t> LastSeq() = 0;
 
-  // Bumps access_count by one and sets last_accessed = at, for each id.
+  // Bumps access_count by one and sets last_accessed = at, for each id (an
+  // id given twice counts twice). Bookkeeping: committed without an fsync,
+  // so a machine crash (not a process crash) may lose the last bumps.
   virtual Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) = 0;
 
   // Newest first, at most query.limit events.

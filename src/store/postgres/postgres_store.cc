@@ -702,7 +702,9 @@ Status PostgresStoreImpl::RecordAccess(const std::vector<std::string>& ids, Time
   std::vector<std::string> sorted = ids;
   std::sort(sorted.begin(), sorted.end());
   const std::string array = PgTextArray(sorted);
+  // Bookkeeping: committed without waiting for the WAL flush.
   return Transact("record access", [&](PgConnection& c) {
+    MSP_RETURN_IF_ERROR(c.Exec("SET LOCAL synchronous_commit TO OFF", PgParams(), "record access").status());
     return c.Exec("UPDATE records AS r SET access_count = r.access_count + u.n, "
                   "last_accessed = $1 FROM (SELECT id, count(*) AS n FROM unnest($2::text[]) "
                   "AS id GROUP BY id) AS u WHERE r.id = u.id",

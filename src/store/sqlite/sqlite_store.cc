@@ -172,7 +172,8 @@ Filter BuildFilter(const RecordQuery& q) {
 
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  SqliteStore(std::unique_ptr<SqliteDb> db, std::string synchronous)
+      : db_(std::move(db)), synchronous_(std::move(synchronous)) {}
 
   Result<std::vector<int64_t>> Apply(const WriteBatch& batch) override;
   Result<std::optional<Memory>> Get(const std::string& id) override;
@@ -197,6 +198,7 @@ class SqliteStore final : public Store {
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;
+  const std::string synchronous_;  // the connection's PRAGMA synchronous
 };
 
 Result<int64_t> SqliteStore::AppendChange(const std::string& id, std::string_view op, int64_t at) {
@@ -505,20 +507,28 @@ Result<int64_t> SqliteStore::LastSeq() {
   return s.ColumnInt(0);
 }
 
+// Bookkeeping, not fsynced: the commit runs at synchronous = OFF (in WAL
+// mode it still cannot corrupt the database; a machine crash may lose it),
+// and the connection's setting is restored after.
 Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
   if (ids.empty()) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction txn(db_.get(), Transaction::Mode::kImmediate, "record access");
-  MSP_RETURN_IF_ERROR(txn.status());
-  MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE records SET access_count = access_count "
-                                                 "+ 1, last_accessed = ? WHERE id = ?",
-                                                 "record access"));
-  for (const std::string& id : ids) {
-    s.BindInt(1, at);
-    s.BindText(2, id);
-    MSP_RETURN_IF_ERROR(s.Run());
-  }
-  return txn.Commit();
+  MSP_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = OFF", "record access"));
+  Status status = [&]() -> Status {
+    Transaction txn(db_.get(), Transaction::Mode::kImmediate, "record access");
+    MSP_RETURN_IF_ERROR(txn.status());
+    MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE records SET access_count = access_count "
+                                                   "+ 1, last_accessed = ? WHERE id = ?",
+                                                   "record access"));
+    for (const std::string& id : ids) {
+      s.BindInt(1, at);
+      s.BindText(2, id);
+      MSP_RETURN_IF_ERROR(s.Run());
+    }
+    return txn.Commit();
+  }();
+  const Status restored = db_->Exec("PRAGMA synchronous = " + synchronous_, "record access");
+  return status.ok() ? restored : status;
 }
 
 Result<std::vector<AuditEvent>> SqliteStore::ListAudit(const AuditQuery& query) {
@@ -636,7 +646,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1 + jitter() % 10));
   }
-  return std::unique_ptr<Store>(new SqliteStore(std::move(db)));
+  return std::unique_ptr<Store>(new SqliteStore(std::move(db), synchronous));
 }
 
 }  // namespace msp
