@@ -226,6 +226,8 @@ class ExactVectorIndex final : public VectorIndex {
     MSP_ASSIGN_OR_RETURN(std::string strings, file.Read(kStringsSection));
     const int fd = file.fd();
     bool mapped = true;
+    // Pages are read as they are touched (MAP_POPULATE of the metadata, or
+    // of the float16 copies a scan reads, measured slower at 100,000 records).
     auto map = [&](auto& array, FileSection s) {
       using T = std::remove_reference_t<decltype(*array.data())>;
       mapped = mapped && array.MapFile(fd, file.offset(s), static_cast<size_t>(file.bytes(s) / sizeof(T)));
