@@ -194,7 +194,8 @@ Status RunCoreAppend(Invocation& inv);
 Status RunCoreReplace(Invocation& inv);
 Status RunContext(Invocation& inv);
 Status RunAgent(Invocation& inv);
-Status RunServe(Invocation& inv);
+Status RunServe(Invocation& inv);        // verbs_serve.cc, in libmsp_serve.so
+Status RunServeModule(Invocation& inv);  // serve_loader.cc: loads libmsp_serve.so, runs RunServe
 Status RunMcp(Invocation& inv);  // verbs_mcp.cc, when MCP is built
 // verbs_query.cc: mission retrieval.
 Status RunQuery(Invocation& inv);

@@ -1,15 +1,10 @@
 // Loads libmsp_ingest_formats.so (see formats.h) and forwards the
 // format extractors of document.h to it; the dispatcher Extract().
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <climits>
-#include <cstdlib>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "ingest/formats.h"
+#include "util/module.h"
 #include "util/utf8.h"
 
 #ifndef MSP_INGEST_MODULE_BUILD_PATH
@@ -19,62 +14,28 @@
 namespace msp {
 namespace {
 
-constexpr const char* kModuleName = "libmsp_ingest_formats.so";
-
-std::string ProgramDir() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string path(buf, static_cast<size_t>(n));
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-std::vector<std::string> Candidates() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("MSP_INGEST_MODULE"); env != nullptr && *env != '\0') out.push_back(env);
-  const std::string dir = ProgramDir();
-  if (!dir.empty()) {
-    out.push_back(dir + "/" + kModuleName);
-    out.push_back(dir + "/../lib/msp/" + kModuleName);
-  }
-  if (std::string(MSP_INGEST_MODULE_BUILD_PATH) != "") out.push_back(MSP_INGEST_MODULE_BUILD_PATH);
-  return out;
-}
-
 struct Loaded {
   const IngestFormatsV1* table = nullptr;
-  std::string error;
+  Status error;
 };
 
 Loaded Load() {
+  static constexpr ModuleSpec kSpec{"libmsp_ingest_formats.so", "MSP_INGEST_MODULE", MSP_INGEST_MODULE_BUILD_PATH,
+                                    "msp_ingest_formats_v1", "reading PDF, DOCX, Markdown and HTML documents"};
   Loaded out;
-  std::string tried;
-  for (const std::string& path : Candidates()) {
-    if (access(path.c_str(), R_OK) != 0) {
-      tried += "\n  " + path + " (not there)";
-      continue;
-    }
-    // Never closed: the readers stay loaded for the life of the process.
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = dlerror();
-      tried += "\n  " + path + " (" + (why == nullptr ? "dlopen failed" : why) + ")";
-      continue;
-    }
-    using Entry = const IngestFormatsV1* (*)();
-    auto entry = reinterpret_cast<Entry>(dlsym(handle, "msp_ingest_formats_v1"));
-    const IngestFormatsV1* table = entry == nullptr ? nullptr : entry();
-    if (table == nullptr || table->version != 1 || table->pdf == nullptr || table->docx == nullptr ||
-        table->markdown == nullptr || table->html == nullptr) {
-      tried += "\n  " + path + " (not an msp document-reader module of version 1)";
-      continue;
-    }
-    out.table = table;
+  Result<void*> entry = LoadModule(kSpec);
+  if (!entry.ok()) {
+    out.error = entry.status();
     return out;
   }
-  out.error = std::string("the document readers (") + kModuleName +
-              ") could not be loaded; build or install it beside msp, or set MSP_INGEST_MODULE. Tried:" + tried;
+  using Entry = const IngestFormatsV1* (*)();
+  const IngestFormatsV1* table = reinterpret_cast<Entry>(*entry)();
+  if (table == nullptr || table->version != 1 || table->pdf == nullptr || table->docx == nullptr ||
+      table->markdown == nullptr || table->html == nullptr) {
+    out.error = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp document-reader module of version 1");
+    return out;
+  }
+  out.table = table;
   return out;
 }
 
@@ -84,7 +45,7 @@ Result<const IngestFormatsV1*> IngestFormats() {
   static std::once_flag once;
   static Loaded loaded;
   std::call_once(once, [] { loaded = Load(); });
-  if (loaded.table == nullptr) return Status::FailedPrecondition(loaded.error);
+  if (loaded.table == nullptr) return loaded.error;
   return loaded.table;
 }
 

@@ -1,15 +1,64 @@
-// OpenStore: picks the Store backend named in StoreOptions.
+// OpenStore: picks the Store backend named in StoreOptions. SQLite is linked
+// in; the PostgreSQL store (and libpq with its ~20 dependencies) is a module,
+// libmsp_postgres.so, loaded the first time a PostgreSQL store is opened
+// (postgres/postgres_module.cc).
 #include "store/store.h"
 
-#include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
-#include <thread>
 
+#include "store/postgres/postgres_module.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "util/module.h"
+
+#ifndef MSP_POSTGRES_MODULE_BUILD_PATH
+#define MSP_POSTGRES_MODULE_BUILD_PATH ""
+#endif
 
 namespace msp {
+namespace {
+
+Result<const PostgresModuleV1*> PostgresModule() {
+  static std::once_flag once;
+  static Result<const PostgresModuleV1*> loaded = Status::Internal("not loaded");
+  std::call_once(once, [] {
+    static constexpr ModuleSpec kSpec{"libmsp_postgres.so", "MSP_POSTGRES_MODULE", MSP_POSTGRES_MODULE_BUILD_PATH,
+                                      "msp_postgres_v1", "the PostgreSQL store (store.backend = postgres)"};
+    Result<void*> entry = LoadModule(kSpec);
+    if (!entry.ok()) {
+      loaded = entry.status();
+      return;
+    }
+    using Entry = const PostgresModuleV1* (*)();
+    const PostgresModuleV1* table = reinterpret_cast<Entry>(*entry)();
+    if (table == nullptr || table->version != 1) {
+      loaded = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp PostgreSQL module of version 1");
+      return;
+    }
+    loaded = table;
+  });
+  return loaded;
+}
+
+}  // namespace
+
+// The PostgreSQL store's functions (postgres_store.h), forwarded to the module.
+Result<std::unique_ptr<PostgresStore>> OpenPostgresStore(const StoreOptions& options) {
+  MSP_ASSIGN_OR_RETURN(const PostgresModuleV1* pg, PostgresModule());
+  return pg->open(options);
+}
+
+Status ValidatePostgresOptions(const StoreOptions& options) {
+  MSP_ASSIGN_OR_RETURN(const PostgresModuleV1* pg, PostgresModule());
+  return pg->validate(options);
+}
+
+std::string ChangeChannel(const std::string& schema) {
+  Result<const PostgresModuleV1*> pg = PostgresModule();
+  return pg.ok() ? (*pg)->change_channel(schema) : std::string();
+}
 
 Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
   if (options.backend == "postgres") {
@@ -31,28 +80,6 @@ Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
     return Status::IoError("cannot create data directory " + options.data_dir + ": " + why);
   }
   return OpenSqliteStore((dir / "msp.db").string(), options);
-}
-
-Result<int64_t> Store::WaitForChange(int64_t after, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    MSP_ASSIGN_OR_RETURN(int64_t last, LastSeq());
-    if (last > after || std::chrono::steady_clock::now() >= deadline) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-namespace {
-
-class GrantedLease final : public StoreLease {
- public:
-  bool held() override { return true; }
-};
-
-}  // namespace
-
-Result<std::unique_ptr<StoreLease>> Store::TryLease(const std::string& /*name*/) {
-  return std::unique_ptr<StoreLease>(new GrantedLease);
 }
 
 }  // namespace msp
