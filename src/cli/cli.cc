@@ -498,7 +498,7 @@ const std::vector<Verb>& Verbs() {
        {}, 0, kTakesNamespace | kTakesJson | kTakesSettings, &RunSetupClaudeCode},
       {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
        "serve the REST API (/v1) and MCP over HTTP (/mcp) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
-       &RunServe},
+       &RunServeModule},
 #ifdef MSP_HAVE_MCP
       {"mcp", "[flags]", "serve MCP on stdio: one JSON-RPC message a line (see docs/mcp.md)", {}, {}, 0,
        kTakesNamespace | kTakesSettings, &RunMcp},
