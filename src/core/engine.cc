@@ -1278,7 +1278,7 @@ class Engine final : public MemoryLayer {
       }
     };
     for (const auto& p : pending) consider(p);
-    MSP_RETURN_IF_ERROR(CatchUp());
+    MSP_RETURN_IF_ERROR(index_sync_.CatchUpVectors());
     IndexQuery q;
     q.scope = m.ns;
     q.filter.kinds = {Kind::kFact};

@@ -71,6 +71,13 @@ Status IndexSync::CatchUp() {
   return Status::Ok();
 }
 
+Status IndexSync::CatchUpVectors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_RETURN_IF_ERROR(CatchUpLocked(/*lexical=*/false));
+  if (unsaved_ >= SaveThreshold()) SaveLocked();
+  return Status::Ok();
+}
+
 Status IndexSync::Rebuild(bool lexical_too) {
   std::lock_guard<std::mutex> lock(mu_);
   if (lexical_too) MSP_RETURN_IF_ERROR(lexical_.Clear());
@@ -123,10 +130,13 @@ void IndexSync::SaveLocked() {
 // Replays the change sequence into both indexes, a page at a time. Each
 // page applies the records' current state (a put of a record since deleted
 // becomes a delete), so replaying is idempotent.
-Status IndexSync::CatchUpLocked() {
+Status IndexSync::CatchUpLocked(bool lexical) {
   MSP_ASSIGN_OR_RETURN(int64_t last, store_.LastSeq());
-  MSP_ASSIGN_OR_RETURN(int64_t lex_at, lexical_.AppliedSeq());
   int64_t vec_at = vector_.AppliedSeq();
+  int64_t lex_at = vec_at;  // not caught up: treated as in step with the vectors
+  if (lexical) {
+    MSP_ASSIGN_OR_RETURN(lex_at, lexical_.AppliedSeq());
+  }
   int64_t from = std::min(lex_at, vec_at);
   while (from < last) {
     MSP_ASSIGN_OR_RETURN(auto changes, store_.ChangesSince(from, kCatchUpPage));
@@ -144,10 +154,10 @@ Status IndexSync::CatchUpLocked() {
       if (!present.count(id)) deletes.push_back(id);
     }
     const int64_t up_to = changes.back().seq;
-    if (lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_.Apply(records, deletes, up_to));
+    if (lexical && lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_.Apply(records, deletes, up_to));
     if (vec_at < up_to) {
       MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
-      unsaved_ += static_cast<int64_t>(changes.size());
+      unsaved_ += std::count_if(changes.begin(), changes.end(), [&](const Change& c) { return c.seq > vec_at; });
     }
     lex_at = std::max(lex_at, up_to);
     vec_at = std::max(vec_at, up_to);

@@ -47,6 +47,11 @@ class IndexSync {
   // returned: the indexes in memory are right either way).
   Status CatchUp();
 
+  // As CatchUp, for the vector index only (the lexical index waits for the
+  // next query): for readers of vectors alone, such as the write path's
+  // twin search, since a lexical catch-up commits Xapian (four fsyncs).
+  Status CatchUpVectors();
+
   // Empties both indexes (or only the vector index), replays everything and
   // persists the vector index: `msp reindex`, the end of a reembed.
   Status Rebuild(bool lexical_too);
@@ -65,8 +70,9 @@ class IndexSync {
   std::string last_save_error() const;
 
  private:
-  // REQUIRES: mu_ held.
-  Status CatchUpLocked();
+  // Replays into the vector index, and into the lexical one too when
+  // `lexical`. REQUIRES: mu_ held.
+  Status CatchUpLocked(bool lexical = true);
   Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
   void SaveLocked();
   Result<std::string> Identity();

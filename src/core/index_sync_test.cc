@@ -173,6 +173,24 @@ TEST_F(IndexSyncTest, RecordsOfAnotherEmbedderStayOutOfTheVectorIndex) {
   EXPECT_EQ(*v.lexical->DocCount(), 5);
 }
 
+// The write path's twin search needs vectors only: CatchUpVectors leaves
+// the lexical index (whose catch-up commits Xapian) for the next query.
+TEST_F(IndexSyncTest, CatchUpVectorsLeavesTheLexicalIndexForTheNextQuery) {
+  View v = Open();
+  Write(4);
+  ASSERT_TRUE(v.sync->CatchUpVectors().ok());
+  const int64_t last = *store_->LastSeq();
+  EXPECT_EQ(v.vector->AppliedSeq(), last);
+  EXPECT_EQ(v.vector->size(), 4u);
+  EXPECT_EQ(*v.lexical->AppliedSeq(), 0);
+  Write(2);
+  ASSERT_TRUE(v.sync->CatchUp().ok());
+  EXPECT_EQ(*v.lexical->AppliedSeq(), *store_->LastSeq());
+  EXPECT_EQ(*v.lexical->DocCount(), 6);
+  EXPECT_EQ(v.vector->size(), 6u);
+  EXPECT_EQ(v.sync->unsaved_changes(), 6);  // each change counted once
+}
+
 TEST_F(IndexSyncTest, AStoreWithoutAUidIsNotPersisted) {
   testing::TempDir other("msp-index-sync-nouid");
   StoreOptions so;
