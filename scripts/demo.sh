@@ -9,7 +9,9 @@ bash scripts/deps.sh
 # stop a user's build (the test command builds with warnings as errors).
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DMSP_BUILD_TESTS=OFF -DMSP_BUILD_BENCH=OFF \
   -DMSP_WERROR=OFF >/dev/null
-cmake --build build/release --target msp -j"$(nproc)" >/dev/null
+# msp, its modules (built with it; beside it in the build tree) and the lean
+# capture hook msp-capture that `msp setup claude-code` registers.
+cmake --build build/release --target msp msp-capture -j"$(nproc)" >/dev/null
 data_dir=$(mktemp -d)
 trap 'rm -rf "$data_dir"' EXIT
 build/release/src/cli/msp demo --data-dir "$data_dir/demo" "$@"

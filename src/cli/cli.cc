@@ -494,7 +494,7 @@ const std::vector<Verb>& Verbs() {
         {"--post-tool-use", "", "also register the PostToolUse hook (it records only with hooks.post_tool_use)"},
         {"--no-mcp", "", "do not register the MCP server"},
         {"--msp", "PATH", "the msp executable the hooks run (default: this one)"},
-        {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp, else msp capture)"}},
+        {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp)"}},
        {}, 0, kTakesNamespace | kTakesJson | kTakesSettings, &RunSetupClaudeCode},
       {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
        "serve the REST API (/v1) and MCP over HTTP (/mcp) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,

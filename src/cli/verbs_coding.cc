@@ -373,8 +373,16 @@ Status RunSetupClaudeCode(Invocation& inv) {
   if (msp.empty()) msp = "msp";
   std::string capture = inv.flags.Get("--capture");
   if (capture.empty()) {
-    const fs::path lean = fs::path(msp).parent_path() / "msp-capture";
-    capture = fs::exists(lean, ec) ? lean.string() : msp + " capture";
+    // Always the lean hook (it starts in a third of msp's time): beside this
+    // msp, or on PATH when msp is named by PATH too.
+    const fs::path dir = fs::path(msp).parent_path();
+    capture = dir.empty() ? "msp-capture" : (dir / "msp-capture").string();
+    if (!dir.empty() && !fs::exists(capture, ec)) {
+      return Status::FailedPrecondition("the capture hook msp-capture is not beside " + msp + " (looked for " +
+                                        capture + "); build it (cmake --build BUILD --target msp-capture) or "
+                                        "install both (cmake --install BUILD), or name the hook's command with "
+                                        "--capture");
+    }
   }
   const std::string& dir = inv.config.options.store.data_dir;
   std::string data_flag;
