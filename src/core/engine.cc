@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
@@ -392,27 +394,120 @@ class Engine final : public MemoryLayer {
       records.push_back(std::move(m).value());
     }
     MSP_RETURN_IF_ERROR(EmbedRecords(*embedder_, &records));
-    std::lock_guard<std::mutex> lock(write_mu_);
-    WriteBatch batch;
-    std::vector<Memory> pending;
+    WriteJob job{&requests, std::move(records), now};
+    std::unique_lock<std::mutex> lock(group_mu_);
+    group_queue_.push_back(&job);
+    while (!job.done && group_leader_) group_cv_.wait(lock);
+    if (!job.done) {
+      // No commit under way: lead until this call's own job is done.
+      group_leader_ = true;
+      while (!job.done) {
+        std::vector<WriteJob*> group;
+        size_t records_in_group = 0;
+        while (!group_queue_.empty() && (group.empty() || records_in_group < kMaxGroupRecords)) {
+          records_in_group += group_queue_.front()->records.size();
+          group.push_back(group_queue_.front());
+          group_queue_.pop_front();
+        }
+        lock.unlock();
+        RunWriteGroup(group);
+        lock.lock();
+        for (WriteJob* j : group) j->done = true;
+        group_cv_.notify_all();
+      }
+      group_leader_ = false;
+      group_cv_.notify_all();
+    }
+    return std::move(job.result);
+  }
+
+  // ---- group commit -----------------------------------------------------
+  //
+  // Concurrent WriteMany calls in one process share a transaction and its
+  // fsync (leveldb's writer queue is the model): the first caller to find no
+  // commit under way leads; it plans every queued call in turn into one
+  // batch (so a call sees the facts of the calls before it, as records of one
+  // WriteMany do: a twin merges), plans evictions for the whole batch, and
+  // applies it once. If that batch fails, each call is planned and applied
+  // alone, so one call's conflict or refusal never fails another's.
+
+  struct WriteJob {
+    const std::vector<WriteRequest>* requests;
+    std::vector<Memory> records;  // prepared and embedded
+    TimeMs now = 0;
+    Result<std::vector<WriteResult>> result = Status::Internal("write not run");
+    bool done = false;  // guarded by group_mu_
+  };
+
+  // Plans `records` (of `requests`) into `batch`: facts through PlanFact
+  // (twins in the store or in `pending` merge), the rest as puts.
+  // REQUIRES: write_mu_ held.
+  Result<std::vector<WriteResult>> PlanWrites(const std::vector<WriteRequest>& requests,
+                                              std::vector<Memory> records, TimeMs now, WriteBatch* batch,
+                                              std::vector<Memory>* pending) {
     std::vector<WriteResult> results(records.size());
     for (size_t i = 0; i < records.size(); ++i) {
       const std::string actor = ActorOf(requests[i].actor);
       if (records[i].kind == Kind::kFact) {
-        MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(records[i]), actor, now, &batch, &pending));
+        MSP_ASSIGN_OR_RETURN(auto placed, PlanFact(std::move(records[i]), actor, now, batch, pending));
         results[i].id = placed.first;
         results[i].merged = placed.second;
         continue;
       }
       results[i].id = records[i].id;
-      batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, records[i].id,
-                                      records[i].ns.tenant, "write"));
-      batch.puts.push_back(std::move(records[i]));
+      batch->audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, records[i].id,
+                                       records[i].ns.tenant, "write"));
+      batch->puts.push_back(std::move(records[i]));
     }
-    MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, ActorOf(""), now));
+    return results;
+  }
+
+  // One call on its own: plan, evictions, apply. REQUIRES: write_mu_ held.
+  Result<std::vector<WriteResult>> WriteAlone(const WriteJob& job) {
+    WriteBatch batch;
+    std::vector<Memory> pending;
+    MSP_ASSIGN_OR_RETURN(auto results, PlanWrites(*job.requests, job.records, job.now, &batch, &pending));
+    MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, ActorOf(""), job.now));
     if (!results.empty()) results.back().evicted_ids = std::move(evicted);
     MSP_RETURN_IF_ERROR(ApplyBatch(batch));
     return results;
+  }
+
+  void RunWriteGroup(const std::vector<WriteJob*>& group) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (group.size() > 1) {
+      WriteBatch batch;
+      std::vector<Memory> pending;
+      std::vector<std::vector<WriteResult>> results;
+      bool planned = true;
+      TimeMs now = 0;
+      for (WriteJob* job : group) {
+        auto r = PlanWrites(*job->requests, job->records, job->now, &batch, &pending);
+        if (!r.ok()) {
+          planned = false;
+          break;
+        }
+        results.push_back(std::move(r).value());
+        now = std::max(now, job->now);
+      }
+      // Evictions for the whole batch; each user's go to the last call that
+      // wrote a fact of that user.
+      std::map<std::pair<std::string, std::string>, std::vector<std::string>> evicted;
+      if (planned && PlanEvictions(&batch, ActorOf(""), now, &evicted).ok() && ApplyBatch(batch).ok()) {
+        for (size_t i = group.size(); i-- > 0;) {
+          for (const Memory& m : group[i]->records) {
+            auto it = evicted.find({m.ns.tenant, m.ns.user});
+            if (m.kind != Kind::kFact || it == evicted.end() || results[i].empty()) continue;
+            auto& out = results[i].back().evicted_ids;
+            out.insert(out.end(), it->second.begin(), it->second.end());
+            evicted.erase(it);
+          }
+          group[i]->result = std::move(results[i]);
+        }
+        return;
+      }
+    }
+    for (WriteJob* job : group) job->result = WriteAlone(*job);
   }
 
   Result<Memory> AddEpisode(const EpisodeStep& step) override {
@@ -1358,7 +1453,9 @@ class Engine final : public MemoryLayer {
 
   // Adds evictions to `batch` for every user whose active facts would pass
   // max_items_per_user once `batch` lands. REQUIRES: write_mu_ held.
-  Result<std::vector<std::string>> PlanEvictions(WriteBatch* batch, const std::string& actor, TimeMs now) {
+  Result<std::vector<std::string>> PlanEvictions(
+      WriteBatch* batch, const std::string& actor, TimeMs now,
+      std::map<std::pair<std::string, std::string>, std::vector<std::string>>* by_user = nullptr) {
     const size_t limit = options_.policy.max_items_per_user;
     std::vector<std::string> evicted;
     if (limit == 0) return evicted;
@@ -1386,6 +1483,7 @@ class Engine final : public MemoryLayer {
         batch->audit.push_back(MakeAudit(now, actor, AuditAction::kEvict, id, user.first,
                                          "per-user limit of " + std::to_string(limit) + " facts reached"));
         evicted.push_back(id);
+        if (by_user != nullptr) (*by_user)[user].push_back(id);
       }
     }
     return evicted;
@@ -1682,6 +1780,11 @@ class Engine final : public MemoryLayer {
   // Serialises this process's read-modify-write sequences (dedup, step
   // numbers, eviction). Other processes are serialised by the store.
   std::mutex write_mu_;
+  static constexpr size_t kMaxGroupRecords = 1000;  // a group stops growing past this many
+  std::mutex group_mu_;
+  std::condition_variable group_cv_;
+  std::deque<WriteJob*> group_queue_;  // guarded by group_mu_
+  bool group_leader_ = false;          // guarded by group_mu_
   static constexpr TimeMs kAccessFlushIntervalMs = 1000;  // by clock_
   std::mutex access_mu_;
   std::vector<std::string> pending_access_;  // an id once per bump; guarded by access_mu_

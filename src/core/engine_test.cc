@@ -6,7 +6,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "msp/memory.h"
 #include "tests/support/test_util.h"
@@ -108,7 +112,10 @@ TEST_F(EngineTest, AccessBumpsAreBatchedAndWrittenWhenTheEngineCloses) {
     l.scope = Ns();
     auto listed = e.List(l);
     EXPECT_TRUE(listed.ok());
-    return listed.ok() && !listed->empty() ? (*listed)[0].access_count : -1;
+    for (const Memory& m : listed.ok() ? *listed : std::vector<Memory>{}) {
+      if (m.id == w->id) return m.access_count;
+    }
+    return int64_t{-1};
   };
   for (int i = 0; i < 3; ++i) ASSERT_EQ(Search(*engine_, Ns(), "coffee").size(), 1u);
   EXPECT_EQ(count_seen_by(*other), 0);  // nothing written yet
@@ -132,6 +139,78 @@ TEST_F(EngineTest, AccessBumpsAreBatchedAndWrittenWhenTheEngineCloses) {
   clock_->Advance(1);
   ASSERT_EQ(Search(*other, Ns(), "coffee").size(), 1u);
   EXPECT_EQ(count_seen_by(*engine_), 7);
+}
+
+// Concurrent WriteMany calls share transactions (group commit): every call
+// gets its own results, every id it gets is stored, a fact written by many
+// threads at once is stored once (later calls of a group merge into it),
+// and each eviction past the per-user limit is reported exactly once.
+TEST_F(EngineTest, ConcurrentWritersShareCommitsAndEachGetsItsOwnResults) {
+  engine_.reset();
+  options_.policy.max_items_per_user = 5;
+  engine_ = Open(options_);
+  constexpr int kThreads = 16;
+  constexpr int kCalls = 12;
+  std::mutex mu;
+  std::vector<std::string> artifact_ids, shared_fact_ids;
+  size_t evicted_reported = 0;
+  std::set<std::string> evicted_ids;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls; ++c) {
+        std::vector<WriteRequest> reqs;
+        WriteRequest a = Req("artifact number " + std::to_string(c) + " of writer thread " + std::to_string(t), Ns());
+        a.kind = Kind::kArtifact;
+        reqs.push_back(a);
+        // A fact of the thread's own user: past 5 of them, evictions.
+        reqs.push_back(Req("writer " + std::to_string(t) + " fact number " + std::to_string(c) +
+                               " zq" + std::to_string(t * 100 + c) + " unique",
+                           Ns("acme", "u" + std::to_string(t))));
+        // The same fact from every thread.
+        reqs.push_back(Req("Everyone on the team agrees the release ships on Thursday", Ns("acme", "shared")));
+        auto r = engine_->WriteMany(reqs);
+        if (!r.ok() || r->size() != reqs.size()) {
+          ++failures;
+          continue;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        artifact_ids.push_back((*r)[0].id);
+        shared_fact_ids.push_back((*r)[2].id);
+        for (const auto& w : *r) {
+          evicted_reported += w.evicted_ids.size();
+          evicted_ids.insert(w.evicted_ids.begin(), w.evicted_ids.end());
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  ASSERT_EQ(artifact_ids.size(), static_cast<size_t>(kThreads * kCalls));
+  EXPECT_EQ(std::set<std::string>(artifact_ids.begin(), artifact_ids.end()).size(), artifact_ids.size());
+  for (const auto& id : artifact_ids) EXPECT_TRUE(engine_->Get(Ns(), id).ok()) << id;
+  // One shared fact, and every call was told its id.
+  EXPECT_EQ(std::set<std::string>(shared_fact_ids.begin(), shared_fact_ids.end()).size(), 1u);
+  ListRequest shared;
+  shared.scope = Ns("acme", "shared");
+  shared.filter.kinds = {Kind::kFact};
+  auto listed = engine_->List(shared);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, shared_fact_ids[0]);
+  // Each thread's user keeps 5 facts; the rest were evicted, each reported once.
+  EXPECT_EQ(evicted_reported, evicted_ids.size());
+  EXPECT_EQ(evicted_ids.size(), static_cast<size_t>(kThreads * (kCalls - 5)));
+  for (int t = 0; t < kThreads; ++t) {
+    ListRequest own;
+    own.scope = Ns("acme", "u" + std::to_string(t));
+    own.filter.kinds = {Kind::kFact};
+    auto facts = engine_->List(own);
+    ASSERT_TRUE(facts.ok());
+    EXPECT_EQ(facts->size(), 5u) << "user u" << t;
+    for (const auto& f : *facts) EXPECT_FALSE(evicted_ids.count(f.id)) << f.id;
+  }
 }
 
 TEST_F(EngineTest, ExplainShowsEachSignal) {
