@@ -98,7 +98,7 @@ Tool MemorySearch(MemoryLayer& engine) {
   t.name = "memory_search";
   t.title = "Search memory";
   t.description =
-      "Hybrid search (BM25 and vectors, fused by reciprocal rank) over the memories of this namespace: facts, "
+      "Hybrid search (BM25 and vectors, fused by score unless retrieval.fusion says rrf) over the memories of this namespace: facts, "
       "episodes, decisions, graph entities... Returns the best hits first with a score in [0, 1].";
   t.input_schema = s::Object(
       {
