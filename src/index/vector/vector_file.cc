@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "util/hash.h"
@@ -50,10 +51,13 @@ std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
-  const char* p = static_cast<const char*>(data);
+// Moves `bytes` between `buf` and `fd` at `offset` with `io` (pread or
+// pwrite), through short transfers and EINTR. False on an error or EOF.
+template <typename Buf, typename Io>
+bool TransferAll(int fd, Buf* buf, uint64_t bytes, uint64_t offset, Io io) {
+  auto* p = reinterpret_cast<std::conditional_t<std::is_const_v<Buf>, const char, char>*>(buf);
   while (bytes > 0) {
-    const ssize_t n = pwrite(fd, p, bytes, static_cast<off_t>(offset));
+    const ssize_t n = io(fd, p, bytes, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     p += n;
@@ -63,17 +67,12 @@ bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
   return true;
 }
 
+bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
+  return TransferAll(fd, data, bytes, offset, &pwrite);
+}
+
 bool ReadAt(int fd, void* out, uint64_t bytes, uint64_t offset) {
-  char* p = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t n = pread(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return true;
+  return TransferAll(fd, out, bytes, offset, &pread);
 }
 
 // Closes `fd` when it goes out of scope.
