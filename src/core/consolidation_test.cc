@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "msp/memory.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/openai_stub.h"
 #include "tests/support/scripted_model.h"
 #include "tests/support/test_util.h"
@@ -24,16 +25,7 @@ using msp::testing::OpenAiStub;
 using msp::testing::ScriptedModel;
 using msp::testing::StubReply;
 
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_.load(); }
-  void Set(TimeMs t) { now_ = t; }
-  void Advance(TimeMs d) { now_ += d; }
-
- private:
-  std::atomic<TimeMs> now_;
-};
+using testing::FakeClock;
 
 // Blocks stub handlers until opened; opens itself when it goes away.
 class Gate {

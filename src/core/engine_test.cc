@@ -13,21 +13,14 @@
 #include <thread>
 
 #include "msp/memory.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 #include "util/time.h"
 
 namespace msp {
 namespace {
 
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_.load(); }
-  void Advance(TimeMs d) { now_ += d; }
-
- private:
-  std::atomic<TimeMs> now_;
-};
+using testing::FakeClock;
 
 class EngineTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "mission/records.h"
 #include "msp/memory.h"
 #include "msp/mission.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 #include "util/time.h"
 
@@ -26,15 +27,7 @@ namespace fs = std::filesystem;
 
 using testing::Contains;
 
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_.load(); }
-  void Advance(TimeMs d) { now_ += d; }
-
- private:
-  std::atomic<TimeMs> now_;
-};
+using testing::FakeClock;
 
 // A MemoryLayer that forwards to another and runs `before_commit` once,
 // just before the first Commit: the exact moment a concurrent writer would

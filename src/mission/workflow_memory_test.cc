@@ -16,6 +16,7 @@
 #include "msp/digest.h"
 #include "msp/memory.h"
 #include "msp/mission.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 #include "util/time.h"
 #include "util/utf8.h"
@@ -28,16 +29,7 @@ using nlohmann::json;
 
 using testing::Contains;
 
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_.load(); }
-  void Advance(TimeMs d) { now_ += d; }
-  void Set(TimeMs t) { now_ = t; }
-
- private:
-  std::atomic<TimeMs> now_;
-};
+using testing::FakeClock;
 
 constexpr TimeMs kMinute = 60000;
 

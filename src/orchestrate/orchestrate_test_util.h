@@ -14,21 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "msp/memory.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 #include "util/time.h"
 
 namespace msp::testing {
 
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_.load(); }
-  void Advance(TimeMs d) { now_ += d; }
-  void Set(TimeMs t) { now_ = t; }
-
- private:
-  std::atomic<TimeMs> now_;
-};
 
 constexpr TimeMs kHour = 3600 * 1000;
 constexpr TimeMs kDay = 24 * kHour;

@@ -15,6 +15,7 @@
 
 #include "procedural/line_diff.h"
 #include "procedural/rules.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -22,11 +23,9 @@ namespace {
 
 using nlohmann::json;
 
-class ManualClock : public Clock {
- public:
-  TimeMs NowMs() const override { return now.load(); }
-  std::atomic<TimeMs> now{1767261600000};  // 2026-01-01T10:00:00Z
-};
+using testing::FakeClock;
+
+constexpr TimeMs kProcedureClockStart = 1767261600000;  // 2026-01-01T10:00:00Z
 
 Options OptionsFor(const std::string& dir) {
   Options o;
@@ -40,7 +39,7 @@ class ProceduralTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(dir_.ok());
-    clock_ = std::make_shared<ManualClock>();
+    clock_ = std::make_shared<FakeClock>(kProcedureClockStart);
     auto e = MemoryLayer::Open(OptionsFor(dir_.path()), clock_);
     ASSERT_OK(e.status());
     engine_ = std::move(e).value();
@@ -64,7 +63,7 @@ class ProceduralTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"procedural"};
-  std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<FakeClock> clock_;
   std::unique_ptr<MemoryLayer> engine_;
   Namespace scope_;
 };
@@ -74,7 +73,7 @@ TEST_F(ProceduralTest, EveryChangeIsAVersionWithAuthorAndTime) {
   ASSERT_OK_AND_ASSIGN(ProcedureVersion v1, pm.SetSystemPrompt("You are a support agent.", By("ann")));
   EXPECT_EQ(v1.version, 1);
   EXPECT_EQ(v1.author, "ann");
-  clock_->now += 60000;
+  clock_->Advance(60000);
   ASSERT_OK_AND_ASSIGN(ProcedureVersion v2, pm.SetSystemPrompt("You are a patient support agent.", By("bob")));
   EXPECT_EQ(v2.version, 2);
   ASSERT_OK_AND_ASSIGN(auto history, pm.History(ProcedureType::kSystemPrompt, "system"));

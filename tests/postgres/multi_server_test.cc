@@ -15,6 +15,7 @@
 #include "msp/memory.h"
 #include "store/store.h"
 #include "tests/postgres/pg_test_util.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -23,13 +24,12 @@ namespace {
 using ::msp::testing::kTestPgUnset;
 using ::msp::testing::TestPg;
 
-class FixedClock : public Clock {
- public:
-  TimeMs NowMs() const override { return now_.fetch_add(1000); }
+using ::msp::testing::FakeClock;
 
- private:
-  mutable std::atomic<TimeMs> now_{1767258000000};  // 2026-01-01T09:00:00Z
-};
+// Every reading moves the clock on by a second.
+std::shared_ptr<Clock> TickingClock() {
+  return std::make_shared<FakeClock>(1767258000000, /*tick=*/1000);  // 2026-01-01T09:00:00Z
+}
 
 const char* const kFacts[] = {
     "The deploy key for the billing service rotates every ninety days",
@@ -109,7 +109,7 @@ class MultiServerTest : public ::testing::Test {
 
   std::string schema_;
   std::string dir_;
-  std::shared_ptr<Clock> clock_ = std::make_shared<FixedClock>();
+  std::shared_ptr<Clock> clock_ = TickingClock();
 };
 
 TEST_F(MultiServerTest, AWriteThroughOneServerIsFoundThroughTheOther) {
@@ -264,8 +264,8 @@ TEST_F(MultiServerTest, RankingIsTheSameAsOnSqlite) {
   lite.store = StoreOptions();
   lite.store.data_dir = dir_ + "/lite";
   lite.store.synchronous = "normal";
-  auto on_pg = MemoryLayer::Open(pg, std::make_shared<FixedClock>());
-  auto on_lite = MemoryLayer::Open(lite, std::make_shared<FixedClock>());
+  auto on_pg = MemoryLayer::Open(pg, TickingClock());
+  auto on_lite = MemoryLayer::Open(lite, TickingClock());
   ASSERT_TRUE(on_pg.ok()) << on_pg.status().ToString();
   ASSERT_TRUE(on_lite.ok()) << on_lite.status().ToString();
   for (const char* fact : kFacts) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "msp/memory.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_util.h"
 #include "util/time.h"
 
@@ -193,14 +194,7 @@ TEST(EpisodeContextTest, HitSessionsTakesTheHitsSessionsOnceInOrder) {
 
 // ---- through the engine ------------------------------------------------
 
-class FixedClock final : public Clock {
- public:
-  explicit FixedClock(TimeMs t) : now_(t) {}
-  TimeMs NowMs() const override { return now_; }
-
- private:
-  TimeMs now_;
-};
+using testing::FakeClock;
 
 class ContextRetrievalTest : public ::testing::Test {
  protected:
@@ -216,7 +210,7 @@ class ContextRetrievalTest : public ::testing::Test {
     options_.retrieval.neighbour_weight_2 = 0.25;
     options_.retrieval.context_sessions = 5;
     options_.retrieval.session_weight = 0.5;
-    auto e = MemoryLayer::Open(options_, std::make_shared<FixedClock>(now_));
+    auto e = MemoryLayer::Open(options_, std::make_shared<FakeClock>(now_));
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
   }
@@ -321,7 +315,7 @@ TEST_F(ContextRetrievalTest, TheAnswerNextToTheQuestionIsFoundAndExplained) {
 TEST_F(ContextRetrievalTest, ContextSessionsAreTheSessionsMatchingBestAsWholes) {
   engine_.reset();
   options_.retrieval.context_sessions = 1;
-  auto e = MemoryLayer::Open(options_, std::make_shared<FixedClock>(now_));
+  auto e = MemoryLayer::Open(options_, std::make_shared<FakeClock>(now_));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   engine_ = std::move(e).value();
   const Namespace a = Ns("a");
