@@ -46,9 +46,17 @@ Result<BaseUrl> ParseBaseUrl(std::string_view url) {
   return m->parse_base_url(url);
 }
 
-// A BaseUrl exists only once ParseBaseUrl loaded the module.
-std::string BaseUrl::Origin() const { return (*Module())->origin(*this); }
-std::string BaseUrl::Join(std::string_view path) const { return (*Module())->join(*this, path); }
+// A parsed BaseUrl exists only once ParseBaseUrl loaded the module; one made
+// by hand without the module formats as "".
+std::string BaseUrl::Origin() const {
+  Result<const HttpClientModuleV1*> m = Module();
+  return m.ok() ? (*m)->origin(*this) : std::string();
+}
+
+std::string BaseUrl::Join(std::string_view path) const {
+  Result<const HttpClientModuleV1*> m = Module();
+  return m.ok() ? (*m)->join(*this, path) : std::string();
+}
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(HttpClientOptions options) {
   MSP_ASSIGN_OR_RETURN(const HttpClientModuleV1* m, Module());
