@@ -9,8 +9,6 @@
 //                             [--keep] [--extra "ARGS"]
 // DIR defaults to a temporary folder (removed unless --keep); an existing
 // store of N records in DIR is reused.
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +23,7 @@
 #include <vector>
 
 #include "bench_data.h"
+#include "process_timer.h"
 #include "msp/memory.h"
 
 namespace msp::bench {
@@ -39,37 +38,12 @@ struct Settings {
   std::vector<std::string> extra;  // more arguments for `msp search`
 };
 
-struct Sample {
-  double wall_ms = 0;
-  double cpu_ms = 0;
-};
-
-// Runs argv to completion with stdout and stderr to /dev/null; the wall
-// time and the child's user + system CPU time.
-Sample Run(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::FILE* null = std::fopen("/dev/null", "w");
-    if (null != nullptr) {
-      dup2(fileno(null), 1);
-      dup2(fileno(null), 2);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  Sample s;
-  s.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  s.cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-             (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "process_bench: %s exited with status %d\n", args[0].c_str(), status);
+// Runs argv to completion (standard output discarded); exits the bench when
+// it fails, naming the command.
+ProcessSample Run(const std::vector<std::string>& args) {
+  ProcessSample s;
+  if (!TimeProcess(args, "", &s)) {
+    std::fprintf(stderr, "process_bench: %s failed\n", args[0].c_str());
     std::exit(1);
   }
   return s;
@@ -189,14 +163,14 @@ int Main(int argc, char** argv) {
     args.insert(args.end(), s.extra.begin(), s.extra.end());
     return args;
   };
-  const Sample first = Run(search(0));
+  const ProcessSample first = Run(search(0));
   std::printf("first search after the store was written: %.1f ms wall, %.1f ms CPU\n", first.wall_ms,
               first.cpu_ms);
 
   std::vector<double> version_wall, version_cpu, search_wall, search_cpu, ratio;
   for (int r = 0; r < s.runs; ++r) {
-    const Sample v = Run({s.msp, "version"});
-    const Sample q = Run(search(static_cast<size_t>(r) + 1));
+    const ProcessSample v = Run({s.msp, "version"});
+    const ProcessSample q = Run(search(static_cast<size_t>(r) + 1));
     version_wall.push_back(v.wall_ms);
     version_cpu.push_back(v.cpu_ms);
     search_wall.push_back(q.wall_ms);

@@ -30,47 +30,13 @@
 #include <string>
 #include <vector>
 
+#include "process_timer.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-struct Sample {
-  double wall_ms = 0;
-  double cpu_ms = 0;
-};
-
-// Runs argv with `input` on standard input and standard output discarded.
-// False when it could not run or did not exit 0.
-bool RunOnce(const std::vector<std::string>& argv, const std::string& input, Sample* out) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const auto start = Clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    dup2(fds[0], 0);
-    close(fds[0]);
-    close(fds[1]);
-    FILE* null = std::fopen("/dev/null", "w");
-    if (null != nullptr) dup2(fileno(null), 1);
-    std::vector<char*> c;
-    for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
-    c.push_back(nullptr);
-    execv(c[0], c.data());
-    _exit(127);
-  }
-  close(fds[0]);
-  const bool wrote = input.empty() || write(fds[1], input.data(), input.size()) == static_cast<ssize_t>(input.size());
-  close(fds[1]);
-  int status = 0;
-  struct rusage ru {};
-  if (wait4(pid, &status, 0, &ru) != pid) return false;
-  out->wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  out->cpu_ms = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)) * 1e3 +
-                static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-  return wrote && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
+using Sample = msp::bench::ProcessSample;
+using msp::bench::TimeProcess;
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -139,7 +105,7 @@ int main(int argc, char** argv) {
       Command& c = commands[(round + k) % commands.size()];
       const std::string input = c.hook ? payload_head + "prompt " + std::to_string(round) + "\"}" : "";
       Sample s;
-      if (RunOnce(c.argv, input, &s)) {
+      if (TimeProcess(c.argv, input, &s)) {
         c.wall.push_back(s.wall_ms);
         c.cpu.push_back(s.cpu_ms);
       } else {
