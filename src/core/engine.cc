@@ -462,11 +462,13 @@ class Engine final : public MemoryLayer {
     return results;
   }
 
-  // One call on its own: plan, evictions, apply. REQUIRES: write_mu_ held.
-  Result<std::vector<WriteResult>> WriteAlone(const WriteJob& job) {
+  // One call on its own: plan, evictions, apply. Takes the job's records
+  // (nothing reads them after). REQUIRES: write_mu_ held.
+  Result<std::vector<WriteResult>> WriteAlone(WriteJob& job) {
     WriteBatch batch;
     std::vector<Memory> pending;
-    MSP_ASSIGN_OR_RETURN(auto results, PlanWrites(*job.requests, job.records, job.now, &batch, &pending));
+    MSP_ASSIGN_OR_RETURN(auto results,
+                         PlanWrites(*job.requests, std::move(job.records), job.now, &batch, &pending));
     MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, ActorOf(""), job.now));
     if (!results.empty()) results.back().evicted_ids = std::move(evicted);
     MSP_RETURN_IF_ERROR(ApplyBatch(batch));
@@ -481,6 +483,8 @@ class Engine final : public MemoryLayer {
       std::vector<std::vector<WriteResult>> results;
       bool planned = true;
       TimeMs now = 0;
+      // Copies of the records: if the shared batch fails, each call is
+      // planned again alone from its own.
       for (WriteJob* job : group) {
         auto r = PlanWrites(*job->requests, job->records, job->now, &batch, &pending);
         if (!r.ok()) {
