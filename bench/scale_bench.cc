@@ -122,6 +122,10 @@ VectorFixture& Vectors() {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     std::abort();
   }
+  if (auto s = f->graph->ExtendGraph(SIZE_MAX); !s.ok()) {  // Apply never builds the graph
+    fprintf(stderr, "%s\n", s.ToString().c_str());
+    std::abort();
+  }
   const double graph_s = Seconds(t0), rss2 = RssBytes();
   fprintf(stderr,
           "scale_bench: exact index %.1f s, %.0f bytes/record; graph index (exact part + HNSW M=%d "

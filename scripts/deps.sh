@@ -19,7 +19,7 @@ done
 packages=(
   g++ cmake make pkg-config lld
   libsqlite3-dev libxapian-dev nlohmann-json3-dev libtomlplusplus-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libhnswlib-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   libpq-dev postgresql-15
   libgit2-dev libpoppler-cpp-dev libzip-dev libpugixml-dev libcmark-dev libxml2-dev

@@ -1,6 +1,7 @@
 // The derived indexes: a lexical index (lexical/, Xapian BM25) and a vector
-// index (vector/, exact scan). Both are rebuilt from the store at will and
-// are stamped with the last change-sequence number they reflect.
+// index (vector/, exact scan, and a graph for large layers). Both are
+// rebuilt from the store at will and are stamped with the last
+// change-sequence number they reflect.
 #ifndef MSP_INDEX_INDEX_H_
 #define MSP_INDEX_INDEX_H_
 
@@ -94,6 +95,13 @@ class LexicalIndex {
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
                                                        const RetrievalOptions& options);
 
+// The state of a vector index's graph: rows placed in it (`placed`, of
+// which `removed` have since left the index) and rows waiting (`pending`).
+struct VectorGraphInfo {
+  bool built = false;
+  size_t placed = 0, removed = 0, pending = 0;
+};
+
 // Exact cosine scan over L2-normalised vectors, held in memory.
 // Thread-safety: safe from several threads (readers share, Apply excludes).
 class VectorIndex {
@@ -132,12 +140,22 @@ class VectorIndex {
   // any error the index is unchanged (the caller rebuilds from the store).
   // A garbled vector that passes unverified scores NaN and ranks nothing.
   virtual Status Load(const std::string& path, std::string_view identity, bool verify_vectors) = 0;
+
+  // The approximate search's graph (MakeVectorIndex): Apply never builds it,
+  // since a process that replays a few changes must not pay for a graph.
+  // ExtendGraph places up to `max_nodes` of the rows not yet in it, after
+  // building it afresh when the index has reached graph_min_records without
+  // one, or when removed rows outnumber the live ones in it. Rows not yet
+  // placed are scanned exactly by every graph query, so results never miss
+  // them. A no-op for an index without a graph (MakeExactVectorIndex).
+  virtual Status ExtendGraph(size_t max_nodes) = 0;
+  virtual VectorGraphInfo graph_info() const = 0;
 };
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension);
 
-// An approximate search for large layers: an HNSW graph (hnswlib) over the
-// same vectors, used only where it pays.
+// An approximate search for large layers: an HNSW graph (vector/graph.h)
+// over the same vectors, used only where it pays, saved and mapped with them.
 struct VectorIndexOptions {
   // The graph is built once the index holds this many vectors, and a query
   // uses it only when its tenant holds this many; 0 never builds one.

@@ -43,18 +43,10 @@
 #include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
+#include "index/vector/graph.h"
 #include "index/vector/mapped_array.h"
 #include "index/vector/vector_file.h"
 #include "util/hash.h"
-
-// hnswlib defines non-inline functions in its headers: include it in this
-// one translation unit only. Its prefetching search loops read the int just
-// past an upper-level link list (inside malloc's usable size in practice,
-// but AddressSanitizer reports it); sanitizer builds turn that code off.
-#if defined(__SANITIZE_ADDRESS__)
-#define NO_MANUAL_VECTORIZATION
-#endif
-#include <hnswlib/hnswlib.h>
 
 namespace msp {
 namespace {
@@ -88,12 +80,17 @@ uint32_t IdHash(std::string_view id) {
 
 // The file's sections, in order (vector_file.h): the first kMetaSections
 // are metadata, the rest vectors.
+// The graph's sections are empty when it has none; they are checked with
+// the vectors (on request), their values as they are used.
 enum FileSection : size_t {
   kStringsSection, kMetaSection, kTagsSection, kIdsSection, kIdCharsSection, kTableSection,
-  kTenantSection, kNormsSection, kVectorsSection, kHalvesSection, kSectionCount
+  kTenantSection, kNormsSection, kVectorsSection, kHalvesSection,
+  kNodeOfSlotSection, kSlotOfNodeSection, kGraphHeaderSection, kLevel0Section, kLevelsSection,
+  kUpperAtSection, kUpperSection, kSectionCount
 };
 constexpr size_t kMetaSections = kVectorsSection;
 constexpr uint32_t kFlagHalves = 1;
+constexpr uint32_t kFlagGraph = 2;
 
 // A query turned into ids and masks. `impossible` when no record can match.
 struct CompiledQuery {
@@ -112,29 +109,10 @@ struct CompiledQuery {
 
 constexpr uint32_t kNoSlot = std::numeric_limits<uint32_t>::max();
 
-// hnswlib's distance for our vectors: 1 - Dot (so graph distances order
-// rows exactly as the exact scan's scores do).
-class DotSpace final : public hnswlib::SpaceInterface<float> {
- public:
-  explicit DotSpace(size_t dim) : dim_(dim) {}
-  size_t get_data_size() override { return dim_ * sizeof(float); }
-  hnswlib::DISTFUNC<float> get_dist_func() override { return &Distance; }
-  void* get_dist_func_param() override { return &dim_; }
-
- private:
-  static float Distance(const void* a, const void* b, const void* dim) {
-    return 1.0f - Dot(static_cast<const float*>(a), static_cast<const float*>(b),
-                      *static_cast<const size_t*>(dim));
-  }
-  size_t dim_;
-};
-
-using Graph = hnswlib::HierarchicalNSW<float>;
-
 class ExactVectorIndex final : public VectorIndex {
  public:
   ExactVectorIndex(int dimension, const VectorIndexOptions& options)
-      : dim_(static_cast<size_t>(std::max(dimension, 0))), options_(options), space_(dim_) {}
+      : dim_(static_cast<size_t>(std::max(dimension, 0))), options_(options) {}
 
   int dimension() const override { return static_cast<int>(dim_); }
 
@@ -162,7 +140,6 @@ class ExactVectorIndex final : public VectorIndex {
     }
     for (const std::string& id : deletes) Remove(id);
     CompactPools();
-    MSP_RETURN_IF_ERROR(SyncGraph());
     applied_seq_ = up_to_seq;
     return Status::Ok();
   }
@@ -194,9 +171,18 @@ class ExactVectorIndex final : public VectorIndex {
     sections[kNormsSection] = section(norms_);
     sections[kVectorsSection] = section(vectors_);
     sections[kHalvesSection] = section(halves_);
+    if (graph_) {
+      sections[kNodeOfSlotSection] = section(node_of_slot_);
+      sections[kSlotOfNodeSection] = section(slot_of_node_);
+      sections[kGraphHeaderSection] = VectorFileSection{&graph_->header(), sizeof(GraphHeader)};
+      sections[kLevel0Section] = section(graph_->level0());
+      sections[kLevelsSection] = section(graph_->levels());
+      sections[kUpperAtSection] = section(graph_->upper_at());
+      sections[kUpperSection] = section(graph_->upper());
+    }
     VectorFileInfo info;
     info.dimension = static_cast<uint32_t>(dim_);
-    info.flags = half_ ? kFlagHalves : 0;
+    info.flags = (half_ ? kFlagHalves : 0) | (graph_ ? kFlagGraph : 0);
     info.count = ids_.size();
     info.strings = string_of_.size();
     info.applied_seq = applied_seq_;
@@ -210,7 +196,7 @@ class ExactVectorIndex final : public VectorIndex {
     auto bad = [&](const std::string& what) {
       return Status::Corruption("vector index file " + path + ": " + what);
     };
-    if (info.flags != (half_ ? kFlagHalves : 0u)) return bad("written with another vector layout");
+    if ((info.flags & ~kFlagGraph) != (half_ ? kFlagHalves : 0u)) return bad("written with another vector layout");
     if (info.count > kNoSlot - 1 || info.strings > kNoId - 1) return bad("too many records");
     const size_t n = static_cast<size_t>(info.count);
     // The sizes every section must have.
@@ -241,6 +227,20 @@ class ExactVectorIndex final : public VectorIndex {
     map(p.norms, kNormsSection);
     map(p.vectors, kVectorsSection);
     map(p.halves, kHalvesSection);
+    // The graph's arrays; the graph itself only when this index keeps one.
+    const bool has_graph = (info.flags & kFlagGraph) != 0;
+    GraphHeader graph_header;
+    if (has_graph) {
+      if (file.bytes(kGraphHeaderSection) != sizeof graph_header) return bad("graph header of the wrong size");
+      MSP_ASSIGN_OR_RETURN(std::string header, file.Read(kGraphHeaderSection));
+      std::memcpy(&graph_header, header.data(), sizeof graph_header);
+      map(p.node_of_slot, kNodeOfSlotSection);
+      map(p.slot_of_node, kSlotOfNodeSection);
+      map(p.graph.level0(), kLevel0Section);
+      map(p.graph.levels(), kLevelsSection);
+      map(p.graph.upper_at(), kUpperAtSection);
+      map(p.graph.upper(), kUpperSection);
+    }
     if (!mapped) return Status::IoError("cannot map the vector index file " + path + ": " + std::strerror(errno));
     auto section = [](const auto& a) {
       return VectorFileSection{a.data(), a.size() * sizeof(*a.data())};
@@ -251,9 +251,27 @@ class ExactVectorIndex final : public VectorIndex {
     if (ChainChecksum(file.identity_checksum(), meta_sections) != file.meta_checksum()) {
       return bad("metadata checksum mismatch");
     }
-    if (verify_vectors &&
-        ChainChecksum(0, {section(p.vectors), section(p.halves)}) != file.vector_checksum()) {
-      return bad("vector checksum mismatch");
+    if (verify_vectors) {
+      const std::vector<VectorFileSection> rest{
+          section(p.vectors), section(p.halves), section(p.node_of_slot), section(p.slot_of_node),
+          {&graph_header, has_graph ? sizeof graph_header : 0}, section(p.graph.level0()),
+          section(p.graph.levels()), section(p.graph.upper_at()), section(p.graph.upper())};
+      if (ChainChecksum(0, rest) != file.vector_checksum()) return bad("vector checksum mismatch");
+    }
+    // The node <-> slot tables agree (every later use indexes with them).
+    size_t graph_live = 0;
+    if (has_graph) {
+      if (!p.graph.Adopt(graph_header) || p.node_of_slot.size() != n || p.slot_of_node.size() < graph_header.nodes) {
+        return bad("graph sections disagree with its header");
+      }
+      for (size_t slot = 0; slot < n; ++slot) {
+        const uint32_t node = p.node_of_slot[slot];
+        if (node >= p.slot_of_node.size() || p.slot_of_node[node] != slot) return bad("graph node table garbled");
+        graph_live += node < graph_header.nodes;
+      }
+      for (uint32_t slot : p.slot_of_node) {
+        if (slot != kNoSlot && slot >= n) return bad("graph node table garbled");
+      }
     }
     // The strings, then every reference into them and into the pools is in
     // range (a file that passed its checksum should never fail these; they
@@ -312,11 +330,11 @@ class ExactVectorIndex final : public VectorIndex {
       live_tags_ += meta_[slot].tags_count;
       live_id_chars_ += ids_[slot].size;
     }
-    key_of_slot_.resize(n);
-    slot_of_key_.resize(n);
-    for (size_t slot = 0; slot < n; ++slot) {
-      key_of_slot_[slot] = slot;
-      slot_of_key_[slot] = static_cast<uint32_t>(slot);
+    if (has_graph && options_.graph_min_records > 0) {
+      node_of_slot_ = std::move(p.node_of_slot);
+      slot_of_node_ = std::move(p.slot_of_node);
+      graph_ = std::make_unique<NeighborGraph>(std::move(p.graph));
+      graph_live_ = graph_live;
     }
     applied_seq_ = info.applied_seq;
     return Status::Ok();
@@ -341,9 +359,9 @@ class ExactVectorIndex final : public VectorIndex {
     if (cq.impossible || ids_.empty()) return out;
 
     const size_t k = static_cast<size_t>(q.limit);
-    if (graph_ && cq.tenant < tenant_rows_.size() &&
+    if (graph_ && graph_->nodes() > 0 && cq.tenant < tenant_rows_.size() &&
         tenant_rows_[cq.tenant] >= std::max<size_t>(options_.graph_min_records, 1)) {
-      MSP_ASSIGN_OR_RETURN(std::optional<std::vector<uint32_t>> found, GraphCandidates(query, cq, k));
+      std::optional<std::vector<uint32_t>> found = GraphCandidates(query, cq, k);
       if (found) return TopK(query, cq, k, &*found);
     }
     // With float16 copies, a first pass finds the slots that can be in the
@@ -382,6 +400,25 @@ class ExactVectorIndex final : public VectorIndex {
       for (size_t i = 0; i < m; ++i) out[at[i]] = scores[i];
     }
     return out;
+  }
+
+  Status ExtendGraph(size_t max_nodes) override {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    return ExtendGraphLocked(max_nodes);
+  }
+
+  VectorGraphInfo graph_info() const override {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    VectorGraphInfo info;
+    if (!graph_) {
+      info.pending = options_.graph_min_records > 0 ? ids_.size() : 0;
+      return info;
+    }
+    info.built = true;
+    info.placed = graph_->nodes();
+    info.removed = graph_->nodes() - graph_live_;
+    info.pending = ids_.size() - graph_live_;
+    return info;
   }
 
  private:
@@ -438,97 +475,75 @@ class ExactVectorIndex final : public VectorIndex {
   }
 
   // The graph's candidates for a query: the slots among the graph's nearest
-  // that match cq, at least k of them (or every match); nullopt when a
-  // selective filter would need too wide a search (scan instead).
+  // that match cq, at least k of them (or every match), and every matching
+  // row not yet placed in the graph; nullopt when a selective filter would
+  // need too wide a search (scan instead).
   // REQUIRES: mu_ held (shared is enough); graph_ != nullptr.
-  Result<std::optional<std::vector<uint32_t>>> GraphCandidates(const std::vector<float>& query,
-                                                               const CompiledQuery& cq, size_t k) const {
-    const size_t live = ids_.size();
+  std::optional<std::vector<uint32_t>> GraphCandidates(const std::vector<float>& query, const CompiledQuery& cq,
+                                                       size_t k) const {
+    std::vector<uint32_t> pending;
+    for (uint32_t node = graph_->nodes(); node < slot_of_node_.size(); ++node) {
+      const uint32_t slot = slot_of_node_[node];
+      if (slot != kNoSlot && Matches(meta_[slot], cq)) pending.push_back(slot);
+    }
+    const NodeVectors nv = Nodes();
+    const size_t live = graph_live_;
     size_t want = std::max<size_t>(static_cast<size_t>(std::max(options_.graph_ef_search, 1)), 2 * k);
     for (int round = 0; round < 4; ++round) {
-      want = std::min(want, live);
-      std::vector<uint32_t> out;
-      try {
-        auto found = graph_->searchKnn(query.data(), want);
-        out.reserve(found.size());
-        while (!found.empty()) {
-          const uint64_t key = found.top().second;
-          found.pop();
-          const uint32_t slot = key < slot_of_key_.size() ? slot_of_key_[key] : kNoSlot;
-          if (slot != kNoSlot && Matches(meta_[slot], cq)) out.push_back(slot);
-        }
-      } catch (const std::exception& e) {
-        return Status::Internal(std::string("vector graph search failed: ") + e.what());
+      want = std::min(want, std::max<size_t>(live, 1));
+      std::vector<uint32_t> out = pending;
+      for (const auto& [sim, node] : graph_->Search(query.data(), want, nv)) {
+        const uint32_t slot = slot_of_node_[node];
+        if (Matches(meta_[slot], cq)) out.push_back(slot);
       }
-      if (out.size() >= k || want >= live) return std::optional<std::vector<uint32_t>>(std::move(out));
+      if (out.size() >= k || want >= live) return out;
       want *= 4;
       if (want > live / 8) break;
     }
-    return std::optional<std::vector<uint32_t>>();
+    return std::nullopt;
   }
 
-  // Brings the graph in line with the rows: builds it when the index
-  // reaches graph_min_records, adds the rows upserted since the last call,
-  // rebuilds it when deleted nodes outnumber the live ones.
-  // REQUIRES: mu_ held exclusively.
-  Status SyncGraph() {
-    if (options_.graph_min_records == 0) return Status::Ok();
+  NodeVectors Nodes() const {
+    return NodeVectors{vectors_.data(), ids_.size(), dim_, slot_of_node_.data(), slot_of_node_.size()};
+  }
+
+  // ExtendGraph. REQUIRES: mu_ held exclusively.
+  Status ExtendGraphLocked(size_t max_nodes) {
+    if (options_.graph_min_records == 0 || max_nodes == 0) return Status::Ok();
+    const size_t removed = graph_ ? graph_->nodes() - graph_live_ : 0;
+    if (graph_ && removed > graph_live_) DropGraph();  // mostly holes: built again
+    if (!graph_) {
+      if (ids_.size() < options_.graph_min_records) return Status::Ok();
+      graph_ = std::make_unique<NeighborGraph>(static_cast<uint32_t>(std::max(options_.graph_m, 2)),
+                                               static_cast<uint32_t>(std::max(options_.graph_ef_construction, 1)),
+                                               /*seed=*/100);
+      graph_live_ = 0;
+      node_of_slot_.resize(ids_.size());
+      slot_of_node_.resize(ids_.size());
+      for (uint32_t slot = 0; slot < ids_.size(); ++slot) node_of_slot_[slot] = slot_of_node_[slot] = slot;
+    }
+    const uint32_t from = graph_->nodes();
+    const uint32_t upto = static_cast<uint32_t>(from + std::min<size_t>(slot_of_node_.size() - from, max_nodes));
+    if (upto <= from) return Status::Ok();
+    const int threads = upto - from < 4096 ? 1
+                        : options_.build_threads > 0
+                            ? options_.build_threads
+                            : static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
     try {
-      if (graph_ && graph_->num_deleted_ > ids_.size()) graph_.reset();
-      if (!graph_) {
-        pending_.clear();
-        if (ids_.size() < options_.graph_min_records) return Status::Ok();
-        graph_ = std::make_unique<Graph>(&space_, ids_.size() + ids_.size() / 2 + 1024,
-                                         static_cast<size_t>(std::max(options_.graph_m, 2)),
-                                         static_cast<size_t>(std::max(options_.graph_ef_construction, 1)),
-                                         /*random_seed=*/100);
-        for (size_t slot = 0; slot < ids_.size(); ++slot) pending_.push_back(key_of_slot_[slot]);
-      }
-      std::vector<uint64_t> keys;
-      keys.reserve(pending_.size());
-      for (uint64_t key : pending_) {
-        if (key < slot_of_key_.size() && slot_of_key_[key] != kNoSlot) keys.push_back(key);
-      }
-      pending_.clear();
-      std::sort(keys.begin(), keys.end());
-      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-      if (graph_->cur_element_count + keys.size() > graph_->max_elements_) {
-        graph_->resizeIndex(std::max(graph_->max_elements_ * 2, graph_->cur_element_count + keys.size()));
-      }
-      auto add = [&](size_t from, size_t step) {
-        for (size_t i = from; i < keys.size(); i += step) {
-          graph_->addPoint(vectors_.data() + size_t{slot_of_key_[keys[i]]} * dim_, keys[i]);
-        }
-      };
-      const size_t threads = keys.size() < 4096 ? 1
-                             : options_.build_threads > 0
-                                 ? static_cast<size_t>(options_.build_threads)
-                                 : std::max<size_t>(std::thread::hardware_concurrency(), 1);
-      if (threads == 1) {
-        add(0, 1);
-      } else {
-        std::vector<std::thread> workers;
-        std::exception_ptr failure;
-        std::mutex failure_mu;
-        for (size_t t = 0; t < threads; ++t) {
-          workers.emplace_back([&, t] {
-            try {
-              add(t, threads);
-            } catch (...) {
-              std::lock_guard<std::mutex> lock(failure_mu);
-              failure = std::current_exception();
-            }
-          });
-        }
-        for (auto& w : workers) w.join();
-        if (failure) std::rethrow_exception(failure);
-      }
+      graph_->Insert(upto, Nodes(), threads);
     } catch (const std::exception& e) {
-      graph_.reset();  // rebuilt from the rows on the next Apply
-      pending_.clear();
+      DropGraph();  // built again on a later call
       return Status::Internal(std::string("vector graph update failed: ") + e.what());
     }
+    for (uint32_t node = from; node < upto; ++node) graph_live_ += slot_of_node_[node] != kNoSlot;
     return Status::Ok();
+  }
+
+  void DropGraph() {
+    graph_.reset();
+    graph_live_ = 0;
+    node_of_slot_.clear();
+    slot_of_node_.clear();
   }
 
   // The matching slots whose exact score can be among the best k: each
@@ -736,8 +751,10 @@ class ExactVectorIndex final : public VectorIndex {
       meta_.push_back(SlotMeta{});
       tenant_of_.push_back(0);
       vectors_.resize(vectors_.size() + dim_);
-      key_of_slot_.push_back(slot_of_key_.size());
-      slot_of_key_.push_back(slot);
+      if (graph_) {
+        node_of_slot_.push_back(static_cast<uint32_t>(slot_of_node_.size()));
+        slot_of_node_.push_back(slot);
+      }
       if (half_) {
         halves_.resize(halves_.size() + dim_);
         norms_.push_back(0.0f);
@@ -759,8 +776,16 @@ class ExactVectorIndex final : public VectorIndex {
     ++tenant_rows_[meta.tenant];
     tenant_of_[slot] = meta.tenant;
     meta_[slot] = meta;
-    if (graph_) pending_.push_back(key_of_slot_[slot]);
-    std::copy(m.embedding.begin(), m.embedding.end(), vectors_.data() + size_t{slot} * dim_);
+    float* row = vectors_.data() + size_t{slot} * dim_;
+    if (graph_ && existed && !std::equal(m.embedding.begin(), m.embedding.end(), row)) {
+      // A moved vector is a new node; its old one is removed.
+      const uint32_t old = node_of_slot_[slot];
+      slot_of_node_[old] = kNoSlot;
+      node_of_slot_[slot] = static_cast<uint32_t>(slot_of_node_.size());
+      slot_of_node_.push_back(slot);
+      ForgetNode(old);
+    }
+    std::copy(m.embedding.begin(), m.embedding.end(), row);
     if (half_) {
       double sq = 0.0;
       bool in_range = true;
@@ -784,23 +809,18 @@ class ExactVectorIndex final : public VectorIndex {
     --tenant_rows_[meta_[slot].tenant];
     live_tags_ -= meta_[slot].tags_count;
     live_id_chars_ -= ids_[slot].size;
-    const uint64_t key = key_of_slot_[slot];
-    slot_of_key_[key] = kNoSlot;
-    if (graph_) {
-      try {
-        graph_->markDelete(key);
-      } catch (const std::exception&) {
-        // Not in the graph yet (pending): nothing to unlink.
-      }
-    }
+    const uint32_t node = graph_ ? node_of_slot_[slot] : kNoNode;
+    if (graph_) slot_of_node_[node] = kNoSlot;
     if (slot != last) {
       table_[TablePos(last)] = slot + 1;
       std::copy(vectors_.data() + size_t{last} * dim_, vectors_.data() + (size_t{last} + 1) * dim_,
                 vectors_.data() + size_t{slot} * dim_);
       meta_[slot] = meta_[last];
       tenant_of_[slot] = tenant_of_[last];
-      key_of_slot_[slot] = key_of_slot_[last];
-      slot_of_key_[key_of_slot_[slot]] = slot;
+      if (graph_) {
+        node_of_slot_[slot] = node_of_slot_[last];
+        slot_of_node_[node_of_slot_[slot]] = slot;
+      }
       if (half_) {
         std::copy(halves_.data() + size_t{last} * dim_, halves_.data() + (size_t{last} + 1) * dim_,
                   halves_.data() + size_t{slot} * dim_);
@@ -815,8 +835,16 @@ class ExactVectorIndex final : public VectorIndex {
     }
     meta_.pop_back();
     tenant_of_.pop_back();
-    key_of_slot_.pop_back();
+    if (graph_) node_of_slot_.pop_back();
     ids_.pop_back();
+    if (graph_) ForgetNode(node);
+  }
+
+  // After a node's row left it. REQUIRES: mu_ held exclusively.
+  void ForgetNode(uint32_t node) {
+    if (node >= graph_->nodes()) return;  // never placed
+    --graph_live_;
+    graph_->Removed(node, Nodes());
   }
 
   // REQUIRES: mu_ held exclusively.
@@ -830,13 +858,8 @@ class ExactVectorIndex final : public VectorIndex {
     ids_.clear();
     id_chars_.clear();
     table_.clear();
-    key_of_slot_.clear();
-    key_of_slot_.shrink_to_fit();
-    slot_of_key_.clear();
-    slot_of_key_.shrink_to_fit();
     tenant_rows_.clear();
-    graph_.reset();
-    pending_.clear();
+    DropGraph();
     string_of_.clear();
     strings_.clear();
     live_tags_ = 0;
@@ -930,6 +953,9 @@ class ExactVectorIndex final : public VectorIndex {
     MappedArray<float> norms;
     MappedArray<float> vectors;
     MappedArray<uint16_t> halves;
+    MappedArray<uint32_t> node_of_slot;
+    MappedArray<uint32_t> slot_of_node;
+    NeighborGraph graph{2, 1, 0};  // its header comes from the file
     std::vector<std::string> string_of;
   };
 
@@ -952,15 +978,16 @@ class ExactVectorIndex final : public VectorIndex {
   std::unordered_map<std::string, uint32_t> strings_;  // interned: string -> id
   std::vector<std::string> string_of_;                 // id -> string
 
-  // The graph (when built) names rows by key: a number given to a record
-  // when it enters the index, never reused; slots move, keys do not.
+  // The graph (when built) names rows by node: a number given to a row
+  // when it enters the index (or its vector moves), never reused while the
+  // graph lives; slots move, nodes do not. Nodes from graph_->nodes() on
+  // are not placed yet. Empty without a graph.
   const VectorIndexOptions options_;
-  DotSpace space_;
-  std::vector<uint64_t> key_of_slot_;   // per slot
-  std::vector<uint32_t> slot_of_key_;   // per key, kNoSlot once removed
+  MappedArray<uint32_t> node_of_slot_;  // per slot
+  MappedArray<uint32_t> slot_of_node_;  // per node, kNoSlot once removed
   std::vector<size_t> tenant_rows_;     // rows per interned id (as a tenant)
-  std::unique_ptr<Graph> graph_;
-  std::vector<uint64_t> pending_;       // keys upserted since the graph last caught up
+  std::unique_ptr<NeighborGraph> graph_;
+  size_t graph_live_ = 0;               // placed nodes whose row is still here
   const std::vector<uint32_t> empty_;
 };
 

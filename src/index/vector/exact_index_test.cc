@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <set>
@@ -359,6 +360,8 @@ VectorIndexOptions SmallGraph() {
   VectorIndexOptions o;
   o.graph_min_records = 1000;
   o.graph_ef_search = 64;
+  o.graph_m = 16;  // cheaper to build than the defaults; ample at these sizes
+  o.graph_ef_construction = 100;
   o.build_threads = 1;  // deterministic
   return o;
 }
@@ -393,6 +396,10 @@ TEST(GraphIndexTest, RecallAgainstExactOnASeededSet) {
   auto exact = MakeExactVectorIndex(kD);
   ASSERT_TRUE(approx->Apply(records, {}, 1).ok());
   ASSERT_TRUE(exact->Apply(records, {}, 1).ok());
+  EXPECT_FALSE(approx->graph_info().built);  // Apply never builds it
+  ASSERT_TRUE(approx->ExtendGraph(SIZE_MAX).ok());
+  EXPECT_EQ(approx->graph_info().placed, 6000u);
+  EXPECT_EQ(approx->graph_info().pending, 0u);
   for (bool filtered : {false, true}) {
     double recall = 0;
     constexpr int kQueries = 100;
@@ -427,6 +434,10 @@ TEST(GraphIndexTest, SelectiveFilterFallsBackToExact) {
   auto exact = MakeExactVectorIndex(kD);
   ASSERT_TRUE(approx->Apply(records, {}, 1).ok());
   ASSERT_TRUE(exact->Apply(records, {}, 1).ok());
+  EXPECT_FALSE(approx->graph_info().built);  // Apply never builds it
+  ASSERT_TRUE(approx->ExtendGraph(SIZE_MAX).ok());
+  EXPECT_EQ(approx->graph_info().placed, 6000u);
+  EXPECT_EQ(approx->graph_info().pending, 0u);
   for (int t = 0; t < 10; ++t) {
     const auto query = RandomUnit(rng, kD);
     IndexQuery q = Scope(5);
@@ -445,6 +456,7 @@ TEST(GraphIndexTest, FollowsUpsertsAndDeletes) {
   auto records = graph::Dataset(rng, 3000, kD);
   auto index = MakeVectorIndex(kD, graph::SmallGraph());
   ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
   const auto target = RandomUnit(rng, kD);
   // g1 moves onto the target; g2 is deleted after being put there too.
   Memory moved = records[1];
@@ -453,7 +465,15 @@ TEST(GraphIndexTest, FollowsUpsertsAndDeletes) {
   doomed.embedding = target;
   ASSERT_TRUE(index->Apply({moved, doomed}, {}, 2).ok());
   ASSERT_TRUE(index->Apply({}, {"g2"}, 3).ok());
+  // Moved vectors are new nodes, not placed yet: found by the exact pass.
+  EXPECT_EQ(index->graph_info().pending, 1u);
+  EXPECT_EQ(index->graph_info().removed, 2u);
   auto ids = Ids(index->Search(target, Scope(3)));
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids[0], "g1");
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  EXPECT_EQ(index->graph_info().pending, 0u);
+  ids = Ids(index->Search(target, Scope(3)));
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids[0], "g1");
   EXPECT_EQ(std::count(ids.begin(), ids.end(), "g2"), 0);
@@ -472,6 +492,85 @@ TEST(GraphIndexTest, FollowsUpsertsAndDeletes) {
   ASSERT_TRUE(index->Apply({}, gone, 5).ok());
   ids = Ids(index->Search(target, Scope(1)));
   EXPECT_EQ(ids, std::vector<std::string>{"g1"});
+  // Removed nodes outnumber live ones: the graph is dropped, and with the
+  // index now below graph_min_records not built again (exact scans).
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  EXPECT_FALSE(index->graph_info().built);
+  ids = Ids(index->Search(target, Scope(1)));
+  EXPECT_EQ(ids, std::vector<std::string>{"g1"});
+}
+
+// Rows not yet placed (a budget smaller than the backlog, or rows added
+// after the graph) are scanned exactly by every graph query: the nearest
+// of them is never missed, and placing them changes nothing found.
+TEST(GraphIndexTest, RowsNotYetPlacedAreStillFound) {
+  constexpr int kD = 32;
+  std::mt19937 rng(21);
+  auto records = graph::Dataset(rng, 2500, kD);
+  auto index = MakeVectorIndex(kD, graph::SmallGraph());
+  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  ASSERT_TRUE(index->ExtendGraph(1200).ok());
+  VectorGraphInfo info = index->graph_info();
+  EXPECT_TRUE(info.built);
+  EXPECT_EQ(info.placed, 1200u);
+  EXPECT_EQ(info.pending, 1300u);
+  for (int t = 0; t < 20; ++t) {
+    // A record of the unplaced part is its own nearest neighbour.
+    const Memory& r = records[1200 + static_cast<size_t>(rng() % 1300)];
+    auto ids = Ids(index->Search(r.embedding, Scope(1)));
+    EXPECT_EQ(ids, std::vector<std::string>{r.id});
+  }
+  Memory late = Rec("late", RandomUnit(rng, kD));
+  ASSERT_TRUE(index->Apply({late}, {}, 2).ok());
+  EXPECT_EQ(Ids(index->Search(late.embedding, Scope(1))), std::vector<std::string>{"late"});
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  info = index->graph_info();
+  EXPECT_EQ(info.placed, 2501u);
+  EXPECT_EQ(info.pending, 0u);
+  EXPECT_EQ(Ids(index->Search(late.embedding, Scope(1))), std::vector<std::string>{"late"});
+}
+
+// Moving most vectors leaves more removed nodes than live ones: the next
+// extension builds the graph afresh over the rows as they are now.
+TEST(GraphIndexTest, GraphIsRebuiltWhenRemovedNodesOutnumberLiveOnes) {
+  constexpr int kD = 32;
+  std::mt19937 rng(23);
+  auto records = graph::Dataset(rng, 3000, kD);
+  auto index = MakeVectorIndex(kD, graph::SmallGraph());
+  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  for (size_t i = 0; i < 2000; ++i) records[i].embedding = RandomUnit(rng, kD);
+  ASSERT_TRUE(index->Apply(std::vector<Memory>(records.begin(), records.begin() + 2000), {}, 2).ok());
+  VectorGraphInfo info = index->graph_info();
+  EXPECT_EQ(info.removed, 2000u);
+  EXPECT_EQ(info.pending, 2000u);
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  info = index->graph_info();
+  EXPECT_TRUE(info.built);
+  EXPECT_EQ(info.placed, 3000u);
+  EXPECT_EQ(info.removed, 0u);
+  EXPECT_EQ(info.pending, 0u);
+  for (int t = 0; t < 20; ++t) {
+    const Memory& r = records[rng() % 3000];
+    EXPECT_EQ(Ids(index->Search(r.embedding, Scope(1))), std::vector<std::string>{r.id});
+  }
+}
+
+// Below graph_min_records no graph is built; an exact index never has one.
+TEST(GraphIndexTest, NoGraphBelowTheThresholdOrForTheExactIndex) {
+  constexpr int kD = 32;
+  std::mt19937 rng(22);
+  const auto records = graph::Dataset(rng, 999, kD);
+  auto small = MakeVectorIndex(kD, graph::SmallGraph());
+  auto exact = MakeExactVectorIndex(kD);
+  ASSERT_TRUE(small->Apply(records, {}, 1).ok());
+  ASSERT_TRUE(exact->Apply(graph::Dataset(rng, 1500, kD), {}, 1).ok());
+  ASSERT_TRUE(small->ExtendGraph(SIZE_MAX).ok());
+  ASSERT_TRUE(exact->ExtendGraph(SIZE_MAX).ok());
+  EXPECT_FALSE(small->graph_info().built);
+  EXPECT_EQ(small->graph_info().pending, 999u);
+  EXPECT_FALSE(exact->graph_info().built);
+  EXPECT_EQ(exact->graph_info().pending, 0u);
 }
 
 }  // namespace
