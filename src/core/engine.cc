@@ -1844,10 +1844,10 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
   MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
-  // Exact scan: the vectors are persisted (index_sync.h) but the HNSW graph
-  // (MakeVectorIndex) is not yet, so every process would rebuild it, which
-  // at 50,000+ vectors costs each CLI call far more than the scan it saves.
-  parts.vector = MakeExactVectorIndex(parts.embedder->dimension());
+  // Exact scan below 50,000 rows a tenant, the graph above; both are
+  // persisted with the vectors (index_sync.h), and the graph is extended
+  // only at save points, never by a process that replays a few changes.
+  parts.vector = MakeVectorIndex(parts.embedder->dimension(), VectorIndexOptions{});
   parts.vector_file = options.store.data_dir + "/vector/index.msv";
   // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
   const char* openai_key = std::getenv("OPENAI_API_KEY");

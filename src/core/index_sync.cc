@@ -3,6 +3,7 @@
 #include "core/index_sync.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -67,14 +68,14 @@ Status IndexSync::Open() {
 Status IndexSync::CatchUp() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  if (unsaved_ >= SaveThreshold()) SaveLocked();
+  if (unsaved_ >= SaveThreshold()) SaveLocked(GraphBudget());
   return Status::Ok();
 }
 
 Status IndexSync::CatchUpVectors() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked(/*lexical=*/false));
-  if (unsaved_ >= SaveThreshold()) SaveLocked();
+  if (unsaved_ >= SaveThreshold()) SaveLocked(GraphBudget());
   return Status::Ok();
 }
 
@@ -83,14 +84,14 @@ Status IndexSync::Rebuild(bool lexical_too) {
   if (lexical_too) MSP_RETURN_IF_ERROR(lexical_.Clear());
   vector_.Clear();
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  SaveLocked();
+  SaveLocked(SIZE_MAX);
   return Status::Ok();
 }
 
 Status IndexSync::CatchUpAndPersist() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  if (unsaved_ > 0) SaveLocked();
+  if (unsaved_ > 0 || vector_.graph_info().pending > 0) SaveLocked(SIZE_MAX);
   return Status::Ok();
 }
 
@@ -116,8 +117,19 @@ std::string IndexSync::last_save_error() const {
   return save_error_;
 }
 
-void IndexSync::SaveLocked() {
-  if (vector_file_.empty() || identity_.empty()) return;
+// Placing a row in the graph costs about as much as a query; at a save,
+// twice the rows replayed since the last one plus 1,024 are placed, so a
+// backlog (the graph built when the index first reaches its threshold, or
+// built again) shrinks by at least 1,024 rows a save, while no process pays
+// for more than a bounded number. Rows not yet placed are scanned exactly.
+size_t IndexSync::GraphBudget() const { return 2 * static_cast<size_t>(std::max<int64_t>(unsaved_, 0)) + 1024; }
+
+void IndexSync::SaveLocked(size_t graph_budget) {
+  if (const Status g = vector_.ExtendGraph(graph_budget); !g.ok()) save_error_ = g.ToString();
+  if (vector_file_.empty() || identity_.empty()) {
+    unsaved_ = 0;  // nothing to write: the next save point is as far away again
+    return;
+  }
   const Status s = vector_.Save(vector_file_, identity_);
   if (s.ok()) {
     unsaved_ = 0;

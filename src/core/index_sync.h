@@ -11,11 +11,17 @@
 // error for the caller. After a catch-up that replayed enough changes the
 // file is written again (atomically), so the next process replays little.
 //
+// The vector index's graph (large layers) is extended at the same points,
+// a bounded number of rows at a time (GraphBudget), and whole by Rebuild
+// and CatchUpAndPersist: a process that replays a few changes never builds
+// a graph, and the rows not yet placed are scanned exactly meanwhile.
+//
 // Thread-safety: every method is safe from several threads (one lock
 // serialises catch-ups and saves); several processes may share the files.
 #ifndef MSP_CORE_INDEX_SYNC_H_
 #define MSP_CORE_INDEX_SYNC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -74,7 +80,10 @@ class IndexSync {
   // `lexical`. REQUIRES: mu_ held.
   Status CatchUpLocked(bool lexical = true);
   Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
-  void SaveLocked();
+  // Places up to `graph_budget` rows in the vector index's graph, then
+  // writes the file. REQUIRES: mu_ held.
+  void SaveLocked(size_t graph_budget);
+  size_t GraphBudget() const;
   Result<std::string> Identity();
 
   Store& store_;
