@@ -1,9 +1,15 @@
 // Tests for the small utilities: time, text, ids, hashes, UTF-8, data files,
 // names and namespaces.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "msp/status.h"
 #include "msp/types.h"
@@ -55,6 +61,39 @@ TEST(UuidTest, IsVersion7AndUnique) {
   EXPECT_EQ(a[14], '7');
   EXPECT_LT(NewUuid(1000), NewUuid(2000));  // time-ordered
   EXPECT_FALSE(IsUuid("not-a-uuid"));
+}
+
+// Processes forked after the generator was first used draw their own
+// numbers: ids made in the same millisecond by parent and children differ.
+TEST(UuidTest, ForkedProcessesMakeDifferentIds) {
+  const std::string before = NewUuid(5000);  // the generator is in use before the fork
+  std::set<std::string> ids{before, NewUuid(5000)};
+  constexpr int kChildren = 4;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::vector<pid_t> pids;
+  for (int c = 0; c < kChildren; ++c) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const std::string id = NewUuid(5000);
+      _exit(write(fds[1], id.data(), id.size()) == static_cast<ssize_t>(id.size()) ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  close(fds[1]);
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  char buf[36];
+  for (int c = 0; c < kChildren; ++c) {
+    ASSERT_EQ(read(fds[0], buf, sizeof buf), static_cast<ssize_t>(sizeof buf));
+    EXPECT_TRUE(ids.insert(std::string(buf, sizeof buf)).second) << std::string(buf, sizeof buf);
+  }
+  close(fds[0]);
+  EXPECT_EQ(ids.size(), 2u + kChildren);
 }
 
 TEST(UuidTest, NameUuidIsStableVersion8PerKey) {

@@ -1,6 +1,8 @@
 // UUIDv7: 48 bits of Unix ms, version and variant bits, 74 random bits.
 #include "util/uuid.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdint>
 #include <mutex>
@@ -28,10 +30,22 @@ std::string FormatUuid(const unsigned char (&b)[16]) {
 
 std::string NewUuid(TimeMs now) {
   static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<uint64_t>(now) << 16)};
+  static std::mt19937_64 rng;
+  static pid_t seeded_for = 0;
   uint64_t r1, r2;
   {
     std::lock_guard<std::mutex> lock(mu);
+    // Seeded afresh in each process: a child of fork() inherits the
+    // generator's state, and two children drawing the same numbers in the
+    // same millisecond would give two records one id (the second write
+    // replacing the first).
+    if (const pid_t pid = getpid(); pid != seeded_for) {
+      std::random_device device;
+      std::seed_seq seed{device(), device(), device(), device(), static_cast<unsigned>(pid),
+                         static_cast<unsigned>(now)};
+      rng.seed(seed);
+      seeded_for = pid;
+    }
     r1 = rng();
     r2 = rng();
   }
