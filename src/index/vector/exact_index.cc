@@ -86,8 +86,12 @@ enum FileSection : size_t {
   kStringsSection, kMetaSection, kTagsSection, kIdsSection, kIdCharsSection, kTableSection,
   kTenantSection, kNormsSection, kVectorsSection, kHalvesSection,
   kNodeOfSlotSection, kSlotOfNodeSection, kGraphHeaderSection, kLevel0Section, kLevelsSection,
-  kUpperAtSection, kUpperSection, kSectionCount
+  kUpperAtSection, kUpperSection, kCountsSection, kSectionCount
 };
+// The counts section: u64 live tags, live id bytes, live placed graph
+// nodes, then the rows of each interned string as a tenant; so a load needs
+// no pass over the slots.
+constexpr size_t kCountsHead = 3;
 constexpr size_t kMetaSections = kVectorsSection;
 constexpr uint32_t kFlagHalves = 1;
 constexpr uint32_t kFlagGraph = 2;
@@ -180,6 +184,9 @@ class ExactVectorIndex final : public VectorIndex {
       sections[kUpperAtSection] = section(graph_->upper_at());
       sections[kUpperSection] = section(graph_->upper());
     }
+    std::vector<uint64_t> counts{live_tags_, live_id_chars_, graph_live_};
+    counts.insert(counts.end(), tenant_rows_.begin(), tenant_rows_.end());
+    sections[kCountsSection] = VectorFileSection{counts.data(), counts.size() * sizeof(uint64_t)};
     VectorFileInfo info;
     info.dimension = static_cast<uint32_t>(dim_);
     info.flags = (half_ ? kFlagHalves : 0) | (graph_ ? kFlagGraph : 0);
@@ -245,37 +252,33 @@ class ExactVectorIndex final : public VectorIndex {
     auto section = [](const auto& a) {
       return VectorFileSection{a.data(), a.size() * sizeof(*a.data())};
     };
-    const std::vector<VectorFileSection> meta_sections{
-        {strings.data(), strings.size()}, section(p.meta), section(p.tag_pool), section(p.ids),
-        section(p.id_chars), section(p.table), section(p.tenant_of), section(p.norms)};
-    if (ChainChecksum(file.identity_checksum(), meta_sections) != file.meta_checksum()) {
-      return bad("metadata checksum mismatch");
-    }
+    MSP_ASSIGN_OR_RETURN(std::string counts_bytes, file.Read(kCountsSection));
+    // With verification: both checksums and every slot's references (below).
+    // Without, the header, the sizes, the strings, the counts and the id
+    // table are checked, and each slot's references where they are used:
+    // reading all metadata would cost a short-lived process more than its
+    // query. A garbled slot then ranks wrongly but never reads out of
+    // bounds, and the engine checks every record it serves against the
+    // store, so a damaged index can mislead a ranking but never show a
+    // record to a query that may not see it.
     if (verify_vectors) {
+      const std::vector<VectorFileSection> meta_sections{
+          {strings.data(), strings.size()}, section(p.meta), section(p.tag_pool), section(p.ids),
+          section(p.id_chars), section(p.table), section(p.tenant_of), section(p.norms)};
+      if (ChainChecksum(file.identity_checksum(), meta_sections) != file.meta_checksum()) {
+        return bad("metadata checksum mismatch");
+      }
       const std::vector<VectorFileSection> rest{
           section(p.vectors), section(p.halves), section(p.node_of_slot), section(p.slot_of_node),
           {&graph_header, has_graph ? sizeof graph_header : 0}, section(p.graph.level0()),
-          section(p.graph.levels()), section(p.graph.upper_at()), section(p.graph.upper())};
+          section(p.graph.levels()), section(p.graph.upper_at()), section(p.graph.upper()),
+          {counts_bytes.data(), counts_bytes.size()}};
       if (ChainChecksum(0, rest) != file.vector_checksum()) return bad("vector checksum mismatch");
     }
-    // The node <-> slot tables agree (every later use indexes with them).
-    size_t graph_live = 0;
-    if (has_graph) {
-      if (!p.graph.Adopt(graph_header) || p.node_of_slot.size() != n || p.slot_of_node.size() < graph_header.nodes) {
-        return bad("graph sections disagree with its header");
-      }
-      for (size_t slot = 0; slot < n; ++slot) {
-        const uint32_t node = p.node_of_slot[slot];
-        if (node >= p.slot_of_node.size() || p.slot_of_node[node] != slot) return bad("graph node table garbled");
-        graph_live += node < graph_header.nodes;
-      }
-      for (uint32_t slot : p.slot_of_node) {
-        if (slot != kNoSlot && slot >= n) return bad("graph node table garbled");
-      }
+    if (has_graph &&
+        (!p.graph.Adopt(graph_header) || p.node_of_slot.size() != n || p.slot_of_node.size() < graph_header.nodes)) {
+      return bad("graph sections disagree with its header");
     }
-    // The strings, then every reference into them and into the pools is in
-    // range (a file that passed its checksum should never fail these; they
-    // keep a damaged one that collides from reaching memory it must not).
     for (size_t at = 0; at < strings.size();) {
       uint32_t len = 0;
       if (strings.size() - at < sizeof len) return bad("strings section torn");
@@ -286,6 +289,13 @@ class ExactVectorIndex final : public VectorIndex {
       at += len;
     }
     if (p.string_of.size() != info.strings) return bad("string count disagrees with the header");
+    if (file.bytes(kCountsSection) != (kCountsHead + p.string_of.size()) * sizeof(uint64_t)) {
+      return bad("counts section of the wrong size");
+    }
+    std::vector<uint64_t> counts(kCountsHead + p.string_of.size());
+    std::memcpy(counts.data(), counts_bytes.data(), counts_bytes.size());
+    // The id table: every entry names a slot, and as many entries as slots
+    // (so a probe always ends: the table is never full).
     const size_t table = p.table.size();
     if (n > 0 && (table <= n || (table & (table - 1)) != 0)) return bad("id table of the wrong size");
     size_t used = 0;
@@ -294,20 +304,10 @@ class ExactVectorIndex final : public VectorIndex {
       used += e != 0;
     }
     if (used != n) return bad("id table disagrees with the slots");
-    const uint32_t strings_n = static_cast<uint32_t>(p.string_of.size());
-    for (size_t slot = 0; slot < n; ++slot) {
-      const SlotMeta& m = p.meta[slot];
-      const IdRef& id = p.ids[slot];
-      if (m.tenant >= strings_n || m.user >= strings_n || m.agent >= strings_n || m.session >= strings_n ||
-          m.mission >= strings_n || m.operator_id >= strings_n || m.source >= strings_n ||
-          m.tags_at > p.tag_pool.size() || m.tags_count > p.tag_pool.size() - m.tags_at ||
-          p.tenant_of[slot] != m.tenant || id.at > p.id_chars.size() || id.size > p.id_chars.size() - id.at) {
-        return bad("slot " + std::to_string(slot) + " refers outside the file");
-      }
-    }
-    for (uint32_t t : p.tag_pool) {
-      if (t >= strings_n) return bad("a tag refers outside the file");
-    }
+    // Every slot's references, which a load without verification leaves to
+    // be checked where they are used (RefsOk): a pass over all metadata
+    // costs a short-lived process more than its query.
+    if (verify_vectors) MSP_RETURN_IF_ERROR(CheckSlots(p, n, graph_header, has_graph, counts, bad));
     std::unique_lock<std::shared_mutex> lock(mu_);
     ClearLocked();
     meta_ = std::move(p.meta);
@@ -322,21 +322,54 @@ class ExactVectorIndex final : public VectorIndex {
     string_of_ = std::move(p.string_of);
     strings_.reserve(string_of_.size());
     for (uint32_t i = 0; i < string_of_.size(); ++i) strings_.emplace(string_of_[i], i);
-    tenant_rows_.assign(string_of_.size(), 0);
-    live_tags_ = 0;
-    live_id_chars_ = 0;
-    for (size_t slot = 0; slot < n; ++slot) {
-      ++tenant_rows_[meta_[slot].tenant];
-      live_tags_ += meta_[slot].tags_count;
-      live_id_chars_ += ids_[slot].size;
-    }
+    live_tags_ = counts[0];
+    live_id_chars_ = counts[1];
+    tenant_rows_.assign(counts.begin() + kCountsHead, counts.end());
     if (has_graph && options_.graph_min_records > 0) {
       node_of_slot_ = std::move(p.node_of_slot);
       slot_of_node_ = std::move(p.slot_of_node);
       graph_ = std::make_unique<NeighborGraph>(std::move(p.graph));
-      graph_live_ = graph_live;
+      graph_live_ = std::min<uint64_t>(counts[2], graph_->nodes());
     }
     applied_seq_ = info.applied_seq;
+    return Status::Ok();
+  }
+
+  // The full check of a loaded file's slots (verify_vectors): every
+  // reference in range, the node tables inverse to each other, the counts
+  // equal to what the slots say.
+  template <typename P, typename Bad>
+  static Status CheckSlots(const P& p, size_t n, const GraphHeader& graph, bool has_graph,
+                           const std::vector<uint64_t>& counts, const Bad& bad) {
+    const uint32_t strings_n = static_cast<uint32_t>(p.string_of.size());
+    std::vector<uint64_t> want(kCountsHead + strings_n, 0);
+    for (size_t slot = 0; slot < n; ++slot) {
+      const SlotMeta& m = p.meta[slot];
+      const IdRef& id = p.ids[slot];
+      if (m.tenant >= strings_n || m.user >= strings_n || m.agent >= strings_n || m.session >= strings_n ||
+          m.mission >= strings_n || m.operator_id >= strings_n || m.source >= strings_n ||
+          m.tags_at > p.tag_pool.size() || m.tags_count > p.tag_pool.size() - m.tags_at ||
+          p.tenant_of[slot] != m.tenant || id.at > p.id_chars.size() || id.size > p.id_chars.size() - id.at) {
+        return bad("slot " + std::to_string(slot) + " refers outside the file");
+      }
+      want[0] += m.tags_count;
+      want[1] += id.size;
+      ++want[kCountsHead + m.tenant];
+    }
+    for (uint32_t t : p.tag_pool) {
+      if (t >= strings_n) return bad("a tag refers outside the file");
+    }
+    if (has_graph) {
+      for (size_t slot = 0; slot < n; ++slot) {
+        const uint32_t node = p.node_of_slot[slot];
+        if (node >= p.slot_of_node.size() || p.slot_of_node[node] != slot) return bad("graph node table garbled");
+        want[2] += node < graph.nodes;
+      }
+      for (uint32_t slot : p.slot_of_node) {
+        if (slot != kNoSlot && slot >= n) return bad("graph node table garbled");
+      }
+    }
+    if (want != counts) return bad("counts disagree with the slots");
     return Status::Ok();
   }
 
@@ -484,7 +517,7 @@ class ExactVectorIndex final : public VectorIndex {
     std::vector<uint32_t> pending;
     for (uint32_t node = graph_->nodes(); node < slot_of_node_.size(); ++node) {
       const uint32_t slot = slot_of_node_[node];
-      if (slot != kNoSlot && Matches(meta_[slot], cq)) pending.push_back(slot);
+      if (slot < ids_.size() && Matches(meta_[slot], cq)) pending.push_back(slot);
     }
     const NodeVectors nv = Nodes();
     const size_t live = graph_live_;
@@ -625,9 +658,23 @@ class ExactVectorIndex final : public VectorIndex {
 
   // ---- ids: a pool of bytes, and an open-addressing table of slot + 1 ----
 
+  // A slot's id ("" when its reference is out of range: a damaged file).
   std::string_view IdAt(size_t slot) const {
     const IdRef& r = ids_[slot];
+    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) return {};
     return std::string_view(id_chars_.data() + r.at, r.size);
+  }
+
+  // A slot's tags (none when out of range: a damaged file).
+  std::pair<const uint32_t*, size_t> TagsOf(const SlotMeta& m) const {
+    if (m.tags_at > tag_pool_.size() || m.tags_count > tag_pool_.size() - m.tags_at) return {nullptr, 0};
+    return {tag_pool_.data() + m.tags_at, m.tags_count};
+  }
+
+  // Counts a row of `tenant` in or out (an id out of range, from a damaged
+  // file, counts nowhere).
+  void CountRow(uint32_t tenant, int delta) {
+    if (tenant < tenant_rows_.size()) tenant_rows_[tenant] += static_cast<size_t>(delta);
   }
 
   // The slot holding `id`, or kNoSlot. REQUIRES: mu_ held (shared is enough).
@@ -643,12 +690,24 @@ class ExactVectorIndex final : public VectorIndex {
     return kNoSlot;
   }
 
-  // The table position holding `slot`. REQUIRES: slot is in the table.
-  size_t TablePos(uint32_t slot) const {
-    const size_t mask = table_.size() - 1;
-    size_t i = ids_[slot].hash & mask;
-    while (table_[i] != slot + 1) i = (i + 1) & mask;
-    return i;
+  // The table position holding `slot`. REQUIRES: slot is in the table
+  // (when a damaged file left it out, the table is built again from the
+  // slots first).
+  size_t TablePos(uint32_t slot) {
+    for (int attempt = 0;; ++attempt) {
+      const size_t mask = table_.size() - 1;
+      size_t i = ids_[slot].hash & mask;
+      for (size_t probes = 0; probes < table_.size(); ++probes, i = (i + 1) & mask) {
+        if (table_[i] == slot + 1) return i;
+      }
+      if (attempt > 0) std::abort();  // cannot happen: the table was just built from the slots
+      RebuildTable();
+    }
+  }
+
+  void RebuildTable() {
+    std::fill(table_.begin(), table_.end(), 0u);
+    for (size_t slot = 0; slot < ids_.size(); ++slot) TablePut(static_cast<uint32_t>(slot));
   }
 
   void TablePut(uint32_t slot) {
@@ -665,7 +724,7 @@ class ExactVectorIndex final : public VectorIndex {
     while (size < 2 * slots) size *= 2;
     table_.clear();
     table_.resize(size);
-    for (size_t slot = 0; slot < ids_.size(); ++slot) TablePut(static_cast<uint32_t>(slot));
+    RebuildTable();
   }
 
   // Removes the table entry at `pos`, shifting later entries of its probe
@@ -693,11 +752,15 @@ class ExactVectorIndex final : public VectorIndex {
       chars.resize(live_id_chars_);
       uint64_t at = 0;
       for (size_t slot = 0; slot < ids_.size(); ++slot) {
+        const std::string_view id = IdAt(slot);
         IdRef& r = ids_[slot];
-        std::memcpy(chars.data() + at, id_chars_.data() + r.at, r.size);
+        if (at + id.size() > chars.size()) chars.resize(at + id.size());  // counts from a damaged file
+        std::memcpy(chars.data() + at, id.data(), id.size());
         r.at = at;
-        at += r.size;
+        r.size = static_cast<uint32_t>(id.size());
+        at += id.size();
       }
+      live_id_chars_ = at;
       id_chars_ = std::move(chars);
     }
     if (tag_pool_.size() > 2 * live_tags_ + 16384) {
@@ -706,10 +769,14 @@ class ExactVectorIndex final : public VectorIndex {
       uint32_t at = 0;
       for (size_t slot = 0; slot < meta_.size(); ++slot) {
         SlotMeta& m = meta_[slot];
-        std::copy(tag_pool_.data() + m.tags_at, tag_pool_.data() + m.tags_at + m.tags_count, tags.data() + at);
+        const auto [from, count] = TagsOf(m);
+        if (at + count > tags.size()) tags.resize(at + count);  // counts from a damaged file
+        std::copy(from, from + count, tags.data() + at);
         m.tags_at = at;
-        at += m.tags_count;
+        m.tags_count = static_cast<uint32_t>(count);
+        at += static_cast<uint32_t>(count);
       }
+      live_tags_ = at;
       tag_pool_ = std::move(tags);
     }
   }
@@ -760,27 +827,32 @@ class ExactVectorIndex final : public VectorIndex {
         norms_.push_back(0.0f);
       }
     }
+    size_t old_tags = 0;  // the old tags' room, reused when the new ones fit
     if (existed) {
       const SlotMeta& old = meta_[slot];
-      --tenant_rows_[old.tenant];  // the record may change tenant
-      live_tags_ -= old.tags_count;
-      if (tags.size() <= old.tags_count) meta.tags_at = old.tags_at;  // fits where the old tags were
+      CountRow(old.tenant, -1);  // the record may change tenant
+      old_tags = TagsOf(old).second;
+      live_tags_ -= std::min(live_tags_, old_tags);
     }
-    if (!existed || tags.size() > meta_[slot].tags_count) {
+    if (tags.empty()) {
+      meta.tags_at = 0;
+    } else if (tags.size() <= old_tags) {
+      meta.tags_at = meta_[slot].tags_at;
+    } else {
       meta.tags_at = static_cast<uint32_t>(tag_pool_.size());
       tag_pool_.resize(tag_pool_.size() + tags.size());
     }
     meta.tags_count = static_cast<uint32_t>(tags.size());
     std::copy(tags.begin(), tags.end(), tag_pool_.data() + meta.tags_at);
     live_tags_ += tags.size();
-    ++tenant_rows_[meta.tenant];
+    CountRow(meta.tenant, +1);
     tenant_of_[slot] = meta.tenant;
     meta_[slot] = meta;
     float* row = vectors_.data() + size_t{slot} * dim_;
     if (graph_ && existed && !std::equal(m.embedding.begin(), m.embedding.end(), row)) {
       // A moved vector is a new node; its old one is removed.
       const uint32_t old = node_of_slot_[slot];
-      slot_of_node_[old] = kNoSlot;
+      if (old < slot_of_node_.size()) slot_of_node_[old] = kNoSlot;
       node_of_slot_[slot] = static_cast<uint32_t>(slot_of_node_.size());
       slot_of_node_.push_back(slot);
       ForgetNode(old);
@@ -806,11 +878,12 @@ class ExactVectorIndex final : public VectorIndex {
     if (slot == kNoSlot) return;
     const uint32_t last = static_cast<uint32_t>(ids_.size() - 1);
     TableErase(TablePos(slot));
-    --tenant_rows_[meta_[slot].tenant];
-    live_tags_ -= meta_[slot].tags_count;
-    live_id_chars_ -= ids_[slot].size;
-    const uint32_t node = graph_ ? node_of_slot_[slot] : kNoNode;
-    if (graph_) slot_of_node_[node] = kNoSlot;
+    CountRow(meta_[slot].tenant, -1);
+    live_tags_ -= std::min(live_tags_, TagsOf(meta_[slot]).second);
+    live_id_chars_ -= std::min(live_id_chars_, IdAt(slot).size());
+    uint32_t node = graph_ ? node_of_slot_[slot] : kNoNode;
+    if (node >= slot_of_node_.size()) node = kNoNode;  // none, or a damaged file's
+    if (node != kNoNode) slot_of_node_[node] = kNoSlot;
     if (slot != last) {
       table_[TablePos(last)] = slot + 1;
       std::copy(vectors_.data() + size_t{last} * dim_, vectors_.data() + (size_t{last} + 1) * dim_,
@@ -819,7 +892,7 @@ class ExactVectorIndex final : public VectorIndex {
       tenant_of_[slot] = tenant_of_[last];
       if (graph_) {
         node_of_slot_[slot] = node_of_slot_[last];
-        slot_of_node_[node_of_slot_[slot]] = slot;
+        if (node_of_slot_[slot] < slot_of_node_.size()) slot_of_node_[node_of_slot_[slot]] = slot;
       }
       if (half_) {
         std::copy(halves_.data() + size_t{last} * dim_, halves_.data() + (size_t{last} + 1) * dim_,
@@ -837,7 +910,7 @@ class ExactVectorIndex final : public VectorIndex {
     tenant_of_.pop_back();
     if (graph_) node_of_slot_.pop_back();
     ids_.pop_back();
-    if (graph_) ForgetNode(node);
+    if (node != kNoNode) ForgetNode(node);
   }
 
   // After a node's row left it. REQUIRES: mu_ held exclusively.
@@ -928,8 +1001,8 @@ class ExactVectorIndex final : public VectorIndex {
       return false;
     }
     if (!c.tags.empty()) {
-      const uint32_t* tags = tag_pool_.data() + m.tags_at;
-      const bool any = std::any_of(tags, tags + m.tags_count, [&](uint32_t t) {
+      const auto [tags, count] = TagsOf(m);
+      const bool any = std::any_of(tags, tags + count, [&](uint32_t t) {
         return std::find(c.tags.begin(), c.tags.end(), t) != c.tags.end();
       });
       if (!any) return false;

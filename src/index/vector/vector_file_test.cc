@@ -440,7 +440,85 @@ TEST_F(VectorFileTest, GarbledGraphIsRefusedOrHarmless) {
   std::swap(bad[nodes_at], bad[nodes_at + 4]);  // slots 0 and 1 swap nodes: the two tables disagree
   bad[nodes_at + 1] = static_cast<char>(bad[nodes_at + 1] ^ 0x40);
   write(bad);
-  EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/false).code(), StatusCode::kCorruption);
+  EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
+  // Unverified, the node tables are checked where they are used: the
+  // index still answers with real rows and their exact scores, and takes
+  // changes to the two slots whose nodes were garbled.
+  ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  for (int t = 0; t < 10; ++t) {
+    const auto query = RandomUnit(rng);
+    IndexQuery q;
+    q.scope.tenant = "t0";
+    q.now = 5000;
+    q.limit = 10;
+    auto hits = index->Search(query, q);
+    ASSERT_TRUE(hits.ok());
+    for (const auto& h : *hits) {
+      ASSERT_TRUE(by_id.count(h.id)) << h.id;
+      EXPECT_EQ(h.score, Dot(query.data(), by_id[h.id]->embedding.data(), kDim));
+    }
+  }
+  Memory moved = records[0];
+  moved.embedding = RandomUnit(rng);
+  ASSERT_TRUE(index->Apply({moved}, {"g-1"}, 6).ok());
+  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  IndexQuery q;
+  q.scope.tenant = "t0";
+  q.now = 5000;
+  q.limit = 1;
+  EXPECT_EQ(index->size(), 1199u);
+  auto hits = index->Search(moved.embedding, q);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].id, "g-0");
+}
+
+// Garbled slot references (ids, tags, tenants) in a file loaded without
+// verification are checked where they are used: searches, changes and a
+// save of the damaged index stay in bounds, and verification refuses it.
+TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
+  std::mt19937 rng(17);
+  auto built = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 400; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 5).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  std::ifstream in(path_, std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bad = good;
+  std::mt19937 noise(4);
+  for (size_t s : {size_t{1}, size_t{3}}) {  // the slots' metadata, and their id references
+    uint64_t at[2];
+    std::memcpy(at, good.data() + 80 + 16 * s, sizeof at);
+    for (uint64_t i = at[0]; i < at[0] + at[1]; i += 4) {
+      if (noise() % 4 == 0) {
+        const uint32_t junk = static_cast<uint32_t>(noise());
+        std::memcpy(&bad[i], &junk, 4);
+      }
+    }
+  }
+  {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << bad;
+  }
+  auto index = MakeExactVectorIndex(kDim);
+  EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
+  ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  for (const IndexQuery& q : Queries()) {
+    auto hits = index->Search(RandomUnit(rng), q);
+    ASSERT_TRUE(hits.ok());
+    EXPECT_LE(hits->size(), 15u);
+  }
+  std::vector<Memory> upserts;
+  std::vector<std::string> deletes;
+  for (int i = 0; i < 100; ++i) upserts.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  for (int i = 100; i < 300; ++i) deletes.push_back("rec-" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) upserts.push_back(RandomRecord(rng, "more-" + std::to_string(i)));
+  ASSERT_TRUE(index->Apply(upserts, deletes, 6).ok());
+  ASSERT_TRUE(index->Save(path_, kIdentity).ok());
+  auto again = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(again->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  for (const IndexQuery& q : Queries()) ASSERT_TRUE(again->Search(RandomUnit(rng), q).ok());
 }
 
 TEST(Checksum64Test, IsStableAndSeesEveryByte) {
