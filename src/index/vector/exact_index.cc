@@ -73,9 +73,15 @@ struct IdRef {
   uint32_t hash = 0;
 };
 
+// FNV-1a's low bits depend only on the low bits of the bytes, so ids that
+// share a long prefix (UUIDv7s made in one millisecond or one second
+// differ in a few hex digits) crowd a few table positions and probes run
+// long; a 64-bit finaliser spreads every input bit over the low bits.
 uint32_t IdHash(std::string_view id) {
-  const uint64_t h = Fnv1a64(id);
-  return static_cast<uint32_t>(h ^ (h >> 32));
+  uint64_t h = Fnv1a64(id);
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return static_cast<uint32_t>(h ^ (h >> 33));
 }
 
 // The file's sections, in order (vector_file.h): the first kMetaSections
@@ -95,6 +101,9 @@ constexpr size_t kCountsHead = 3;
 constexpr size_t kMetaSections = kVectorsSection;
 constexpr uint32_t kFlagHalves = 1;
 constexpr uint32_t kFlagGraph = 2;
+// The id table is laid out by IdHash as it is now (files without it were
+// laid out by plain FNV-1a: refused, and rebuilt by the caller).
+constexpr uint32_t kFlagIdHash2 = 4;
 
 // A query turned into ids and masks. `impossible` when no record can match.
 struct CompiledQuery {
@@ -189,7 +198,7 @@ class ExactVectorIndex final : public VectorIndex {
     sections[kCountsSection] = VectorFileSection{counts.data(), counts.size() * sizeof(uint64_t)};
     VectorFileInfo info;
     info.dimension = static_cast<uint32_t>(dim_);
-    info.flags = (half_ ? kFlagHalves : 0) | (graph_ ? kFlagGraph : 0);
+    info.flags = (half_ ? kFlagHalves : 0) | (graph_ ? kFlagGraph : 0) | kFlagIdHash2;
     info.count = ids_.size();
     info.strings = string_of_.size();
     info.applied_seq = applied_seq_;
@@ -203,7 +212,9 @@ class ExactVectorIndex final : public VectorIndex {
     auto bad = [&](const std::string& what) {
       return Status::Corruption("vector index file " + path + ": " + what);
     };
-    if ((info.flags & ~kFlagGraph) != (half_ ? kFlagHalves : 0u)) return bad("written with another vector layout");
+    if ((info.flags & ~kFlagGraph) != ((half_ ? kFlagHalves : 0u) | kFlagIdHash2)) {
+      return bad("written with another vector or id table layout");
+    }
     if (info.count > kNoSlot - 1 || info.strings > kNoId - 1) return bad("too many records");
     const size_t n = static_cast<size_t>(info.count);
     // The sizes every section must have.
