@@ -280,6 +280,12 @@ struct Stats {
   int64_t last_seq = 0;
   int64_t lexical_applied_seq = 0;
   int64_t vector_applied_seq = 0;
+  // The vector index: rows, and of them those placed in its graph (the
+  // approximate search of large layers) and those waiting to be (scanned
+  // exactly meanwhile). Both 0 below the graph's threshold.
+  int64_t vector_rows = 0;
+  int64_t vector_graph_placed = 0;
+  int64_t vector_graph_pending = 0;
   int64_t audit_events = 0;
   std::string embedder_id;
   std::string store_path;

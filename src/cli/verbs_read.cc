@@ -113,6 +113,12 @@ Status RunStats(Invocation& inv) {
   for (const auto& [kind, n] : s.by_kind) out << "  " << kind << ": " << n << "\n";
   out << "change seq:     " << s.last_seq << " (lexical index at " << s.lexical_applied_seq << ", vector index at "
       << s.vector_applied_seq << ")\n"
+      << "vector index:   " << s.vector_rows << " rows"
+      << (s.vector_graph_placed + s.vector_graph_pending > 0
+              ? ", graph " + std::to_string(s.vector_graph_placed) + " placed, " +
+                    std::to_string(s.vector_graph_pending) + " waiting"
+              : std::string())
+      << "\n"
       << "audit events:   " << s.audit_events << "\n"
       << "embedder:       " << s.embedder_id << "\n"
       << "store:          " << s.store_path << "\n";

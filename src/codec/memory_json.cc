@@ -525,6 +525,9 @@ nlohmann::json StatsToJson(const Stats& s) {
               {"last_seq", s.last_seq},
               {"lexical_applied_seq", s.lexical_applied_seq},
               {"vector_applied_seq", s.vector_applied_seq},
+              {"vector_rows", s.vector_rows},
+              {"vector_graph_placed", s.vector_graph_placed},
+              {"vector_graph_pending", s.vector_graph_pending},
               {"audit_events", s.audit_events},
               {"embedder_id", s.embedder_id},
               {"store_path", s.store_path}};

@@ -90,7 +90,8 @@ nlohmann::json AuditEventToJson(const AuditEvent& e);
 nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r);
 
 // {records, active, expired, by_kind {kind: n}, last_seq, lexical_applied_seq,
-//  vector_applied_seq, audit_events, embedder_id, store_path}.
+//  vector_applied_seq, vector_rows, vector_graph_placed, vector_graph_pending,
+//  audit_events, embedder_id, store_path}.
 nlohmann::json StatsToJson(const Stats& s);
 
 // {id, merged, evicted_ids}.

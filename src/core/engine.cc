@@ -1238,6 +1238,11 @@ class Engine final : public MemoryLayer {
     MSP_ASSIGN_OR_RETURN(s.last_seq, store_->LastSeq());
     MSP_ASSIGN_OR_RETURN(s.lexical_applied_seq, lexical_->AppliedSeq());
     s.vector_applied_seq = vector_->AppliedSeq();
+    s.vector_rows = static_cast<int64_t>(vector_->size());
+    if (const VectorGraphInfo g = vector_->graph_info(); g.built) {
+      s.vector_graph_placed = static_cast<int64_t>(g.placed - g.removed);
+      s.vector_graph_pending = static_cast<int64_t>(g.pending);
+    }
     MSP_ASSIGN_OR_RETURN(s.audit_events, store_->CountAudit(scope.tenant));
     s.embedder_id = embedder_->id();
     s.store_path = store_->Describe();
