@@ -7,8 +7,9 @@
 //                            ::testing::Values(StoreBackend{"sqlite", OpenMySqlite}),
 //                            StoreBackendName);
 //
-// and compiling store_conformance.cc into the same test program (not a static
-// library: the linker would drop its unreferenced tests).
+// and linking the object library msp_store_conformance (store_conformance.cc,
+// compiled once for every backend; not a static library: the linker would
+// drop its unreferenced tests).
 #ifndef MSP_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_
 #define MSP_TESTS_CONFORMANCE_STORE_CONFORMANCE_H_
 
