@@ -42,12 +42,18 @@ class IndexSyncTest : public ::testing::Test {
     std::unique_ptr<VectorIndex> vector;
     std::unique_ptr<IndexSync> sync;
   };
-  View Open(const std::string& embedder = kEmbedder) {
+  // With `graph`: a vector index that keeps a graph from 300 rows on.
+  View Open(const std::string& embedder = kEmbedder, bool graph = false) {
     View v;
     auto lexical = OpenLexicalIndex(dir_.path() + "/lexical", RetrievalOptions{});
     EXPECT_TRUE(lexical.ok());
     v.lexical = std::move(*lexical);
-    v.vector = MakeExactVectorIndex(kDim);
+    VectorIndexOptions small;
+    small.graph_min_records = 300;
+    small.graph_m = 8;
+    small.graph_ef_construction = 40;
+    small.build_threads = 1;
+    v.vector = graph ? MakeVectorIndex(kDim, small) : MakeExactVectorIndex(kDim);
     v.sync = std::make_unique<IndexSync>(*store_, *v.lexical, *v.vector, embedder, file());
     EXPECT_TRUE(v.sync->Open().ok());
     return v;
@@ -91,6 +97,35 @@ class IndexSyncTest : public ::testing::Test {
   int next_ = 0;
   const std::vector<float> probe_ = std::vector<float>(kDim, 0.3f);
 };
+
+// The graph: a catch-up that replays a few changes places nothing; a save
+// point places the backlog (bounded) and writes it with the file; the next
+// opener maps it as saved, and reindex places every row.
+TEST_F(IndexSyncTest, GraphGrowsAtSavePointsAndIsMappedByTheNextOpener) {
+  Write(400);
+  View first = Open(kEmbedder, /*graph=*/true);
+  ASSERT_TRUE(first.sync->CatchUp().ok());  // 400 replayed: a save point
+  VectorGraphInfo info = first.vector->graph_info();
+  EXPECT_TRUE(info.built);
+  EXPECT_EQ(info.placed, 400u);
+  EXPECT_EQ(info.pending, 0u);
+  Write(5);
+  ASSERT_TRUE(first.sync->CatchUp().ok());  // 5 replayed: no save point
+  EXPECT_EQ(first.vector->graph_info().pending, 5u);
+  EXPECT_EQ(first.sync->unsaved_changes(), 5);
+
+  View second = Open(kEmbedder, /*graph=*/true);
+  EXPECT_EQ(second.sync->open_note(), "loaded");
+  info = second.vector->graph_info();
+  EXPECT_EQ(info.placed, 400u);  // as saved, not rebuilt
+  ASSERT_TRUE(second.sync->CatchUp().ok());
+  EXPECT_EQ(second.vector->graph_info().pending, 5u);
+  EXPECT_EQ(Top(second), Top(first));
+  ASSERT_TRUE(second.sync->Rebuild(/*lexical_too=*/false).ok());
+  info = second.vector->graph_info();
+  EXPECT_EQ(info.placed, 405u);
+  EXPECT_EQ(info.pending, 0u);
+}
 
 TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
   View first = Open();
