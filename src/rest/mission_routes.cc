@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codec/json_reader.h"
 #include "codec/memory_json.h"
 #include "mission/records.h"
 #include "msp/digest.h"
 #include "msp/mission.h"
-#include "rest/json_reader.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
 #include "server/http_status.h"

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "codec/json_reader.h"
 #include "codec/memory_json.h"
-#include "rest/json_reader.h"
 #include "util/time.h"
 
 namespace msp {

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codec/json_reader.h"
 #include "msp/memory.h"
 #include "msp/mission.h"
 #include "orchestrate/task_json.h"
 #include "orchestrate/tasks.h"
-#include "rest/json_reader.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
 

@@ -1,9 +1,10 @@
-// JsonReader: strict reads of the fields of one JSON object, for the REST
-// request bodies (request_json.cc, mission_routes.cc). Every error is
+// JsonReader: strict reads of the fields of one JSON object, for the request
+// codec of src/api (api/codec.h) and the other REST bodies
+// (rest/request_json.cc, mission_routes.cc, task_routes.cc). Every error is
 // InvalidArgument naming the field (with its path prefix, "memories[2].text")
-// and what was expected.
-#ifndef MSP_REST_JSON_READER_H_
-#define MSP_REST_JSON_READER_H_
+// and what was expected; a number out of range names the range and the value.
+#ifndef MSP_CODEC_JSON_READER_H_
+#define MSP_CODEC_JSON_READER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -82,10 +83,10 @@ class JsonReader {
     const json& v = obj_.at(name);
     if (!v.is_number_integer()) return Wrong(name, "an integer", v);
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return OutOfRange(name, lo, hi);
+      return OutOfRange(name, lo, hi, v.dump());
     }
     const int64_t n = v.get<int64_t>();
-    if (n < lo || n > hi) return OutOfRange(name, lo, hi);
+    if (n < lo || n > hi) return OutOfRange(name, lo, hi, std::to_string(n));
     *out = static_cast<I>(n);
     return Status::Ok();
   }
@@ -97,7 +98,7 @@ class JsonReader {
     const double d = v.get<double>();
     if (!(d >= lo && d <= hi)) {
       return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + FormatBound(lo) +
-                                     " and " + FormatBound(hi));
+                                     " and " + FormatBound(hi) + ", got " + FormatBound(d));
     }
     *out = d;
     return Status::Ok();
@@ -183,9 +184,9 @@ class JsonReader {
     return Status::InvalidArgument("field '" + prefix_ + name + "' must be " + expected + ", got " + JsonTypeName(got));
   }
 
-  Status OutOfRange(const std::string& name, int64_t lo, int64_t hi) const {
+  Status OutOfRange(const std::string& name, int64_t lo, int64_t hi, const std::string& got) const {
     return Status::InvalidArgument("field '" + prefix_ + name + "' must be between " + std::to_string(lo) +
-                                   " and " + std::to_string(hi));
+                                   " and " + std::to_string(hi) + ", got " + got);
   }
 
   static std::string FormatBound(double d) {
@@ -212,4 +213,4 @@ class JsonReader {
 
 }  // namespace msp
 
-#endif  // MSP_REST_JSON_READER_H_
+#endif  // MSP_CODEC_JSON_READER_H_
