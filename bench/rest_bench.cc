@@ -248,7 +248,16 @@ class Bench {
                 {"namespace", {{"user", "u1"}}}};
   }
   json SearchBody(size_t i) const {
-    return json{{"query", questions_[i % questions_.size()]}, {"k", 10}, {"namespace", {{"user", "u1"}}}};
+    return json{{"query", questions_[i % questions_.size()]}, {"top_k", 10}, {"namespace", {{"user", "u1"}}}};
+  }
+  // SearchBody(i) as the engine's request.
+  RetrieveRequest SearchRequest(size_t i) const {
+    RetrieveRequest q;
+    q.scope.tenant = "default";
+    q.scope.user = "u1";
+    q.query = questions_[i % questions_.size()];
+    q.top_k = 10;
+    return q;
   }
   static WriteRequest ParsedWrite(const json& body) {
     auto w = WriteRequestFromJson(body, "default");
@@ -391,9 +400,7 @@ class Bench {
       }
       std::vector<RetrieveRequest> queries;
       for (size_t i = 0; i < flags_.requests; ++i) {
-        auto q = RetrieveRequestFromJson(SearchBody(i), "default");
-        if (!q.ok()) Die(q.status().ToString());
-        queries.push_back(std::move(q).value());
+        queries.push_back(SearchRequest(i));
       }
       for (size_t i = 0; i < 20; ++i) (void)engine->Retrieve(queries[i]);
       const std::vector<Latency> q =

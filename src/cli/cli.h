@@ -142,6 +142,10 @@ void PrintMemoryLine(std::ostream& out, const Memory& m);
 // Every field, one per line.
 void PrintMemoryDetail(std::ostream& out, const Memory& m);
 
+// The flags of src/api's operation `operation` ("search"): its field table
+// with dashes (verbs_api.cc), then `extra` (the verb's own, e.g. --timing).
+std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {});
+
 // Verb handlers (verbs_*.cc).
 Status RunInit(Invocation& inv);
 Status RunWrite(Invocation& inv);
@@ -152,7 +156,7 @@ Status RunEpisodeAdd(Invocation& inv);
 Status RunEpisodeList(Invocation& inv);
 Status RunSessionEnd(Invocation& inv);
 Status RunConsolidate(Invocation& inv);
-Status RunSearch(Invocation& inv);
+Status RunSearch(Invocation& inv);  // verbs_api.cc
 Status RunGet(Invocation& inv);
 Status RunHistory(Invocation& inv);
 Status RunStats(Invocation& inv);
@@ -198,7 +202,7 @@ Status RunServe(Invocation& inv);        // verbs_serve.cc, in libmsp_serve.so
 Status RunServeModule(Invocation& inv);  // serve_loader.cc: loads libmsp_serve.so, runs RunServe
 Status RunMcp(Invocation& inv);  // verbs_mcp.cc, when MCP is built
 // verbs_query.cc: mission retrieval.
-Status RunQuery(Invocation& inv);
+Status RunQuery(Invocation& inv);  // verbs_api.cc
 Status RunHandoff(Invocation& inv);
 Status RunMarkUsed(Invocation& inv);
 Status RunReportCorrections(Invocation& inv);

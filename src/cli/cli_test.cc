@@ -54,7 +54,7 @@ TEST(CliTest, HelpAndVersion) {
   CliRun search = Cli({"help", "search"});
   EXPECT_EQ(search.code, 0);
   EXPECT_TRUE(Contains(search.out, "usage: msp search QUERY"));
-  EXPECT_TRUE(Contains(search.out, "--top-k K"));
+  EXPECT_TRUE(Contains(search.out, "--top-k TOP_K"));
   EXPECT_TRUE(Contains(search.out, "--tenant NAME"));
   EXPECT_EQ(Cli({"search", "--help"}).out, search.out);
 
@@ -147,9 +147,9 @@ TEST(CliTest, EnumAndValueFlagErrorsAreUsageErrors) {
   CliRun prov = Cli({"write", "some text here", "--provenance", "abc", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(prov.code, 2);
   EXPECT_TRUE(Contains(prov.err, "--provenance must be TYPE:REF")) << prov.err;
-  CliRun since = Cli({"search", "q", "--since", "last week", "--data-dir", "/nonexistent/x"});
+  CliRun since = Cli({"search", "q", "--created-from", "last week", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(since.code, 2);
-  EXPECT_TRUE(Contains(since.err, "--since: 'last week' is not an ISO 8601 time")) << since.err;
+  EXPECT_TRUE(Contains(since.err, "--created-from: 'last week' is not an ISO 8601 time")) << since.err;
   CliRun both = Cli({"episode", "add", "--session", "s", "--text", "a", "--content", "{}"});
   EXPECT_EQ(both.code, 2);
   EXPECT_TRUE(Contains(both.err, "give exactly one of --text and --content"));

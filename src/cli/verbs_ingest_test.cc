@@ -55,7 +55,7 @@ TEST_F(IngestVerbTest, DocumentsReportAndExitCode) {
   EXPECT_EQ(j["unchanged"], 1);
   EXPECT_EQ(j["files"][0]["action"], "unchanged");
 
-  CliRun q = Run({"search", "pump 40 Hz", "--mission", "plant", "--kind", "document_chunk", "--json"});
+  CliRun q = Run({"search", "pump 40 Hz", "--mission", "plant", "--kinds", "document_chunk", "--json"});
   EXPECT_EQ(q.code, 0) << q.err;
   EXPECT_TRUE(Contains(q.out, "The pump runs at 40 Hz.")) << q.out;
 }

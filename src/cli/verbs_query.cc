@@ -1,5 +1,6 @@
-// Mission retrieval verbs: query (workflow_memory_query), handoff,
+// Mission retrieval verbs: handoff,
 // mark-used, report corrections / redundancy / load, event add / list.
+// (query, workflow_memory_query, is src/api's: verbs_api.cc.)
 // Every figure names the token counter it was counted with.
 #include <cstdio>
 #include <fstream>
@@ -54,34 +55,6 @@ Status RequireMissionFlag(Invocation& inv) {
 }
 
 }  // namespace
-
-Status RunQuery(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireMissionFlag(inv));
-  MissionQuery q;
-  q.mission = inv.ns;
-  q.mission.operator_id.clear();
-  q.asker.operator_id = inv.ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(q.task_description, TextArgument(inv, 0, /*stdin_dash=*/true));
-  if (inv.flags.Has("--scope")) {
-    MSP_ASSIGN_OR_RETURN(q.scope, EnumFlag(inv, "--scope", inv.flags.Get("--scope"), &ParseQueryScope, &QueryScopeName));
-  }
-  MSP_ASSIGN_OR_RETURN(q.token_budget, BudgetFlag(inv));
-  q.filters.component = inv.flags.Get("--component");
-  MSP_ASSIGN_OR_RETURN(q.filters.criticalities,
-                       EnumFlags(inv, "--criticality", &ParseCriticality, &CriticalityName));
-  MSP_RETURN_IF_ERROR(TimeRange(inv, &q.filters.from, &q.filters.to));
-  q.actor = inv.actor;
-
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(auto wm, OpenWorkflowMemory(inv, *engine));
-  MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));
-  if (inv.json) return PrintJsonText(inv, d.json);
-  *inv.out << d.markdown;
-  if (d.markdown.empty()) {
-    *inv.err << "msp: budget " << d.token_budget << " tokens holds nothing; retrieval " << d.retrieval_id << "\n";
-  }
-  return Status::Ok();
-}
 
 Status RunHandoff(Invocation& inv) {
   MSP_RETURN_IF_ERROR(RequireMissionFlag(inv));

@@ -63,22 +63,22 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   EXPECT_TRUE(Contains(md.out, "tokens (counter "));
 
   const CliRun js = Cli({"query", "jamming relay channel", "--mission", "m1", "--operator", "ann", "--session", "s1",
-                         "--json", "--budget", "5000"});
+                         "--json", "--token-budget", "5000"});
   ASSERT_EQ(js.code, 0) << js.err;
   const json digest = json::parse(js.out);
   const std::string rid = digest["retrieval_id"];
   EXPECT_EQ(digest["token_budget"], 5000);
   EXPECT_LE(digest["tokens_used"].get<int>(), 5000);
   std::vector<std::string> served;
-  for (const json& s : digest["sections"]) {
+  for (const json& s : digest["digest"]["sections"]) {
     for (const json& e : s["entries"]) served.push_back(e["id"]);
   }
   ASSERT_EQ(served.size(), 2u);
 
   EXPECT_EQ(Cli({"query", "x", "--mission", "m1", "--scope", "everything"}).code, 2);
-  EXPECT_EQ(Cli({"query", "x", "--mission", "m1", "--budget", "-1"}).code, 2);
+  EXPECT_EQ(Cli({"query", "x", "--mission", "m1", "--token-budget", "-1"}).code, 2);
   EXPECT_EQ(Cli({"query", "x"}).code, 2);  // no --mission
-  const CliRun zero = Cli({"query", "jamming", "--mission", "m1", "--budget", "0"});
+  const CliRun zero = Cli({"query", "jamming", "--mission", "m1", "--token-budget", "0"});
   EXPECT_EQ(zero.code, 0);
   EXPECT_EQ(zero.out, "");
   EXPECT_TRUE(Contains(zero.err, "holds nothing"));

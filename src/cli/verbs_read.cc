@@ -1,5 +1,4 @@
-// Verbs that read: search, get, history, stats, audit.
-#include <chrono>
+// Verbs that read: get, history, stats, audit. (search is src/api's: verbs_api.cc.)
 #include <cstdio>
 #include <limits>
 #include <ostream>
@@ -9,70 +8,6 @@
 #include "util/time.h"
 
 namespace msp {
-
-Status RunSearch(Invocation& inv) {
-  const ParsedFlags& flags = inv.flags;
-  RetrieveRequest r;
-  r.scope = inv.ns;
-  r.query = inv.flags.positionals[0];
-  Result<int64_t> top_k = flags.GetInt("--top-k", 10, 1, 1000);
-  if (!top_k.ok()) return Usage(inv, top_k.status().message());
-  r.top_k = static_cast<int>(*top_k);
-  Result<double> min_score = flags.GetDouble("--min-score", 0.0, 0.0, 1.0);
-  if (!min_score.ok()) return Usage(inv, min_score.status().message());
-  r.min_score = *min_score;
-  MSP_ASSIGN_OR_RETURN(r.filter.kinds, EnumFlags(inv, "--kind", &ParseKind, &KindName));
-  MSP_ASSIGN_OR_RETURN(r.filter.layers, EnumFlags(inv, "--layer", &ParseLayer, &LayerName));
-  r.filter.tags = flags.All("--tag");
-  r.filter.sources = flags.All("--source");
-  MSP_ASSIGN_OR_RETURN(r.filter.created_from, TimeFlag(inv, "--since"));
-  MSP_ASSIGN_OR_RETURN(r.filter.created_to, TimeFlag(inv, "--until"));
-  if (r.filter.created_from != 0 && r.filter.created_to != 0 && r.filter.created_to <= r.filter.created_from) {
-    return Usage(inv, "--until must be later than --since");
-  }
-  r.filter.include_superseded = flags.Has("--include-superseded");
-  MSP_ASSIGN_OR_RETURN(r.as_of, TimeFlag(inv, "--as-of"));
-  r.explain = flags.Has("--explain");
-
-  // --timing: where a search process's time goes, on stderr.
-  const bool timing = flags.Has("--timing");
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point started = Clock::now();
-  auto ms = [](Clock::time_point from, Clock::time_point to) {
-    return Fixed(std::chrono::duration<double, std::milli>(to - from).count(), 2);
-  };
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  const Clock::time_point opened = Clock::now();
-  if (timing) MSP_RETURN_IF_ERROR(engine->CatchUpIndexes());
-  const Clock::time_point caught_up = Clock::now();
-  MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine->Retrieve(r));
-  const Clock::time_point queried = Clock::now();
-  const auto report_timing = [&] {
-    if (!timing) return;
-    *inv.err << "timing: open " << ms(started, opened) << " ms, catch-up " << ms(opened, caught_up)
-             << " ms, query " << ms(caught_up, queried) << " ms, render " << ms(queried, Clock::now())
-             << " ms\n";
-  };
-  if (inv.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const SearchHit& h : hits) arr.push_back(SearchHitToJson(h));
-    PrintJson(inv, arr);
-    report_timing();
-    return Status::Ok();
-  }
-  if (hits.empty()) *inv.out << "no results\n";
-  for (const SearchHit& h : hits) {
-    *inv.out << Fixed(h.score, 3) << "  " << KindName(h.memory.kind) << "  " << h.memory.id << "  "
-             << OneLine(h.memory.text) << "\n";
-    for (const SignalContribution& c : h.explain) {
-      *inv.out << "       " << c.signal << ": "
-               << (c.rank == 0 ? std::string("not found") : "rank " + std::to_string(c.rank) + ", raw " + Fixed(c.raw, 4))
-               << ", adds " << Fixed(c.contribution, 4) << "\n";
-    }
-  }
-  report_timing();
-  return Status::Ok();
-}
 
 Status RunGet(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "codec/memory_json.h"
+#include "mcp/api_tools.h"
 #include "mcp/graph_tools.h"
 #include "provider/json_schema.h"
 #include "mcp/memory_tools.h"
@@ -43,9 +44,11 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
 }
 
 McpServer::McpServer(MemoryLayer& engine, McpServerOptions options) : options_(std::move(options)) {
+  std::shared_ptr<MissionMemory> mission = OpenMissionMemory(engine, options_.options);
   AddMemoryTools(engine, tools_);
+  AddApiTools(engine, mission, tools_);
   AddGraphTools(engine, options_.options.mcp, tools_);
-  AddMissionTools(engine, options_.options, tools_);
+  AddMissionTools(engine, mission, tools_);
 }
 
 McpServer::McpServer(ToolSet tools, McpServerOptions options)
@@ -138,7 +141,8 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   }
   // Bad arguments are a tool error the model can read and correct, not a
   // protocol error (MCP 2025-11-25).
-  if (Status s = ValidateJsonSchema(tool->input_schema, arguments, "arguments"); !s.ok()) {
+  if (Status s = tool->checks_arguments ? Status::Ok() : ValidateJsonSchema(tool->input_schema, arguments, "arguments");
+      !s.ok()) {
     return MakeResult(m.id, ToolError("invalid arguments: " + s.message()));
   }
   Result<ToolOutput> out = Status::Internal("the tool did not run");

@@ -238,13 +238,21 @@ TEST_F(McpToolsTest, MemoryWriteSearchAndHistory) {
 
   out = Call("memory_search", {{"query", "what tea does Ann like"}, {"top_k", 3}});
   ASSERT_EQ(out["isError"], false);
-  ASSERT_GE(out["structuredContent"]["count"].get<int>(), 1);
-  EXPECT_EQ(out["structuredContent"]["results"][0]["id"], id);
-  EXPECT_EQ(out["structuredContent"]["results"][0]["kind"], "fact");
-  EXPECT_GT(out["structuredContent"]["results"][0]["score"].get<double>(), 0.0);
+  ASSERT_GE(out["structuredContent"]["hits"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["hits"][0]["memory"]["id"], id);
+  EXPECT_EQ(out["structuredContent"]["hits"][0]["memory"]["kind"], "fact");
+  EXPECT_GT(out["structuredContent"]["hits"][0]["score"].get<double>(), 0.0);
 
-  out = Call("memory_search", {{"query", "tea"}, {"kinds", {"nonsense"}}});
+  // The arguments are src/api's search request: strict, with REST's names and limits.
+  out = Call("memory_search", {{"query", "tea"}, {"filters", {{"kinds", {"nonsense"}}}}});
   EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("field 'filters.kinds[0]': unknown value 'nonsense'"),
+            std::string::npos);
+  out = Call("memory_search", {{"query", "tea"}, {"kinds", {"fact"}}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("unknown field 'kinds'"), std::string::npos);
+  out = Call("memory_search", {{"query", "tea"}, {"top_k", 1000}, {"filters", {{"criticalities", {"normal"}}}}});
+  EXPECT_EQ(out["isError"], false) << out.dump();
 
   out = Call("fact_history", {{"id", id}});
   ASSERT_EQ(out["isError"], false);
@@ -336,11 +344,11 @@ TEST_F(McpToolsTest, MemorySearchAsOf) {
 
   json out = Call("memory_search", {{"query", "relay service release hosts cluster"}});
   ASSERT_EQ(out["isError"], false) << out.dump();
-  EXPECT_EQ(out["structuredContent"]["count"], 2);
+  EXPECT_EQ(out["structuredContent"]["hits"].size(), 2u);
   out = Call("memory_search", {{"query", "relay service release hosts cluster"}, {"as_of", "2021-06-01T00:00:00Z"}});
   ASSERT_EQ(out["isError"], false) << out.dump();
-  ASSERT_EQ(out["structuredContent"]["count"], 1);
-  EXPECT_EQ(out["structuredContent"]["results"][0]["id"], old_id.id);
+  ASSERT_EQ(out["structuredContent"]["hits"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["hits"][0]["memory"]["id"], old_id.id);
   out = Call("memory_search", {{"query", "relay"}, {"as_of", "last tuesday"}});
   EXPECT_EQ(out["isError"], true);
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("as_of"), std::string::npos);
@@ -365,7 +373,9 @@ TEST_F(McpToolsTest, MissionTools) {
   EXPECT_EQ(out["structuredContent"]["status"], "accepted");
 
   out = Call("workflow_memory_query",
-             {{"task_description", "which database holds the billing ledger"}, {"mission", "m1"}, {"token_budget", 500}});
+             {{"task_description", "which database holds the billing ledger"},
+              {"namespace", {{"mission", "m1"}}},
+              {"token_budget", 500}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   const json& q = out["structuredContent"];
   EXPECT_FALSE(q["retrieval_id"].get<std::string>().empty());
@@ -415,8 +425,8 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
   ASSERT_EQ(out["isError"], false) << out.dump();
   const std::string secret_id = out["structuredContent"]["id"];
 
-  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
-                                       {"operator", "ann"}});
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"},
+                                       {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   const std::string rid = out["structuredContent"]["retrieval_id"];
   out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {open_id}}, {"mission", "m1"}});
@@ -438,16 +448,16 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
   ASSERT_OK(SetOperator(*engine_, mission, ann, "test").status());
   out = Call("memory_search", {{"query", "relay lasers orbiter UDP"}, {"top_k", 10}});
   EXPECT_NE(out["structuredContent"].dump().find(secret_id), std::string::npos);
-  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
-                                       {"operator", "ann"}});
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"},
+                                       {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}});
   EXPECT_NE(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
   session_.clearance = 1;
   out = Call("memory_search", {{"query", "relay lasers orbiter UDP"}, {"top_k", 10}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"].dump().find(secret_id), std::string::npos);
   EXPECT_NE(out["structuredContent"].dump().find(open_id), std::string::npos);
-  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"}, {"mission", "m1"},
-                                       {"operator", "ann"}});
+  out = Call("workflow_memory_query", {{"task_description", "relay channel UDP lasers"},
+                                       {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
   EXPECT_EQ(out["structuredContent"]["digest"]["clearance"], 1);

@@ -1,4 +1,4 @@
-// memory_write, memory_search, episode_add, fact_history (see memory_tools.h).
+// memory_write, episode_add, fact_history (see memory_tools.h).
 #include "mcp/memory_tools.h"
 
 #include <algorithm>
@@ -89,63 +89,6 @@ Tool MemoryWrite(MemoryLayer& engine) {
     if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
     MSP_ASSIGN_OR_RETURN(WriteResult w, engine.Write(r));
     return ToolOutput{WriteResultToJson(w), std::nullopt};
-  };
-  return t;
-}
-
-Tool MemorySearch(MemoryLayer& engine) {
-  Tool t;
-  t.name = "memory_search";
-  t.title = "Search memory";
-  t.description =
-      "Hybrid search (BM25 and vectors, fused by score unless retrieval.fusion says rrf) over the memories of this namespace: facts, "
-      "episodes, decisions, graph entities... Returns the best hits first with a score in [0, 1].";
-  t.input_schema = s::Object(
-      {
-          {"query", s::NonEmptyString("What to look for, in words.")},
-          {"top_k", s::Integer("Hits to return (default 10).", 1, 100)},
-          {"min_score", s::Number("Drop hits below this score (default 0).", 0, 1)},
-          {"kinds", s::ArrayOf(s::Enum("a kind", Names(AllKinds(), &KindName)), "Only these kinds.")},
-          {"layers", s::ArrayOf(s::Enum("a layer", Names(AllOf(&LayerName), &LayerName)), "Only these layers.")},
-          {"tags", s::ArrayOf(s::String("a tag"), "Only records with any of these tags.")},
-          {"include_superseded", s::Boolean("Also return superseded facts (default false).")},
-          {"as_of", s::String("ISO 8601 time: search what held then, superseded records included (\"what did we "
-                              "believe on date D\").")},
-      },
-      {"query"});
-  t.output_schema = s::Object(
-      {
-          {"results", s::ArrayOf(RecordSummarySchema({{"score", json{{"type", "number"}, {"description", "Relevance in [0, 1], 1 best."}}}}),
-                                 "Hits, best first.")},
-          {"count", s::Integer("Number of results.", 0, 100)},
-      },
-      {"results", "count"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    RetrieveRequest r;
-    r.scope = session.ns;
-    r.query = args.at("query").get<std::string>();
-    r.top_k = args.value("top_k", 10);
-    r.min_score = args.value("min_score", 0.0);
-    r.filter.kinds = EnumList(args, "kinds", &ParseKind);
-    r.filter.layers = EnumList(args, "layers", &ParseLayer);
-    r.filter.tags = StringList(args, "tags");
-    r.filter.include_superseded = args.value("include_superseded", false);
-    r.filter.max_access_level = session.clearance;
-    if (auto it = args.find("as_of"); it != args.end()) {
-      Result<TimeMs> as_of = ParseIso8601(it->get<std::string>());
-      if (!as_of.ok()) return Status::InvalidArgument("as_of: " + as_of.status().message());
-      r.as_of = *as_of;
-    }
-    MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine.Retrieve(r));
-    json results = json::array();
-    for (const SearchHit& h : hits) {
-      json one = RecordSummary(h.memory);
-      one["score"] = h.score;
-      results.push_back(std::move(one));
-    }
-    const size_t n = results.size();
-    return ToolOutput{json{{"results", std::move(results)}, {"count", n}}, std::nullopt};
   };
   return t;
 }
@@ -289,7 +232,6 @@ json RecordSummarySchema(const json& extra) {
 
 void AddMemoryTools(MemoryLayer& engine, ToolSet& tools) {
   tools.push_back(MemoryWrite(engine));
-  tools.push_back(MemorySearch(engine));
   tools.push_back(EpisodeAdd(engine));
   tools.push_back(FactHistory(engine));
 }

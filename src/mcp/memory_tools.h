@@ -1,6 +1,6 @@
-// msp's own memory tools for MCP: memory_write, memory_search, episode_add,
-// fact_history. Each is a thin face over one MemoryLayer call in the
-// session's namespace.
+// msp's own memory tools for MCP: memory_write, episode_add, fact_history.
+// Each is a thin face over one MemoryLayer call in the session's namespace.
+// (memory_search is src/api's search: mcp/api_tools.h.)
 #ifndef MSP_MCP_MEMORY_TOOLS_H_
 #define MSP_MCP_MEMORY_TOOLS_H_
 
@@ -11,7 +11,7 @@
 
 namespace msp::mcp {
 
-// Appends the four tools to `tools`. `engine` must outlive them.
+// Appends the three tools to `tools`. `engine` must outlive them.
 void AddMemoryTools(MemoryLayer& engine, ToolSet& tools);
 
 // A record as the tools show it: id, kind, layer, text, tags, source, state,

@@ -1,4 +1,4 @@
-// workflow_memory_query, decision_record, decision_import_adr, correction_record, handoff_digest,
+// decision_record, decision_import_adr, correction_record, handoff_digest,
 // workflow_mark_used and the task tools (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
@@ -31,12 +31,7 @@ std::vector<std::string> AllNames(std::string_view (*name)(E)) {
   return out;
 }
 
-// The workflow memory, or why it could not be opened (e.g. tokens.counter
-// cl100k without its vocabulary): every mission tool then reports that.
-struct Mission {
-  std::unique_ptr<WorkflowMemory> memory;
-  Status open_status;
-};
+using Mission = MissionMemory;
 
 json MissionArg() {
   return s::NonEmptyString("Mission id (default: the server's --mission).");
@@ -88,64 +83,6 @@ Status WithinClearance(const McpSession& session, int access_level) {
 
 json CriticalityEnum(std::string_view description) {
   return s::Enum(description, AllNames(&CriticalityName));
-}
-
-Tool WorkflowQuery(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
-  Tool t;
-  t.name = "workflow_memory_query";
-  t.title = "Mission memory query";
-  t.description =
-      "Before a task in a long mission: one query over the mission's domain documents, decisions (workflow) "
-      "and your own past corrections (practitioner). Returns a Markdown digest ready to paste, never over "
-      "token_budget, with a relevance score and a provenance reference on every entry, plus the same as JSON "
-      "and a retrieval_id (name it in correction_record when the digest missed something).";
-  t.input_schema = s::Object(
-      {
-          {"task_description", s::NonEmptyString("What you are about to do, in words.")},
-          {"scope", s::Enum("Layers to search (default all).", AllNames(&QueryScopeName))},
-          {"token_budget", s::Integer("Largest digest in tokens (default 8000).", 0, 1000000)},
-          {"component", s::String("Only records of this component.")},
-          {"criticalities", s::ArrayOf(CriticalityEnum("a criticality"), "Only these criticalities.")},
-          {"mission", MissionArg()},
-          {"operator", AskerArg()},
-      },
-      {"task_description"});
-  t.output_schema = s::Object(
-      {
-          {"retrieval_id", s::String("The logged retrieval (for correction_record).")},
-          {"markdown", s::String("The digest, ready to paste into a context.")},
-          {"tokens_used", s::Integer("Tokens of the markdown.", 0, 1LL << 40)},
-          {"token_budget", s::Integer("The budget asked for.", 0, 1LL << 40)},
-          {"counter", s::String("The token counter.")},
-          {"digest", s::AnyObject("The structured digest (docs/mission.md).")},
-      },
-      {"retrieval_id", "markdown", "digest"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(false, false, false);  // it logs the retrieval
-  t.handler = [&engine, mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MSP_RETURN_IF_ERROR(mission->open_status);
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    MissionQuery q;
-    q.mission = ns;
-    q.task_description = args.at("task_description").get<std::string>();
-    if (auto it = args.find("scope"); it != args.end()) q.scope = *ParseQueryScope(it->get<std::string>());
-    q.token_budget = args.value("token_budget", q.token_budget);
-    q.filters.component = args.value("component", "");
-    if (auto it = args.find("criticalities"); it != args.end()) {
-      for (const json& c : *it) q.filters.criticalities.push_back(*ParseCriticality(c.get<std::string>()));
-    }
-    MSP_ASSIGN_OR_RETURN(q.asker, SessionAsker(engine, session, ns, args));
-    q.actor = session.actor;
-    MSP_ASSIGN_OR_RETURN(QueryDigest d, mission->memory->Query(q));
-    MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the digest"));
-    return ToolOutput{json{{"retrieval_id", d.retrieval_id},
-                           {"markdown", d.markdown},
-                           {"tokens_used", d.tokens_used},
-                           {"token_budget", d.token_budget},
-                           {"counter", d.counter},
-                           {"digest", std::move(digest)}},
-                      std::nullopt};
-  };
-  return t;
 }
 
 Tool DecisionRecord(MemoryLayer& engine) {
@@ -578,15 +515,18 @@ Tool TaskStatusTool(MemoryLayer& engine) {
 
 }  // namespace
 
-void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools) {
-  auto mission = std::make_shared<Mission>();
+std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Options& options) {
+  auto mission = std::make_shared<MissionMemory>();
   Result<std::unique_ptr<WorkflowMemory>> memory = WorkflowMemory::Open(engine, options);
   if (memory.ok()) {
     mission->memory = std::move(memory).value();
   } else {
     mission->open_status = memory.status().WithContext("mission memory is unavailable");
   }
-  tools.push_back(WorkflowQuery(engine, mission));
+  return mission;
+}
+
+void AddMissionTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
   tools.push_back(DecisionRecord(engine));
   tools.push_back(DecisionImportAdr(engine));
   tools.push_back(CorrectionRecord(engine));

@@ -1,5 +1,4 @@
-// The mission-memory tools of MCP (seed 003): workflow_memory_query,
-// decision_record, correction_record, handoff_digest, workflow_mark_used,
+// The mission-memory tools of MCP (seed 003): decision_record, correction_record, handoff_digest, workflow_mark_used,
 // and the mission's tasks (task_add, task_list, task_show, task_comment,
 // task_status: push mode, the records `msp orchestrate` follows) — thin faces
 // over msp/mission.h, msp/digest.h and orchestrate/tasks.h in the session's
@@ -9,15 +8,28 @@
 #ifndef MSP_MCP_MISSION_TOOLS_H_
 #define MSP_MCP_MISSION_TOOLS_H_
 
+#include <memory>
+
 #include "mcp/tool.h"
+#include "msp/digest.h"
 #include "msp/memory.h"
 #include "msp/options.h"
 
 namespace msp::mcp {
 
-// Appends the ten tools to `tools`. `options` gives mission.* and tokens.*
-// (the token counter of every budget). `engine` must outlive the tools.
-void AddMissionTools(MemoryLayer& engine, const Options& options, ToolSet& tools);
+// The mission retrieval interface the tools share (workflow_memory_query,
+// src/api, included), or why it could not be opened (e.g. tokens.counter
+// cl100k without its vocabulary): every tool that needs it then reports that.
+struct MissionMemory {
+  std::unique_ptr<WorkflowMemory> memory;
+  Status open_status;
+};
+
+// `options` gives mission.* and tokens.* (the token counter of every budget).
+std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Options& options);
+
+// Appends the ten tools to `tools`. `engine` must outlive the tools.
+void AddMissionTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools);
 
 }  // namespace msp::mcp
 

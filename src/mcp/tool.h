@@ -41,7 +41,8 @@ struct ToolOutput {
   std::optional<std::string> text;
 };
 
-// REQUIRES: `arguments` already satisfies the tool's inputSchema.
+// REQUIRES: `arguments` already satisfies the tool's inputSchema (unless the
+// tool checks its arguments itself: Tool::checks_arguments).
 using ToolHandler = std::function<Result<ToolOutput>(const McpSession& session, const nlohmann::json& arguments)>;
 
 struct Tool {
@@ -52,6 +53,10 @@ struct Tool {
   nlohmann::json output_schema;  // a JSON Schema object, type "object"
   nlohmann::json annotations = nlohmann::json::object();  // readOnlyHint, ...
   ToolHandler handler;
+  // The handler decodes its arguments strictly itself (the tools of
+  // src/api's operations, whose errors are the same on every face): the
+  // server then does not check them against input_schema first.
+  bool checks_arguments = false;
 };
 
 using ToolSet = std::vector<Tool>;

@@ -1,6 +1,6 @@
-// The mission-memory routes of the REST API (seed 003): workflow_memory_query,
-// decisions (status, supersede), the operator registry, events, corrections, handoff digests, usage marks, the principles
-// registry and the correction / redundancy reports. Thin faces over
+// The mission-memory routes of the REST API (seed 003): decisions (status, supersede), the operator registry, events, corrections, handoff digests, usage marks, the principles
+// registry and the correction / redundancy reports. (POST /v1/query,
+// workflow_memory_query, is src/api's.) Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
@@ -81,49 +81,6 @@ Result<json> DigestJson(const std::string& text) {
 Status AsBadInput(Status s) {
   if (s.code() == StatusCode::kRefused) return Status::InvalidArgument(s.message());
   return s;
-}
-
-// ------------------------------------------------------------ query
-
-Result<Reply> Query(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "task_description", "scope", "token_budget", "filters"}));
-  MissionQuery q;
-  MSP_ASSIGN_OR_RETURN(q.mission, MissionFromBody(r.body, r.tenant()));
-  if (!body.Has("task_description")) return Status::InvalidArgument("field 'task_description' is required");
-  MSP_RETURN_IF_ERROR(body.String("task_description", &q.task_description));
-  if (q.task_description.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Status::InvalidArgument("field 'task_description' must not be empty: say what you are about to do");
-  }
-  MSP_RETURN_IF_ERROR(body.Enum("scope", &q.scope, ParseQueryScope, QueryScopeName));
-  MSP_RETURN_IF_ERROR(body.Int("token_budget", &q.token_budget, 0, kMaxBudget));
-  if (body.Has("filters")) {
-    JsonReader f(r.body.at("filters"), "filters.");
-    MSP_RETURN_IF_ERROR(f.Object());
-    MSP_RETURN_IF_ERROR(f.Known({"component", "criticalities", "created_from", "created_to"}));
-    MSP_RETURN_IF_ERROR(f.String("component", &q.filters.component));
-    MSP_RETURN_IF_ERROR(f.Enums("criticalities", &q.filters.criticalities, ParseCriticality, CriticalityName));
-    MSP_RETURN_IF_ERROR(f.Time("created_from", &q.filters.from));
-    MSP_RETURN_IF_ERROR(f.Time("created_to", &q.filters.to));
-    if (q.filters.from != 0 && q.filters.to != 0 && q.filters.to <= q.filters.from) {
-      return Status::InvalidArgument("field 'filters.created_to' must be later than 'filters.created_from'");
-    }
-  }
-  const std::string operator_id = q.mission.operator_id;
-  q.mission.operator_id.clear();
-  MSP_ASSIGN_OR_RETURN(q.asker, AskerFor(api, q.mission, operator_id, r.clearance()));
-  q.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
-  MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));
-  MSP_ASSIGN_OR_RETURN(json digest, DigestJson(d.json));
-  return Reply::Json(200, {{"retrieval_id", d.retrieval_id},
-                           {"markdown", d.markdown},
-                           {"tokens_used", d.tokens_used},
-                           {"token_budget", d.token_budget},
-                           {"counter", d.counter},
-                           {"clearance", d.clearance},
-                           {"degraded", d.load.degraded},
-                           {"digest", std::move(digest)}});
 }
 
 // ------------------------------------------------------------ decisions
@@ -612,7 +569,6 @@ std::vector<RestRoute> MissionRoutes() {
     return names;
   };
   return {
-      {"POST", "/v1/query", BodyKind::kJson, ns_tenant, {}, &Query},
       {"POST", "/v1/decisions", BodyKind::kJson, ns_tenant, {}, &AddDecisionRoute},
       {"GET", "/v1/decisions", BodyKind::kNone, {},
        with({"component", "status", "criticality", "decided_from", "decided_to", "query", "newest_first", "limit"}),

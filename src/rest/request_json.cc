@@ -117,37 +117,6 @@ Result<EpisodeStep> EpisodeStepFromJson(const json& j, const std::string& tenant
   return e;
 }
 
-Result<RetrieveRequest> RetrieveRequestFromJson(const json& j, const std::string& tenant) {
-  Reader r(j, "");
-  MSP_RETURN_IF_ERROR(r.Object());
-  MSP_RETURN_IF_ERROR(
-      r.Known({"query", "k", "min_score", "namespace", "filters", "explain", "record_access", "as_of"}));
-  RetrieveRequest q;
-  MSP_ASSIGN_OR_RETURN(q.scope, ReadNamespace(r, tenant, "namespace"));
-  if (!r.Has("query")) return Status::InvalidArgument("field 'query' is required");
-  MSP_RETURN_IF_ERROR(r.String("query", &q.query));
-  MSP_RETURN_IF_ERROR(r.Int("k", &q.top_k, 1, 1000));
-  MSP_RETURN_IF_ERROR(r.Double("min_score", &q.min_score, 0.0, 1.0));
-  MSP_RETURN_IF_ERROR(r.Bool("explain", &q.explain));
-  MSP_RETURN_IF_ERROR(r.Bool("record_access", &q.record_access));
-  MSP_RETURN_IF_ERROR(r.Time("as_of", &q.as_of));
-  if (r.Has("filters")) {
-    Reader f(j.at("filters"), "filters.");
-    MSP_RETURN_IF_ERROR(f.Object());
-    MSP_RETURN_IF_ERROR(f.Known({"kinds", "layers", "tags", "sources", "criticalities", "created_from",
-                                 "created_to", "include_superseded"}));
-    MSP_RETURN_IF_ERROR(f.Enums("kinds", &q.filter.kinds, ParseKind, KindName));
-    MSP_RETURN_IF_ERROR(f.Enums("layers", &q.filter.layers, ParseLayer, LayerName));
-    MSP_RETURN_IF_ERROR(f.Strings("tags", &q.filter.tags));
-    MSP_RETURN_IF_ERROR(f.Strings("sources", &q.filter.sources));
-    MSP_RETURN_IF_ERROR(f.Enums("criticalities", &q.filter.criticalities, ParseCriticality, CriticalityName));
-    MSP_RETURN_IF_ERROR(f.Time("created_from", &q.filter.created_from));
-    MSP_RETURN_IF_ERROR(f.Time("created_to", &q.filter.created_to));
-    MSP_RETURN_IF_ERROR(f.Bool("include_superseded", &q.filter.include_superseded));
-  }
-  return q;
-}
-
 Status CheckQueryNames(const QueryParams& q, const std::vector<std::string>& known) {
   for (const auto& [name, value] : q) {
     if (name == "tenant" || std::find(known.begin(), known.end(), name) != known.end()) continue;

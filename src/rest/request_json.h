@@ -1,6 +1,7 @@
 // JSON -> engine requests for the REST API: strict readers for the bodies of
-// POST /v1/memories, /v1/facts, /v1/episodes, /v1/search, and for the query
-// parameters of the list routes.
+// POST /v1/memories, /v1/facts, /v1/episodes, and for the query parameters
+// of the list routes. (POST /v1/search and /v1/query decode with src/api's
+// field tables.)
 //
 // Strict means: unknown fields, wrong JSON types, unknown enum names and
 // out-of-range numbers are InvalidArgument naming the field (and listing
@@ -43,12 +44,6 @@ Result<FactRequest> FactRequestFromJson(const nlohmann::json& j, const std::stri
 //  text, tool_name, duration_ms, token_count, timestamp, tags, sensitivity,
 //  source}.
 Result<EpisodeStep> EpisodeStepFromJson(const nlohmann::json& j, const std::string& tenant);
-
-// {query, k (1..1000, default 10), min_score (0..1), namespace, filters
-//  {kinds, layers, tags, sources, criticalities, created_from, created_to,
-//  include_superseded}, explain, record_access, as_of (ISO 8601: what held
-//  then, superseded records included)}.
-Result<RetrieveRequest> RetrieveRequestFromJson(const nlohmann::json& j, const std::string& tenant);
 
 // Query parameters of a GET: name -> every value given.
 using QueryParams = std::multimap<std::string, std::string>;

@@ -82,22 +82,6 @@ TEST(RequestJsonTest, EpisodeNeedsSessionAndOneOfTextOrContent) {
       EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s"}, "text": "a", "content": {}})"), "t").ok());
 }
 
-TEST(RequestJsonTest, SearchReadsFilters) {
-  ASSERT_OK_AND_ASSIGN(RetrieveRequest q, RetrieveRequestFromJson(json::parse(R"({"query": "dark mode", "k": 3,
-      "min_score": 0.1, "explain": true, "filters": {"kinds": ["fact", "episode"], "layers": ["semantic"],
-      "tags": ["preference"], "created_from": "2026-01-01", "include_superseded": true}})"), "t"));
-  EXPECT_EQ(q.query, "dark mode");
-  EXPECT_EQ(q.top_k, 3);
-  EXPECT_TRUE(q.explain);
-  EXPECT_EQ(q.filter.kinds, (std::vector<Kind>{Kind::kFact, Kind::kEpisode}));
-  EXPECT_EQ(q.filter.layers, (std::vector<Layer>{Layer::kSemantic}));
-  EXPECT_TRUE(q.filter.include_superseded);
-  EXPECT_GT(q.filter.created_from, 0);
-  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"query": "x", "k": 0})"), "t").ok());
-  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"query": "x", "filters": {"kinds": ["nope"]}})"), "t").ok());
-  EXPECT_FALSE(RetrieveRequestFromJson(json::parse(R"({"k": 3})"), "t").ok());
-}
-
 TEST(RequestJsonTest, QueryParameters) {
   QueryParams q = {{"user", "ann"}, {"kind", "fact,episode"}, {"kind", "decision"}, {"limit", "5"},
                    {"newest_first", "true"}};

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/operations.h"
 #include "codec/memory_json.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
@@ -148,13 +149,17 @@ Result<Reply> MemoryHistory(RestApi& api, const RestRequest& r) {
   return Reply::Json(200, {{"versions", RecordsJson(versions)}});
 }
 
-Result<Reply> Search(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(RetrieveRequest q, RetrieveRequestFromJson(r.body, r.tenant()));
-  q.filter.max_access_level = r.clearance();
-  MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, api.engine().Retrieve(q));
-  json out = json::array();
-  for (const SearchHit& h : hits) out.push_back(SearchHitToJson(h));
-  return Reply::Json(200, {{"hits", out}});
+// The route of a src/api operation: the body decoded by the operation's
+// field table, in the key's tenant, with the key's clearance.
+Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Operation& op) {
+  api::CallContext context;
+  context.engine = &api.engine();
+  context.workflow = [&api] { return api.Workflow(); };
+  context.ns.tenant = r.tenant();
+  context.clearance = r.clearance();
+  context.actor = api.actor();
+  MSP_ASSIGN_OR_RETURN(json answer, op.Call(context, r.body));
+  return Reply::Json(200, std::move(answer));
 }
 
 Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
@@ -322,7 +327,6 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({}), &GetMemory},
       {"DELETE", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({"reason"}), &DeleteMemory},
       {"GET", "/v1/memories/{id}/history", BodyKind::kNone, {}, WithNamespaceParams({}), &MemoryHistory},
-      {"POST", "/v1/search", BodyKind::kJson, ns_tenant, {}, &Search},
       {"POST", "/v1/episodes", BodyKind::kJson, ns_tenant, {}, &AddEpisode},
       {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
       {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
@@ -334,6 +338,11 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
+    // src/api's operations: POST /v1/search, POST /v1/query.
+    for (const api::Operation* op : api::Operations()) {
+      const api::OperationInfo& info = op->info();
+      table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
+    }
     for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));
     for (RestRoute& route : TaskRoutes()) table.push_back(std::move(route));
     return table;
@@ -433,7 +442,7 @@ void Serve(const RestRoute& route, RestApi& api, const HttpCall& call, httplib::
     }
   }
   if (auto problem = TenantProblem(route, r)) return SendJson(res, problem->first, problem->second);
-  Result<Reply> reply = route.handler(api, r);
+  Result<Reply> reply = route.operation ? CallOperation(api, r, *route.operation) : route.handler(api, r);
   if (!reply.ok()) return SendStatusError(res, reply.status());
   if (!reply->content_type.empty()) {
     res.status = reply->status;

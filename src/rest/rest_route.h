@@ -4,7 +4,8 @@
 // handoff, usage marks, principles, reports).
 //
 // A route is a row {method, path template, body kind, tenant fields, query
-// parameters, handler}. The generic part (rest_api.cc) checks the query
+// parameters, handler}; the routes of src/api's operations are made from the
+// operation table. The generic part (rest_api.cc) checks the query
 // parameter names, parses the body, refuses requests naming another tenant
 // (403), calls the handler and writes its Reply or maps its Status to HTTP
 // (server/http_status.h).
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/operation.h"
 #include "msp/digest.h"
 #include "msp/memory.h"
 #include "rest/request_json.h"
@@ -95,6 +97,9 @@ struct RestRoute {
   // Query parameters the route reads ("tenant" is always allowed).
   std::vector<std::string> params;
   RestHandler handler;
+  // Set: the route of this src/api operation, which decodes the body with
+  // its field table (and `handler` is null).
+  const api::Operation* operation = nullptr;
 };
 
 // The mission-memory routes (mission_routes.cc).

@@ -135,6 +135,13 @@ class MspTest : public ::testing::Test {
     return j;
   }
 
+  // The hits of `msp search ... --json` ({"hits": [...]}, docs/operations.md).
+  json Hits(std::vector<std::string> args) {
+    json answer = OkJson(std::move(args));
+    EXPECT_TRUE(answer.is_object() && answer.contains("hits")) << answer.dump();
+    return answer.value("hits", json::array());
+  }
+
   std::string Export(const std::string& tenant = "default") {
     return Ok({"export", "--tenant", tenant});
   }
@@ -213,14 +220,14 @@ TEST_F(MspTest, WriteSearchGetHistoryDelete) {
   EXPECT_TRUE(Contains(Lines(human)[0], id)) << human;
   EXPECT_TRUE(Contains(Lines(human)[0], "fact")) << human;
 
-  json hits = OkJson({"search", "dark mode editor", "--top-k", "1"});
+  json hits = Hits({"search", "dark mode editor", "--top-k", "1"});
   ASSERT_TRUE(hits.is_array());
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0]["memory"]["id"], id);
   EXPECT_GT(hits[0]["score"].get<double>(), 0.0);
   EXPECT_LE(hits[0]["score"].get<double>(), 1.0);
 
-  json explained = OkJson({"search", "dark mode", "--explain"});
+  json explained = Hits({"search", "dark mode", "--explain"});
   ASSERT_FALSE(explained.empty());
   EXPECT_FALSE(explained[0]["explain"].empty());
   EXPECT_TRUE(Contains(Ok({"search", "dark mode", "--explain"}), "bm25"));
@@ -241,7 +248,7 @@ TEST_F(MspTest, WriteSearchGetHistoryDelete) {
   Outcome gone = Msp({"get", id});
   EXPECT_EQ(gone.code, 4);
   EXPECT_TRUE(Contains(gone.err, "msp: no record " + id)) << gone.err;
-  json after = OkJson({"search", "dark mode editor"});
+  json after = Hits({"search", "dark mode editor"});
   for (const auto& h : after) EXPECT_NE(h["memory"]["id"], id);
   EXPECT_EQ(Msp({"delete", id}).code, 4);
 
@@ -254,17 +261,17 @@ TEST_F(MspTest, WriteSearchGetHistoryDelete) {
 
 TEST_F(MspTest, SearchFilters) {
   Populate();
-  json decisions = OkJson({"search", "deploys Tuesdays", "--kind", "decision"});
+  json decisions = Hits({"search", "deploys Tuesdays", "--kinds", "decision"});
   ASSERT_FALSE(decisions.empty());
   for (const auto& h : decisions) EXPECT_EQ(h["memory"]["kind"], "decision");
-  json episodic = OkJson({"search", "numpy windows", "--layer", "episodic"});
+  json episodic = Hits({"search", "numpy windows", "--layers", "episodic"});
   ASSERT_FALSE(episodic.empty());
   for (const auto& h : episodic) EXPECT_EQ(h["memory"]["layer"], "episodic");
-  json tagged = OkJson({"search", "dark mode", "--tag", "preference"});
+  json tagged = Hits({"search", "dark mode", "--tags", "preference"});
   ASSERT_FALSE(tagged.empty());
   for (const auto& h : tagged) EXPECT_EQ(h["memory"]["tags"], json::array({"preference"}));
-  EXPECT_TRUE(OkJson({"search", "dark mode", "--until", "2000-01-01"}).empty());
-  EXPECT_FALSE(OkJson({"search", "dark mode", "--since", "2000-01-01"}).empty());
+  EXPECT_TRUE(Hits({"search", "dark mode", "--created-to", "2000-01-01"}).empty());
+  EXPECT_FALSE(Hits({"search", "dark mode", "--created-from", "2000-01-01"}).empty());
   EXPECT_EQ(Ok({"search", "zzzqqqxxx unrelated"}), "no results\n");
 }
 
@@ -328,10 +335,10 @@ TEST_F(MspTest, SupersedeKeepsHistory) {
   // The new id's history is the same chain.
   EXPECT_EQ(OkJson({"history", history[1]["id"].get<std::string>()}), history);
 
-  json hits = OkJson({"search", "team deploys"});
+  json hits = Hits({"search", "team deploys"});
   for (const auto& h : hits) EXPECT_NE(h["memory"]["id"], old_id);
   bool found_old = false;
-  for (const auto& h : OkJson({"search", "team deploys", "--include-superseded"})) {
+  for (const auto& h : Hits({"search", "team deploys", "--include-superseded"})) {
     found_old = found_old || h["memory"]["id"] == old_id;
   }
   EXPECT_TRUE(found_old);
@@ -506,9 +513,9 @@ TEST_F(MspTest, TenantsAreIsolated) {
   const std::string id =
       WriteId({"write", "Tenant A's secret deployment schedule is Tuesday", "--tag", "constraint", "--tenant", "a"});
   ASSERT_FALSE(id.empty());
-  EXPECT_FALSE(OkJson({"search", "deployment schedule", "--tenant", "a"}).empty());
-  EXPECT_TRUE(OkJson({"search", "deployment schedule", "--tenant", "b"}).empty());
-  EXPECT_TRUE(OkJson({"search", "deployment schedule"}).empty());  // tenant "default"
+  EXPECT_FALSE(Hits({"search", "deployment schedule", "--tenant", "a"}).empty());
+  EXPECT_TRUE(Hits({"search", "deployment schedule", "--tenant", "b"}).empty());
+  EXPECT_TRUE(Hits({"search", "deployment schedule"}).empty());  // tenant "default"
   EXPECT_TRUE(Contains(Ok({"get", id, "--tenant", "a"}), "Tenant A's secret"));
   Outcome other = Msp({"get", id, "--tenant", "b"});
   EXPECT_EQ(other.code, 4);
@@ -519,8 +526,8 @@ TEST_F(MspTest, TenantsAreIsolated) {
   EXPECT_EQ(Lines(Export("a")).size(), 1u);
   // Users within a tenant.
   WriteId({"fact", "add", "Ann prefers tea over coffee every morning", "--tenant", "a", "--user", "ann"});
-  EXPECT_TRUE(OkJson({"search", "tea coffee", "--tenant", "a", "--user", "bob"}).empty());
-  EXPECT_FALSE(OkJson({"search", "tea coffee", "--tenant", "a", "--user", "ann"}).empty());
+  EXPECT_TRUE(Hits({"search", "tea coffee", "--tenant", "a", "--user", "bob"}).empty());
+  EXPECT_FALSE(Hits({"search", "tea coffee", "--tenant", "a", "--user", "ann"}).empty());
 }
 
 TEST_F(MspTest, ConfigPrecedenceThroughTheBinary) {
@@ -558,7 +565,7 @@ TEST_F(MspTest, ConfigPrecedenceThroughTheBinary) {
   env_["MSP_DATA_DIR"] = data_;
   Outcome via_env = Exec({"search", "Thirty-odd", "--json"});
   ASSERT_EQ(via_env.code, 0) << via_env.err;
-  EXPECT_FALSE(json::parse(via_env.out).empty());
+  EXPECT_FALSE(json::parse(via_env.out)["hits"].empty());
 }
 
 TEST_F(MspTest, ConfigErrorsNameKeyFileAndLine) {
@@ -627,7 +634,7 @@ TEST_F(MspTest, StatsAndAudit) {
   EXPECT_EQ(OkJson({"stats"})["records"], 5);
   EXPECT_EQ(Msp({"audit", "--limit", "0"}).code, 2);
   EXPECT_TRUE(Contains(Ok({"reindex"}), "reindexed"));
-  EXPECT_FALSE(OkJson({"search", "dark mode"}).empty());
+  EXPECT_FALSE(Hits({"search", "dark mode"}).empty());
 }
 
 TEST_F(MspTest, Demo) {

@@ -125,7 +125,7 @@ TEST_F(RestHttpTest, TenantIsolation) {
   // By list, search, steps, stats, export, audit.
   EXPECT_EQ(CountRecords(kKeyB), 0u);
   EXPECT_EQ(CountRecords(kKeyA), 3u);
-  const json search = {{"query", "pumpkin server ledger SQLite"}, {"k", 50}};
+  const json search = {{"query", "pumpkin server ledger SQLite"}, {"top_k", 50}};
   EXPECT_EQ(PostJson("/v1/search", kKeyB, search).j["hits"].size(), 0u);
   EXPECT_GE(PostJson("/v1/search", kKeyA, search).j["hits"].size(), 2u);
   EXPECT_EQ(Get("/v1/sessions/s-alpha/steps", kKeyB).j["steps"].size(), 0u);
@@ -219,8 +219,9 @@ TEST_F(RestHttpTest, MalformedBodiesAndWrongTypesAre400AndStoreNothing) {
       {"/v1/memories", R"({"memories": []})", "'memories'"},
       {"/v1/memories", R"({"memories": [{"text": 1}]})", "memories[0].text"},
       {"/v1/memories", R"({"text": "x", "namespace": {"tenant": 7}})", "namespace.tenant"},
-      {"/v1/search", R"({"query": "x", "k": "ten"})", "'k'"},
-      {"/v1/search", R"({"k": 3})", "'query' is required"},
+      {"/v1/search", R"({"query": "x", "top_k": "ten"})", "'top_k'"},
+      {"/v1/search", R"({"query": "x", "k": 3})", "unknown field 'k'"},
+      {"/v1/search", R"({"top_k": 3})", "'query' is required"},
       {"/v1/search", R"({"query": "x", "filters": {"kinds": ["nope"]}})", "filters.kinds[0]"},
       {"/v1/episodes", R"({"text": "no session given"})", "namespace.session"},
       {"/v1/facts", R"({"text": ["a list"]})", "'text'"},
@@ -469,7 +470,7 @@ TEST_F(RestHttpTest, EveryOperationEndToEnd) {
 
   // Search with filters and explain.
   Answer hits = PostJson("/v1/search", kKeyA,
-                         {{"query", "laptop Ubuntu Python"}, {"k", 5}, {"explain", true},
+                         {{"query", "laptop Ubuntu Python"}, {"top_k", 5}, {"explain", true},
                           {"filters", {{"kinds", {"fact"}}}}});
   ASSERT_EQ(hits.status, 200) << hits.body;
   ASSERT_GE(hits.j["hits"].size(), 1u);
@@ -642,7 +643,7 @@ TEST_F(RestHttpTest, AsOfServesWhatHeldThen) {
     for (const json& x : list) ids.insert(key[0] ? x[key]["id"].get<std::string>() : x["id"].get<std::string>());
     return ids;
   };
-  const json query = {{"query", "relay service release hosts cluster"}, {"k", 10}};
+  const json query = {{"query", "relay service release hosts cluster"}, {"top_k", 10}};
   Answer now = PostJson("/v1/search", kKeyA, query);
   ASSERT_EQ(now.status, 200) << now.body;
   EXPECT_EQ(ids_of(now.j["hits"], "memory"), (std::set<std::string>{old_id, future_id}));

@@ -648,7 +648,7 @@ TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   EXPECT_EQ(Get("/v1/memories/" + secret + "/history", kKeyA2).status, 404);
   Answer listed = Get("/v1/memories?kind=decision", kKeyA2);
   EXPECT_EQ(Ids(listed.j["memories"]), std::set<std::string>{open});
-  Answer hits = PostJson("/v1/search", kKeyA2, {{"query", "secret relay decision lasers"}, {"k", 20}});
+  Answer hits = PostJson("/v1/search", kKeyA2, {{"query", "secret relay decision lasers"}, {"top_k", 20}});
   ASSERT_EQ(hits.status, 200);
   for (const json& h : hits.j["hits"]) EXPECT_NE(h["memory"]["id"], secret);
   Answer export_a2 = Get("/v1/export", kKeyA2);
@@ -711,7 +711,7 @@ TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   const std::string sa2 = McpInitialize(kKeyA2);
   auto found = [](const json& result) {
     std::set<std::string> ids;
-    for (const json& r : result["structuredContent"]["results"]) ids.insert(r["id"].get<std::string>());
+    for (const json& h : result["structuredContent"]["hits"]) ids.insert(h["memory"]["id"].get<std::string>());
     return ids;
   };
   const json search = {{"query", "secret relay decision lasers"}, {"top_k", 20}};
@@ -723,11 +723,13 @@ TEST_F(RestMissionTest, KeyClearanceLimitsEveryRoute) {
   json fact_history = McpTool(kKeyA2, sa2, "fact_history", {{"id", secret}});
   EXPECT_EQ(fact_history["isError"], true);
   json wq = McpTool(kKeyA2, sa2, "workflow_memory_query",
-                    {{"task_description", "relay decision lasers UDP"}, {"mission", kMission}, {"operator", "ann"}});
+                    {{"task_description", "relay decision lasers UDP"},
+                     {"namespace", {{"mission", kMission}, {"operator", "ann"}}}});
   ASSERT_EQ(wq["isError"], false) << wq.dump();
   EXPECT_EQ(wq["structuredContent"]["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
   json wq_a = McpTool(kKeyA, sa, "workflow_memory_query",
-                      {{"task_description", "relay decision lasers UDP"}, {"mission", kMission}, {"operator", "ann"}});
+                      {{"task_description", "relay decision lasers UDP"},
+                     {"namespace", {{"mission", kMission}, {"operator", "ann"}}}});
   EXPECT_NE(wq_a["structuredContent"]["markdown"].get<std::string>().find("Secret relay decision"), std::string::npos);
   json written = McpTool(kKeyA2, sa2, "decision_record",
                          {{"title", "A third secret"}, {"context", "c"}, {"decision", "d"}, {"access_level", 4},

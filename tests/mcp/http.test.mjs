@@ -52,7 +52,7 @@ describe('Streamable HTTP', () => {
     });
     assert.equal(written.isError, false);
     const found = await client.callTool({ name: 'memory_search', arguments: { query: 'staging database rebuilt' } });
-    assert.equal(found.structuredContent.results[0].id, written.structuredContent.id);
+    assert.equal(found.structuredContent.hits[0].memory.id, written.structuredContent.id);
 
     const created = await client.callTool({
       name: 'create_entities', arguments: { entities: [{ name: 'Staging', entityType: 'env', observations: [] }] },

@@ -52,7 +52,7 @@ describe('mission tools over msp serve', () => {
       const ids = [first.structuredContent.id, second.structuredContent.id];
 
       const q = await client.callTool({
-        name: 'workflow_memory_query', arguments: { mission: 'mars', task_description: 'relay channel packet drops' },
+        name: 'workflow_memory_query', arguments: { namespace: { mission: 'mars' }, task_description: 'relay channel packet drops' },
       });
       assert.equal(q.isError, false, JSON.stringify(q));
       const served = q.structuredContent.digest.sections.flatMap((s) => s.entries.map((e) => e.id));
@@ -101,10 +101,10 @@ describe('mission tools over msp serve', () => {
       const id = secret.structuredContent.id;
       const search = { name: 'memory_search', arguments: { query: 'lasers orbiter uplink terminal', top_k: 10 } };
       const seenByFull = await full.client.callTool(search);
-      assert.ok(seenByFull.structuredContent.results.some((r) => r.id === id));
+      assert.ok(seenByFull.structuredContent.hits.some((h) => h.memory.id === id));
       const seenByLow = await low.client.callTool(search);
       assert.equal(seenByLow.isError, false);
-      assert.ok(!seenByLow.structuredContent.results.some((r) => r.id === id));
+      assert.ok(!seenByLow.structuredContent.hits.some((h) => h.memory.id === id));
       const history = await low.client.callTool({ name: 'fact_history', arguments: { id } });
       assert.equal(history.isError, true);
       const writeUp = await low.client.callTool({
@@ -144,7 +144,7 @@ describe('mission tools over msp serve', () => {
       assert.deepEqual(first.structuredContent.entries.map((e) => e.file),
         ['relay/docs/adr/0001-use-tcp.md', 'relay/docs/adr/0002-use-udp.md']);
       const q = await full.client.callTool({
-        name: 'workflow_memory_query', arguments: { mission: 'ceres', task_description: 'relay transport UDP retries' },
+        name: 'workflow_memory_query', arguments: { namespace: { mission: 'ceres' }, task_description: 'relay transport UDP retries' },
       });
       assert.equal(q.isError, false, JSON.stringify(q));
       assert.match(q.structuredContent.markdown, /Use UDP for the relay/);

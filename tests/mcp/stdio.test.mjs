@@ -61,9 +61,9 @@ describe('msp mcp with the SDK client (stdio)', () => {
       name: 'memory_search', arguments: { query: 'when is the billing service deployed', top_k: 5 },
     });
     assert.equal(found.isError, false);
-    assert.equal(found.structuredContent.results[0].id, id);
-    assert.equal(found.structuredContent.results[0].kind, 'fact');
-    assert.ok(found.structuredContent.results[0].score > 0);
+    assert.equal(found.structuredContent.hits[0].memory.id, id);
+    assert.equal(found.structuredContent.hits[0].memory.kind, 'fact');
+    assert.ok(found.structuredContent.hits[0].score > 0);
 
     const history = await conn.client.callTool({ name: 'fact_history', arguments: { id } });
     assert.equal(history.structuredContent.count, 1);
@@ -95,7 +95,8 @@ describe('msp mcp with the SDK client (stdio)', () => {
   test('invalid arguments are tool errors the model can read', async () => {
     const bad = await conn.client.callTool({ name: 'memory_search', arguments: { query: 'x', top_k: 0 } });
     assert.equal(bad.isError, true);
-    assert.equal(bad.content[0].text, 'invalid arguments: arguments.top_k: 0 is below the minimum 1');
+    // memory_search decodes with src/api's table: the error REST and the command line give too.
+    assert.equal(bad.content[0].text, "invalid_argument: field 'top_k' must be between 1 and 1000, got 0");
     const typo = await conn.client.callTool({ name: 'memory_write', arguments: { txt: 'hello' } });
     assert.equal(typo.isError, true);
     assert.match(typo.content[0].text, /arguments.text is required/);

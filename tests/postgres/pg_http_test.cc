@@ -111,7 +111,7 @@ TEST_F(PgHttpTest, AWriteThroughOneServerIsFoundThroughTheOther) {
   const std::string id = w.value("id", "");
   ASSERT_FALSE(id.empty());
 
-  auto [searched, hits] = Post(*b, "/v1/search", {{"query", "which editor theme does the user like"}, {"k", 3}});
+  auto [searched, hits] = Post(*b, "/v1/search", {{"query", "which editor theme does the user like"}, {"top_k", 3}});
   ASSERT_EQ(searched, 200) << hits.dump();
   ASSERT_TRUE(hits.contains("hits") && !hits["hits"].empty()) << hits.dump();
   EXPECT_EQ(hits["hits"][0]["memory"]["id"], id);

@@ -1,0 +1,155 @@
+// The operation table: strict decoding (unknown fields, ranges, groups,
+// required fields, the namespace's tenant), defaults taken from the request
+// structs, the request schema, the command line's names in messages, and
+// that docs/operations.md is the page the table writes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "api/operations.h"
+#include "api/reference.h"
+#include "api/schema.h"
+#include "tests/support/test_util.h"
+
+namespace msp::api {
+namespace {
+
+using nlohmann::json;
+
+const Operation& Op(std::string_view name) {
+  const Operation* op = FindOperation(name);
+  EXPECT_NE(op, nullptr) << name;
+  return *op;
+}
+
+std::string ErrorOf(const Operation& op, const json& request) {
+  CallContext context;
+  context.ns.tenant = "acme";
+  Status s = op.Check(context, request);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << request.dump();
+  return s.message();
+}
+
+TEST(ApiTest, EveryOperationHasItsFacesAndUniqueNames) {
+  std::set<std::string> names, verbs, tools, routes;
+  for (const Operation* op : Operations()) {
+    const OperationInfo& info = op->info();
+    EXPECT_TRUE(names.insert(info.name).second);
+    EXPECT_TRUE(verbs.insert(info.cli_verb).second);
+    EXPECT_TRUE(tools.insert(info.mcp_tool).second);
+    EXPECT_TRUE(routes.insert(info.rest_method + " " + info.rest_path).second);
+    EXPECT_FALSE(info.summary.empty());
+    EXPECT_EQ(info.answer_schema["type"], "object") << info.name;
+    EXPECT_EQ(FindByCliVerb(info.cli_verb), op);
+    EXPECT_EQ(FindByMcpTool(info.mcp_tool), op);
+    int positionals = 0;
+    for (const FieldInfo& f : info.fields) {
+      EXPECT_FALSE(f.doc.empty()) << f.Path();
+      if (f.cli == CliForm::kPositional) ++positionals;
+    }
+    EXPECT_LE(positionals, 1) << info.name;
+    CallContext context;
+    context.ns.tenant = "acme";
+    ASSERT_OK(op->Check(context, info.example));
+  }
+  EXPECT_EQ(FindOperation("no such operation"), nullptr);
+}
+
+TEST(ApiTest, SearchDecodesStrictly) {
+  const Operation& search = Op("search");
+  CallContext context;
+  context.ns.tenant = "acme";
+  ASSERT_OK(search.Check(context, {{"query", "tea"},
+                                   {"top_k", 1000},
+                                   {"filters", {{"kinds", {"fact"}}, {"created_from", "2024-01-01T00:00:00Z"}}},
+                                   {"namespace", {{"tenant", "acme"}, {"user", "ann"}}}}));
+  EXPECT_EQ(ErrorOf(search, {{"query", "tea"}, {"k", 3}}).substr(0, 24), "unknown field 'k'; known");
+  EXPECT_EQ(ErrorOf(search, {{"query", "tea"}, {"top_k", 1001}}),
+            "field 'top_k' must be between 1 and 1000, got 1001");
+  EXPECT_EQ(ErrorOf(search, {{"query", "tea"}, {"min_score", 2}}),
+            "field 'min_score' must be between 0 and 1, got 2");
+  EXPECT_EQ(ErrorOf(search, {{"top_k", 3}}), "field 'query' is required");
+  EXPECT_EQ(ErrorOf(search, {{"query", "  "}}), "field 'query' must not be empty");
+  EXPECT_NE(ErrorOf(search, {{"query", "tea"}, {"filters", {{"kind", {"fact"}}}}}).find("unknown field 'filters.kind'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(search, {{"query", "tea"}, {"filters", {{"kinds", {"nonsense"}}}}})
+                .find("field 'filters.kinds[0]': unknown value 'nonsense'"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(search, {{"query", "tea"},
+                             {"filters", {{"created_from", "2024-02-01"}, {"created_to", "2024-01-01"}}}}),
+            "field 'filters.created_to' must be later than 'filters.created_from'");
+  EXPECT_NE(ErrorOf(search, {{"query", "tea"}, {"namespace", {{"tenant", "other"}}}}).find("tenant 'other'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(search, json::array()).find("must be a JSON object"), std::string::npos);
+}
+
+TEST(ApiTest, WorkflowQueryNeedsAMissionAndAText) {
+  const Operation& query = Op("workflow_memory_query");
+  EXPECT_EQ(ErrorOf(query, {{"task_description", "x"}}),
+            "field 'namespace.mission' is required: mission records belong to a mission");
+  EXPECT_EQ(ErrorOf(query, {{"task_description", "x"}, {"namespace", {{"mission", "m1"}}}, {"token_budget", -1}}),
+            "field 'token_budget' must be between 0 and 100000000, got -1");
+  EXPECT_EQ(ErrorOf(query, {{"namespace", {{"mission", "m1"}}}}), "field 'task_description' is required");
+  CallContext context;
+  context.ns.mission = "m1";  // the face's default mission
+  ASSERT_OK(query.Check(context, {{"task_description", "x"}, {"filters", {{"component", "relay"}}}}));
+}
+
+TEST(ApiTest, DefaultsComeFromTheRequestStructs) {
+  const OperationInfo& search = Op("search").info();
+  EXPECT_EQ(search.Find("top_k")->default_value, RetrieveRequest{}.top_k);
+  EXPECT_EQ(search.Find("record_access")->default_value, true);
+  EXPECT_TRUE(search.Find("filters.kinds")->default_value.is_null());
+  EXPECT_EQ(Op("workflow_memory_query").info().Find("token_budget")->default_value, MissionQuery{}.token_budget);
+  EXPECT_EQ(Op("workflow_memory_query").info().Find("scope")->default_value, "all");
+}
+
+TEST(ApiTest, InputSchemaFollowsTheTable) {
+  const json s = InputSchema(Op("search").info());
+  EXPECT_EQ(s["additionalProperties"], false);
+  EXPECT_EQ(s["required"], json::array({"query"}));
+  EXPECT_EQ(s["properties"]["top_k"]["minimum"], 1);
+  EXPECT_EQ(s["properties"]["top_k"]["maximum"], 1000);
+  EXPECT_EQ(s["properties"]["top_k"]["default"], 10);
+  EXPECT_EQ(s["properties"]["filters"]["additionalProperties"], false);
+  EXPECT_EQ(s["properties"]["filters"]["properties"]["criticalities"]["items"]["enum"][0], "low");
+  EXPECT_EQ(s["properties"]["namespace"]["properties"].size(), 6u);
+}
+
+TEST(ApiTest, CliMessagesNameFlags) {
+  const OperationInfo& search = Op("search").info();
+  EXPECT_EQ(CliMessage(search, "field 'top_k' must be between 1 and 1000, got 0"),
+            "--top-k must be between 1 and 1000, got 0");
+  EXPECT_EQ(CliMessage(search, "field 'filters.kinds[2]': unknown value 'x'; allowed: fact"),
+            "--kinds: unknown value 'x'; allowed: fact");
+  EXPECT_EQ(CliMessage(search, "field 'filters.created_to' must be later than 'filters.created_from'"),
+            "--created-to must be later than --created-from");
+  EXPECT_EQ(CliMessage(Op("workflow_memory_query").info(), "field 'namespace.mission' is required: x"),
+            "--mission is required: x");
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ApiTest, ReferencePageIsUpToDate) {
+  EXPECT_EQ(Read(std::string(MSP_DOCS_DIR) + "/operations.md"), ReferenceMarkdown())
+      << "docs/operations.md is out of date: run `BUILD/src/api/api_doc > docs/operations.md`";
+}
+
+TEST(ApiTest, OpenApiRequestSchemasAreTheTables) {
+  const std::string doc = Read(std::string(MSP_DOCS_DIR) + "/openapi.json");
+  ASSERT_OK_AND_ASSIGN(std::string updated, OpenApiWithOperations(doc));
+  EXPECT_EQ(doc, updated) << "docs/openapi.json is out of date: run `BUILD/src/api/api_doc --openapi "
+                             "docs/openapi.json > /tmp/o && mv /tmp/o docs/openapi.json`";
+  const json parsed = json::parse(doc);
+  EXPECT_EQ(parsed["components"]["schemas"]["SearchRequest"], InputSchema(Op("search").info()));
+}
+
+}  // namespace
+}  // namespace msp::api

@@ -1,0 +1,274 @@
+// How an operation is declared (internal to src/api): Declaration<R> holds
+// the field table of request struct R, each row bound to the member it
+// fills, and the handler; Declare() turns it into an Operation. The strict
+// decoding of every row goes through the one JSON reader (codec/json_reader.h).
+//
+//   using F = Fields<RetrieveRequest>;
+//   F::Int({.name = "top_k", .doc = "Hits to return."}, 1, 1000,
+//          [](RetrieveRequest& r) -> auto& { return r.top_k; })
+#ifndef MSP_API_DECLARE_H_
+#define MSP_API_DECLARE_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/operation.h"
+#include "codec/json_reader.h"
+#include "codec/memory_json.h"
+#include "util/time.h"
+
+namespace msp::api {
+
+// A row of R's field table: its description and how it reads and shows the
+// member it is bound to.
+template <typename R>
+struct Field {
+  FieldInfo info;
+  // Reads the field (when present) from the reader of its group into `r`.
+  std::function<Status(const JsonReader& reader, R& r)> read;
+  // The member's value as JSON (for the default shown in docs and schemas).
+  std::function<nlohmann::json(R& r)> show;
+  // Sets the member from the call context before decoding (the namespace).
+  std::function<void(const CallContext& context, R& r)> preset;
+};
+
+template <typename E>
+std::vector<std::string> EnumValues(std::string_view (*name)(E)) {
+  std::vector<std::string> out;
+  for (int i = 0; i < 64 && name(static_cast<E>(i)) != "unknown"; ++i) out.emplace_back(name(static_cast<E>(i)));
+  return out;
+}
+
+// The row builders. `at` is a lambda returning a reference to the member:
+// [](R& r) -> auto& { return r.filter.kinds; }.
+template <typename R>
+struct Fields {
+  template <typename At>
+  static Field<R> String(FieldInfo info, At at) {
+    info.type = info.type == FieldType::kText ? FieldType::kText : FieldType::kString;
+    const std::string name = info.name;
+    const bool text = info.type == FieldType::kText;
+    const std::string path = info.Path();
+    return {std::move(info),
+            [name, text, path, at](const JsonReader& reader, R& r) -> Status {
+              MSP_RETURN_IF_ERROR(reader.String(name, &at(r)));
+              if (text && reader.Has(name) && at(r).find_first_not_of(" \t\r\n") == std::string::npos) {
+                return Status::InvalidArgument("field '" + path + "' must not be empty");
+              }
+              return Status::Ok();
+            },
+            [at](R& r) { return at(r).empty() ? nlohmann::json() : nlohmann::json(at(r)); }, nullptr};
+  }
+  template <typename At>
+  static Field<R> Text(FieldInfo info, At at) {
+    info.type = FieldType::kText;
+    return String(std::move(info), at);
+  }
+  template <typename At>
+  static Field<R> Int(FieldInfo info, int64_t lo, int64_t hi, At at) {
+    info.type = FieldType::kInt;
+    info.min_int = lo;
+    info.max_int = hi;
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, lo, hi, at](const JsonReader& reader, R& r) { return reader.Int(name, &at(r), lo, hi); },
+            [at](R& r) { return nlohmann::json(at(r)); }, nullptr};
+  }
+  template <typename At>
+  static Field<R> Number(FieldInfo info, double lo, double hi, At at) {
+    info.type = FieldType::kNumber;
+    info.min_number = lo;
+    info.max_number = hi;
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, lo, hi, at](const JsonReader& reader, R& r) { return reader.Double(name, &at(r), lo, hi); },
+            [at](R& r) { return nlohmann::json(at(r)); }, nullptr};
+  }
+  template <typename At>
+  static Field<R> Bool(FieldInfo info, At at) {
+    info.type = FieldType::kBool;
+    const std::string name = info.name;
+    return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.Bool(name, &at(r)); },
+            [at](R& r) { return nlohmann::json(at(r)); }, nullptr};
+  }
+  // An ISO 8601 time; 0 (unset) has no default.
+  template <typename At>
+  static Field<R> Time(FieldInfo info, At at) {
+    info.type = FieldType::kTime;
+    const std::string name = info.name;
+    return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.Time(name, &at(r)); },
+            [at](R& r) { return at(r) == 0 ? nlohmann::json() : nlohmann::json(FormatIso8601(at(r))); }, nullptr};
+  }
+  template <typename E, typename At>
+  static Field<R> Enum(FieldInfo info, std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E),
+                       At at) {
+    info.type = FieldType::kEnum;
+    info.values = EnumValues(name_of);
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, parse, name_of, at](const JsonReader& reader, R& r) {
+              return reader.Enum(name, &at(r), parse, name_of);
+            },
+            [name_of, at](R& r) { return nlohmann::json(std::string(name_of(at(r)))); }, nullptr};
+  }
+  template <typename At>
+  static Field<R> Strings(FieldInfo info, At at) {
+    info.type = FieldType::kStrings;
+    const std::string name = info.name;
+    return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.Strings(name, &at(r)); },
+            [at](R& r) { return at(r).empty() ? nlohmann::json() : nlohmann::json(at(r)); }, nullptr};
+  }
+  template <typename E, typename At>
+  static Field<R> Enums(FieldInfo info, std::optional<E> (*parse)(std::string_view), std::string_view (*name_of)(E),
+                        At at) {
+    info.type = FieldType::kEnums;
+    info.values = EnumValues(name_of);
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, parse, name_of, at](const JsonReader& reader, R& r) {
+              at(r).clear();
+              return reader.Enums(name, &at(r), parse, name_of);
+            },
+            [name_of, at](R& r) {
+              if (at(r).empty()) return nlohmann::json();
+              nlohmann::json out = nlohmann::json::array();
+              for (auto e : at(r)) out.push_back(std::string(name_of(e)));
+              return out;
+            },
+            nullptr};
+  }
+  // The namespace: the context's, with the parts the request gives. A
+  // request may name the context's tenant, never another one.
+  template <typename At>
+  static Field<R> Scope(FieldInfo info, At at) {
+    info.type = FieldType::kNamespace;
+    info.cli = CliForm::kNamespaceFlags;
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, at](const JsonReader& reader, R& r) -> Status {
+              if (!reader.Has(name)) return Status::Ok();
+              JsonReader parts(reader.obj().at(name), reader.prefix() + name + ".");
+              MSP_RETURN_IF_ERROR(parts.Object());
+              MSP_RETURN_IF_ERROR(parts.Known({"tenant", "user", "agent", "session", "mission", "operator"}));
+              Namespace& ns = at(r);
+              std::string tenant = ns.tenant;
+              MSP_RETURN_IF_ERROR(parts.String("tenant", &tenant));
+              if (tenant != ns.tenant) {
+                return Status::InvalidArgument("field '" + parts.prefix() + "tenant' names tenant '" + tenant +
+                                                "', but this call belongs to tenant '" + ns.tenant +
+                                                "': leave the tenant out");
+              }
+              MSP_RETURN_IF_ERROR(parts.String("user", &ns.user));
+              MSP_RETURN_IF_ERROR(parts.String("agent", &ns.agent));
+              MSP_RETURN_IF_ERROR(parts.String("session", &ns.session));
+              MSP_RETURN_IF_ERROR(parts.String("mission", &ns.mission));
+              return parts.String("operator", &ns.operator_id);
+            },
+            [](R&) { return nlohmann::json(); },
+            [at](const CallContext& context, R& r) { at(r) = context.ns; }};
+  }
+};
+
+// An operation's declaration over request struct R.
+template <typename R>
+struct Declaration {
+  OperationInfo info;  // its `fields` are filled from `fields`
+  std::vector<Field<R>> fields;
+  // Checks across fields (a time range's order), after decoding; errors name
+  // the fields by their JSON paths.
+  Status (*check)(const R& r) = nullptr;
+  // Runs the operation. REQUIRES: `r` decoded from a request.
+  Result<nlohmann::json> (*handle)(const CallContext& context, R& r) = nullptr;
+};
+
+// Decodes `request` into `r` with `fields`, strictly.
+template <typename R>
+Status DecodeRequest(const std::vector<Field<R>>& fields, const CallContext& context, const nlohmann::json& request,
+                     R& r) {
+  for (const Field<R>& f : fields) {
+    if (f.preset) f.preset(context, r);
+  }
+  JsonReader top(request, "");
+  MSP_RETURN_IF_ERROR(top.Object());
+  std::vector<std::string> top_names;
+  std::vector<std::string> groups;
+  for (const Field<R>& f : fields) {
+    const std::string& n = f.info.group.empty() ? f.info.name : f.info.group;
+    if (std::find(top_names.begin(), top_names.end(), n) == top_names.end()) top_names.push_back(n);
+    if (!f.info.group.empty() && std::find(groups.begin(), groups.end(), f.info.group) == groups.end()) {
+      groups.push_back(f.info.group);
+    }
+  }
+  MSP_RETURN_IF_ERROR(top.Known(top_names));
+  for (const std::string& g : groups) {
+    if (!top.Has(g)) continue;
+    JsonReader group(request.at(g), g + ".");
+    MSP_RETURN_IF_ERROR(group.Object());
+    std::vector<std::string> names;
+    for (const Field<R>& f : fields) {
+      if (f.info.group == g) names.push_back(f.info.name);
+    }
+    MSP_RETURN_IF_ERROR(group.Known(names));
+  }
+  for (const Field<R>& f : fields) {
+    const bool grouped = !f.info.group.empty();
+    if (grouped && !top.Has(f.info.group)) {
+      if (f.info.required) return Status::InvalidArgument("field '" + f.info.Path() + "' is required");
+      continue;
+    }
+    JsonReader reader = grouped ? JsonReader(request.at(f.info.group), f.info.group + ".") : top;
+    if (f.info.required && !reader.Has(f.info.name)) {
+      return Status::InvalidArgument("field '" + f.info.Path() + "' is required");
+    }
+    MSP_RETURN_IF_ERROR(f.read(reader, r));
+  }
+  return Status::Ok();
+}
+
+template <typename R>
+class DeclaredOperation final : public Operation {
+ public:
+  explicit DeclaredOperation(Declaration<R> d) : Operation(InfoOf(d)), d_(std::move(d)) {}
+
+  Result<nlohmann::json> Call(const CallContext& context, const nlohmann::json& request) const override {
+    R r{};
+    MSP_RETURN_IF_ERROR(Decode(context, request, r));
+    return d_.handle(context, r);
+  }
+
+  Status Check(const CallContext& context, const nlohmann::json& request) const override {
+    R r{};
+    return Decode(context, request, r);
+  }
+
+ private:
+  static OperationInfo InfoOf(const Declaration<R>& d) {
+    OperationInfo info = d.info;
+    R defaults{};
+    info.fields.clear();
+    for (const Field<R>& f : d.fields) {
+      FieldInfo fi = f.info;
+      fi.default_value = f.show(defaults);
+      info.fields.push_back(std::move(fi));
+    }
+    return info;
+  }
+
+  Status Decode(const CallContext& context, const nlohmann::json& request, R& r) const {
+    MSP_RETURN_IF_ERROR(DecodeRequest(d_.fields, context, request, r));
+    return d_.check ? d_.check(r) : Status::Ok();
+  }
+
+  Declaration<R> d_;
+};
+
+template <typename R>
+std::unique_ptr<Operation> Declare(Declaration<R> d) {
+  return std::make_unique<DeclaredOperation<R>>(std::move(d));
+}
+
+}  // namespace msp::api
+
+#endif  // MSP_API_DECLARE_H_

@@ -1,0 +1,136 @@
+// src/api: the one declaration of each operation msp offers through its
+// faces (the `msp` command line, the REST API, the MCP tools). An operation
+// is a name, a request struct, a field table (JSON name, type, default,
+// range, doc), an answer shape and a handler that calls the public engine
+// API (include/msp/). From the table come the strict JSON request codec
+// (codec.h), the MCP input schema (schema.h), the REST route's decoding, the
+// command line's flags (same names with dashes, same limits, same defaults)
+// and the reference page docs/operations.md (reference.h). The faces keep
+// only transport and formatting.
+//
+// This header: the field table's types, the call context, and Operation,
+// the type-erased face of one declaration that the faces and the tests walk.
+#ifndef MSP_API_OPERATION_H_
+#define MSP_API_OPERATION_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "msp/digest.h"
+#include "msp/memory.h"
+#include "msp/status.h"
+#include "msp/types.h"
+
+namespace msp::api {
+
+enum class FieldType {
+  kString,     // any string
+  kText,       // a string with something other than whitespace in it
+  kInt,        // an integer in [min_int, max_int]
+  kNumber,     // a number in [min_number, max_number]
+  kBool,
+  kTime,       // an ISO 8601 string
+  kEnum,       // one of `values`
+  kStrings,    // an array of strings
+  kEnums,      // an array of `values`
+  kNamespace,  // {user, agent, session, mission, operator, tenant}: parts over the face's namespace
+};
+
+// How the command line spells a field.
+enum class CliForm {
+  kFlag,            // --name-with-dashes (lists: repeatable and comma-separated)
+  kPositional,      // the verb's positional argument ("-": standard input)
+  kNamespaceFlags,  // the shared namespace flags --user, --agent, --session, --mission, --operator
+};
+
+// One row of a field table: what every face reads.
+struct FieldInfo {
+  std::string group{};  // "" (top level) or the object it sits in ("filters")
+  std::string name{};   // JSON name within the group: "top_k"
+  FieldType type = FieldType::kString;
+  std::string doc{};
+  bool required = false;
+  int64_t min_int = 0, max_int = 0;           // kInt
+  double min_number = 0.0, max_number = 0.0;  // kNumber
+  std::vector<std::string> values{};          // kEnum, kEnums: the allowed names
+  CliForm cli = CliForm::kFlag;
+  // The default as JSON (from a default-constructed request, so it cannot
+  // drift from the struct); null when there is none (absent means "any").
+  nlohmann::json default_value{};
+
+  std::string Path() const { return group.empty() ? name : group + "." + name; }
+  // "--top-k"; the namespace field: "--user, --agent, ...".
+  std::string Flag() const;
+  // "integer 1..1000", "array of strings", ...: for messages and the docs.
+  std::string TypeText() const;
+};
+
+// What a face knows about a call besides the request. Issue 18 part 2 adds
+// the Caller (tenant, actor, clearance) here; field tables never see it.
+struct CallContext {
+  MemoryLayer* engine = nullptr;
+  // The mission retrieval interface, or why it is unavailable (a token
+  // counter without its vocabulary). Opened on first use by the CLI.
+  std::function<Result<WorkflowMemory*>()> workflow;
+  // The namespace field's defaults: the tenant (always the face's; a request
+  // naming another one is refused) and the face's other parts (MCP: the
+  // session's; REST: none; CLI: the namespace flags).
+  Namespace ns;
+  // The caller's clearance (an API key's): records above it are not served.
+  // nullopt: no limit.
+  std::optional<int> clearance;
+  std::string actor;  // for the audit log: "cli", "rest", "mcp"
+};
+
+// What an operation's declaration says, for faces, docs and tests.
+struct OperationInfo {
+  std::string name{};        // "search"
+  std::string title{};       // "Search memory"
+  std::string summary{};     // what it does, for every face's help
+  std::string cli_verb{};    // "search"
+  std::string rest_method{}; // "POST"
+  std::string rest_path{};   // "/v1/search"
+  std::string mcp_tool{};    // "memory_search"
+  bool read_only = false;  // MCP annotations
+  bool idempotent = false;
+  std::vector<FieldInfo> fields{};
+  // A request that succeeds on a mission with a decision about the billing
+  // ledger and a preference for dark mode (docs; the faces test sends it
+  // through every face).
+  nlohmann::json example{};
+  std::string answer{};            // the answer's shape in one line
+  nlohmann::json answer_schema{};  // its JSON Schema (MCP outputSchema)
+
+  const FieldInfo* Find(const std::string& path) const;
+};
+
+// One declared operation, type-erased.
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  const OperationInfo& info() const { return info_; }
+
+  // Decodes `request` strictly with the field table (unknown fields, wrong
+  // types, values out of range and missing required fields are
+  // InvalidArgument naming the field), then runs the handler. The answer is
+  // the operation's one shape, the same on every face.
+  virtual Result<nlohmann::json> Call(const CallContext& context, const nlohmann::json& request) const = 0;
+
+  // Only the decoding of Call: OK when `request` would be accepted.
+  virtual Status Check(const CallContext& context, const nlohmann::json& request) const = 0;
+
+ protected:
+  explicit Operation(OperationInfo info) : info_(std::move(info)) {}
+
+ private:
+  OperationInfo info_;
+};
+
+}  // namespace msp::api
+
+#endif  // MSP_API_OPERATION_H_

@@ -1,0 +1,130 @@
+// The operation table (see operations.h) and the field descriptions'
+// helpers (operation.h).
+#include "api/operations.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace msp::api {
+namespace {
+
+std::string FormatNumber(double d) {
+  std::string s = std::to_string(d);
+  while (s.size() > 1 && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+template <typename Pred>
+const Operation* FindIf(Pred pred) {
+  const std::vector<const Operation*>& ops = Operations();
+  auto it = std::find_if(ops.begin(), ops.end(), pred);
+  return it == ops.end() ? nullptr : *it;
+}
+
+}  // namespace
+
+std::string FieldInfo::Flag() const {
+  if (type == FieldType::kNamespace) return "--tenant, --user, --agent, --session, --mission, --operator";
+  std::string flag = "--" + name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+std::string FieldInfo::TypeText() const {
+  switch (type) {
+    case FieldType::kString: return "string";
+    case FieldType::kText: return "string, not empty";
+    case FieldType::kInt: return "integer " + std::to_string(min_int) + ".." + std::to_string(max_int);
+    case FieldType::kNumber: return "number " + FormatNumber(min_number) + ".." + FormatNumber(max_number);
+    case FieldType::kBool: return "boolean";
+    case FieldType::kTime: return "time (ISO 8601)";
+    case FieldType::kEnum: return "one of " + nlohmann::json(values).dump();
+    case FieldType::kStrings: return "array of strings";
+    case FieldType::kEnums: return "array of " + nlohmann::json(values).dump();
+    case FieldType::kNamespace: return "object {tenant, user, agent, session, mission, operator}";
+  }
+  return "";
+}
+
+const FieldInfo* OperationInfo::Find(const std::string& path) const {
+  for (const FieldInfo& f : fields) {
+    if (f.Path() == path) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Replaces every "field 'PATH'" (PATH, or PATH[i]) and "'PATH'" by `flag`.
+void ReplacePath(std::string& message, const std::string& path, const std::string& flag) {
+  for (const std::string& prefix : {std::string("field '"), std::string("'")}) {
+    size_t at = 0;
+    while ((at = message.find(prefix + path, at)) != std::string::npos) {
+      size_t end = at + prefix.size() + path.size();
+      if (end < message.size() && message[end] == '[') {
+        const size_t close = message.find(']', end);
+        if (close != std::string::npos) end = close + 1;
+      }
+      if (end >= message.size() || message[end] != '\'') {
+        at = end;
+        continue;
+      }
+      message.replace(at, end + 1 - at, flag);
+      at += flag.size();
+    }
+  }
+}
+
+}  // namespace
+
+std::string CliMessage(const OperationInfo& info, std::string message) {
+  std::vector<std::pair<std::string, std::string>> names;  // path -> flag
+  for (const FieldInfo& f : info.fields) {
+    if (f.type == FieldType::kNamespace) {
+      for (const char* part : {"tenant", "user", "agent", "session", "mission", "operator"}) {
+        names.emplace_back(f.name + "." + part, std::string("--") + part);
+      }
+    } else if (f.cli == CliForm::kPositional) {
+      std::string upper = f.name;
+      std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+      names.emplace_back(f.Path(), upper);
+    } else {
+      names.emplace_back(f.Path(), f.Flag());
+    }
+  }
+  // Longer paths first, so that "filters.created_to" is not cut by a prefix.
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [path, flag] : names) ReplacePath(message, path, flag);
+  return message;
+}
+
+const std::vector<const Operation*>& Operations() {
+  static const std::vector<std::unique_ptr<Operation>> owned = [] {
+    std::vector<std::unique_ptr<Operation>> v;
+    v.push_back(SearchOperation());
+    v.push_back(WorkflowQueryOperation());
+    return v;
+  }();
+  static const std::vector<const Operation*> ops = [] {
+    std::vector<const Operation*> v;
+    for (const auto& op : owned) v.push_back(op.get());
+    return v;
+  }();
+  return ops;
+}
+
+const Operation* FindOperation(std::string_view name) {
+  return FindIf([&](const Operation* op) { return op->info().name == name; });
+}
+
+const Operation* FindByCliVerb(std::string_view verb) {
+  return FindIf([&](const Operation* op) { return op->info().cli_verb == verb; });
+}
+
+const Operation* FindByMcpTool(std::string_view tool) {
+  return FindIf([&](const Operation* op) { return op->info().mcp_tool == tool; });
+}
+
+}  // namespace msp::api

@@ -1,0 +1,35 @@
+// The operation table: every operation declared in src/api (operation.h),
+// in the order the reference page lists them. Faces and tests walk it.
+#ifndef MSP_API_OPERATIONS_H_
+#define MSP_API_OPERATIONS_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/operation.h"
+
+namespace msp::api {
+
+// Every operation. Built once; thread-safe.
+const std::vector<const Operation*>& Operations();
+
+// The operation named `name` ("search"); by its CLI verb ("query") or its
+// MCP tool ("memory_search"). nullptr when there is none.
+const Operation* FindOperation(std::string_view name);
+const Operation* FindByCliVerb(std::string_view verb);
+const Operation* FindByMcpTool(std::string_view tool);
+
+// `message` (an error of Operation::Call) as the command line says it: each
+// field named by its flag ("field 'top_k' must be..." -> "--top-k must
+// be...", "'namespace.mission'" -> "--mission").
+std::string CliMessage(const OperationInfo& info, std::string message);
+
+// The declarations (search.cc, workflow_query.cc).
+std::unique_ptr<Operation> SearchOperation();
+std::unique_ptr<Operation> WorkflowQueryOperation();
+
+}  // namespace msp::api
+
+#endif  // MSP_API_OPERATIONS_H_

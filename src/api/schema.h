@@ -1,0 +1,17 @@
+// The JSON Schema of an operation's request, from its field table: the MCP
+// tool's inputSchema and the REST route's request body in docs/openapi.json.
+// Closed objects (additionalProperties false), as the codec is strict.
+#ifndef MSP_API_SCHEMA_H_
+#define MSP_API_SCHEMA_H_
+
+#include <nlohmann/json.hpp>
+
+#include "api/operation.h"
+
+namespace msp::api {
+
+nlohmann::json InputSchema(const OperationInfo& info);
+
+}  // namespace msp::api
+
+#endif  // MSP_API_SCHEMA_H_

@@ -1,0 +1,113 @@
+// The declaration of `search`: hybrid retrieval over the memories of a
+// namespace (msp search, POST /v1/search, MCP memory_search).
+#include "api/operations.h"
+
+#include "api/declare.h"
+
+namespace msp::api {
+namespace {
+
+using nlohmann::json;
+using SearchField = Fields<RetrieveRequest>;
+
+Status CheckSearch(const RetrieveRequest& r) {
+  if (r.filter.created_from != 0 && r.filter.created_to != 0 && r.filter.created_to <= r.filter.created_from) {
+    return Status::InvalidArgument("field 'filters.created_to' must be later than 'filters.created_from'");
+  }
+  return Status::Ok();
+}
+
+Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
+  r.filter.max_access_level = context.clearance;
+  MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, context.engine->Retrieve(r));
+  json out = json::array();
+  for (const SearchHit& h : hits) out.push_back(SearchHitToJson(h));
+  return json{{"hits", std::move(out)}};
+}
+
+json SearchAnswerSchema() {
+  const json explain = {
+      {"type", "array"},
+      {"description", "With explain: each signal's part in the score (the parts sum to it)."},
+      {"items",
+       {{"type", "object"},
+        {"properties",
+         {{"signal", {{"type", "string"}}},
+          {"rank", {{"type", "integer"}}},
+          {"raw", {{"type", "number"}}},
+          {"contribution", {{"type", "number"}}}}}}}};
+  const json hit = {{"type", "object"},
+                    {"properties",
+                     {{"memory", {{"type", "object"}, {"description", "The record (docs/cli.md, 'The record format')."}}},
+                      {"score", {{"type", "number"}, {"description", "Relevance in [0, 1], 1 best."}}},
+                      {"explain", explain}}},
+                    {"required", {"memory", "score"}}};
+  return {{"type", "object"},
+          {"properties", {{"hits", {{"type", "array"}, {"items", hit}, {"description", "Best first."}}}}},
+          {"required", {"hits"}}};
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> SearchOperation() {
+  Declaration<RetrieveRequest> d;
+  d.info = {
+      .name = "search",
+      .title = "Search memory",
+      .summary = "Hybrid retrieval over the memories of a namespace (facts, episodes, decisions, documents, graph "
+                 "entities...): BM25 and vector similarity fused by score (retrieval.fusion = \"rrf\": by "
+                 "reciprocal rank), best hits first, each with a score in [0, 1].",
+      .cli_verb = "search",
+      .rest_method = "POST",
+      .rest_path = "/v1/search",
+      .mcp_tool = "memory_search",
+      .read_only = true,
+      .idempotent = true,
+      .example = {{"query", "dark mode editor"},
+                  {"top_k", 3},
+                  {"filters", {{"kinds", {"fact"}}, {"created_from", "2020-01-01T00:00:00Z"}}},
+                  {"explain", true},
+                  {"record_access", false}},
+      .answer = "{hits: [{memory, score, explain: [{signal, rank, raw, contribution}]}]}",
+      .answer_schema = SearchAnswerSchema(),
+  };
+  d.fields = {
+      SearchField::Text({.name = "query", .doc = "What to look for, in words.", .required = true, .cli = CliForm::kPositional},
+              [](RetrieveRequest& r) -> auto& { return r.query; }),
+      SearchField::Int({.name = "top_k", .doc = "Hits to return."}, 1, 1000, [](RetrieveRequest& r) -> auto& { return r.top_k; }),
+      SearchField::Number({.name = "min_score", .doc = "Drop hits below this score."}, 0.0, 1.0,
+                [](RetrieveRequest& r) -> auto& { return r.min_score; }),
+      SearchField::Scope({.name = "namespace", .doc = "Where to search: tenant (the caller's), user, agent, session, mission, "
+                                            "operator; parts left out are the face's (MCP: the session's)."},
+               [](RetrieveRequest& r) -> auto& { return r.scope; }),
+      SearchField::Enums({.group = "filters", .name = "kinds", .doc = "Only these kinds."}, &ParseKind, &KindName,
+               [](RetrieveRequest& r) -> auto& { return r.filter.kinds; }),
+      SearchField::Enums({.group = "filters", .name = "layers", .doc = "Only these layers."}, &ParseLayer, &LayerName,
+               [](RetrieveRequest& r) -> auto& { return r.filter.layers; }),
+      SearchField::Strings({.group = "filters", .name = "tags", .doc = "Only records with any of these tags."},
+                 [](RetrieveRequest& r) -> auto& { return r.filter.tags; }),
+      SearchField::Strings({.group = "filters", .name = "sources", .doc = "Only records from these sources."},
+                 [](RetrieveRequest& r) -> auto& { return r.filter.sources; }),
+      SearchField::Enums({.group = "filters", .name = "criticalities", .doc = "Only these criticalities."}, &ParseCriticality,
+               &CriticalityName, [](RetrieveRequest& r) -> auto& { return r.filter.criticalities; }),
+      SearchField::Time({.group = "filters", .name = "created_from", .doc = "Created at or after (ISO 8601)."},
+              [](RetrieveRequest& r) -> auto& { return r.filter.created_from; }),
+      SearchField::Time({.group = "filters", .name = "created_to", .doc = "Created before (ISO 8601)."},
+              [](RetrieveRequest& r) -> auto& { return r.filter.created_to; }),
+      SearchField::Bool({.group = "filters", .name = "include_superseded", .doc = "Also return superseded records."},
+              [](RetrieveRequest& r) -> auto& { return r.filter.include_superseded; }),
+      SearchField::Time({.name = "as_of",
+               .doc = "What held then (ISO 8601): from valid_at, else created_at, until invalid_at or the "
+                      "supersede; superseded records included (\"what did we believe on date D\")."},
+              [](RetrieveRequest& r) -> auto& { return r.as_of; }),
+      SearchField::Bool({.name = "explain", .doc = "Give each signal's part in the score."},
+              [](RetrieveRequest& r) -> auto& { return r.explain; }),
+      SearchField::Bool({.name = "record_access", .doc = "Count the hits as accessed (access_count, last_accessed)."},
+              [](RetrieveRequest& r) -> auto& { return r.record_access; }),
+  };
+  d.check = &CheckSearch;
+  d.handle = &HandleSearch;
+  return Declare(std::move(d));
+}
+
+}  // namespace msp::api

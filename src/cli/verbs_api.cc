@@ -1,0 +1,221 @@
+// The verbs of src/api's operations: search (search) and query
+// (workflow_memory_query). Their flags are the operation's field table
+// spelled with dashes (same limits, same defaults); the flags become the
+// operation's JSON request, which the operation decodes and answers as it
+// does for REST and MCP. These verbs only print: --json the answer itself,
+// else a human form of it.
+#include <chrono>
+#include <deque>
+#include <limits>
+
+#include "api/operations.h"
+#include "cli/cli.h"
+#include "msp/digest.h"
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+// Flag names and help made from the table live as long as the verb table.
+std::string_view Keep(std::string text) {
+  static std::deque<std::string> kept;
+  return kept.emplace_back(std::move(text));
+}
+
+const api::Operation& OperationOfVerb(const Invocation& inv) {
+  const api::Operation* op = api::FindByCliVerb(inv.verb->name);
+  return *op;  // the verb table names only verbs of operations here
+}
+
+bool IsList(const api::FieldInfo& f) {
+  return f.type == api::FieldType::kStrings || f.type == api::FieldType::kEnums;
+}
+
+// A boolean that is off by default is a switch; one that is on takes a value.
+bool IsSwitch(const api::FieldInfo& f) { return f.type == api::FieldType::kBool && f.default_value != true; }
+
+// The field's value from its flag, as JSON; null when the flag is absent.
+Result<json> FlagValue(const Invocation& inv, const api::FieldInfo& f) {
+  const std::string flag = f.Flag();
+  if (!inv.flags.Has(flag)) return json();
+  switch (f.type) {
+    case api::FieldType::kInt: {
+      MSP_ASSIGN_OR_RETURN(int64_t n, inv.flags.GetInt(flag, 0, std::numeric_limits<int64_t>::min(),
+                                                       std::numeric_limits<int64_t>::max()));
+      return json(n);
+    }
+    case api::FieldType::kNumber: {
+      MSP_ASSIGN_OR_RETURN(double d, inv.flags.GetDouble(flag, 0.0, std::numeric_limits<double>::lowest(),
+                                                         std::numeric_limits<double>::max()));
+      return json(d);
+    }
+    case api::FieldType::kBool: {
+      if (IsSwitch(f)) return json(true);
+      const std::string v = inv.flags.Get(flag);
+      if (v == "true") return json(true);
+      if (v == "false") return json(false);
+      return Status::InvalidArgument(flag + " must be true or false, got '" + v + "'");
+    }
+    case api::FieldType::kStrings:
+    case api::FieldType::kEnums: {
+      json out = json::array();
+      for (const std::string& v : inv.flags.All(flag)) {
+        size_t start = 0;
+        while (start <= v.size()) {
+          const size_t comma = std::min(v.find(',', start), v.size());
+          if (comma > start) out.push_back(v.substr(start, comma - start));
+          start = comma + 1;
+        }
+      }
+      return out;
+    }
+    default:
+      return json(inv.flags.Get(flag));
+  }
+}
+
+// The operation's JSON request from the verb's positional and flags.
+Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
+  json request = json::object();
+  for (const api::FieldInfo& f : info.fields) {
+    json value;
+    if (f.cli == api::CliForm::kPositional) {
+      MSP_ASSIGN_OR_RETURN(std::string text, TextArgument(inv, 0, /*stdin_dash=*/true));
+      value = std::move(text);
+    } else if (f.cli == api::CliForm::kFlag) {
+      Result<json> v = FlagValue(inv, f);
+      if (!v.ok()) return Usage(inv, v.status().message());
+      value = std::move(v).value();
+    }
+    if (value.is_null()) continue;  // the namespace comes from the namespace flags (CallContext::ns)
+    if (f.group.empty()) {
+      request[f.name] = std::move(value);
+    } else {
+      request[f.group][f.name] = std::move(value);
+    }
+  }
+  return request;
+}
+
+// Runs the verb's operation on `engine`; a bad request is a usage error
+// worded with the flags' names.
+Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& request,
+                           std::function<Result<WorkflowMemory*>()> workflow) {
+  const api::Operation& op = OperationOfVerb(inv);
+  api::CallContext context;
+  context.engine = &engine;
+  context.workflow = std::move(workflow);
+  context.ns = inv.ns;
+  context.actor = inv.actor;
+  Result<json> answer = op.Call(context, request);
+  if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
+    return Usage(inv, api::CliMessage(op.info(), answer.status().message()));
+  }
+  return answer;
+}
+
+// The verb's request from its flags, checked before the store is opened, so
+// that a bad flag is a usage error even without a data directory.
+Result<json> CheckedRequest(Invocation& inv) {
+  const api::Operation& op = OperationOfVerb(inv);
+  MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, op.info()));
+  api::CallContext context;
+  context.ns = inv.ns;
+  Status s = op.Check(context, request);
+  if (s.code() == StatusCode::kInvalidArgument) return Usage(inv, api::CliMessage(op.info(), s.message()));
+  MSP_RETURN_IF_ERROR(s);
+  return request;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
+  std::vector<FlagSpec> flags;
+  const api::Operation* op = api::FindOperation(operation);
+  for (const api::FieldInfo& f : op->info().fields) {
+    if (f.cli != api::CliForm::kFlag) continue;
+    std::string help = f.doc + " (" + f.TypeText();
+    if (!f.default_value.is_null()) help += ", default " + f.default_value.dump();
+    if (IsList(f)) help += "; repeatable";
+    help += ")";
+    std::string value_name;
+    if (!IsSwitch(f)) {
+      value_name = f.type == api::FieldType::kBool ? "true|false" : f.name;
+      if (f.type != api::FieldType::kBool) {
+        for (char& c : value_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      }
+    }
+    flags.push_back({Keep(f.Flag()), Keep(value_name), Keep(help), IsList(f)});
+  }
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
+Status RunSearch(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  // --timing: where a search process's time goes, on stderr.
+  const bool timing = inv.flags.Has("--timing");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point started = Clock::now();
+  auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return Fixed(std::chrono::duration<double, std::milli>(to - from).count(), 2);
+  };
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  const Clock::time_point opened = Clock::now();
+  if (timing) MSP_RETURN_IF_ERROR(engine->CatchUpIndexes());
+  const Clock::time_point caught_up = Clock::now();
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  const Clock::time_point queried = Clock::now();
+  if (inv.json) {
+    PrintJson(inv, answer);
+  } else {
+    const json& hits = answer["hits"];
+    if (hits.empty()) *inv.out << "no results\n";
+    for (const json& h : hits) {
+      const json& m = h["memory"];
+      *inv.out << Fixed(h["score"].get<double>(), 3) << "  " << m["kind"].get<std::string>() << "  "
+               << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
+      for (const json& c : h["explain"]) {
+        const int rank = c["rank"].get<int>();
+        *inv.out << "       " << c["signal"].get<std::string>() << ": "
+                 << (rank == 0 ? std::string("not found")
+                               : "rank " + std::to_string(rank) + ", raw " + Fixed(c["raw"].get<double>(), 4))
+                 << ", adds " << Fixed(c["contribution"].get<double>(), 4) << "\n";
+      }
+    }
+  }
+  if (timing) {
+    *inv.err << "timing: open " << ms(started, opened) << " ms, catch-up " << ms(opened, caught_up)
+             << " ms, query " << ms(caught_up, queried) << " ms, render " << ms(queried, Clock::now()) << " ms\n";
+  }
+  return Status::Ok();
+}
+
+Status RunQuery(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  std::unique_ptr<WorkflowMemory> wm;
+  auto workflow = [&]() -> Result<WorkflowMemory*> {
+    if (!wm) {
+      Result<std::unique_ptr<WorkflowMemory>> opened = WorkflowMemory::Open(*engine, inv.config.options);
+      if (!opened.ok()) return opened.status().WithContext("cannot set up the token counter (tokens.counter)");
+      wm = std::move(opened).value();
+    }
+    return wm.get();
+  };
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, workflow));
+  if (inv.json) {
+    PrintJson(inv, answer);
+    return Status::Ok();
+  }
+  const std::string markdown = answer["markdown"].get<std::string>();
+  *inv.out << markdown;
+  if (markdown.empty()) {
+    *inv.err << "msp: budget " << answer["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
+             << answer["retrieval_id"].get<std::string>() << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace msp

@@ -1,0 +1,28 @@
+// The MCP tools of src/api's operations (memory_search,
+// workflow_memory_query): each tool's name, description, input and output
+// schemas come from the operation's declaration, and its handler decodes the
+// arguments with the operation's strict codec, so a tool answers what the
+// command line and the REST route answer.
+#ifndef MSP_MCP_API_TOOLS_H_
+#define MSP_MCP_API_TOOLS_H_
+
+#include <memory>
+
+#include "api/operation.h"
+#include "mcp/mission_tools.h"
+#include "mcp/tool.h"
+#include "msp/memory.h"
+
+namespace msp::mcp {
+
+// The tool of `op`. The call runs in the session's namespace (the request's
+// namespace parts over it), with its clearance and actor. `engine`, `op` and
+// `mission` must outlive the tool.
+Tool ApiTool(const api::Operation& op, MemoryLayer& engine, std::shared_ptr<MissionMemory> mission);
+
+// Appends the tool of every operation of src/api.
+void AddApiTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools);
+
+}  // namespace msp::mcp
+
+#endif  // MSP_MCP_API_TOOLS_H_
