@@ -1,0 +1,363 @@
+// One test for the three faces of every operation of src/api's table: the
+// command line (msp as a process), REST and MCP (msp serve, real sockets)
+// take the same field names with the same limits (the MCP input schema and
+// the CLI help come from the table), answer the same request with the same
+// answer, and refuse the same bad input with the same error (the command
+// line naming a field by its flag). The bad inputs come from the table: each
+// number one past its range, each enum a value it does not have, each time
+// one that is not ISO 8601, and a field nobody declared.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "api/operations.h"
+#include "api/schema.h"
+#include "tests/support/test_util.h"
+
+extern char** environ;
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+
+const std::string kKey = "faces-test-key-0123456789";
+const std::string kTenant = "acme";
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::vector<char*> EnvWithoutMsp() {
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).substr(0, 4) != "MSP_") env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class FacesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    data_ = dir_.path() + "/data";
+    cli_data_ = data_;
+  }
+
+  void TearDown() override {
+    if (serve_pid_ > 0) {
+      kill(serve_pid_, SIGTERM);
+      int status = 0;
+      waitpid(serve_pid_, &status, 0);
+      close(serve_err_);
+    }
+  }
+
+  // `msp ARGS` as a process, its output in files.
+  Outcome Msp(std::vector<std::string> args) {
+    const std::string out = dir_.path() + "/out", err = dir_.path() + "/err";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    args.insert(args.begin(), MSP_BINARY);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> env = EnvWithoutMsp();
+    Outcome run;
+    pid_t pid = -1;
+    if (posix_spawn(&pid, MSP_BINARY, &actions, nullptr, argv.data(), env.data()) == 0) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    run.out = ReadFile(out);
+    run.err = ReadFile(err);
+    return run;
+  }
+
+  Outcome MspIn(std::vector<std::string> args) {
+    args.insert(args.end(), {"--data-dir", cli_data_, "--tenant", kTenant});
+    return Msp(std::move(args));
+  }
+
+  // The records every operation's example finds.
+  void Seed() {
+    ASSERT_EQ(Msp({"init", "--data-dir", data_}).code, 0);
+    for (const char* text : {"The user prefers dark mode in every editor", "The user keeps the editor font at 14 pt",
+                             "The deploy pipeline runs on GitHub Actions runners"}) {
+      Outcome w = MspIn({"write", text, "--tag", "preference"});
+      ASSERT_EQ(w.code, 0) << w.err;
+    }
+    Outcome d = MspIn({"decision", "add", "--mission", "m1", "--operator", "ann", "--title",
+                   "Keep the billing ledger in PostgreSQL", "--context", "The ledger needs transactions.",
+                   "--decision", "The billing ledger lives in PostgreSQL with serializable transactions.",
+                   "--component", "billing"});
+    ASSERT_EQ(d.code, 0) << d.err;
+  }
+
+  // The command line of `request`, by the operation's table.
+  std::vector<std::string> CliArgs(const api::OperationInfo& info, const json& request) {
+    std::vector<std::string> args;
+    std::istringstream verb(info.cli_verb);
+    for (std::string w; verb >> w;) args.push_back(w);
+    for (const api::FieldInfo& f : info.fields) {
+      if (f.cli == api::CliForm::kPositional && request.contains(f.name)) args.push_back(Text(request[f.name]));
+    }
+    for (const auto& [name, value] : request.items()) {
+      const api::FieldInfo* f = info.Find(name);
+      if (f != nullptr) {
+        if (f->cli != api::CliForm::kPositional) AddFlag(*f, value, &args);
+      } else if (value.is_object()) {
+        for (const auto& [inner, v] : value.items()) AddFlag(*info.Find(name + "." + inner), v, &args);
+      } else {
+        args.insert(args.end(), {"--" + name, Text(value)});  // undeclared: an unknown flag
+      }
+    }
+    args.push_back("--json");
+    return args;
+  }
+
+  static std::string Text(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+  static void AddFlag(const api::FieldInfo& f, const json& v, std::vector<std::string>* args) {
+    if (f.cli == api::CliForm::kNamespaceFlags) {
+      for (const auto& [part, value] : v.items()) args->insert(args->end(), {"--" + part, Text(value)});
+    } else if (v.is_array()) {
+      for (const json& item : v) args->insert(args->end(), {f.Flag(), Text(item)});
+    } else if (f.type == api::FieldType::kBool && f.default_value != true) {
+      if (v == true) args->push_back(f.Flag());
+    } else {
+      args->insert(args->end(), {f.Flag(), Text(v)});
+    }
+  }
+
+  void StartServe() {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<std::string> args = {MSP_BINARY, "serve", "--data-dir", data_, "--port", "0",
+                                     "--api-keys", kKey + "=" + kTenant};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> env = EnvWithoutMsp();
+    ASSERT_EQ(posix_spawn(&serve_pid_, MSP_BINARY, &actions, nullptr, argv.data(), env.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    serve_err_ = fds[0];
+    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
+    std::smatch m;
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!std::regex_search(text, m, listening) && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{serve_err_, POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(serve_err_, buf, sizeof(buf));
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    ASSERT_TRUE(std::regex_search(text, m, listening)) << text;
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", std::stoi(m[1].str()));
+    // MCP over HTTP: one session for the test.
+    auto init = Post("/mcp", {{"jsonrpc", "2.0"},
+                              {"id", 1},
+                              {"method", "initialize"},
+                              {"params",
+                               {{"protocolVersion", "2025-11-25"},
+                                {"capabilities", json::object()},
+                                {"clientInfo", {{"name", "faces-test"}, {"version", "1"}}}}}});
+    ASSERT_TRUE(init);
+    mcp_session_ = init->get_header_value("Mcp-Session-Id");
+    ASSERT_FALSE(mcp_session_.empty());
+    ASSERT_EQ(Post("/mcp", {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}})->status, 202);
+  }
+
+  httplib::Result Post(const std::string& path, const json& body) {
+    httplib::Headers h = {{"Authorization", "Bearer " + kKey}};
+    if (!mcp_session_.empty()) h.emplace("Mcp-Session-Id", mcp_session_);
+    return client_->Post(path, h, body.dump(), "application/json");
+  }
+
+  json Mcp(const std::string& method, const json& params) {
+    auto r = Post("/mcp", {{"jsonrpc", "2.0"}, {"id", ++mcp_id_}, {"method", method}, {"params", params}});
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    return r ? json::parse(r->body, nullptr, false)["result"] : json();
+  }
+
+  testing::TempDir dir_{"msp-faces"};
+  std::string data_;      // msp serve's
+  std::string cli_data_;  // the command line's: data_ while seeding, then a copy
+  pid_t serve_pid_ = -1;
+  int serve_err_ = -1;
+  std::unique_ptr<httplib::Client> client_;
+  std::string mcp_session_;
+  int mcp_id_ = 1;
+};
+
+// `request` with the field at `path` set to `value`.
+json With(json request, const std::string& path, const json& value) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) {
+    request[path] = value;
+  } else {
+    request[path.substr(0, dot)][path.substr(dot + 1)] = value;
+  }
+  return request;
+}
+
+// Bad variants of each operation's example, from its table.
+std::vector<json> BadRequests(const api::OperationInfo& info) {
+  std::vector<json> bad = {With(info.example, "no_such_field", 1)};
+  for (const api::FieldInfo& f : info.fields) {
+    switch (f.type) {
+      case api::FieldType::kInt: bad.push_back(With(info.example, f.Path(), f.max_int + 1)); break;
+      case api::FieldType::kNumber: bad.push_back(With(info.example, f.Path(), f.max_number + 1)); break;
+      case api::FieldType::kEnum: bad.push_back(With(info.example, f.Path(), "nonsense")); break;
+      case api::FieldType::kEnums: bad.push_back(With(info.example, f.Path(), {"nonsense"})); break;
+      case api::FieldType::kTime: bad.push_back(With(info.example, f.Path(), "not a time")); break;
+      default: break;
+    }
+  }
+  return bad;
+}
+
+// An answer with what differs from call to call by design taken out: the
+// id of the logged retrieval, the tokens it takes in the digest's heading,
+// and the event rate of the mission (each retrieval is logged).
+json Comparable(json answer) {
+  if (answer.contains("retrieval_id")) {
+    std::string text = answer.dump();
+    const std::string rid = answer["retrieval_id"];
+    for (size_t at; (at = text.find(rid)) != std::string::npos;) text.replace(at, rid.size(), "RID");
+    text = std::regex_replace(text, std::regex(R"(\d+/(\d+) tokens)"), "N/$1 tokens");
+    answer = json::parse(text);
+    answer.erase("tokens_used");
+  }
+  if (answer.contains("digest")) {
+    answer["digest"].erase("degraded");
+    answer["digest"].erase("tokens_used");
+  }
+  return answer;
+}
+
+TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
+  ASSERT_NO_FATAL_FAILURE(Seed());
+  // The command line works on a copy, so that each face starts from the same
+  // store: a query logs its retrieval, which changes the lexical statistics
+  // (and so the scores) of the searches after it.
+  cli_data_ = dir_.path() + "/cli-data";
+  std::filesystem::copy(data_, cli_data_, std::filesystem::copy_options::recursive);
+  // The command line first (msp serve then holds its data directory).
+  struct CliResults {
+    Outcome help;
+    Outcome answer;
+    std::vector<Outcome> bad;
+  };
+  std::vector<CliResults> cli;
+  for (const api::Operation* op : api::Operations()) {
+    const api::OperationInfo& info = op->info();
+    CliResults r;
+    std::vector<std::string> help = {"help"};
+    std::istringstream verb(info.cli_verb);
+    for (std::string w; verb >> w;) help.push_back(w);
+    r.help = Msp(help);
+    std::vector<std::string> args = CliArgs(info, info.example);
+    r.answer = MspIn(args);
+    for (const json& bad : BadRequests(info)) r.bad.push_back(MspIn(CliArgs(info, bad)));
+    cli.push_back(std::move(r));
+  }
+
+  StartServe();
+  const json tools = Mcp("tools/list", json::object())["tools"];
+  for (size_t i = 0; i < api::Operations().size(); ++i) {
+    const api::OperationInfo& info = api::Operations()[i]->info();
+    SCOPED_TRACE(info.name);
+
+    // The same names and limits: the tool's schema and the verb's flags are the table's.
+    json schema;
+    for (const json& t : tools) {
+      if (t["name"] == info.mcp_tool) schema = t["inputSchema"];
+    }
+    EXPECT_EQ(schema, api::InputSchema(info));
+    ASSERT_EQ(cli[i].help.code, 0) << cli[i].help.err;
+    for (const api::FieldInfo& f : info.fields) {
+      if (f.cli != api::CliForm::kFlag) continue;
+      EXPECT_NE(cli[i].help.out.find(f.Flag()), std::string::npos) << f.Flag();
+      EXPECT_NE(cli[i].help.out.find(f.TypeText()), std::string::npos) << f.TypeText();
+    }
+
+    // The same answer.
+    auto rest = Post(info.rest_path, info.example);
+    ASSERT_TRUE(rest);
+    ASSERT_EQ(rest->status, 200) << rest->body;
+    const json rest_answer = json::parse(rest->body);
+    const json mcp = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", info.example}});
+    ASSERT_EQ(mcp["isError"], false) << mcp.dump();
+    ASSERT_EQ(cli[i].answer.code, 0) << cli[i].answer.err;
+    const json cli_answer = json::parse(cli[i].answer.out, nullptr, false);
+    EXPECT_FALSE(rest_answer.empty());
+    EXPECT_EQ(Comparable(mcp["structuredContent"]), Comparable(rest_answer));
+    EXPECT_EQ(Comparable(cli_answer), Comparable(rest_answer));
+
+    // The same error for the same bad input.
+    const std::vector<json> bad = BadRequests(info);
+    for (size_t b = 0; b < bad.size(); ++b) {
+      SCOPED_TRACE(bad[b].dump());
+      auto refused = Post(info.rest_path, bad[b]);
+      ASSERT_TRUE(refused);
+      EXPECT_EQ(refused->status, 400) << refused->body;
+      const std::string message = json::parse(refused->body)["error"]["message"];
+      const json tool = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", bad[b]}});
+      EXPECT_EQ(tool["isError"], true);
+      EXPECT_EQ(tool["content"][0]["text"], "invalid_argument: " + message);
+      EXPECT_EQ(cli[i].bad[b].code, 2) << cli[i].bad[b].err;
+      if (b == 0) {
+        // An undeclared field is an unknown flag on the command line.
+        EXPECT_NE(cli[i].bad[b].err.find("unknown flag '--no_such_field'"), std::string::npos) << cli[i].bad[b].err;
+        EXPECT_NE(message.find("unknown field 'no_such_field'"), std::string::npos) << message;
+      } else {
+        EXPECT_EQ(cli[i].bad[b].err.substr(0, cli[i].bad[b].err.find('\n')),
+                  "msp: " + api::CliMessage(info, message));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace msp
