@@ -3,6 +3,7 @@
 #include "core/index_sync.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <set>
@@ -22,6 +23,27 @@ IndexSync::IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, s
       vector_(vector),
       embedder_id_(std::move(embedder_id)),
       vector_file_(std::move(vector_file)) {}
+
+IndexSync::~IndexSync() {
+  if (!follower_.joinable()) return;
+  stop_following_ = true;
+  follower_.join();
+}
+
+void IndexSync::StartFollowing() {
+  follower_ = std::thread([this] {
+    constexpr int kWaitMs = 100;  // also how long stopping may take
+    int64_t seen = 0;
+    while (!stop_following_.load()) {
+      auto last = store_.WaitForChange(seen, kWaitMs);
+      if (!last.ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kWaitMs));  // the store is down
+      } else if (*last > seen && CatchUp().ok()) {
+        seen = *last;
+      }
+    }
+  });
+}
 
 Result<std::string> IndexSync::Identity() {
   MSP_ASSIGN_OR_RETURN(std::optional<std::string> uid, store_.GetMeta(kStoreUidMetaKey));

@@ -16,15 +16,20 @@
 // and CatchUpAndPersist: a process that replays a few changes never builds
 // a graph, and the rows not yet placed are scanned exactly meanwhile.
 //
+// On a store shared by several servers, StartFollowing() keeps the indexes
+// caught up in the background as other servers' writes commit.
+//
 // Thread-safety: every method is safe from several threads (one lock
 // serialises catch-ups and saves); several processes may share the files.
 #ifndef MSP_CORE_INDEX_SYNC_H_
 #define MSP_CORE_INDEX_SYNC_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "index/index.h"
 #include "store/store.h"
@@ -42,10 +47,21 @@ class IndexSync {
   // memory only). The parts must outlive this object.
   IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, std::string embedder_id,
             std::string vector_file);
+  // Stops the follower, if started.
+  ~IndexSync();
+  IndexSync(const IndexSync&) = delete;
+  IndexSync& operator=(const IndexSync&) = delete;
 
   // Loads the persisted vector index if it fits (see above). Errors only
   // when the store cannot be read.
   Status Open();
+
+  // Starts a thread that catches the indexes up as other servers' writes
+  // commit (a store shared by several servers, e.g. PostgreSQL, whose
+  // NOTIFY wakes the wait), so a query rarely waits for a catch-up.
+  // Queries still catch up first. At most once; stops when this object is
+  // destroyed (within about 100 ms).
+  void StartFollowing();
 
   // Replays the change sequence into both indexes, then persists the vector
   // index when the replay since the file was written has grown past
@@ -96,6 +112,8 @@ class IndexSync {
   int64_t unsaved_ = 0;        // guarded by mu_
   std::string open_note_;      // guarded by mu_
   std::string save_error_;     // guarded by mu_
+  std::atomic<bool> stop_following_{false};
+  std::thread follower_;  // last: it uses the members above
 };
 
 }  // namespace msp

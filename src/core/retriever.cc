@@ -1,0 +1,275 @@
+// Retriever: ranked search over the derived indexes, checked against the
+// store.
+#include "core/retriever.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "core/rank/episode_context.h"
+#include "core/write_policy.h"
+
+namespace msp {
+namespace {
+
+// Retrieve scores the sessions of the first hits as wholes (session BM25):
+// at most this many sessions, in order of the hits, which bounds the
+// episodes read. On LoCoMo (up to 35 sessions a conversation) 20 scores as
+// well as all of them.
+constexpr size_t kMatchSessions = 20;
+
+}  // namespace
+
+// Fills signals[1], the vector signal of a retrieval whose lexical signal
+// is signals[0] (scores on [0, 1] when `by_score`). Returns whether the
+// vector index's own top candidates were searched.
+//
+// With score fusion every lexical candidate gets its exact cosine
+// (VectorIndex::Score), and the index's own top candidates are searched
+// only when one of them could still reach the top k: a record found by
+// the vector signal alone scores at most w_v / (w_l + w_v), so when k
+// lexical candidates already score above that, the search cannot change
+// the top k (exact, not an approximation; it runs anyway with explain,
+// as of a time, when forced, and for rank fusion). Candidates under
+// vector_min_cosine get no vector score.
+//
+// When the search is skipped, the fused ranking follows from the lexical
+// candidates and their cosines alone: it is set in *direct
+// (FuseAlignedScores, the same as FuseScores of the two signals) and
+// vector.hits is left empty. Otherwise *direct is left unset.
+Result<bool> Retriever::VectorSignal(const std::vector<float>& query_vector, const IndexQuery& q,
+                                     const RetrieveRequest& r, bool by_score, bool force_scan,
+                                     std::vector<RankedSignal>& signals,
+                                     std::optional<std::vector<FusedHit>>* direct) const {
+  const RetrievalOptions& ro = ctx_.options.retrieval;
+  const RankedSignal& lexical = signals[0];
+  RankedSignal& vector = signals[1];
+  vector.hits.clear();
+  if (!(ro.vector_weight > 0)) return false;
+  const double min_cos = ro.vector_min_cosine;
+  bool scan = force_scan || !by_score || r.explain || r.as_of > 0;
+  if (by_score) {
+    std::vector<std::string_view> ids;
+    ids.reserve(lexical.hits.size());
+    for (const IndexHit& h : lexical.hits) ids.push_back(h.id);
+    MSP_ASSIGN_OR_RETURN(std::vector<float> cosines, ctx_.vector.Score(query_vector, ids, q));
+    const double total = ro.lexical_weight + ro.vector_weight;
+    std::vector<double> fused;
+    fused.reserve(ids.size());
+    AlignedScores aligned{ro.vector_weight, std::vector<double>(ids.size(), std::nan(""))};
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const double c = cosines[i] >= min_cos ? std::clamp(static_cast<double>(cosines[i]), 0.0, 1.0) : 0.0;
+      fused.push_back((ro.lexical_weight * std::clamp(lexical.hits[i].score, 0.0, 1.0) + ro.vector_weight * c) /
+                      total);
+      if (cosines[i] >= min_cos) aligned.scores[i] = cosines[i];
+    }
+    const size_t k = static_cast<size_t>(r.top_k);
+    if (!scan && fused.size() >= k) {
+      std::nth_element(fused.begin(), fused.begin() + static_cast<std::ptrdiff_t>(k - 1), fused.end(),
+                       std::greater<double>());
+      scan = !(fused[k - 1] > ro.vector_weight / total);
+    } else {
+      scan = true;
+    }
+    if (!scan) {
+      *direct = FuseAlignedScores(lexical, {std::move(aligned)});
+      return false;
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!std::isnan(aligned.scores[i])) vector.hits.push_back(IndexHit{lexical.hits[i].id, aligned.scores[i]});
+    }
+  }
+  if (scan) {
+    IndexQuery vq = q;
+    if (ro.vector_candidates > 0) vq.limit = std::max(ro.vector_candidates, r.top_k);
+    MSP_ASSIGN_OR_RETURN(std::vector<IndexHit> found, ctx_.vector.Search(query_vector, vq));
+    std::unordered_set<std::string_view> have;
+    for (const IndexHit& h : vector.hits) have.insert(h.id);
+    for (IndexHit& h : found) {
+      if (h.score >= min_cos && !have.count(h.id)) vector.hits.push_back(std::move(h));
+    }
+  }
+  // Best first (ties: first seen), so ranks read as ranks among the
+  // candidates the vector signal scored.
+  std::stable_sort(vector.hits.begin(), vector.hits.end(),
+                   [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
+  return scan;
+}
+
+Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
+  MSP_RETURN_IF_ERROR(ValidateText("query", r.query, ctx_.options.policy.max_text_bytes));
+  MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
+  if (r.top_k < 1 || r.top_k > 1000) {
+    return Status::InvalidArgument("top_k must be between 1 and 1000, got " + std::to_string(r.top_k));
+  }
+  if (!(r.min_score >= 0.0 && r.min_score <= 1.0)) {
+    return Status::InvalidArgument("min_score must be between 0 and 1");
+  }
+  if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
+  MSP_RETURN_IF_ERROR(ctx_.index_sync.CatchUp());
+  const TimeMs now = ctx_.clock.NowMs();
+  IndexQuery q;
+  q.scope = r.scope;
+  q.filter = r.filter;
+  if (r.as_of > 0) q.filter.include_superseded = true;  // HeldAt decides
+  q.now = now;
+  q.text = r.query;
+  q.limit = std::max(ctx_.options.retrieval.candidates, r.top_k);
+
+  const RetrievalOptions& ro = ctx_.options.retrieval;
+  MSP_ASSIGN_OR_RETURN(auto lexical_hits, ctx_.lexical.SearchEpisodes(q));
+  // The session BM25 of the first sessions the hits reach, over their
+  // episodes that match the query: it picks the context sessions and
+  // feeds the session boost. `match` views the strings of `matched`.
+  std::vector<LexicalHit> matched;
+  SessionScores match;
+  if (ro.context_sessions > 0 || (ro.session_weight > 0 && ro.session_mix > 0)) {
+    IndexQuery in_sessions = q;
+    in_sessions.sessions = HitSessions(lexical_hits, kMatchSessions);
+    in_sessions.session_terms = true;
+    if (!in_sessions.sessions.empty()) {
+      MSP_ASSIGN_OR_RETURN(matched, ctx_.lexical.SearchEpisodes(in_sessions));
+      match = SessionBm25(matched, ro.bm25_k1);
+    }
+    if (ro.context_sessions > 0) {
+      IndexQuery around = q;
+      around.sessions = TopSessions(in_sessions.sessions, match, ro.context_sessions);
+      if (!around.sessions.empty()) {
+        MSP_ASSIGN_OR_RETURN(auto more, ctx_.lexical.SearchEpisodes(around));
+        lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
+                            std::make_move_iterator(more.end()));
+      }
+    }
+  }
+  const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2, ro.session_weight,
+                                              ro.session_mix};
+  const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
+  std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options, &match);
+  std::vector<RankedSignal> signals(2);
+  RankedSignal& lexical = signals[0];
+  lexical = RankedSignal{"bm25", ro.lexical_weight, {}};
+  lexical.hits.reserve(context.size());
+  // The ids move out of the candidates (context[i].id, a view, is not used again).
+  for (ContextScore& c : context) {
+    lexical.hits.push_back(IndexHit{std::move(lexical_hits[c.candidate].hit.id), c.bm25});
+  }
+  lexical_hits.clear();
+  std::vector<float> query_vector = r.query_embedding;
+  if (query_vector.empty()) {
+    MSP_ASSIGN_OR_RETURN(auto vecs, ctx_.embedder.Embed({r.query}));
+    query_vector = std::move(vecs.front());
+  } else if (static_cast<int>(query_vector.size()) != ctx_.embedder.dimension()) {
+    return Status::InvalidArgument("query_embedding has " + std::to_string(query_vector.size()) +
+                                   " dimensions; the embedder '" + ctx_.embedder.id() + "' makes " +
+                                   std::to_string(ctx_.embedder.dimension()));
+  }
+  RankedSignal& vector = signals[1];
+  vector = RankedSignal{"cosine", ro.vector_weight, {}};
+  const bool by_score = ro.fusion != "rrf";
+  if (by_score) {
+    // The lexical signal on [0, 1]: the context score over the best one.
+    double best = 0.0;
+    for (const ContextScore& c : context) best = std::max(best, c.score);
+    for (size_t i = 0; i < context.size(); ++i) lexical.hits[i].score = best > 0 ? context[i].score / best : 0.0;
+  }
+  // Whether the vector index's own top candidates were searched; see
+  // VectorSignal. Forced after a stale hit when they were not.
+  std::optional<std::vector<FusedHit>> direct;
+  MSP_ASSIGN_OR_RETURN(bool scanned,
+                       VectorSignal(query_vector, q, r, by_score, /*force_scan=*/false, signals, &direct));
+  std::vector<FusedHit> fused = direct     ? std::move(*direct)
+                                : by_score ? FuseScores(signals, r.explain)
+                                           : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+  std::unordered_map<std::string_view, const ContextScore*> context_by_id;
+  if (r.explain) {
+    for (size_t i = 0; i < context.size(); ++i) context_by_id.emplace(lexical.hits[i].id, &context[i]);
+  }
+  // The records of the best hits, read a batch at a time: a hit the store
+  // no longer shows this query (the index may lag a concurrent writer) is
+  // skipped and the next one read. As of a time, one batch of every
+  // candidate, since many may not have held then.
+  const size_t batch = r.as_of > 0 ? static_cast<size_t>(q.limit) : static_cast<size_t>(r.top_k);
+  std::vector<SearchHit> out;
+  out.reserve(static_cast<size_t>(r.top_k));
+  size_t next = 0;
+  bool stale = false;
+  while (static_cast<int>(out.size()) < r.top_k && next < fused.size()) {
+    if (stale && !scanned) {
+      // A hit was dropped, so hits past the first top_k count, where the
+      // vector index's own candidates may rank: search them, fuse again
+      // and go on from the same place (the hits served stay first).
+      MSP_ASSIGN_OR_RETURN(scanned,
+                           VectorSignal(query_vector, q, r, by_score, /*force_scan=*/true, signals, &direct));
+      std::vector<FusedHit> again = by_score ? FuseScores(signals, r.explain)
+                                             : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+      std::unordered_set<std::string_view> done;
+      for (size_t i = 0; i < next; ++i) done.insert(fused[i].id);
+      std::vector<FusedHit> rest;
+      for (FusedHit& f : again) {
+        if (!done.count(f.id)) rest.push_back(std::move(f));
+      }
+      fused.resize(next);
+      for (FusedHit& f : rest) fused.push_back(std::move(f));
+      continue;
+    }
+    std::vector<std::string> ids;
+    size_t end = next;
+    for (; end < fused.size() && ids.size() < batch; ++end) {
+      if (fused[end].score + 1e-12 < r.min_score) break;  // sorted: the rest score lower
+      ids.emplace_back(fused[end].id);
+    }
+    if (ids.empty()) break;
+    MSP_ASSIGN_OR_RETURN(auto records, ctx_.store.GetMany(ids, /*with_embeddings=*/false));
+    std::unordered_map<std::string_view, Memory*> by_id;
+    by_id.reserve(records.size());
+    for (auto& m : records) by_id.emplace(m.id, &m);
+    for (; next < end && static_cast<int>(out.size()) < r.top_k; ++next) {
+      const FusedHit& f = fused[next];
+      auto it = by_id.find(f.id);
+      // Re-check against the record as stored now: the index may lag a
+      // concurrent writer, and visibility must never depend on it.
+      if (it == by_id.end() || !MatchesQuery(*it->second, q) || (r.as_of > 0 && !HeldAt(*it->second, r.as_of))) {
+        stale = true;
+        continue;
+      }
+      SearchHit hit;
+      hit.memory = std::move(*it->second);
+      hit.score = f.score;
+      if (r.explain) {
+        for (SignalContribution c : f.contributions) {
+          auto ctx = context_by_id.find(f.id);
+          if (c.signal != lexical.name || ctx == context_by_id.end()) {
+            hit.explain.push_back(c);
+            continue;
+          }
+          c.raw = ctx->second->bm25;  // the BM25 weight, whatever the fusion saw
+          for (auto& part : ExplainContext(c, *ctx->second, with_neighbours, ro.session_weight > 0)) {
+            hit.explain.push_back(std::move(part));
+          }
+        }
+      }
+      out.push_back(std::move(hit));
+    }
+    if (end < fused.size() && fused[end].score + 1e-12 < r.min_score) break;
+    if (r.as_of > 0) break;  // every candidate was read
+    next = end;
+  }
+  if (r.record_access && !out.empty()) {
+    std::vector<std::string> served;
+    for (auto& h : out) {
+      served.push_back(h.memory.id);
+      h.memory.access_count += 1;
+      h.memory.last_accessed = now;
+    }
+    ctx_.access.Note(served, now);
+  }
+  return out;
+}
+
+}  // namespace msp

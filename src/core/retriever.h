@@ -1,0 +1,40 @@
+// Retriever: the engine's ranked search (MemoryLayer::Retrieve). It catches
+// the indexes up, gathers the lexical candidates and their episode context
+// (core/rank/episode_context.h), scores them against the query's vector,
+// fuses the two signals (core/fusion.h), reads the best hits back from the
+// store as they are now, and notes their accesses in the access log.
+//
+// Thread-safety: Retrieve is safe from several threads.
+#ifndef MSP_CORE_RETRIEVER_H_
+#define MSP_CORE_RETRIEVER_H_
+
+#include <optional>
+#include <vector>
+
+#include "core/engine_context.h"
+#include "core/fusion.h"
+
+namespace msp {
+
+class Retriever {
+ public:
+  // `ctx` must outlive this object.
+  explicit Retriever(const EngineContext& ctx) : ctx_(ctx) {}
+
+  // MemoryLayer::Retrieve.
+  Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& r);
+
+ private:
+  // Fills signals[1], the vector signal, from the lexical one in
+  // signals[0]; see the definition.
+  Result<bool> VectorSignal(const std::vector<float>& query_vector, const IndexQuery& q,
+                            const RetrieveRequest& r, bool by_score, bool force_scan,
+                            std::vector<RankedSignal>& signals,
+                            std::optional<std::vector<FusedHit>>* direct) const;
+
+  const EngineContext& ctx_;
+};
+
+}  // namespace msp
+
+#endif  // MSP_CORE_RETRIEVER_H_
