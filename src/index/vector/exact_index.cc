@@ -1003,10 +1003,9 @@ class ExactVectorIndex final : public VectorIndex {
         !part(c.operator_id, m.operator_id)) {
       return false;
     }
-    if (!((c.kinds >> m.kind) & 1u) || !((c.layers >> m.layer) & 1u) ||
-        !((c.criticalities >> m.criticality) & 1u)) {
-      return false;
-    }
+    // An enum byte past the mask's 32 bits (a damaged file's) matches nothing.
+    auto in = [](uint32_t mask, uint8_t value) { return value < 32 && ((mask >> value) & 1u) != 0; };
+    if (!in(c.kinds, m.kind) || !in(c.layers, m.layer) || !in(c.criticalities, m.criticality)) return false;
     if (!c.sources.empty() &&
         std::find(c.sources.begin(), c.sources.end(), m.source) == c.sources.end()) {
       return false;
