@@ -14,9 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "embed/embedder.h"
@@ -40,6 +42,38 @@ class VectorFileTest : public ::testing::Test {
     path_ = (dir_ / "vector" / "index.msv").string();
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string ReadFile() const {
+    std::ifstream in(path_, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  void WriteFile(const std::string& bytes) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  // Section s's (offset, bytes) in a file's header: the section table
+  // starts at byte 80 (vector_file.cc's Header), 16 bytes a section.
+  static std::pair<uint64_t, uint64_t> SectionOf(const std::string& file, size_t s) {
+    uint64_t at[2];
+    std::memcpy(at, file.data() + 80 + 16 * s, sizeof at);
+    return {at[0], at[1]};
+  }
+  // A copy of `file` with about one 32-bit word in `one_in` of sections
+  // `sections` replaced by noise.
+  static std::string Garble(const std::string& file, std::initializer_list<size_t> sections, uint32_t one_in,
+                            uint32_t seed) {
+    std::string bad = file;
+    std::mt19937 noise(seed);
+    for (size_t s : sections) {
+      const auto [at, bytes] = SectionOf(file, s);
+      for (uint64_t i = at; i + 4 <= at + bytes; i += 4) {
+        if (noise() % one_in != 0) continue;
+        const uint32_t junk = static_cast<uint32_t>(noise());
+        std::memcpy(&bad[i], &junk, 4);
+      }
+    }
+    return bad;
+  }
 
   std::filesystem::path dir_;
   std::string path_;
@@ -198,8 +232,7 @@ TEST_F(VectorFileTest, RefusesWhatItCannotTrustAndStaysUnchanged) {
   for (int i = 0; i < 300; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
   ASSERT_TRUE(built->Apply(records, {}, 9).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
-  std::ifstream in(path_, std::ios::binary);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string good = ReadFile();
   ASSERT_EQ(good.size() % 4096, 0u);
 
   // The index under test holds one record of its own, which every refused
@@ -216,10 +249,7 @@ TEST_F(VectorFileTest, RefusesWhatItCannotTrustAndStaysUnchanged) {
     return index->size() == 1 && index->AppliedSeq() == 3 && hits.ok() && hits->size() == 1 &&
            (*hits)[0].id == "own";
   };
-  auto write = [&](const std::string& bytes) {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << bytes;
-  };
+  auto write = [&](const std::string& bytes) { WriteFile(bytes); };
 
   std::filesystem::remove(path_);
   EXPECT_TRUE(index->Load(path_, kIdentity, true).IsNotFound());
@@ -255,8 +285,7 @@ TEST_F(VectorFileTest, RefusesWhatItCannotTrustAndStaysUnchanged) {
   // loads and that record ranks nothing, while the others answer.
   // The header's section table starts at byte 80 (vector_file.cc's
   // Header): (offset, bytes) pairs; the vectors are section 8.
-  uint64_t vectors_at = 0;
-  std::memcpy(&vectors_at, good.data() + 80 + 16 * 8, sizeof vectors_at);
+  const uint64_t vectors_at = SectionOf(good, 8).first;
   ASSERT_EQ(vectors_at % 4096, 0u);
   ASSERT_LT(vectors_at, good.size());
   std::string nan_vector = good;
@@ -391,29 +420,11 @@ TEST_F(VectorFileTest, GarbledGraphIsRefusedOrHarmless) {
   ASSERT_TRUE(built->Apply(records, {}, 5).ok());
   ASSERT_TRUE(built->ExtendGraph(SIZE_MAX).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
-  std::ifstream in(path_, std::ios::binary);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto section = [&](size_t s) {  // (offset, bytes) from the header's section table
-    uint64_t at[2];
-    std::memcpy(at, good.data() + 80 + 16 * s, sizeof at);
-    return std::pair<uint64_t, uint64_t>(at[0], at[1]);
-  };
-  auto write = [&](const std::string& bytes) {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << bytes;
-  };
+  const std::string good = ReadFile();
   constexpr size_t kNodeOfSlot = 10, kLevel0 = 13;
-  const auto [level0_at, level0_bytes] = section(kLevel0);
-  ASSERT_GT(level0_bytes, 4096u);
-  std::string bad = good;
-  std::mt19937 noise(3);
-  for (uint64_t i = level0_at; i < level0_at + level0_bytes; i += 4) {
-    if (noise() % 3 == 0) {
-      const uint32_t junk = static_cast<uint32_t>(noise());
-      std::memcpy(&bad[i], &junk, 4);
-    }
-  }
-  write(bad);
+  ASSERT_GT(SectionOf(good, kLevel0).second, 4096u);
+  std::string bad = Garble(good, {kLevel0}, 3, 3);
+  WriteFile(bad);
   auto index = MakeVectorIndex(kDim, SmallGraph());
   EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
   ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
@@ -434,12 +445,12 @@ TEST_F(VectorFileTest, GarbledGraphIsRefusedOrHarmless) {
     }
   }
 
-  const auto [nodes_at, nodes_bytes] = section(kNodeOfSlot);
+  const auto [nodes_at, nodes_bytes] = SectionOf(good, kNodeOfSlot);
   ASSERT_GT(nodes_bytes, 8u);
   bad = good;
   std::swap(bad[nodes_at], bad[nodes_at + 4]);  // slots 0 and 1 swap nodes: the two tables disagree
   bad[nodes_at + 1] = static_cast<char>(bad[nodes_at + 1] ^ 0x40);
-  write(bad);
+  WriteFile(bad);
   EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
   // Unverified, the node tables are checked where they are used: the
   // index still answers with real rows and their exact scores, and takes
@@ -483,24 +494,7 @@ TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
   for (int i = 0; i < 400; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
   ASSERT_TRUE(built->Apply(records, {}, 5).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
-  std::ifstream in(path_, std::ios::binary);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string bad = good;
-  std::mt19937 noise(4);
-  for (size_t s : {size_t{1}, size_t{3}}) {  // the slots' metadata, and their id references
-    uint64_t at[2];
-    std::memcpy(at, good.data() + 80 + 16 * s, sizeof at);
-    for (uint64_t i = at[0]; i < at[0] + at[1]; i += 4) {
-      if (noise() % 4 == 0) {
-        const uint32_t junk = static_cast<uint32_t>(noise());
-        std::memcpy(&bad[i], &junk, 4);
-      }
-    }
-  }
-  {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << bad;
-  }
+  WriteFile(Garble(ReadFile(), {1, 3}, 4, 4));  // the slots' metadata, and their id references
   auto index = MakeExactVectorIndex(kDim);
   EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
   ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
