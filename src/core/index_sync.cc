@@ -113,7 +113,14 @@ Status IndexSync::Rebuild(bool lexical_too) {
 Status IndexSync::CatchUpAndPersist() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  if (unsaved_ > 0 || vector_.graph_info().pending > 0) SaveLocked(SIZE_MAX);
+  // Every row placed in the graph; the file is written when that or the
+  // replay changed anything.
+  const VectorGraphInfo before = vector_.graph_info();
+  if (const Status g = vector_.ExtendGraph(SIZE_MAX); !g.ok()) save_error_ = g.ToString();
+  const VectorGraphInfo after = vector_.graph_info();
+  const bool graph_changed = after.built != before.built || after.placed != before.placed ||
+                             after.removed != before.removed;
+  if (unsaved_ > 0 || graph_changed) SaveLocked(/*graph_budget=*/0);
   return Status::Ok();
 }
 
