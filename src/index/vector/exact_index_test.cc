@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -384,6 +385,14 @@ std::vector<Memory> Dataset(std::mt19937& rng, int n, int dim) {
   return out;
 }
 
+// An index over `records` (one batch, seq 1) with every row placed in its graph.
+std::unique_ptr<VectorIndex> Built(const std::vector<Memory>& records, int dim) {
+  auto index = MakeVectorIndex(dim, SmallGraph());
+  EXPECT_TRUE(index->Apply(records, {}, 1).ok());
+  EXPECT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  return index;
+}
+
 double Recall(const std::vector<std::string>& got, const std::vector<std::string>& want) {
   size_t found = 0;
   for (const auto& id : want) found += std::count(got.begin(), got.end(), id);
@@ -461,9 +470,7 @@ TEST(GraphIndexTest, FollowsUpsertsAndDeletes) {
   constexpr int kD = 32;
   std::mt19937 rng(8);
   auto records = graph::Dataset(rng, 3000, kD);
-  auto index = MakeVectorIndex(kD, graph::SmallGraph());
-  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
-  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  auto index = graph::Built(records, kD);
   const auto target = RandomUnit(rng, kD);
   // g1 moves onto the target; g2 is deleted after being put there too.
   Memory moved = records[1];
@@ -543,9 +550,7 @@ TEST(GraphIndexTest, GraphIsRebuiltWhenRemovedNodesOutnumberLiveOnes) {
   constexpr int kD = 32;
   std::mt19937 rng(23);
   auto records = graph::Dataset(rng, 3000, kD);
-  auto index = MakeVectorIndex(kD, graph::SmallGraph());
-  ASSERT_TRUE(index->Apply(records, {}, 1).ok());
-  ASSERT_TRUE(index->ExtendGraph(SIZE_MAX).ok());
+  auto index = graph::Built(records, kD);
   for (size_t i = 0; i < 2000; ++i) records[i].embedding = RandomUnit(rng, kD);
   ASSERT_TRUE(index->Apply(std::vector<Memory>(records.begin(), records.begin() + 2000), {}, 2).ok());
   VectorGraphInfo info = index->graph_info();
