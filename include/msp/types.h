@@ -239,7 +239,7 @@ struct RecordChanges {
   int64_t up_to = 0;              // seq of the page's last change (`after` when there was none)
   bool more = false;              // the page was full: more changes may follow up_to
   std::vector<Memory> records;    // changed records that exist and lie in scope, without vectors
-  std::vector<std::string> gone;  // ids of changed records that no longer exist (any namespace)
+  std::vector<std::string> gone;  // ids of changed records of the scope's tenant that no longer exist
 };
 
 enum class AuditAction { kWrite, kRefuse, kUpdate, kMerge, kSupersede, kDelete, kEvict, kImport };

@@ -347,6 +347,25 @@ TEST_F(EngineTest, TenantsNeverSeeEachOther) {
   EXPECT_TRUE(Search(*engine_, Ns("acme", "bob"), "build server Debian bookworm").empty());
 }
 
+// The change log is shared by every tenant: a page shows one tenant only its
+// own records, and only its own deleted ids in `gone`.
+TEST_F(EngineTest, ChangesShowATenantOnlyItsOwnRecordsAndDeletions) {
+  ASSERT_OK_AND_ASSIGN(int64_t start, engine_->LastChangeSeq());
+  auto mine = engine_->Write(Req("Acme deploys on Fridays", Ns("acme")));
+  auto theirs = engine_->Write(Req("Globex deploys on Mondays", Ns("globex")));
+  ASSERT_TRUE(mine.ok() && theirs.ok());
+  ASSERT_OK(engine_->Delete(Ns("globex"), theirs->id, "test", ""));
+  ASSERT_OK(engine_->Delete(Ns("acme"), mine->id, "test", ""));
+  for (const std::string tenant : {"acme", "globex"}) {
+    Namespace scope;
+    scope.tenant = tenant;
+    ASSERT_OK_AND_ASSIGN(RecordChanges page, engine_->ChangesSince(scope, start, 100));
+    EXPECT_TRUE(page.records.empty());
+    const std::string& own = tenant == "acme" ? mine->id : theirs->id;
+    EXPECT_EQ(page.gone, std::vector<std::string>{own}) << tenant;
+  }
+}
+
 TEST_F(EngineTest, ExpiredRecordsAreNeverReturned) {
   WriteRequest r = Req("Ann is travelling in Lisbon this week", Ns());
   r.ttl_days = 1;

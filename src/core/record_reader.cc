@@ -100,8 +100,13 @@ Result<RecordChanges> RecordReader::ChangesSince(const Namespace& scope, int64_t
   out.more = static_cast<int>(changes.size()) == limit;
   std::vector<std::string> ids;
   std::set<std::string> seen;
+  // Ids whose change names the scope's tenant: only those may be reported
+  // gone, so that one tenant never learns another's record ids (a change
+  // logged before the log kept tenants names none and is never reported).
+  std::set<std::string, std::less<>> ours;
   for (const Change& c : changes) {
     if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
+    if (c.tenant == scope.tenant) ours.insert(c.record_id);
   }
   if (ids.empty()) return out;
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, ctx_.store.GetMany(ids, /*with_embeddings=*/false));
@@ -111,7 +116,7 @@ Result<RecordChanges> RecordReader::ChangesSince(const Namespace& scope, int64_t
     if (scope.Contains(m.ns)) out.records.push_back(std::move(m));
   }
   for (std::string& id : ids) {
-    if (!present.contains(id)) out.gone.push_back(std::move(id));
+    if (!present.contains(id) && ours.contains(id)) out.gone.push_back(std::move(id));
   }
   return out;
 }

@@ -31,6 +31,11 @@ struct Change {
   int64_t seq = 0;
   std::string record_id;
   ChangeOp op = ChangeOp::kPut;
+  // The tenant of the record the change was made to (of the deleted record
+  // for a delete), so that a reader can tell one tenant's changes from
+  // another's once the record is gone. Empty for changes written before the
+  // change log kept it (SQLite schema 4, PostgreSQL schema 2): unknown.
+  std::string tenant;
 };
 
 // One atomic unit of writes.

@@ -231,6 +231,25 @@ TEST_P(StoreConformanceTest, DeleteRemovesRecordAndAppendsChange) {
   EXPECT_EQ(changes[0].op, ChangeOp::kDelete);
 }
 
+TEST_P(StoreConformanceTest, ChangesNameTheTenantOfTheirRecordDeletesIncluded) {
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> put,
+                       store_->Apply(Puts({Rec("x", 1, Kind::kFact, "ta"), Rec("y", 2, Kind::kFact, "tb")})));
+  WriteBatch both = Deletes({"y", "x"});
+  ASSERT_OK(store_->Apply(both).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Change> changes, store_->ChangesSince(0, 0));
+  ASSERT_EQ(changes.size(), 4u);
+  EXPECT_EQ(changes[0].record_id, "x");
+  EXPECT_EQ(changes[0].tenant, "ta");
+  EXPECT_EQ(changes[1].record_id, "y");
+  EXPECT_EQ(changes[1].tenant, "tb");
+  EXPECT_EQ(changes[2].op, ChangeOp::kDelete);
+  EXPECT_EQ(changes[2].record_id, "y");
+  EXPECT_EQ(changes[2].tenant, "tb");
+  EXPECT_EQ(changes[3].op, ChangeOp::kDelete);
+  EXPECT_EQ(changes[3].record_id, "x");
+  EXPECT_EQ(changes[3].tenant, "ta");
+}
+
 TEST_P(StoreConformanceTest, DeletingMissingIdFailsAndChangesNothing) {
   ASSERT_OK(store_->Apply(Puts({Rec("kept", 1)})).status());
   ASSERT_OK_AND_ASSIGN(int64_t seq_before, store_->LastSeq());

@@ -98,6 +98,13 @@ CREATE TABLE meta (
 );
 )sql";
 
+// Version 2: each change names its record's tenant (as SQLite schema 4), so
+// that a deleted record's change is shown only to its own tenant. Older
+// changes keep '' (unknown).
+constexpr std::string_view kPgSchemaV2 = R"sql(
+ALTER TABLE changes ADD COLUMN tenant text COLLATE "C" NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::string_view kPgCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     integer PRIMARY KEY,
@@ -151,6 +158,7 @@ Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrati
 const std::vector<PgMigration>& PgSchemaMigrations() {
   static const std::vector<PgMigration> kMigrations = {
       {1, "records, changes, change counter, audit, meta", kPgSchemaV1},
+      {2, "the tenant of each change", kPgSchemaV2},
   };
   return kMigrations;
 }

@@ -451,14 +451,16 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
     begin = end;
   }
 
+  std::map<std::string, std::string, std::less<>> deleted_tenant;  // id -> its tenant
   if (!batch.deletes.empty()) {
-    MSP_ASSIGN_OR_RETURN(PgResult gone,
-                         c.Exec("DELETE FROM records WHERE id = ANY($1::text[]) RETURNING id",
-                                PgParams().Text(PgTextArray(batch.deletes)), "apply (delete)"));
-    std::set<std::string, std::less<>> found;
-    for (int i = 0; i < gone.rows(); ++i) found.emplace(gone.Text(i, 0));
+    MSP_ASSIGN_OR_RETURN(
+        PgResult gone, c.Exec("DELETE FROM records WHERE id = ANY($1::text[]) RETURNING id, tenant",
+                              PgParams().Text(PgTextArray(batch.deletes)), "apply (delete)"));
+    for (int i = 0; i < gone.rows(); ++i) {
+      deleted_tenant.emplace(std::string(gone.Text(i, 0)), std::string(gone.Text(i, 1)));
+    }
     for (const std::string& id : batch.deletes) {
-      if (!found.count(id)) {
+      if (!deleted_tenant.count(id)) {
         return Status::NotFound("delete: no record with id " + id + " in " + where_ +
                                 "; nothing in the batch was applied");
       }
@@ -468,21 +470,26 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
   if (changes > 0) {
     std::vector<std::string> ids;
     std::vector<std::string> ops;
+    std::vector<std::string> tenants;
     ids.reserve(static_cast<size_t>(changes));
     ops.reserve(static_cast<size_t>(changes));
+    tenants.reserve(static_cast<size_t>(changes));
     for (const Memory& m : batch.puts) {
       ids.push_back(m.id);
       ops.emplace_back("put");
+      tenants.push_back(m.ns.tenant);
     }
     for (const std::string& id : batch.deletes) {
       ids.push_back(id);
       ops.emplace_back("delete");
+      tenants.push_back(deleted_tenant.find(id)->second);
     }
     MSP_RETURN_IF_ERROR(
-        c.Exec("INSERT INTO changes (seq, record_id, op, at) "
-               "SELECT $1::bigint + u.i, u.id, u.op, $2::bigint "
-               "FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(id, op, i)",
-               PgParams().Int(base).Int(at).Text(PgTextArray(ids)).Text(PgTextArray(ops)),
+        c.Exec("INSERT INTO changes (seq, record_id, op, at, tenant) "
+               "SELECT $1::bigint + u.i, u.id, u.op, $2::bigint, u.tenant "
+               "FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, tenant, i)",
+               PgParams().Int(base).Int(at).Text(PgTextArray(ids)).Text(PgTextArray(ops)).Text(
+                   PgTextArray(tenants)),
                "apply (changes)")
             .status());
     for (int64_t i = 1; i <= changes; ++i) seqs->push_back(base + i);
@@ -651,7 +658,7 @@ Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int l
   const Status run_status = Run("changes since", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(
         PgResult r,
-        c.Exec("SELECT seq, record_id, op FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        c.Exec("SELECT seq, record_id, op, tenant FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
                params, "changes since"));
     out.clear();
     out.reserve(static_cast<size_t>(r.rows()));
@@ -659,6 +666,7 @@ Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int l
       Change ch;
       ch.seq = r.Int(i, 0);
       ch.record_id = std::string(r.Text(i, 1));
+      ch.tenant = std::string(r.Text(i, 3));
       const std::string_view op = r.Text(i, 2);
       if (op == "put") {
         ch.op = ChangeOp::kPut;

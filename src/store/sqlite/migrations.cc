@@ -142,6 +142,14 @@ CREATE UNIQUE INDEX records_episode_step ON records(
   WHERE kind = 'episode' AND step_number > 0;
 )sql";
 
+// Version 4: each change names its record's tenant, so that a deleted
+// record's change is shown only to its own tenant (MemoryLayer::ChangesSince
+// `gone`). Older changes keep '' (unknown); nothing is backfilled, since a
+// change whose record still exists is scoped by the record itself.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE changes ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::string_view kCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     INTEGER PRIMARY KEY,
@@ -164,6 +172,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {1, "records, changes, audit, meta", kSchemaV1},
       {2, "unique step numbers within a session", kSchemaV2},
       {3, "access levels on records", kSchemaV3},
+      {4, "the tenant of each change", kSchemaV4},
   };
   return kMigrations;
 }

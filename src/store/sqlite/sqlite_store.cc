@@ -194,20 +194,23 @@ class SqliteStore final : public Store {
   static constexpr int kScanPage = 256;
 
   // Appends a change row; returns its seq. REQUIRES: mu_ held, in a transaction.
-  Result<int64_t> AppendChange(const std::string& id, std::string_view op, int64_t at);
+  Result<int64_t> AppendChange(const std::string& id, const std::string& tenant, std::string_view op,
+                               int64_t at);
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;
   const std::string synchronous_;  // the connection's PRAGMA synchronous
 };
 
-Result<int64_t> SqliteStore::AppendChange(const std::string& id, std::string_view op, int64_t at) {
+Result<int64_t> SqliteStore::AppendChange(const std::string& id, const std::string& tenant,
+                                          std::string_view op, int64_t at) {
   MSP_ASSIGN_OR_RETURN(
-      Statement s,
-      db_->Prepare("INSERT INTO changes (record_id, op, at) VALUES (?, ?, ?)", "apply (change)"));
+      Statement s, db_->Prepare("INSERT INTO changes (record_id, op, at, tenant) VALUES (?, ?, ?, ?)",
+                                "apply (change)"));
   s.BindText(1, id);
   s.BindText(2, op);
   s.BindInt(3, at);
+  s.BindText(4, tenant);
   MSP_RETURN_IF_ERROR(s.Run());
   return db_->LastInsertRowid();
 }
@@ -259,23 +262,27 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
     MSP_ASSIGN_OR_RETURN(Statement upsert, db_->Prepare(UpsertRecordSql(), "apply (put)"));
     for (size_t i = 0; i < batch.puts.size(); ++i) {
       const Memory& m = batch.puts[i];
-      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(m.id, "put", at));
+      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(m.id, m.ns.tenant, "put", at));
       BindRecord(upsert, m, encoded[i], seq);
       MSP_RETURN_IF_ERROR(upsert.Run().WithContext("record " + m.id));
       seqs.push_back(seq);
     }
   }
   if (!batch.deletes.empty()) {
-    MSP_ASSIGN_OR_RETURN(Statement erase,
-                         db_->Prepare("DELETE FROM records WHERE id = ?", "apply (delete)"));
+    MSP_ASSIGN_OR_RETURN(Statement erase, db_->Prepare("DELETE FROM records WHERE id = ? RETURNING tenant",
+                                                       "apply (delete)"));
     for (const std::string& id : batch.deletes) {
+      erase.Reset();
       erase.BindText(1, id);
-      MSP_RETURN_IF_ERROR(erase.Run());
-      if (db_->Changes() == 0) {
+      MSP_ASSIGN_OR_RETURN(bool row, erase.Step());
+      if (!row) {
         return Status::NotFound("delete: no record with id " + id + " in " + db_->path() +
                                 "; nothing in the batch was applied");
       }
-      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(id, "delete", at));
+      const std::string tenant = erase.ColumnText(0);
+      MSP_ASSIGN_OR_RETURN(bool more, erase.Step());  // finishes the statement
+      if (more) return Status::Corruption("sqlite: two records with id " + id + " in " + db_->path());
+      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(id, tenant, "delete", at));
       seqs.push_back(seq);
     }
   }
@@ -474,7 +481,7 @@ Result<std::vector<Change>> SqliteStore::ChangesSince(int64_t after, int limit) 
   std::lock_guard<std::mutex> lock(mu_);
   MSP_ASSIGN_OR_RETURN(
       Statement s,
-      db_->Prepare("SELECT seq, record_id, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+      db_->Prepare("SELECT seq, record_id, op, tenant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
                    "changes since"));
   s.BindInt(1, after);
   s.BindInt(2, limit > 0 ? limit : -1);
@@ -484,6 +491,7 @@ Result<std::vector<Change>> SqliteStore::ChangesSince(int64_t after, int limit) 
     Change c;
     c.seq = s.ColumnInt(0);
     c.record_id = s.ColumnText(1);
+    c.tenant = s.ColumnText(3);
     const std::string op = s.ColumnText(2);
     if (op == "put") {
       c.op = ChangeOp::kPut;
