@@ -25,6 +25,7 @@ enum class StatusCode {
   kCorruption,
   kUnavailable,        // a backend is down or locked; retry later
   kInternal,
+  kForbidden,          // the caller's clearance does not allow the call (Caller)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -45,6 +46,7 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -15,6 +15,7 @@ int HttpStatusFor(const Status& status) {
     case StatusCode::kConflict:
     case StatusCode::kFailedPrecondition: return 409;
     case StatusCode::kUnavailable: return 503;
+    case StatusCode::kForbidden: return 403;
     case StatusCode::kIoError:
     case StatusCode::kCorruption:
     case StatusCode::kInternal: return 500;
