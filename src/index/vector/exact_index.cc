@@ -25,9 +25,14 @@
 // the file (vector_file.h) instead of reading and parsing: opening a
 // persisted index costs time in proportion to its metadata, and the
 // vectors' pages are read only when a query touches them.
+#include <fcntl.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -228,7 +233,11 @@ class ExactVectorIndex final : public VectorIndex {
     }
     Parts p;
     MSP_ASSIGN_OR_RETURN(std::string strings, file.Read(kStringsSection));
-    const int fd = file.fd();
+    // The arrays' pages stay mapped after `file` closes; this descriptor
+    // stays open with them for reads by pread (ColdQuery).
+    p.fd = OwnedFd(fcntl(file.fd(), F_DUPFD_CLOEXEC, 0));
+    if (p.fd.get() < 0) return Status::IoError("cannot open the vector index file " + path + " again: " + std::strerror(errno));
+    const int fd = p.fd.get();
     bool mapped = true;
     // Pages are read as they are touched (MAP_POPULATE of the metadata, or
     // of the float16 copies a scan reads, measured slower at 100,000 records).
@@ -309,10 +318,17 @@ class ExactVectorIndex final : public VectorIndex {
     // (so a probe always ends: the table is never full).
     const size_t table = p.table.size();
     if (n > 0 && (table <= n || (table & (table - 1)) != 0)) return bad("id table of the wrong size");
+    // Read with pread in chunks: faulting in its pages would cost a
+    // short-lived process more than the check.
     size_t used = 0;
-    for (uint32_t e : p.table) {
-      if (e > n) return bad("id table names a missing slot");
-      used += e != 0;
+    std::vector<uint32_t> chunk(std::min<size_t>(table, 16384));
+    for (size_t at = 0; at < table; at += chunk.size()) {
+      const size_t len = std::min(chunk.size(), table - at);
+      const uint32_t* entries = std::as_const(p.table).Read(at, len, chunk.data(), /*from_file=*/true);
+      for (size_t i = 0; i < len; ++i) {
+        if (entries[i] > n) return bad("id table names a missing slot");
+        used += entries[i] != 0;
+      }
     }
     if (used != n) return bad("id table disagrees with the slots");
     // Every slot's references, which a load without verification leaves to
@@ -343,6 +359,8 @@ class ExactVectorIndex final : public VectorIndex {
       graph_live_ = std::min<uint64_t>(counts[2], graph_->nodes());
     }
     applied_seq_ = info.applied_seq;
+    file_fd_ = std::move(p.fd);
+    cold_queries_.store(kColdQueries, std::memory_order_relaxed);
     return Status::Ok();
   }
 
@@ -405,8 +423,9 @@ class ExactVectorIndex final : public VectorIndex {
     const size_t k = static_cast<size_t>(q.limit);
     if (graph_ && graph_->nodes() > 0 && cq.tenant < tenant_rows_.size() &&
         tenant_rows_[cq.tenant] >= std::max<size_t>(options_.graph_min_records, 1)) {
-      std::optional<std::vector<uint32_t>> found = GraphCandidates(query, cq, k);
-      if (found) return TopK(query, cq, k, &*found);
+      const bool cold = ColdQuery();
+      std::optional<std::vector<uint32_t>> found = GraphCandidates(query, cq, k, cold);
+      if (found) return TopK(query, cq, k, &*found, cold);
     }
     // With float16 copies, a first pass finds the slots that can be in the
     // top k; only those are scored exactly (the same results, fewer bytes).
@@ -429,15 +448,17 @@ class ExactVectorIndex final : public VectorIndex {
     std::shared_lock<std::shared_mutex> lock(mu_);
     const CompiledQuery cq = Compile(q);
     if (cq.impossible) return out;
+    const bool cold = ColdQuery();
+    std::vector<float> scratch(cold ? kBlock * dim_ : 0);
     const float* rows[kBlock];
     size_t at[kBlock];
     float scores[kBlock];
     for (size_t next = 0; next < ids.size();) {
       size_t m = 0;
       for (; next < ids.size() && m < kBlock; ++next) {
-        const uint32_t slot = FindSlot(ids[next]);
-        if (slot == kNoSlot || !Matches(meta_[slot], cq)) continue;
-        rows[m] = vectors_.data() + size_t{slot} * dim_;
+        const uint32_t slot = FindSlot(ids[next], cold);
+        if (slot == kNoSlot || !Matches(meta_.At(slot, cold), cq)) continue;
+        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, scratch.data() + m * dim_, cold);
         at[m++] = next;
       }
       DotRows(query.data(), rows, m, dim_, scores);
@@ -471,8 +492,9 @@ class ExactVectorIndex final : public VectorIndex {
   // The best k of `slots` (every slot when null) matching cq, scored
   // exactly, best first.
   // REQUIRES: mu_ held (shared is enough).
+  // With `cold` (a subset only), rows and metadata are read with pread.
   std::vector<IndexHit> TopK(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
-                             const std::vector<uint32_t>* subset) const {
+                             const std::vector<uint32_t>* subset, bool cold = false) const {
     const bool shortlisted = subset != nullptr;
     const std::vector<uint32_t>& shortlist = shortlisted ? *subset : empty_;
     // Min-heap on "better": the root is the worst of the kept hits.
@@ -486,6 +508,7 @@ class ExactVectorIndex final : public VectorIndex {
     const size_t total = shortlisted ? shortlist.size() : ids_.size();
     // Slots are scored a block at a time (DotRows interleaves rows); the
     // filter is checked only for scores that would enter the heap.
+    std::vector<float> scratch(cold ? kBlock * dim_ : 0);
     const float* rows[kBlock];
     uint32_t slots[kBlock];
     float scores[kBlock];
@@ -493,8 +516,8 @@ class ExactVectorIndex final : public VectorIndex {
       size_t m = 0;
       for (; next < total && m < kBlock; ++next) {
         const uint32_t slot = shortlisted ? shortlist[next] : static_cast<uint32_t>(next);
-        if (tenant_of_[slot] != cq.tenant) continue;
-        rows[m] = vectors_.data() + size_t{slot} * dim_;
+        if (tenant_of_.At(slot, cold) != cq.tenant) continue;
+        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, scratch.data() + m * dim_, cold);
         slots[m++] = slot;
       }
       DotRows(qv, rows, m, dim_, scores);
@@ -502,7 +525,7 @@ class ExactVectorIndex final : public VectorIndex {
         if (std::isnan(scores[i])) continue;  // a damaged vector ranks nothing
         const std::pair<float, uint32_t> cand{scores[i], slots[i]};
         if (heap.size() == k && !better(cand, heap.front())) continue;
-        if (!Matches(meta_[slots[i]], cq)) continue;
+        if (!Matches(meta_.At(slots[i], cold), cq)) continue;
         heap.push_back(cand);
         std::push_heap(heap.begin(), heap.end(), better);
         if (heap.size() > k) {
@@ -514,7 +537,7 @@ class ExactVectorIndex final : public VectorIndex {
     std::sort_heap(heap.begin(), heap.end(), better);  // best first
     std::vector<IndexHit> out;
     out.reserve(heap.size());
-    for (const auto& [score, slot] : heap) out.push_back(IndexHit{std::string(IdAt(slot)), score});
+    for (const auto& [score, slot] : heap) out.push_back(IndexHit{IdString(slot, cold), score});
     return out;
   }
 
@@ -523,22 +546,24 @@ class ExactVectorIndex final : public VectorIndex {
   // row not yet placed in the graph; nullopt when a selective filter would
   // need too wide a search (scan instead).
   // REQUIRES: mu_ held (shared is enough); graph_ != nullptr.
+  // With `cold`, what the search reads is read with pread (ColdQuery).
   std::optional<std::vector<uint32_t>> GraphCandidates(const std::vector<float>& query, const CompiledQuery& cq,
-                                                       size_t k) const {
+                                                       size_t k, bool cold) const {
     std::vector<uint32_t> pending;
     for (uint32_t node = graph_->nodes(); node < slot_of_node_.size(); ++node) {
-      const uint32_t slot = slot_of_node_[node];
-      if (slot < ids_.size() && Matches(meta_[slot], cq)) pending.push_back(slot);
+      const uint32_t slot = slot_of_node_.At(node, cold);
+      if (slot < ids_.size() && Matches(meta_.At(slot, cold), cq)) pending.push_back(slot);
     }
-    const NodeVectors nv = Nodes();
+    NodeVectors nv = Nodes();
+    if (cold) nv.files = NodeVectors::Files{&vectors_, &slot_of_node_};
     const size_t live = graph_live_;
     size_t want = std::max<size_t>(static_cast<size_t>(std::max(options_.graph_ef_search, 1)), 2 * k);
     for (int round = 0; round < 4; ++round) {
       want = std::min(want, std::max<size_t>(live, 1));
       std::vector<uint32_t> out = pending;
       for (const auto& [sim, node] : graph_->Search(query.data(), want, nv)) {
-        const uint32_t slot = slot_of_node_[node];
-        if (Matches(meta_[slot], cq)) out.push_back(slot);
+        const uint32_t slot = slot_of_node_.At(node, cold);
+        if (slot < ids_.size() && Matches(meta_.At(slot, cold), cq)) out.push_back(slot);
       }
       if (out.size() >= k || want >= live) return out;
       want *= 4;
@@ -548,7 +573,7 @@ class ExactVectorIndex final : public VectorIndex {
   }
 
   NodeVectors Nodes() const {
-    return NodeVectors{vectors_.data(), ids_.size(), dim_, slot_of_node_.data(), slot_of_node_.size()};
+    return NodeVectors{vectors_.data(), ids_.size(), dim_, slot_of_node_.data(), slot_of_node_.size(), std::nullopt};
   }
 
   // ExtendGraph. REQUIRES: mu_ held exclusively.
@@ -676,6 +701,16 @@ class ExactVectorIndex final : public VectorIndex {
     return std::string_view(id_chars_.data() + r.at, r.size);
   }
 
+  // IdAt's bytes, read with pread when `from_file`.
+  std::string IdString(size_t slot, bool from_file) const { return IdBytes(ids_.At(slot, from_file), from_file); }
+  std::string IdBytes(const IdRef& r, bool from_file) const {
+    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) return {};
+    std::string out(r.size, '\0');
+    const char* bytes = id_chars_.Read(r.at, r.size, out.data(), from_file);
+    if (bytes != out.data()) out.assign(bytes, r.size);
+    return out;
+  }
+
   // A slot's tags (none when out of range: a damaged file).
   std::pair<const uint32_t*, size_t> TagsOf(const SlotMeta& m) const {
     if (m.tags_at > tag_pool_.size() || m.tags_count > tag_pool_.size() - m.tags_at) return {nullptr, 0};
@@ -689,16 +724,34 @@ class ExactVectorIndex final : public VectorIndex {
   }
 
   // The slot holding `id`, or kNoSlot. REQUIRES: mu_ held (shared is enough).
-  uint32_t FindSlot(std::string_view id) const {
+  // With `from_file`, the table, ids and id bytes are read with pread.
+  uint32_t FindSlot(std::string_view id, bool from_file = false) const {
     if (table_.empty()) return kNoSlot;
     const uint32_t h = IdHash(id);
     const size_t mask = table_.size() - 1;
     for (size_t i = h & mask, probes = 0; probes < table_.size(); i = (i + 1) & mask, ++probes) {
-      const uint32_t e = table_[i];
+      const uint32_t e = table_.At(i, from_file);
       if (e == 0) return kNoSlot;
-      if (ids_[e - 1].hash == h && IdAt(e - 1) == id) return e - 1;
+      if (e > ids_.size()) continue;  // a damaged file's entry
+      const IdRef r = ids_.At(e - 1, from_file);
+      if (r.hash == h && r.size == id.size() && IdBytes(r, from_file) == id) return e - 1;
     }
     return kNoSlot;
+  }
+
+  // Rent or buy: a query of a process that has only just mapped the file
+  // reads the few hundred scattered elements it needs (id table, ids,
+  // metadata, rows) with pread, since touching a page of the mapping for
+  // the first time costs a page fault, which is up to tens of times a
+  // pread on a virtual machine. After kColdQueries queries the process has
+  // paid about as much in preads as faulting the hot pages in would have
+  // cost, and it reads through the mapping from then on (a server), while
+  // a command-line process never pays for the faults. Arrays that changed
+  // since the load are read from memory either way (MappedArray::Read).
+  static constexpr int kColdQueries = 16;
+  bool ColdQuery() const {
+    if (cold_queries_.load(std::memory_order_relaxed) <= 0) return false;
+    return cold_queries_.fetch_sub(1, std::memory_order_relaxed) > 0;
   }
 
   // The table position holding `slot`. REQUIRES: slot is in the table
@@ -949,6 +1002,8 @@ class ExactVectorIndex final : public VectorIndex {
     live_tags_ = 0;
     live_id_chars_ = 0;
     applied_seq_ = 0;
+    file_fd_ = OwnedFd();
+    cold_queries_.store(0, std::memory_order_relaxed);
   }
 
   // REQUIRES: mu_ held (shared is enough).
@@ -1027,6 +1082,7 @@ class ExactVectorIndex final : public VectorIndex {
 
   // The arrays Load maps before they replace the index's own.
   struct Parts {
+    OwnedFd fd;
     MappedArray<SlotMeta> meta;
     MappedArray<uint32_t> tag_pool;
     MappedArray<IdRef> ids;
@@ -1071,6 +1127,11 @@ class ExactVectorIndex final : public VectorIndex {
   std::vector<size_t> tenant_rows_;     // rows per interned id (as a tenant)
   std::unique_ptr<NeighborGraph> graph_;
   size_t graph_live_ = 0;               // placed nodes whose row is still here
+  // The file the arrays were mapped from (closed when they are cleared),
+  // and how many more queries read their scattered elements from it with
+  // pread (ColdQuery).
+  OwnedFd file_fd_;
+  mutable std::atomic<int> cold_queries_{0};
   const std::vector<uint32_t> empty_;
 };
 

@@ -114,23 +114,13 @@ std::vector<Hit> SearchLevel(const float* q, const std::vector<Hit>& entries, si
     if (best.size() > ef) best.pop();
   }
   uint32_t links[kMaxM * 2];
-  const float* rows[kMaxM * 2];
-  uint32_t ids[kMaxM * 2];
-  float sims[kMaxM * 2];
-  while (!open.empty()) {
-    const Hit c = open.top();
-    if (best.size() >= ef && c.first < best.top().first) break;
-    open.pop();
-    const size_t n = read(c.second, links);
-    size_t m = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t e = links[i];
-      if (e >= limit || !seen.Add(e)) continue;
-      const float* row = v.at(e);
-      if (row == nullptr) continue;  // removed: never visited
-      rows[m] = row;
-      ids[m++] = e;
-    }
+  // Rows read from the file (v.files) go to `scratch`, kRowsAtOnce at a time.
+  constexpr size_t kRowsAtOnce = 16;
+  std::vector<float> scratch(v.files ? kRowsAtOnce * v.dim : 0);
+  const float* rows[kRowsAtOnce];
+  uint32_t ids[kRowsAtOnce];
+  float sims[kRowsAtOnce];
+  auto score = [&](size_t m) {
     DotRows(q, rows, m, v.dim, sims);
     for (size_t i = 0; i < m; ++i) {
       if (std::isnan(sims[i])) continue;  // a damaged row leads nowhere
@@ -140,6 +130,26 @@ std::vector<Hit> SearchLevel(const float* q, const std::vector<Hit>& entries, si
         if (best.size() > ef) best.pop();
       }
     }
+  };
+  while (!open.empty()) {
+    const Hit c = open.top();
+    if (best.size() >= ef && c.first < best.top().first) break;
+    open.pop();
+    const size_t n = read(c.second, links);
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t e = links[i];
+      if (e >= limit || !seen.Add(e)) continue;
+      const float* row = v.read(e, v.files ? scratch.data() + m * v.dim : nullptr);
+      if (row == nullptr) continue;  // removed: never visited
+      rows[m] = row;
+      ids[m++] = e;
+      if (m == kRowsAtOnce) {
+        score(m);
+        m = 0;
+      }
+    }
+    score(m);
   }
   std::vector<Hit> out(best.size());
   for (size_t i = out.size(); i-- > 0;) {
@@ -184,11 +194,7 @@ class NeighborGraph::Builder {
   auto Reader(int l) {
     return [this, l](uint32_t node, uint32_t* out) -> size_t {
       std::lock_guard<std::mutex> lock(LockOf(node));
-      const uint32_t* list = g_.List(node, l);
-      if (list == nullptr) return 0;
-      const size_t n = std::min(list[0], g_.Capacity(l));
-      std::copy(list + 1, list + 1 + n, out);
-      return n;
+      return g_.CopyLinks(node, l, out, /*from_file=*/false);
     };
   }
 
@@ -354,17 +360,33 @@ void NeighborGraph::Insert(uint32_t upto, const NodeVectors& v, int threads) {
   h_.nodes = upto;
 }
 
+size_t NeighborGraph::CopyLinks(uint32_t node, int level, uint32_t* out, bool from_file) const {
+  const size_t width = 1 + Capacity(level);
+  uint32_t list[1 + 2 * kMaxM];
+  const uint32_t* at = nullptr;
+  if (level == 0) {
+    if (size_t{node} * width + width > level0_.size()) return 0;
+    at = level0_.Read(size_t{node} * width, width, list, from_file);
+  } else {
+    if (node >= levels_.size() || level > levels_.At(node, from_file)) return 0;
+    const size_t start = size_t{upper_at_.At(node, from_file)} + size_t(level - 1) * width;
+    if (start + width > upper_.size()) return 0;
+    at = upper_.Read(start, width, list, from_file);
+  }
+  const size_t n = std::min<size_t>(at[0], width - 1);
+  std::copy(at + 1, at + 1 + n, out);
+  return n;
+}
+
 GraphHits NeighborGraph::Search(const float* query, size_t ef, const NodeVectors& v) const {
   if (h_.entry >= h_.nodes) return {};
-  const float* entry_row = v.at(h_.entry);
+  std::vector<float> entry_scratch(v.files ? v.dim : 0);
+  const float* entry_row = v.read(h_.entry, entry_scratch.data());
   if (entry_row == nullptr) return {};
-  auto reader = [this](int l) {
-    return [this, l](uint32_t node, uint32_t* out) -> size_t {
-      const uint32_t* list = List(node, l);
-      if (list == nullptr) return 0;
-      const size_t n = std::min(list[0], Capacity(l));
-      std::copy(list + 1, list + 1 + n, out);
-      return n;
+  const bool from_file = v.files.has_value();
+  auto reader = [this, from_file](int l) {
+    return [this, l, from_file](uint32_t node, uint32_t* out) -> size_t {
+      return CopyLinks(node, l, out, from_file);
     };
   };
   SeenSet seen;

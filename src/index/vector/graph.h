@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -42,17 +43,32 @@ inline constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
 // Where each node's vector is: rows of `dim` floats, reached through the
 // index's node -> slot table. A node past the table or mapped to a slot
 // past the rows (kNoNode included) has no vector: it was removed.
+// With `files` set (a search only), the table and the rows are read from the
+// index file with pread rather than through the mapping (MappedArray::Read;
+// the index's ColdQuery says when).
 struct NodeVectors {
   const float* rows = nullptr;
   size_t slots = 0;
   size_t dim = 0;
   const uint32_t* slot_of = nullptr;
   size_t nodes = 0;
+  struct Files {
+    const MappedArray<float>* rows = nullptr;
+    const MappedArray<uint32_t>* slot_of = nullptr;
+  };
+  std::optional<Files> files;
 
   const float* at(uint32_t node) const {
     if (node >= nodes) return nullptr;
     const uint32_t slot = slot_of[node];
     return slot < slots ? rows + size_t{slot} * dim : nullptr;
+  }
+  // As at(), but with `files` the row is read into `scratch` (dim floats).
+  const float* read(uint32_t node, float* scratch) const {
+    if (!files) return at(node);
+    if (node >= nodes) return nullptr;
+    const uint32_t slot = files->slot_of->At(node, true);
+    return slot < slots ? files->rows->Read(size_t{slot} * dim, dim, scratch, true) : nullptr;
   }
 };
 
@@ -85,7 +101,8 @@ class NeighborGraph {
   void Insert(uint32_t upto, const NodeVectors& v, int threads);
 
   // The `ef` nodes nearest `query` the search finds, best first; removed
-  // nodes are never among them.
+  // nodes are never among them. When v.files is set, the links are read
+  // from the file too.
   GraphHits Search(const float* query, size_t ef, const NodeVectors& v) const;
 
   // Call when `node` was removed: a new entry point is chosen when it was
@@ -115,6 +132,10 @@ class NeighborGraph {
   // The list of `node` at `level`: [0] the count, then the links; nullptr
   // when the node has no such level (or the arrays are damaged).
   const uint32_t* List(uint32_t node, int level) const;
+  // Copies the links of `node` at `level` into `out` (room for the level's
+  // capacity) and returns how many, reading from the file with pread when
+  // `from_file` (MappedArray::Read).
+  size_t CopyLinks(uint32_t node, int level, uint32_t* out, bool from_file) const;
   uint32_t* MutableList(uint32_t node, int level);
 
   GraphHeader h_;

@@ -9,6 +9,16 @@
 // after a file mapping does not copy); beyond it, the array moves to a
 // mapping twice the size.
 //
+// Reading through the mapping costs a page fault the first time a page is
+// touched, which on some machines (virtual machines whose page tables the
+// hypervisor shadows) is tens of microseconds against about two for a
+// pread() of the same bytes. A process that has read only a few hundred
+// scattered elements so far can therefore read them with pread() instead:
+// Read() and At() do so when asked and while the array is still the
+// file's unchanged view (the file descriptor it was mapped from must stay
+// open meanwhile); a change through any non-const accessor ends that for
+// good, so what they return is always the array's content.
+//
 // Not thread-safe; the index guards it with its own lock. Move-only.
 #ifndef MSP_INDEX_VECTOR_MAPPED_ARRAY_H_
 #define MSP_INDEX_VECTOR_MAPPED_ARRAY_H_
@@ -31,6 +41,32 @@ inline size_t PageSize() {
   return page;
 }
 
+// A file descriptor closed when it goes out of scope. Move-only.
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  ~OwnedFd() { Close(); }
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  OwnedFd(OwnedFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  OwnedFd& operator=(OwnedFd&& o) noexcept {
+    if (this != &o) {
+      Close();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+
+ private:
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+};
+
 template <typename T>
 class MappedArray {
   static_assert(std::is_trivially_copyable_v<T>, "MappedArray holds trivially copyable values only");
@@ -51,28 +87,53 @@ class MappedArray {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* data() { return data_; }
+  T* data() { return Touched(data_); }
   const T* data() const { return data_; }
-  T* begin() { return data_; }
-  T* end() { return data_ + size_; }
+  T* begin() { return Touched(data_); }
+  T* end() { return Touched(data_ + size_); }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
-  T& operator[](size_t i) { return data_[i]; }
+  T& operator[](size_t i) { return *Touched(data_ + i); }
   const T& operator[](size_t i) const { return data_[i]; }
-  T& back() { return data_[size_ - 1]; }
+  T& back() { return *Touched(data_ + size_ - 1); }
+
+  // Elements i .. i + n - 1: read with pread() into `scratch` (room for n)
+  // when `from_file` and the array is still the file's unchanged view, else
+  // where they lie in memory. REQUIRES: i + n <= size().
+  const T* Read(size_t i, size_t n, T* scratch, bool from_file) const {
+    if (from_file && i + n <= file_count_ &&
+        ReadAll(fd_, file_offset_ + i * sizeof(T), scratch, n * sizeof(T))) {
+      return scratch;
+    }
+    return data_ + i;
+  }
+  // Element i, as Read() reads it. REQUIRES: i < size().
+  T At(size_t i, bool from_file) const {
+    if (!from_file || file_count_ == 0) return data_[i];
+    T v;
+    return *Read(i, 1, &v, true);
+  }
+  // True while Read() can read from the file (the array was mapped from
+  // one and has not changed since).
+  bool file_view() const { return file_count_ > 0; }
 
   // New elements are zero bytes. Throws std::bad_alloc when no memory can be
   // mapped (as std::vector would).
   void resize(size_t n) {
+    EndFileReads();
     if (n > capacity_) Grow(n);
     if (n > size_) std::memset(static_cast<void*>(data_ + size_), 0, (n - size_) * sizeof(T));
     size_ = n;
   }
   void push_back(const T& v) {
+    EndFileReads();
     if (size_ == capacity_) Grow(size_ + 1);
     data_[size_++] = v;
   }
-  void pop_back() { --size_; }
+  void pop_back() {
+    EndFileReads();
+    --size_;
+  }
   void clear() { Release(); }
 
   // Replaces the contents with `count` elements read from `fd` at `offset`,
@@ -106,11 +167,24 @@ class MappedArray {
     size_ = count;
     capacity_ = reserve / sizeof(T);
     mapped_bytes_ = reserve;
+    if (offset % page == 0) {  // a copy read once gains nothing from file reads
+      fd_ = fd;
+      file_offset_ = offset;
+      file_count_ = count;
+    }
     return true;
   }
 
  private:
   static size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+  // Called by every accessor that can change an element: the array may no
+  // longer equal the file from then on.
+  void EndFileReads() { file_count_ = 0; }
+  T* Touched(T* p) {
+    EndFileReads();
+    return p;
+  }
 
   static bool ReadAll(int fd, uint64_t offset, void* out, size_t bytes) {
     char* p = static_cast<char*>(out);
@@ -142,6 +216,8 @@ class MappedArray {
     if (data_ != nullptr) munmap(static_cast<void*>(data_), mapped_bytes_);
     data_ = nullptr;
     size_ = capacity_ = mapped_bytes_ = 0;
+    file_count_ = 0;
+    fd_ = -1;
   }
 
   void Take(MappedArray& o) {
@@ -149,12 +225,20 @@ class MappedArray {
     size_ = std::exchange(o.size_, 0);
     capacity_ = std::exchange(o.capacity_, 0);
     mapped_bytes_ = std::exchange(o.mapped_bytes_, 0);
+    fd_ = std::exchange(o.fd_, -1);
+    file_offset_ = std::exchange(o.file_offset_, 0);
+    file_count_ = std::exchange(o.file_count_, 0);
   }
 
   T* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
   size_t mapped_bytes_ = 0;
+  // The file the array was mapped from, while it still equals it:
+  // file_count_ elements at file_offset_ (0: not, or no longer, the file's).
+  int fd_ = -1;
+  uint64_t file_offset_ = 0;
+  size_t file_count_ = 0;
 };
 
 }  // namespace msp
