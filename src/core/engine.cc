@@ -254,7 +254,9 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   EngineParts parts;
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
-  MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval));
+  const bool sync_lexical = options.store.synchronous == "full" || options.store.synchronous == "extra";
+  MSP_ASSIGN_OR_RETURN(parts.lexical,
+                       OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval, sync_lexical));
   // Exact scan below 50,000 rows a tenant, the graph above; both are
   // persisted with the vectors (index_sync.h), and the graph is extended
   // only at save points, never by a process that replays a few changes.

@@ -91,9 +91,15 @@ class LexicalIndex {
   virtual Result<int64_t> DocCount() = 0;
 };
 
-// Opens or creates the Xapian index in `dir`.
-Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
-                                                       const RetrievalOptions& options);
+// Opens or creates the Xapian index in `dir`. With `sync_commits`, each
+// commit is fsynced (four fdatasyncs: three tables and the version file);
+// without, commits reach the page cache only, so they survive a killed
+// process but a power loss may lose the last ones (replayed from the store
+// by the next catch-up, the index being stamped with the change it
+// reflects) or leave the index to be rebuilt. The engine syncs them when
+// store.synchronous is "full" (or "extra"), as SQLite does its own.
+Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
+                                                       bool sync_commits = true);
 
 // The state of a vector index's graph: rows placed in it (`placed`, of
 // which `removed` have since left the index) and rows waiting (`pending`).

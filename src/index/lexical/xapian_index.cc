@@ -309,8 +309,9 @@ constexpr size_t kMaxCachedDocs = 100000;
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
-  XapianLexicalIndex(std::string dir, const RetrievalOptions& options)
+  XapianLexicalIndex(std::string dir, const RetrievalOptions& options, bool sync_commits)
       : dir_(std::move(dir)),
+        write_flags_(Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK | (sync_commits ? 0 : Xapian::DB_NO_SYNC)),
         language_(options.language),
         date_terms_(options.date_terms),
         k1_(options.bm25_k1),
@@ -627,7 +628,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   Status Write(const char* op, Fn&& fn) {
     std::lock_guard<std::mutex> lock(write_mu_);
     try {
-      Xapian::WritableDatabase db(dir_, Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK);
+      Xapian::WritableDatabase db(dir_, write_flags_);
       Status s = fn(db);
       if (s.ok()) db.commit();
       db.close();
@@ -640,6 +641,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   }
 
   const std::string dir_;
+  const int write_flags_;  // for each WritableDatabase: DB_NO_SYNC unless commits are synced
   const std::string language_;
   const bool date_terms_;
   const double k1_;  // BM25 parameters (RetrievalOptions::bm25_k1, bm25_b)
@@ -653,7 +655,7 @@ class XapianLexicalIndex final : public LexicalIndex {
 }  // namespace
 
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
-                                                       const RetrievalOptions& options) {
+                                                       const RetrievalOptions& options, bool sync_commits) {
   if (dir.empty()) return Status::InvalidArgument("lexical index directory is empty");
   try {
     Xapian::Stem check(options.language);
@@ -664,7 +666,7 @@ Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
   if (!(options.bm25_k1 >= 0) || !(options.bm25_b >= 0 && options.bm25_b <= 1)) {
     return Status::InvalidArgument("retrieval.bm25_k1 must be >= 0 and retrieval.bm25_b between 0 and 1");
   }
-  auto index = std::make_unique<XapianLexicalIndex>(dir, options);
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options, sync_commits);
   MSP_RETURN_IF_ERROR(index->Init());
   return std::unique_ptr<LexicalIndex>(std::move(index));
 }
