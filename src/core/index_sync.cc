@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <set>
@@ -25,9 +26,18 @@ IndexSync::IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, s
       vector_file_(std::move(vector_file)) {}
 
 IndexSync::~IndexSync() {
-  if (!follower_.joinable()) return;
-  stop_following_ = true;
-  follower_.join();
+  if (follower_.joinable()) {
+    stop_following_ = true;
+    follower_.join();
+  }
+  if (maintainer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_maintaining_ = true;
+    }
+    maintenance_cv_.notify_all();
+    maintainer_.join();
+  }
 }
 
 void IndexSync::StartFollowing() {
@@ -90,19 +100,86 @@ Status IndexSync::Open() {
 Status IndexSync::CatchUp() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  if (unsaved_ >= SaveThreshold()) SaveLocked(GraphBudget());
+  if (unsaved_ >= SaveThreshold()) RequestMaintenanceLocked();
   return Status::Ok();
 }
 
 Status IndexSync::CatchUpVectors() {
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(CatchUpLocked(/*lexical=*/false));
-  if (unsaved_ >= SaveThreshold()) SaveLocked(GraphBudget());
+  if (unsaved_ >= SaveThreshold()) RequestMaintenanceLocked();
   return Status::Ok();
 }
 
+void IndexSync::FinishMaintenance() {
+  std::unique_lock<std::mutex> lock(mu_);
+  maintenance_cv_.wait(lock, [this] { return !maintenance_asked_ && !maintaining_; });
+}
+
+void IndexSync::RequestMaintenanceLocked() {
+  maintenance_asked_ = true;
+  if (!maintainer_.joinable()) {
+    maintainer_ = std::thread([this] { Maintain(); });
+  } else {
+    maintenance_cv_.notify_all();
+  }
+}
+
+// Rows placed in the graph at a time: about a millisecond each at 100,000
+// rows, so queries and writes wait at most a few tens of milliseconds.
+constexpr size_t kGraphSlice = 32;
+
+void IndexSync::Maintain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    maintenance_cv_.wait(lock, [this] { return maintenance_asked_ || stop_maintaining_; });
+    if (!maintenance_asked_) return;  // stopped with nothing asked for
+    maintenance_asked_ = false;
+    maintaining_ = true;
+    // The graph first, a slice at a time, letting the lock go in between.
+    for (size_t budget = GraphBudget(); budget > 0;) {
+      const size_t slice = std::min(budget, kGraphSlice);
+      if (const Status g = vector_.ExtendGraph(slice); !g.ok()) {
+        save_error_ = g.ToString();
+        break;
+      }
+      budget -= slice;
+      if (vector_.graph_info().pending == 0) break;
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
+    // Then the file: written under the lock (changes wait for it), synced
+    // and renamed without it. Changes replayed meanwhile count towards the
+    // next save.
+    if (!vector_file_.empty() && !identity_.empty()) {
+      Result<StagedVectorFile> staged = vector_.Stage(vector_file_, identity_);
+      if (staged.ok()) {
+        const int64_t saved = unsaved_;
+        unsaved_ = 0;
+        lock.unlock();
+        const Status committed = staged->Commit();
+        lock.lock();
+        if (committed.ok()) {
+          save_error_.clear();
+        } else {
+          unsaved_ += saved;
+          save_error_ = committed.ToString();
+        }
+      } else if (staged.status().code() != StatusCode::kUnavailable) {  // Unavailable: another process saves it
+        save_error_ = staged.status().ToString();
+      }
+    } else {
+      unsaved_ = 0;  // nothing to write: the next save point is as far away again
+    }
+    maintaining_ = false;
+    maintenance_cv_.notify_all();
+  }
+}
+
 Status IndexSync::Rebuild(bool lexical_too) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  maintenance_cv_.wait(lock, [this] { return !maintaining_; });  // its save would refuse ours
   if (lexical_too) MSP_RETURN_IF_ERROR(lexical_.Clear());
   vector_.Clear();
   MSP_RETURN_IF_ERROR(CatchUpLocked());
@@ -111,7 +188,8 @@ Status IndexSync::Rebuild(bool lexical_too) {
 }
 
 Status IndexSync::CatchUpAndPersist() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  maintenance_cv_.wait(lock, [this] { return !maintaining_; });  // its save would refuse ours
   MSP_RETURN_IF_ERROR(CatchUpLocked());
   // Every row placed in the graph; the file is written when that or the
   // replay changed anything.

@@ -16,6 +16,15 @@
 // and CatchUpAndPersist: a process that replays a few changes never builds
 // a graph, and the rows not yet placed are scanned exactly meanwhile.
 //
+// The work of a save point (placing rows in the graph, writing the file)
+// is never done by the query or write that reached it: CatchUp asks a
+// background thread (started the first time) for it and returns. The
+// thread places rows a slice at a time, letting queries and writes in
+// between, writes the file (changes wait for that; queries do not) and
+// syncs and renames it without holding anything. The destructor finishes
+// work already asked for, so a short-lived process that reached a save
+// point saves before it exits, after it has answered.
+//
 // On a store shared by several servers, StartFollowing() keeps the indexes
 // caught up in the background as other servers' writes commit.
 //
@@ -25,6 +34,7 @@
 #define MSP_CORE_INDEX_SYNC_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -63,11 +73,15 @@ class IndexSync {
   // destroyed (within about 100 ms).
   void StartFollowing();
 
-  // Replays the change sequence into both indexes, then persists the vector
-  // index when the replay since the file was written has grown past
-  // SaveThreshold() (a failed save is reported by last_save_error(), not
-  // returned: the indexes in memory are right either way).
+  // Replays the change sequence into both indexes; when the replay since
+  // the file was written has grown past SaveThreshold(), asks the
+  // background thread to persist the vector index (a failed save is
+  // reported by last_save_error(), not returned: the indexes in memory are
+  // right either way).
   Status CatchUp();
+
+  // Waits until the background work asked for so far is done.
+  void FinishMaintenance();
 
   // As CatchUp, for the vector index only (the lexical index waits for the
   // next query): for readers of vectors alone, such as the write path's
@@ -99,6 +113,12 @@ class IndexSync {
   // Places up to `graph_budget` rows in the vector index's graph, then
   // writes the file. REQUIRES: mu_ held.
   void SaveLocked(size_t graph_budget);
+  // Asks the background thread for a save point's work, starting it the
+  // first time. REQUIRES: mu_ held.
+  void RequestMaintenanceLocked();
+  // The background thread: a save point's work for each request, until
+  // stopped with none left.
+  void Maintain();
   size_t GraphBudget() const;
   Result<std::string> Identity();
 
@@ -112,8 +132,14 @@ class IndexSync {
   int64_t unsaved_ = 0;        // guarded by mu_
   std::string open_note_;      // guarded by mu_
   std::string save_error_;     // guarded by mu_
+  // The background thread's state, guarded by mu_.
+  std::condition_variable maintenance_cv_;  // a request, a stop, or work done
+  bool maintenance_asked_ = false;
+  bool maintaining_ = false;
+  bool stop_maintaining_ = false;
   std::atomic<bool> stop_following_{false};
-  std::thread follower_;  // last: it uses the members above
+  std::thread maintainer_;  // these two last: they use the members above
+  std::thread follower_;
 };
 
 }  // namespace msp

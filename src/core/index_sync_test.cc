@@ -105,6 +105,7 @@ TEST_F(IndexSyncTest, GraphGrowsAtSavePointsAndIsMappedByTheNextOpener) {
   Write(400);
   View first = Open(kEmbedder, /*graph=*/true);
   ASSERT_TRUE(first.sync->CatchUp().ok());  // 400 replayed: a save point
+  first.sync->FinishMaintenance();           // done in the background
   VectorGraphInfo info = first.vector->graph_info();
   EXPECT_TRUE(info.built);
   EXPECT_EQ(info.placed, 400u);
@@ -136,6 +137,7 @@ TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
   EXPECT_FALSE(std::filesystem::exists(file()));
   Write(40);
   ASSERT_TRUE(first.sync->CatchUp().ok());
+  first.sync->FinishMaintenance();
   EXPECT_EQ(first.sync->unsaved_changes(), 0);
   ASSERT_TRUE(std::filesystem::exists(file()));
   EXPECT_EQ(first.sync->last_save_error(), "");
@@ -150,6 +152,31 @@ TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
   ASSERT_TRUE(first.sync->CatchUp().ok());
   EXPECT_EQ(Top(first), Top(second));
   EXPECT_EQ(second.vector->AppliedSeq(), *store_->LastSeq());
+}
+
+// A save point's work is done in the background; a view closed with it
+// asked for finishes it first, so the next opener loads everything: no
+// replay, every row in the graph.
+TEST_F(IndexSyncTest, ASavePointsWorkIsFinishedBeforeTheViewCloses) {
+  Write(600);
+  {
+    View first = Open(kEmbedder, /*graph=*/true);
+    ASSERT_TRUE(first.sync->CatchUp().ok());  // 600 replayed: a save point
+    EXPECT_EQ(Top(first).size(), 20u);         // the graph may be half built
+  }  // closed without FinishMaintenance
+  View second = Open(kEmbedder, /*graph=*/true);
+  EXPECT_EQ(second.sync->open_note(), "loaded");
+  EXPECT_EQ(second.vector->AppliedSeq(), *store_->LastSeq());
+  const VectorGraphInfo info = second.vector->graph_info();
+  EXPECT_EQ(info.placed, 600u);
+  EXPECT_EQ(info.pending, 0u);
+  ASSERT_TRUE(second.sync->CatchUp().ok());
+  EXPECT_EQ(second.sync->unsaved_changes(), 0);
+  // The graph built in slices is the one a build in one go makes (one
+  // thread: the same order, the same levels).
+  View rebuilt = Open(kEmbedder, /*graph=*/true);
+  ASSERT_TRUE(rebuilt.sync->Rebuild(/*lexical_too=*/false).ok());
+  EXPECT_EQ(Top(second), Top(rebuilt));
 }
 
 TEST_F(IndexSyncTest, ADamagedForeignOrFutureFileIsSetAsideAndRebuilt) {
@@ -171,6 +198,7 @@ TEST_F(IndexSyncTest, ADamagedForeignOrFutureFileIsSetAsideAndRebuilt) {
     EXPECT_EQ(v.vector->size(), 0u) << why;
     ASSERT_TRUE(v.sync->CatchUp().ok());
     EXPECT_EQ(Top(v), want) << why;
+    v.sync->FinishMaintenance();  // the save is the background's
     EXPECT_TRUE(std::filesystem::exists(file())) << why << ": rebuilt and saved again";
   };
 

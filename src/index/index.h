@@ -13,6 +13,7 @@
 
 #include "msp/options.h"
 #include "msp/status.h"
+#include "index/vector/vector_file.h"
 #include "msp/types.h"
 
 namespace msp {
@@ -136,6 +137,9 @@ class VectorIndex {
   // what the caller built it from (its store and embedder). Unavailable
   // when another process is saving the same file at that moment.
   virtual Status Save(const std::string& path, std::string_view identity) const = 0;
+  // Save in two steps (vector_file.h): the file is written while changes
+  // wait, and synced and put in place by Commit() after they may go on.
+  virtual Result<StagedVectorFile> Stage(const std::string& path, std::string_view identity) const = 0;
   // Replaces the contents with the file at `path`, mapped copy-on-write
   // rather than read: opening costs time in proportion to the metadata
   // (checked against its checksum), and a vector's page is read when a

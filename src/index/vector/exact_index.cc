@@ -167,7 +167,14 @@ class ExactVectorIndex final : public VectorIndex {
     ClearLocked();
   }
 
+  // The file is written under the shared lock (changes wait; queries go
+  // on) and synced and put in place after it is released.
   Status Save(const std::string& path, std::string_view identity) const override {
+    MSP_ASSIGN_OR_RETURN(StagedVectorFile staged, Stage(path, identity));
+    return staged.Commit();
+  }
+
+  Result<StagedVectorFile> Stage(const std::string& path, std::string_view identity) const override {
     std::shared_lock<std::shared_mutex> lock(mu_);
     std::string strings;  // each: u32 size, then the bytes
     for (const std::string& s : string_of_) {
@@ -207,7 +214,7 @@ class ExactVectorIndex final : public VectorIndex {
     info.count = ids_.size();
     info.strings = string_of_.size();
     info.applied_seq = applied_seq_;
-    return WriteVectorFile(path, info, identity, sections, kMetaSections);
+    return StageVectorFile(path, info, identity, sections, kMetaSections);
   }
 
   Status Load(const std::string& path, std::string_view identity, bool verify_vectors) override {

@@ -93,6 +93,13 @@ uint64_t ChainChecksum(uint64_t seed, const std::vector<VectorFileSection>& sect
 
 Status WriteVectorFile(const std::string& path, const VectorFileInfo& info, std::string_view identity,
                        const std::vector<VectorFileSection>& sections, size_t meta_sections) {
+  MSP_ASSIGN_OR_RETURN(StagedVectorFile staged, StageVectorFile(path, info, identity, sections, meta_sections));
+  return staged.Commit();
+}
+
+Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFileInfo& info,
+                                         std::string_view identity, const std::vector<VectorFileSection>& sections,
+                                         size_t meta_sections) {
   if (sections.size() > kMaxSections || meta_sections > sections.size()) {
     return Status::Internal("vector file: too many sections");
   }
@@ -102,11 +109,12 @@ Status WriteVectorFile(const std::string& path, const VectorFileInfo& info, std:
   std::filesystem::create_directories(target.parent_path(), ec);
   if (ec) return Status::IoError("cannot create " + target.parent_path().string() + ": " + ec.message());
 
+  StagedVectorFile staged;
+  staged.path_ = path;
   const std::string lock_path = path + ".lock";
-  const int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0) return Status::IoError(Errno("cannot open", lock_path));
-  FdCloser lock_closer{lock_fd};
-  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  staged.lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (staged.lock_fd_ < 0) return Status::IoError(Errno("cannot open", lock_path));
+  if (flock(staged.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Status::Unavailable("another process is saving " + path);
   }
 
@@ -136,26 +144,38 @@ Status WriteVectorFile(const std::string& path, const VectorFileInfo& info, std:
   h.header_checksum = HeaderChecksum(h);
 
   const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
-  FdCloser closer{fd};
+  staged.fd_ = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (staged.fd_ < 0) return Status::IoError(Errno("cannot create", tmp));
+  staged.tmp_ = tmp;  // removed by the destructor from here on, unless committed
+  const int fd = staged.fd_;
   bool ok = WriteAt(fd, &h, sizeof h, 0) && WriteAt(fd, identity.data(), identity.size(), kHeaderBytes);
   for (size_t i = 0; ok && i < sections.size(); ++i) {
     ok = WriteAt(fd, sections[i].data, sections[i].bytes, h.section[2 * i]);
   }
   // Padded to a page: every mapping rounded up to a page stays in the file.
   ok = ok && ftruncate(fd, static_cast<off_t>(file_bytes)) == 0;
-  if (!ok || fdatasync(fd) != 0) {
-    const Status failed = Status::IoError(Errno("cannot write", tmp));
-    unlink(tmp.c_str());
-    return failed;
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    const Status failed = Status::IoError(Errno("cannot rename " + tmp + " to", path));
-    unlink(tmp.c_str());
-    return failed;
-  }
-  const std::string dir = target.parent_path().string();
+  if (!ok) return Status::IoError(Errno("cannot write", tmp));
+  return staged;
+}
+
+StagedVectorFile::StagedVectorFile(StagedVectorFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      tmp_(std::exchange(o.tmp_, std::string())),
+      fd_(std::exchange(o.fd_, -1)),
+      lock_fd_(std::exchange(o.lock_fd_, -1)) {}
+
+StagedVectorFile::~StagedVectorFile() {
+  if (!tmp_.empty()) unlink(tmp_.c_str());
+  if (fd_ >= 0) close(fd_);
+  if (lock_fd_ >= 0) close(lock_fd_);  // lets the lock go
+}
+
+Status StagedVectorFile::Commit() {
+  if (tmp_.empty()) return Status::Internal("vector file " + path_ + ": nothing staged");
+  if (fdatasync(fd_) != 0) return Status::IoError(Errno("cannot write", tmp_));
+  if (rename(tmp_.c_str(), path_.c_str()) != 0) return Status::IoError(Errno("cannot rename " + tmp_ + " to", path_));
+  tmp_.clear();  // in place: no longer removed
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     FdCloser dir_closer{dir_fd};

@@ -51,6 +51,32 @@ struct VectorFileInfo {
 Status WriteVectorFile(const std::string& path, const VectorFileInfo& info, std::string_view identity,
                        const std::vector<VectorFileSection>& sections, size_t meta_sections);
 
+// WriteVectorFile in two steps, so that a caller can stop holding the
+// sections' memory steady once they are written: StageVectorFile writes the
+// temporary file (holding the save lock), Commit() syncs it, renames it
+// over the target and syncs the folder. Destroyed uncommitted, it removes
+// the temporary file and lets the lock go. Move-only.
+class StagedVectorFile {
+ public:
+  StagedVectorFile(StagedVectorFile&& o) noexcept;
+  StagedVectorFile& operator=(StagedVectorFile&&) = delete;
+  StagedVectorFile(const StagedVectorFile&) = delete;
+  ~StagedVectorFile();
+  Status Commit();
+
+ private:
+  friend Result<StagedVectorFile> StageVectorFile(const std::string&, const VectorFileInfo&, std::string_view,
+                                                  const std::vector<VectorFileSection>&, size_t);
+  StagedVectorFile() = default;
+  std::string path_;
+  std::string tmp_;
+  int fd_ = -1;       // the temporary file
+  int lock_fd_ = -1;  // the save lock
+};
+Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFileInfo& info,
+                                         std::string_view identity, const std::vector<VectorFileSection>& sections,
+                                         size_t meta_sections);
+
 // An opened file whose header passed every check: magic, version, header
 // checksum, the dimension and identity the caller expects, the number of
 // sections, and each section inside the file and page-aligned. The
