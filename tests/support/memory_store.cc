@@ -157,16 +157,17 @@ Result<std::vector<int64_t>> MemoryStore::Apply(const WriteBatch& batch) {
     put.seq = ++seq;
     staged[m.id] = std::move(put);
     if (key) staged_steps[*key] = m.id;
-    changes.push_back(Change{seq, m.id, ChangeOp::kPut});
+    changes.push_back(Change{seq, m.id, ChangeOp::kPut, m.ns.tenant});
   }
   for (const std::string& id : batch.deletes) {
     const Memory* old = current(id);
     if (old == nullptr) {
       return Status::NotFound("delete: no record with id " + id + " in memory; nothing in the batch was applied");
     }
+    const std::string tenant = old->ns.tenant;  // `old` may point into `staged`
     unstage_step(old);
     staged[id] = std::nullopt;
-    changes.push_back(Change{++seq, id, ChangeOp::kDelete});
+    changes.push_back(Change{++seq, id, ChangeOp::kDelete, tenant});
   }
 
   // Commit: every staged record's old step first, then the new records.
