@@ -26,6 +26,8 @@ enum class StatusCode {
   kUnavailable,        // a backend is down or locked; retry later
   kInternal,
   kForbidden,          // the caller's clearance does not allow the call (Caller)
+  kDiskFull,           // the disk holding the data is full; nothing was written
+  kReadOnly,           // the data directory is read-only; writes are refused
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -47,6 +49,8 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
+  static Status DiskFull(std::string m) { return {StatusCode::kDiskFull, std::move(m)}; }
+  static Status ReadOnly(std::string m) { return {StatusCode::kReadOnly, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -286,6 +286,10 @@ struct Stats {
   int64_t vector_rows = 0;
   int64_t vector_graph_placed = 0;
   int64_t vector_graph_pending = 0;
+  // Derived indexes found damaged (unreadable files, a torn or garbled
+  // vector file) and rebuilt from the store since the engine was opened.
+  int64_t lexical_rebuilds = 0;
+  int64_t vector_rebuilds = 0;
   int64_t audit_events = 0;
   std::string embedder_id;
   std::string store_path;

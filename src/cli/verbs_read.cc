@@ -53,8 +53,12 @@ Status RunStats(Invocation& inv) {
               ? ", graph " + std::to_string(s.vector_graph_placed) + " placed, " +
                     std::to_string(s.vector_graph_pending) + " waiting"
               : std::string())
-      << "\n"
-      << "audit events:   " << s.audit_events << "\n"
+      << "\n";
+  if (s.lexical_rebuilds + s.vector_rebuilds > 0) {
+    out << "rebuilt:        lexical index " << s.lexical_rebuilds << "x, vector index " << s.vector_rebuilds
+        << "x (found damaged; rebuilt from the store)\n";
+  }
+  out << "audit events:   " << s.audit_events << "\n"
       << "embedder:       " << s.embedder_id << "\n"
       << "store:          " << s.store_path << "\n";
   return Status::Ok();

@@ -528,6 +528,7 @@ nlohmann::json StatsToJson(const Stats& s) {
               {"vector_rows", s.vector_rows},
               {"vector_graph_placed", s.vector_graph_placed},
               {"vector_graph_pending", s.vector_graph_pending},
+              {"index_rebuilds", {{"lexical", s.lexical_rebuilds}, {"vector", s.vector_rebuilds}}},
               {"audit_events", s.audit_events},
               {"embedder_id", s.embedder_id},
               {"store_path", s.store_path}};

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <mutex>
 #include <utility>
 
@@ -51,6 +52,8 @@ class SystemClockImpl final : public Clock {
   }
 };
 
+void StderrWarn(const std::string& message) { std::cerr << "msp: warning: " << message << "\n"; }
+
 class Engine final : public MemoryLayer {
  public:
   Engine(const Options& options, EngineParts parts)
@@ -61,7 +64,8 @@ class Engine final : public MemoryLayer {
         vector_(std::move(parts.vector)),
         extractor_(std::move(parts.extractor)),
         clock_(parts.clock ? std::move(parts.clock) : SystemClock()),
-        index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file)),
+        index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file),
+                    parts.warn ? std::move(parts.warn) : StderrWarn),
         access_(*store_),
         ctx_{options_, *store_, *embedder_, *lexical_, *vector_, *clock_, index_sync_, access_, write_mu_},
         reembedder_(ctx_),

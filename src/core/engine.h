@@ -11,6 +11,7 @@
 
 #include "consolidate/extractor.h"
 #include "embed/embedder.h"
+#include "core/index_sync.h"
 #include "index/index.h"
 #include "msp/memory.h"
 #include "store/store.h"
@@ -28,6 +29,8 @@ struct EngineParts {
   // Where the vector index is persisted ("": in memory only); see
   // core/index_sync.h.
   std::string vector_file;
+  // Where warnings go (a damaged index rebuilt, ...); empty: standard error.
+  WarnFn warn;
 };
 
 // Builds an engine from parts. Checks that the store's vectors were made by

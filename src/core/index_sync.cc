@@ -18,12 +18,13 @@ constexpr int kCatchUpPage = 5000;
 }  // namespace
 
 IndexSync::IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, std::string embedder_id,
-                     std::string vector_file)
+                     std::string vector_file, WarnFn warn)
     : store_(store),
       lexical_(lexical),
       vector_(vector),
       embedder_id_(std::move(embedder_id)),
-      vector_file_(std::move(vector_file)) {}
+      vector_file_(std::move(vector_file)),
+      warn_(std::move(warn)) {}
 
 IndexSync::~IndexSync() {
   if (follower_.joinable()) {
@@ -94,6 +95,9 @@ Status IndexSync::Open() {
   }
   // Kept for a look, out of the way of the next save.
   std::rename(vector_file_.c_str(), (vector_file_ + ".set-aside").c_str());
+  ++rebuilds_.vector;
+  Warn("vector index " + vector_file_ + " " + open_note_ + " (kept as " + vector_file_ +
+       ".set-aside); it is rebuilt from the store");
   return Status::Ok();
 }
 
@@ -180,7 +184,14 @@ void IndexSync::Maintain() {
 Status IndexSync::Rebuild(bool lexical_too) {
   std::unique_lock<std::mutex> lock(mu_);
   maintenance_cv_.wait(lock, [this] { return !maintaining_; });  // its save would refuse ours
-  if (lexical_too) MSP_RETURN_IF_ERROR(lexical_.Clear());
+  if (lexical_too) {
+    const Status cleared = lexical_.Clear();
+    if (cleared.code() == StatusCode::kCorruption) {
+      MSP_RETURN_IF_ERROR(ResetLexicalLocked(cleared));
+    } else {
+      MSP_RETURN_IF_ERROR(cleared);
+    }
+  }
   vector_.Clear();
   MSP_RETURN_IF_ERROR(CatchUpLocked());
   SaveLocked(SIZE_MAX);
@@ -200,6 +211,33 @@ Status IndexSync::CatchUpAndPersist() {
                              after.removed != before.removed;
   if (unsaved_ > 0 || graph_changed) SaveLocked(/*graph_budget=*/0);
   return Status::Ok();
+}
+
+Status IndexSync::RepairLexical(const Status& cause, int64_t seen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rebuilds_.lexical == seen) MSP_RETURN_IF_ERROR(ResetLexicalLocked(cause));
+  return CatchUpLocked();
+}
+
+int64_t IndexSync::lexical_resets() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rebuilds_.lexical;
+}
+
+IndexRebuilds IndexSync::rebuilds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rebuilds_;
+}
+
+Status IndexSync::ResetLexicalLocked(const Status& cause) {
+  MSP_RETURN_IF_ERROR(lexical_.Reset());
+  ++rebuilds_.lexical;
+  Warn("lexical index damaged (" + cause.message() + "); set aside and rebuilt from the store");
+  return Status::Ok();
+}
+
+void IndexSync::Warn(const std::string& message) const {
+  if (warn_) warn_(message);
 }
 
 int64_t IndexSync::unsaved_changes() const {
@@ -250,15 +288,30 @@ void IndexSync::SaveLocked(size_t graph_budget) {
   }
 }
 
+Status IndexSync::CatchUpLocked(bool lexical) {
+  Status damage;
+  const Status replayed = ReplayLocked(lexical, &damage);
+  if (damage.ok()) return replayed;
+  MSP_RETURN_IF_ERROR(ResetLexicalLocked(damage));
+  damage = Status::Ok();
+  return ReplayLocked(lexical, &damage);
+}
+
 // Replays the change sequence into both indexes, a page at a time. Each
 // page applies the records' current state (a put of a record since deleted
 // becomes a delete), so replaying is idempotent.
-Status IndexSync::CatchUpLocked(bool lexical) {
+Status IndexSync::ReplayLocked(bool lexical, Status* lexical_damage) {
+  const auto lexical_failed = [&](const Status& s) {
+    if (s.code() == StatusCode::kCorruption) *lexical_damage = s;
+    return s;
+  };
   MSP_ASSIGN_OR_RETURN(int64_t last, store_.LastSeq());
   int64_t vec_at = vector_.AppliedSeq();
   int64_t lex_at = vec_at;  // not caught up: treated as in step with the vectors
   if (lexical) {
-    MSP_ASSIGN_OR_RETURN(lex_at, lexical_.AppliedSeq());
+    Result<int64_t> applied = lexical_.AppliedSeq();
+    if (!applied.ok()) return lexical_failed(applied.status());
+    lex_at = *applied;
   }
   int64_t from = std::min(lex_at, vec_at);
   while (from < last) {
@@ -277,7 +330,9 @@ Status IndexSync::CatchUpLocked(bool lexical) {
       if (!present.count(id)) deletes.push_back(id);
     }
     const int64_t up_to = changes.back().seq;
-    if (lexical && lex_at < up_to) MSP_RETURN_IF_ERROR(lexical_.Apply(records, deletes, up_to));
+    if (lexical && lex_at < up_to) {
+      if (Status s = lexical_.Apply(records, deletes, up_to); !s.ok()) return lexical_failed(s);
+    }
     if (vec_at < up_to) {
       MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
       unsaved_ += std::count_if(changes.begin(), changes.end(), [&](const Change& c) { return c.seq > vec_at; });

@@ -25,6 +25,13 @@
 // work already asked for, so a short-lived process that reached a save
 // point saves before it exits, after it has answered.
 //
+// Like a damaged vector file, a lexical index that cannot be opened or
+// read (Corruption: a truncated or garbled file, a deleted folder, a file
+// in its place) is set aside (LexicalIndex::Reset) and rebuilt from the
+// store, by the catch-up that met it or by RepairLexical for a search that
+// did. Every rebuild after damage is logged through `warn` and counted
+// (rebuilds()).
+//
 // On a store shared by several servers, StartFollowing() keeps the indexes
 // caught up in the background as other servers' writes commit.
 //
@@ -37,6 +44,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -51,12 +59,23 @@ namespace msp {
 // never taken for this one's.
 inline constexpr char kStoreUidMetaKey[] = "store_uid";
 
+// Where the engine's warnings go (one line each, no newline).
+using WarnFn = std::function<void(const std::string&)>;
+
+// Derived indexes rebuilt from the store because they were found damaged,
+// since this object was made.
+struct IndexRebuilds {
+  int64_t lexical = 0;
+  int64_t vector = 0;
+};
+
 class IndexSync {
  public:
   // `vector_file`: where the vector index is persisted ("" keeps it in
-  // memory only). The parts must outlive this object.
+  // memory only); `warn` receives what was repaired (may be empty). The
+  // parts must outlive this object.
   IndexSync(Store& store, LexicalIndex& lexical, VectorIndex& vector, std::string embedder_id,
-            std::string vector_file);
+            std::string vector_file, WarnFn warn = nullptr);
   // Stops the follower, if started.
   ~IndexSync();
   IndexSync(const IndexSync&) = delete;
@@ -89,8 +108,18 @@ class IndexSync {
   Status CatchUpVectors();
 
   // Empties both indexes (or only the vector index), replays everything and
-  // persists the vector index: `msp reindex`, the end of a reembed.
+  // persists the vector index: `msp reindex`, the end of a reembed. A
+  // lexical index that cannot be emptied is set aside instead: the old
+  // index is never needed.
   Status Rebuild(bool lexical_too);
+
+  // For a lexical search that answered Corruption (`cause`): sets the
+  // lexical index aside, starts it empty and catches it up, unless another
+  // caller did so since lexical_resets() was `seen` (read before the search).
+  Status RepairLexical(const Status& cause, int64_t seen);
+  int64_t lexical_resets() const;
+
+  IndexRebuilds rebuilds() const;
 
   // Catches up and persists the vector index whatever the replay was: after
   // an import, so the next process starts from a file.
@@ -107,8 +136,15 @@ class IndexSync {
 
  private:
   // Replays into the vector index, and into the lexical one too when
-  // `lexical`. REQUIRES: mu_ held.
+  // `lexical`; a damaged lexical index is reset and replayed whole, once.
+  // REQUIRES: mu_ held.
   Status CatchUpLocked(bool lexical = true);
+  // One replay; a lexical call's Corruption is returned in *lexical_damage
+  // too. REQUIRES: mu_ held.
+  Status ReplayLocked(bool lexical, Status* lexical_damage);
+  // Sets the lexical index aside and counts and logs it. REQUIRES: mu_ held.
+  Status ResetLexicalLocked(const Status& cause);
+  void Warn(const std::string& message) const;
   Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
   // Places up to `graph_budget` rows in the vector index's graph, then
   // writes the file. REQUIRES: mu_ held.
@@ -127,6 +163,7 @@ class IndexSync {
   VectorIndex& vector_;
   const std::string embedder_id_;
   const std::string vector_file_;
+  const WarnFn warn_;
   mutable std::mutex mu_;
   std::string identity_;       // "" until Open() (or when the store has no uid): not persisted
   int64_t unsaved_ = 0;        // guarded by mu_
@@ -137,6 +174,7 @@ class IndexSync {
   bool maintenance_asked_ = false;
   bool maintaining_ = false;
   bool stop_maintaining_ = false;
+  IndexRebuilds rebuilds_;     // guarded by mu_
   std::atomic<bool> stop_following_{false};
   std::thread maintainer_;  // these two last: they use the members above
   std::thread follower_;

@@ -102,6 +102,14 @@ Result<bool> Retriever::VectorSignal(const std::vector<float>& query_vector, con
   return scan;
 }
 
+Result<std::vector<LexicalHit>> Retriever::SearchLexical(const IndexQuery& q) const {
+  const int64_t resets = ctx_.index_sync.lexical_resets();
+  Result<std::vector<LexicalHit>> hits = ctx_.lexical.SearchEpisodes(q);
+  if (hits.ok() || hits.status().code() != StatusCode::kCorruption) return hits;
+  MSP_RETURN_IF_ERROR(ctx_.index_sync.RepairLexical(hits.status(), resets));
+  return ctx_.lexical.SearchEpisodes(q);
+}
+
 Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
   MSP_RETURN_IF_ERROR(ValidateText("query", r.query, ctx_.options.policy.max_text_bytes));
   MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
@@ -123,7 +131,7 @@ Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
   q.limit = std::max(ctx_.options.retrieval.candidates, r.top_k);
 
   const RetrievalOptions& ro = ctx_.options.retrieval;
-  MSP_ASSIGN_OR_RETURN(auto lexical_hits, ctx_.lexical.SearchEpisodes(q));
+  MSP_ASSIGN_OR_RETURN(auto lexical_hits, SearchLexical(q));
   // The session BM25 of the first sessions the hits reach, over their
   // episodes that match the query: it picks the context sessions and
   // feeds the session boost. `match` views the strings of `matched`.
@@ -134,14 +142,14 @@ Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
     in_sessions.sessions = HitSessions(lexical_hits, kMatchSessions);
     in_sessions.session_terms = true;
     if (!in_sessions.sessions.empty()) {
-      MSP_ASSIGN_OR_RETURN(matched, ctx_.lexical.SearchEpisodes(in_sessions));
+      MSP_ASSIGN_OR_RETURN(matched, SearchLexical(in_sessions));
       match = SessionBm25(matched, ro.bm25_k1);
     }
     if (ro.context_sessions > 0) {
       IndexQuery around = q;
       around.sessions = TopSessions(in_sessions.sessions, match, ro.context_sessions);
       if (!around.sessions.empty()) {
-        MSP_ASSIGN_OR_RETURN(auto more, ctx_.lexical.SearchEpisodes(around));
+        MSP_ASSIGN_OR_RETURN(auto more, SearchLexical(around));
         lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
                             std::make_move_iterator(more.end()));
       }

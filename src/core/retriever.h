@@ -25,6 +25,11 @@ class Retriever {
   Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& r);
 
  private:
+  // The lexical index's SearchEpisodes; when the index answers Corruption
+  // (damaged under a running engine), it is repaired from the store
+  // (IndexSync::RepairLexical) and the search runs again.
+  Result<std::vector<LexicalHit>> SearchLexical(const IndexQuery& q) const;
+
   // Fills signals[1], the vector signal, from the lexical one in
   // signals[0]; see the definition.
   Result<bool> VectorSignal(const std::vector<float>& query_vector, const IndexQuery& q,

@@ -48,6 +48,9 @@ Result<Stats> CollectStats(const EngineContext& ctx, const Namespace& scope,
     s.vector_graph_placed = static_cast<int64_t>(g.placed - g.removed);
     s.vector_graph_pending = static_cast<int64_t>(g.pending);
   }
+  const IndexRebuilds rebuilds = ctx.index_sync.rebuilds();
+  s.lexical_rebuilds = rebuilds.lexical;
+  s.vector_rebuilds = rebuilds.vector;
   MSP_ASSIGN_OR_RETURN(s.audit_events, ctx.store.CountAudit(scope.tenant));
   s.embedder_id = ctx.embedder.id();
   s.store_path = ctx.store.Describe();

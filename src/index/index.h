@@ -71,6 +71,10 @@ struct LexicalHit {
 // tests check that the two agree.
 bool MatchesQuery(const Memory& r, const IndexQuery& q);
 
+// Errors: Corruption when the index's files are damaged or gone (Reset
+// repairs that), DiskFull when the disk is full, IoError for other
+// failures of the system.
+//
 // Thread-safety: safe from several threads; several processes may share one
 // index directory (writes take Xapian's lock, waiting for other writers).
 class LexicalIndex {
@@ -85,6 +89,10 @@ class LexicalIndex {
                        int64_t up_to_seq) = 0;
   // Empties the index and resets AppliedSeq to 0.
   virtual Status Clear() = 0;
+  // For an index whose files are damaged or gone: sets them aside (beside
+  // the index, replacing any set aside before) and starts an empty index
+  // (AppliedSeq 0) without reading them. The caller replays the store.
+  virtual Status Reset() = 0;
   // BM25 top `q.limit` over q.text, best first, only records matching q.
   virtual Result<std::vector<IndexHit>> Search(const IndexQuery& q) = 0;
   // As Search, with each hit's place in its session.
@@ -99,6 +107,8 @@ class LexicalIndex {
 // by the next catch-up, the index being stamped with the change it
 // reflects) or leave the index to be rebuilt. The engine syncs them when
 // store.synchronous is "full" (or "extra"), as SQLite does its own.
+// Damaged files (or a file where the folder should be) do not fail the
+// open: the first call that reads them answers Corruption.
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
                                                        bool sync_commits = true);
 

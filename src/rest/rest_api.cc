@@ -482,7 +482,12 @@ std::string RecordMetrics(RestApi& api, const std::string& tenant, std::optional
   out << "# HELP msp_index_lag Changes of the store not yet applied to a derived index.\n"
       << "# TYPE msp_index_lag gauge\n"
       << "msp_index_lag{index=\"lexical\"} " << (s.last_seq - s.lexical_applied_seq) << "\n"
-      << "msp_index_lag{index=\"vector\"} " << (s.last_seq - s.vector_applied_seq) << "\n";
+      << "msp_index_lag{index=\"vector\"} " << (s.last_seq - s.vector_applied_seq) << "\n"
+      << "# HELP msp_index_rebuilds_total Derived indexes found damaged and rebuilt from the store since the "
+         "server started.\n"
+      << "# TYPE msp_index_rebuilds_total counter\n"
+      << "msp_index_rebuilds_total{index=\"lexical\"} " << s.lexical_rebuilds << "\n"
+      << "msp_index_rebuilds_total{index=\"vector\"} " << s.vector_rebuilds << "\n";
   return out.str();
 }
 

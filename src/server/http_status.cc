@@ -14,8 +14,10 @@ int HttpStatusFor(const Status& status) {
     case StatusCode::kAlreadyExists:
     case StatusCode::kConflict:
     case StatusCode::kFailedPrecondition: return 409;
-    case StatusCode::kUnavailable: return 503;
     case StatusCode::kForbidden: return 403;
+    case StatusCode::kUnavailable:
+    case StatusCode::kReadOnly: return 503;  // the server's state, not the request's; no retry helps
+    case StatusCode::kDiskFull: return 507;  // Insufficient Storage
     case StatusCode::kIoError:
     case StatusCode::kCorruption:
     case StatusCode::kInternal: return 500;

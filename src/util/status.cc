@@ -17,6 +17,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kInternal: return "internal";
     case StatusCode::kForbidden: return "forbidden";
+    case StatusCode::kDiskFull: return "disk_full";
+    case StatusCode::kReadOnly: return "read_only";
   }
   return "unknown";
 }

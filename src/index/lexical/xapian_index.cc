@@ -46,11 +46,13 @@
 // each keeps what it read of the documents it returned (id, session, step)
 // until the database's revision changes.
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -254,13 +256,37 @@ Xapian::Query Restrict(const Xapian::Database& db, const Xapian::Query& text, co
   return out;
 }
 
+// True when the system error behind `e` (if any) is `err`.
+bool SystemErrorIs(const Xapian::Error& e, int err) {
+  const char* sys = e.get_error_string();
+  return sys != nullptr && std::string_view(sys) == std::strerror(err);
+}
+
+// True when `e` says the index's files are damaged or gone (a truncated or
+// garbled table, a junk revision file, a deleted folder, a file where the
+// folder should be): what a rebuild from the store repairs. A failure of
+// the system (a full disk, permissions, an I/O error) is not damage.
+bool IsDamage(const Xapian::Error& e) {
+  const std::string type = e.get_type();
+  if (type == "DatabaseCorruptError" || type == "DatabaseVersionError") return true;
+  if (type != "DatabaseError" && type != "DatabaseOpeningError" && type != "DatabaseNotFoundError") return false;
+  const char* sys = e.get_error_string();
+  if (sys == nullptr || *sys == '\0') return true;  // the data itself is wrong ("EOF reading block 0")
+  return SystemErrorIs(e, ENOENT) || SystemErrorIs(e, ENOTDIR);
+}
+
+// Damage is Corruption (LexicalIndex::Reset repairs it), a full disk
+// DiskFull, a writer's lock Unavailable, anything else IoError.
 Status FromXapian(const std::string& dir, const char* op, const Xapian::Error& e) {
   std::string msg = "lexical index " + dir + ": " + op + ": " + e.get_type() + ": " + e.get_msg();
   if (!e.get_context().empty()) msg += " (" + e.get_context() + ")";
+  if (e.get_error_string() != nullptr && *e.get_error_string() != '\0') msg += ": " + std::string(e.get_error_string());
   const std::string type = e.get_type();
   if (type == "DatabaseLockError") return Status::Unavailable(msg + "; another writer holds the lock, retry");
-  if (type == "DatabaseCorruptError") return Status::Corruption(msg + "; rebuild it with reindex");
-  if (type == "DatabaseVersionError") return Status::Corruption(msg + "; rebuild it with reindex");
+  if (IsDamage(e)) return Status::Corruption(msg + "; the index is damaged: it is set aside and rebuilt from the store");
+  if (SystemErrorIs(e, ENOSPC) || SystemErrorIs(e, EDQUOT)) {
+    return Status::DiskFull(msg + "; the disk is full: free space and retry");
+  }
   return Status::IoError(msg);
 }
 
@@ -270,7 +296,7 @@ Result<int64_t> ParseSeq(const std::string& dir, const std::string& s) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v < 0) {
     return Status::Corruption("lexical index " + dir + ": bad last_seq metadata '" + s +
-                              "'; rebuild it with reindex");
+                              "'; the index is damaged: it is set aside and rebuilt from the store");
   }
   return v;
 }
@@ -290,6 +316,7 @@ struct Reader {
     parser.set_default_op(Xapian::Query::OP_OR);
   }
   Xapian::Database db;
+  uint64_t generation = 0;  // XapianLexicalIndex::generation_ when opened
   Xapian::Stem stem;
   std::unique_ptr<Xapian::SimpleStopper> stopper;
   Xapian::QueryParser parser;
@@ -368,6 +395,35 @@ class XapianLexicalIndex final : public LexicalIndex {
     });
   }
 
+  Status Reset() override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    {
+      std::lock_guard<std::mutex> pool(pool_mu_);
+      idle_.clear();  // readers of the old files; those in use are dropped when released
+      ++generation_;
+    }
+    namespace fs = std::filesystem;
+    const std::string aside = dir_ + ".set-aside";
+    std::error_code ec;
+    fs::remove_all(aside, ec);  // the one set aside before
+    if (ec) return Status::IoError("lexical index " + dir_ + ": cannot remove " + aside + ": " + ec.message());
+    if (fs::symlink_status(dir_, ec).type() != fs::file_type::not_found) {
+      fs::rename(dir_, aside, ec);
+      if (ec) return Status::IoError("lexical index " + dir_ + ": cannot move it aside to " + aside + ": " + ec.message());
+    }
+    fs::create_directories(dir_, ec);
+    if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
+    try {
+      Xapian::WritableDatabase db(dir_, Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK);
+      db.set_metadata(kFormatKey, format_);
+      db.commit();
+      db.close();
+    } catch (const Xapian::Error& e) {
+      return FromXapian(dir_, "reset", e);
+    }
+    return Status::Ok();
+  }
+
   Result<std::vector<IndexHit>> Search(const IndexQuery& q) override {
     MSP_ASSIGN_OR_RETURN(auto found, Find(q, /*with_position=*/false));
     std::vector<IndexHit> hits;
@@ -381,11 +437,13 @@ class XapianLexicalIndex final : public LexicalIndex {
   }
 
   // Creates the database if `dir` holds none yet; empties one of an older
-  // format (catch-up then rebuilds it).
+  // format (catch-up then rebuilds it). Damaged files (or a file where the
+  // folder should be) are left for the first use to report as Corruption,
+  // which Reset() repairs: opening never fails on them.
   Status Init() {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
-    if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
+    if (ec) return Status::Ok();  // something else is in the way: see above
     for (int attempt = 0;; ++attempt) {
       try {
         Xapian::Database probe(dir_);
@@ -402,13 +460,15 @@ class XapianLexicalIndex final : public LexicalIndex {
         // Other processes committed twice while we read: read again.
         if (attempt >= kModifiedRetries) return FromXapian(dir_, "open", e);
       } catch (const Xapian::Error& e) {
+        if (IsDamage(e)) return Status::Ok();
         return FromXapian(dir_, "open", e);
       }
     }
-    return Write("create", [this](Xapian::WritableDatabase& db) {
+    const Status created = Write("create", [this](Xapian::WritableDatabase& db) {
       if (db.get_doccount() == 0) db.set_metadata(kFormatKey, format_);
       return Status::Ok();
     });
+    return created.code() == StatusCode::kCorruption ? Status::Ok() : created;
   }
 
  private:
@@ -614,12 +674,19 @@ class XapianLexicalIndex final : public LexicalIndex {
         return r;
       }
     }
-    return std::make_unique<Reader>(dir_, language_);
+    uint64_t generation = 0;
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      generation = generation_;
+    }
+    auto reader = std::make_unique<Reader>(dir_, language_);
+    reader->generation = generation;
+    return reader;
   }
 
   void ReleaseReader(std::unique_ptr<Reader> r) {
     std::lock_guard<std::mutex> lock(pool_mu_);
-    if (idle_.size() < kMaxIdleReaders) idle_.push_back(std::move(r));
+    if (r->generation == generation_ && idle_.size() < kMaxIdleReaders) idle_.push_back(std::move(r));
   }
 
   // Opens the writer (waiting for another process's), runs `fn`, commits
@@ -650,6 +717,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Reader>> idle_;  // guarded by pool_mu_
+  uint64_t generation_ = 0;                     // Reset()s so far; guarded by pool_mu_
 };
 
 }  // namespace

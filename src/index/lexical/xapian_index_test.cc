@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -512,13 +513,90 @@ TEST(XapianIndexOpenTest, Bm25ParametersShapeTheScores) {
   EXPECT_EQ(idx.status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(XapianIndexOpenTest, ErrorsNameTheDirectory) {
+// Damaged files never fail the open: the first read answers Corruption
+// naming the directory, and Reset sets the files aside (kept beside the
+// index) and starts an empty index that works, without reading them.
+struct Damage {
+  const char* name;
+  void (*apply)(const std::string& dir);
+};
+
+void TruncateTo(const std::string& file, std::uintmax_t size) { std::filesystem::resize_file(file, size); }
+
+void Overwrite(const std::string& file, size_t offset, size_t bytes) {
+  std::FILE* f = std::fopen(file.c_str(), "r+b");
+  ASSERT_NE(f, nullptr) << file;
+  std::fseek(f, static_cast<long>(offset), SEEK_SET);
+  for (size_t i = 0; i < bytes; ++i) std::fputc(static_cast<int>((i * 131 + 7) & 0xff), f);
+  std::fclose(f);
+}
+
+const Damage kDamages[] = {
+    {"postlist.glass truncated to 0", [](const std::string& d) { TruncateTo(d + "/postlist.glass", 0); }},
+    {"termlist.glass truncated to 0", [](const std::string& d) { TruncateTo(d + "/termlist.glass", 0); }},
+    {"iamglass truncated", [](const std::string& d) { TruncateTo(d + "/iamglass", 10); }},
+    {"iamglass garbled", [](const std::string& d) { Overwrite(d + "/iamglass", 0, 40); }},
+    {"iamglass removed", [](const std::string& d) { std::filesystem::remove(d + "/iamglass"); }},
+    {"a file in place of the folder",
+     [](const std::string& d) {
+       std::filesystem::remove_all(d);
+       std::FILE* f = std::fopen(d.c_str(), "w");
+       std::fputs("not an index", f);
+       std::fclose(f);
+     }},
+};
+
+TEST(XapianIndexDamageTest, DamageIsCorruptionNamingTheDirectoryAndResetRepairs) {
+  for (const Damage& damage : kDamages) {
+    SCOPED_TRACE(damage.name);
+    TempDir dir;
+    const std::string path = dir.path() + "/lexical";
+    {
+      auto idx = OpenLexicalIndex(path, RetrievalOptions{});
+      ASSERT_TRUE(idx.ok());
+      ASSERT_TRUE((*idx)->Apply({Rec("a", "kafka broker down"), Rec("b", "printer jam")}, {}, 2).ok());
+    }
+    damage.apply(path);
+    auto idx = OpenLexicalIndex(path, RetrievalOptions{});
+    ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+    Result<int64_t> seq = (*idx)->AppliedSeq();
+    Result<std::vector<IndexHit>> hits = (*idx)->Search(Query("kafka"));
+    // At least one of the two reads meets the damage.
+    const Status met = !seq.ok() ? seq.status() : hits.status();
+    ASSERT_FALSE(met.ok()) << "the damage went unnoticed";
+    EXPECT_EQ(met.code(), StatusCode::kCorruption) << met.ToString();
+    EXPECT_NE(met.message().find(path), std::string::npos) << met.ToString();
+
+    ASSERT_TRUE((*idx)->Reset().ok());
+    EXPECT_TRUE(std::filesystem::exists(path + ".set-aside"));
+    ASSERT_TRUE((*idx)->AppliedSeq().ok());
+    EXPECT_EQ(*(*idx)->AppliedSeq(), 0);
+    EXPECT_EQ(*(*idx)->DocCount(), 0);
+    ASSERT_TRUE((*idx)->Apply({Rec("a", "kafka broker down")}, {}, 2).ok());
+    auto again = (*idx)->Search(Query("kafka"));
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    ASSERT_EQ(again->size(), 1u);
+    EXPECT_EQ(again->front().id, "a");
+  }
+}
+
+// A folder deleted under an open index (its readers pooled): reads answer
+// Corruption, and Reset starts a new index there.
+TEST(XapianIndexDamageTest, FolderDeletedUnderAnOpenIndexIsCorruptionUntilReset) {
   TempDir dir;
-  const std::string file = dir.path() + "/not-a-dir";
-  { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
-  auto idx = OpenLexicalIndex(file, RetrievalOptions{});
-  ASSERT_FALSE(idx.ok());
-  EXPECT_NE(idx.status().message().find(file), std::string::npos) << idx.status().ToString();
+  const std::string path = dir.path() + "/lexical";
+  auto idx = OpenLexicalIndex(path, RetrievalOptions{});
+  ASSERT_TRUE(idx.ok());
+  ASSERT_TRUE((*idx)->Apply({Rec("a", "kafka broker down")}, {}, 1).ok());
+  ASSERT_TRUE((*idx)->Search(Query("kafka")).ok());  // a reader is pooled
+  std::filesystem::remove_all(path);
+  const Result<int64_t> seq = (*idx)->AppliedSeq();
+  ASSERT_FALSE(seq.ok());
+  EXPECT_EQ(seq.status().code(), StatusCode::kCorruption) << seq.status().ToString();
+  ASSERT_TRUE((*idx)->Reset().ok());
+  EXPECT_EQ(*(*idx)->AppliedSeq(), 0);
+  ASSERT_TRUE((*idx)->Apply({Rec("b", "kafka again")}, {}, 2).ok());
+  EXPECT_EQ((*idx)->Search(Query("kafka"))->size(), 1u);
 }
 
 }  // namespace
