@@ -3,12 +3,14 @@
 // before it opens or while it runs — answers every search from the store,
 // rebuilds the damaged index (kept aside for a look), logs and counts it.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -254,6 +256,56 @@ TEST_F(IndexRepairTest, GarbledVectorFileIsRebuiltLoggedAndCounted) {
   EXPECT_EQ(s.vector_rows, 40);
   ASSERT_EQ(Warnings().size(), 1u);
   EXPECT_TRUE(testing::Contains(Warnings().front(), "index.msv")) << Warnings().front();
+}
+
+// One row's embedding set to 3 bytes: every verb still works (search,
+// stats, export, reembed, writes); the record is found by BM25 and left
+// out of vector search with a warning naming it, and `msp reembed` makes
+// its vector again.
+TEST_F(IndexRepairTest, MalformedEmbeddingSkipsOneRecordAndReembedRepairsIt) {
+  std::vector<std::string> ids;
+  {
+    auto engine = Open();
+    ASSERT_NE(engine, nullptr);
+    ids = WriteFacts(*engine, 5);
+  }
+  const std::string bad = ids[2];
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((options_.store.data_dir + "/msp.db").c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE records SET embedding = x'010203' WHERE id = '" + bad + "'";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  }
+  fs::remove_all(options_.store.data_dir + "/vector");  // the next catch-up reads every row
+  {
+    auto engine = Open();
+    ASSERT_NE(engine, nullptr);
+    EXPECT_EQ(Search(*engine, "kafka broker"), Sorted(ids));
+    const Stats s = StatsOf(*engine);
+    EXPECT_EQ(s.records, 5);
+    EXPECT_EQ(s.vector_rows, 4);
+    ASSERT_EQ(Warnings().size(), 1u);
+    EXPECT_TRUE(testing::Contains(Warnings().front(), bad)) << Warnings().front();
+    EXPECT_TRUE(testing::Contains(Warnings().front(), "msp reembed")) << Warnings().front();
+    std::ostringstream exported;
+    auto n = engine->Export(Acme(), exported);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, 5);
+    auto got = engine->Get(Acme(), bad);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(WriteFacts(*engine, 1, "zookeeper").size(), 1u);
+  }
+  auto reembedded = MemoryLayer::Reembed(options_, ReembedOptions{}, nullptr);
+  ASSERT_TRUE(reembedded.ok()) << reembedded.status().ToString();
+  EXPECT_EQ(reembedded->embedded, 1);
+  EXPECT_TRUE(reembedded->finished);
+  warnings_.clear();
+  auto engine = Open();
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(StatsOf(*engine).vector_rows, 6);
+  EXPECT_TRUE(Warnings().empty());
 }
 
 }  // namespace

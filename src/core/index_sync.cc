@@ -350,6 +350,16 @@ Status IndexSync::ReplayLocked(bool lexical, Status* lexical_damage) {
 // compared with vectors of another model.
 Status IndexSync::ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes,
                                int64_t up_to) {
+  // A record of this embedder without a vector of the index's dimension
+  // (a malformed embedding in the store, read as none) is left out.
+  const size_t dim = static_cast<size_t>(vector_.dimension());
+  for (const Memory& m : records) {
+    if (m.embedder_id == embedder_id_ && m.embedding.size() != dim) {
+      Warn("record " + m.id + " has no usable vector in the store (" + std::to_string(m.embedding.size()) +
+           " floats where " + std::to_string(dim) + " are expected: a malformed embedding); it is left out of "
+           "vector search until `msp reembed` makes its vector again");
+    }
+  }
   const auto foreign = [&](const Memory& m) { return m.embedder_id != embedder_id_; };
   if (std::none_of(records.begin(), records.end(), foreign)) return vector_.Apply(records, deletes, up_to);
   std::vector<Memory> own;

@@ -86,6 +86,9 @@ Result<ReembedProgress> Reembedder::ReembedAll(const ReembedOptions& opts,
                        .count();
     if (progress) progress(p);
   };
+  // A record without a vector of this size (a malformed embedding in the
+  // store, read as none) is made again too, whatever embedder it names.
+  const size_t dim = static_cast<size_t>(ctx_.embedder.dimension());
   std::map<std::string, int64_t> by_tenant;  // records re-embedded per tenant, for the audit
   int batches = 0;
   // Records written meanwhile by a process still on the old embedder are
@@ -96,7 +99,7 @@ Result<ReembedProgress> Reembedder::ReembedAll(const ReembedOptions& opts,
     int64_t total = 0;
     MSP_RETURN_IF_ERROR(ctx_.store.Scan([&](const Memory& m) {
       ++total;
-      if (m.embedder_id != p.to_embedder) todo.push_back(m.id);
+      if (m.embedder_id != p.to_embedder || m.embedding.size() != dim) todo.push_back(m.id);
       return true;
     }));
     p.total = total;
@@ -160,9 +163,10 @@ Result<std::vector<Memory>> Reembedder::ReembedBatch(const std::vector<std::stri
   std::map<std::string, std::pair<std::string, std::vector<float>>> made;  // id -> (text, vector)
   constexpr int kAttempts = 5;
   for (int attempt = 1;; ++attempt) {
-    MSP_ASSIGN_OR_RETURN(auto records, ctx_.store.GetMany(ids, /*with_embeddings=*/false));
+    MSP_ASSIGN_OR_RETURN(auto records, ctx_.store.GetMany(ids, /*with_embeddings=*/true));
+    const size_t dim = static_cast<size_t>(ctx_.embedder.dimension());
     records.erase(std::remove_if(records.begin(), records.end(),
-                                 [&](const Memory& m) { return m.embedder_id == id; }),
+                                 [&](const Memory& m) { return m.embedder_id == id && m.embedding.size() == dim; }),
                   records.end());
     std::vector<Memory> fresh;
     for (const Memory& m : records) {

@@ -202,15 +202,17 @@ Status ReadRow(const RowReader& row, std::string_view backend, const std::string
                               " has malformed tags or provenance JSON: " + e.what());
   }
 
+  // A malformed embedding (not whole float32s) is read as none: the vector
+  // is derived data, and one bad row must not make the store unreadable.
+  // The vector index leaves such a record out (IndexSync warns) and `msp
+  // reembed` makes its vector again.
   m->embedding.clear();
   if (!row.IsNull(kEmbedding)) {
     std::string_view bytes;
-    if (!row.Blob(kEmbedding, &bytes) || bytes.size() % sizeof(float) != 0) {
-      return Status::Corruption(std::string(backend) + ": record " + m->id + " in " + where +
-                                " has a malformed embedding of " + std::to_string(bytes.size()) + " bytes");
+    if (row.Blob(kEmbedding, &bytes) && bytes.size() % sizeof(float) == 0 && !bytes.empty()) {
+      m->embedding.resize(bytes.size() / sizeof(float));
+      std::memcpy(m->embedding.data(), bytes.data(), bytes.size());
     }
-    m->embedding.resize(bytes.size() / sizeof(float));
-    if (!bytes.empty()) std::memcpy(m->embedding.data(), bytes.data(), bytes.size());
   }
   return Status::Ok();
 }
