@@ -193,7 +193,10 @@ class MemoryLayer {
                                                 int limit) = 0;
 
   // Checks that the store answers (one cheap read), for health checks:
-  // kUnavailable while a database backend (PostgreSQL) cannot be reached.
+  // kUnavailable while a database backend (PostgreSQL) cannot be reached;
+  // kReadOnly when the store answers but this process may not write it;
+  // kDiskFull when the last write failed because the disk was full (until
+  // a write succeeds).
   virtual Status CheckStore() { return Status::Ok(); }
 
  protected:

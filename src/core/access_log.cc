@@ -7,6 +7,7 @@
 namespace msp {
 
 void AccessLog::Note(const std::vector<std::string>& ids, TimeMs at) {
+  if (store_.read_only()) return;  // no bookkeeping on a store this process may not write
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (pending_.empty()) first_at_ = at;

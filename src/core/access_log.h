@@ -8,7 +8,7 @@
 // the engine closes. So a search writes nothing itself, a short-lived
 // process writes once at exit, and a server once a second at most. A flush
 // records the batch's latest access time as last_accessed; a failed flush
-// drops its bumps (a read-only store never fills memory with them).
+// drops its bumps, and a read-only store (Store::read_only) keeps none.
 //
 // Thread-safety: every method is safe from several threads.
 #ifndef MSP_CORE_ACCESS_LOG_H_

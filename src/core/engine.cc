@@ -64,10 +64,11 @@ class Engine final : public MemoryLayer {
         vector_(std::move(parts.vector)),
         extractor_(std::move(parts.extractor)),
         clock_(parts.clock ? std::move(parts.clock) : SystemClock()),
-        index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file),
-                    parts.warn ? std::move(parts.warn) : StderrWarn),
+        warn_(parts.warn ? std::move(parts.warn) : StderrWarn),
+        index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file), warn_),
         access_(*store_),
-        ctx_{options_, *store_, *embedder_, *lexical_, *vector_, *clock_, index_sync_, access_, write_mu_},
+        ctx_{options_, *store_, *embedder_, *lexical_, *vector_, *clock_, index_sync_, access_, write_mu_,
+             disk_full_},
         reembedder_(ctx_),
         writes_(ctx_),
         retriever_(ctx_),
@@ -81,6 +82,11 @@ class Engine final : public MemoryLayer {
   // index is loaded. Before any other call.
   Status Init() {
     MSP_RETURN_IF_ERROR(reembedder_.CheckEmbedder());
+    if (store_->read_only()) {
+      warn_("the store " + store_->Describe() +
+            " is read-only for this process (a read-only mount, or files it may not write): reads work, writes "
+            "are refused, and the indexes are caught up in memory only");
+    }
     return index_sync_.Open();
   }
 
@@ -177,8 +183,10 @@ class Engine final : public MemoryLayer {
   // first query after an import does not pay for indexing it.
   Result<ImportReport> Import(std::istream& in, const std::string& actor) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    MSP_ASSIGN_OR_RETURN(ImportReport report, ImportJsonl(in, *store_, *embedder_, options_, clock_->NowMs(),
-                                                          ctx_.ActorOf(actor)));
+    Result<ImportReport> imported =
+        ImportJsonl(in, *store_, *embedder_, options_, clock_->NowMs(), ctx_.ActorOf(actor));
+    disk_full_.After(imported.status());
+    MSP_ASSIGN_OR_RETURN(ImportReport report, std::move(imported));
     MSP_RETURN_IF_ERROR(index_sync_.CatchUpAndPersist());
     return report;
   }
@@ -189,7 +197,14 @@ class Engine final : public MemoryLayer {
     return ExportJsonl(*store_, scope, out);
   }
 
-  Status CheckStore() override { return store_->LastSeq().status(); }
+  Status CheckStore() override {
+    MSP_RETURN_IF_ERROR(store_->LastSeq().status());
+    if (store_->read_only()) {
+      return Status::ReadOnly("the store " + store_->Describe() + " is read-only: reads work, writes are refused");
+    }
+    if (std::string full = disk_full_.message(); !full.empty()) return Status::DiskFull(std::move(full));
+    return Status::Ok();
+  }
 
   Result<Stats> GetStats(const Namespace& scope, std::optional<int> max_access_level) override {
     return CollectStats(ctx_, scope, max_access_level);
@@ -205,9 +220,11 @@ class Engine final : public MemoryLayer {
   std::unique_ptr<VectorIndex> vector_;
   std::unique_ptr<Extractor> extractor_;
   std::shared_ptr<Clock> clock_;
+  const WarnFn warn_;
   IndexSync index_sync_;  // after the parts it keeps in step
   AccessLog access_;
   std::mutex write_mu_;  // see EngineContext::write_mu
+  DiskFullNote disk_full_;
   const EngineContext ctx_;
   Reembedder reembedder_;
   WritePlanner writes_;
@@ -259,8 +276,8 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
   const bool sync_lexical = options.store.synchronous == "full" || options.store.synchronous == "extra";
-  MSP_ASSIGN_OR_RETURN(parts.lexical,
-                       OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval, sync_lexical));
+  MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval,
+                                                        sync_lexical, /*read_only=*/parts.store->read_only()));
   // Exact scan below 50,000 rows a tenant, the graph above; both are
   // persisted with the vectors (index_sync.h), and the graph is extended
   // only at save points, never by a process that replays a few changes.

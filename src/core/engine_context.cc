@@ -14,7 +14,9 @@ Status EngineContext::ApplyBatch(const WriteBatch& batch) const {
 
 Result<std::vector<int64_t>> EngineContext::ApplyBatchSeqs(const WriteBatch& batch) const {
   access.Flush();
-  return store.Apply(batch);
+  Result<std::vector<int64_t>> seqs = store.Apply(batch);
+  disk_full.After(seqs.status());
+  return seqs;
 }
 
 Result<Memory> EngineContext::GetVisible(const Namespace& scope, const std::string& id,

@@ -25,6 +25,31 @@
 
 namespace msp {
 
+// Whether the store's disk was full at the last write: set by a write that
+// failed with DiskFull, cleared by the next one that succeeds. For health
+// checks (MemoryLayer::CheckStore). Thread-safe.
+class DiskFullNote {
+ public:
+  void After(const Status& write) {
+    if (write.code() == StatusCode::kDiskFull) {
+      std::lock_guard<std::mutex> lock(mu_);
+      message_ = write.message();
+    } else if (write.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      message_.clear();
+    }
+  }
+  // The failed write's message, or "" when the last write did not fail so.
+  std::string message() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return message_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string message_;  // guarded by mu_
+};
+
 struct EngineContext {
   const Options& options;
   Store& store;
@@ -37,13 +62,14 @@ struct EngineContext {
   // Serialises this process's read-modify-write sequences (dedup, step
   // numbers, eviction). Other processes are serialised by the store.
   std::mutex& write_mu;
+  DiskFullNote& disk_full;
 
   // The caller's actor, else the configured one.
   std::string ActorOf(const std::string& actor) const { return actor.empty() ? options.actor : actor; }
 
   // Applies `batch` in one Store::Apply, after flushing the access log
-  // (eviction reads the access counts). ApplyBatchSeqs returns the seqs
-  // the store gave the puts.
+  // (eviction reads the access counts), and notes a full disk. ApplyBatchSeqs
+  // returns the seqs the store gave the puts.
   Status ApplyBatch(const WriteBatch& batch) const;
   Result<std::vector<int64_t>> ApplyBatchSeqs(const WriteBatch& batch) const;
 

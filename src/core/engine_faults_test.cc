@@ -124,16 +124,19 @@ TEST_F(EngineFaultsTest, FailedApplyOfAWriteReturnsTheErrorAndStoresNothing) {
   faults_->Fail(StoreOp::kApply, testing::DiskFull());
   auto failed = engine_->Write(Fact("The billing service deploys from the release branch on Tuesdays"));
   ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+  EXPECT_EQ(failed.status().code(), StatusCode::kDiskFull) << failed.status().ToString();
   EXPECT_TRUE(testing::Contains(failed.status().message(), "No space left on device"))
       << failed.status().ToString();
   EXPECT_EQ(faults_->failures(StoreOp::kApply), 1);
   EXPECT_TRUE(Stored().empty());
   ASSERT_OK_AND_ASSIGN(int64_t audited, truth_->CountAudit("acme"));
   EXPECT_EQ(audited, 0);
+  // The health check reports the full disk until a write succeeds.
+  EXPECT_EQ(engine_->CheckStore().code(), StatusCode::kDiskFull) << engine_->CheckStore().ToString();
 
   ASSERT_OK_AND_ASSIGN(WriteResult written,
                        engine_->Write(Fact("Staging runs on the cluster in Frankfurt, production in Dublin")));
+  EXPECT_TRUE(engine_->CheckStore().ok()) << engine_->CheckStore().ToString();
   EXPECT_FALSE(written.merged);
   const std::map<std::string, Memory> stored = Stored();
   ASSERT_EQ(stored.size(), 1u);
@@ -208,7 +211,7 @@ TEST_F(EngineFaultsTest, FailedCommitLeavesTheIndexesNoFurtherThanTheStore) {
     faults_->Fail(StoreOp::kApply, fault);
     auto failed = engine_->Write(Fact(kLost));
     ASSERT_FALSE(failed.ok());
-    EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+    EXPECT_EQ(failed.status().code(), fault.code()) << failed.status().ToString();
   }
   EXPECT_EQ(faults_->failures(StoreOp::kApply), 2);
 
@@ -282,7 +285,7 @@ TEST_F(EngineFaultsTest, ConcurrentWriteManyWithFailingAppliesIsAllOrNothingPerC
         }
         expected_records += kRecords;
       } else {
-        EXPECT_EQ(call.result.status().code(), StatusCode::kIoError) << call.result.status().ToString();
+        EXPECT_EQ(call.result.status().code(), StatusCode::kDiskFull) << call.result.status().ToString();
         for (const std::string& text : call.texts) {
           EXPECT_FALSE(id_of_text.count(text)) << "failed call stored \"" << text << "\"";
         }

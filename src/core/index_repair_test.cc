@@ -127,11 +127,7 @@ class IndexRepairTest : public ::testing::Test {
 void Truncate(const std::string& file, std::uintmax_t size) { fs::resize_file(file, size); }
 
 void Garble(const std::string& file, size_t offset, size_t bytes) {
-  std::FILE* f = std::fopen(file.c_str(), "r+b");
-  ASSERT_NE(f, nullptr) << file;
-  std::fseek(f, static_cast<long>(offset), SEEK_SET);
-  for (size_t i = 0; i < bytes; ++i) std::fputc(static_cast<int>((i * 131 + 7) & 0xff), f);
-  std::fclose(f);
+  ASSERT_TRUE(testing::GarbleFile(file, offset, bytes)) << file;
 }
 
 void ReplaceByFile(const std::string& dir) {

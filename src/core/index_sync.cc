@@ -93,11 +93,13 @@ Status IndexSync::Open() {
   } else {
     open_note_ = "set aside: " + loaded.message();
   }
-  // Kept for a look, out of the way of the next save.
-  std::rename(vector_file_.c_str(), (vector_file_ + ".set-aside").c_str());
+  // Kept for a look, out of the way of the next save (a read-only store's
+  // is left where it is: the index is rebuilt in memory).
+  const bool set_aside = !store_.read_only();
+  if (set_aside) std::rename(vector_file_.c_str(), (vector_file_ + ".set-aside").c_str());
   ++rebuilds_.vector;
-  Warn("vector index " + vector_file_ + " " + open_note_ + " (kept as " + vector_file_ +
-       ".set-aside); it is rebuilt from the store");
+  Warn("vector index " + vector_file_ + " " + open_note_ +
+       (set_aside ? " (kept as " + vector_file_ + ".set-aside)" : std::string()) + "; it is rebuilt from the store");
   return Status::Ok();
 }
 
@@ -156,7 +158,7 @@ void IndexSync::Maintain() {
     // Then the file: written under the lock (changes wait for it), synced
     // and renamed without it. Changes replayed meanwhile count towards the
     // next save.
-    if (!vector_file_.empty() && !identity_.empty()) {
+    if (!vector_file_.empty() && !identity_.empty() && !store_.read_only()) {
       Result<StagedVectorFile> staged = vector_.Stage(vector_file_, identity_);
       if (staged.ok()) {
         const int64_t saved = unsaved_;
@@ -275,7 +277,7 @@ size_t IndexSync::GraphBudget() const {
 
 void IndexSync::SaveLocked(size_t graph_budget) {
   if (const Status g = vector_.ExtendGraph(graph_budget); !g.ok()) save_error_ = g.ToString();
-  if (vector_file_.empty() || identity_.empty()) {
+  if (vector_file_.empty() || identity_.empty() || store_.read_only()) {
     unsaved_ = 0;  // nothing to write: the next save point is as far away again
     return;
   }

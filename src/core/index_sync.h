@@ -32,6 +32,10 @@
 // did. Every rebuild after damage is logged through `warn` and counted
 // (rebuilds()).
 //
+// On a read-only store (Store::read_only) nothing is written: the vector
+// file is loaded but never saved or set aside, and the catch-up stays in
+// memory (the lexical index is opened read-only too, see OpenLexicalIndex).
+//
 // On a store shared by several servers, StartFollowing() keeps the indexes
 // caught up in the background as other servers' writes commit.
 //

@@ -109,8 +109,14 @@ class LexicalIndex {
 // store.synchronous is "full" (or "extra"), as SQLite does its own.
 // Damaged files (or a file where the folder should be) do not fail the
 // open: the first call that reads them answers Corruption.
+//
+// With `read_only` (a data directory this process may not write) nothing
+// is ever written to `dir`: reads use the files as they are, and the first
+// Apply, Clear or Reset moves the index into memory (a copy of what the
+// files hold, or empty when they cannot be read), where it is caught up
+// and read from then on; the files are left as they were.
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
-                                                       bool sync_commits = true);
+                                                       bool sync_commits = true, bool read_only = false);
 
 // The state of a vector index's graph: rows placed in it (`placed`, of
 // which `removed` have since left the index) and rows waiting (`pending`).

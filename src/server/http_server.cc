@@ -142,6 +142,17 @@ HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream*
             if (!health_source_) return SendJson(res, 200, {{"status", "ok"}});
             const Status store = health_source_();
             if (store.ok()) return SendJson(res, 200, {{"status", "ok"}, {"store", "up"}});
+            // Up, but writes are refused: reads still work.
+            if (store.code() == StatusCode::kReadOnly) {
+              return SendJson(res, 200, {{"status", "ok"}, {"store", "up"}, {"writes", "read_only"}});
+            }
+            if (store.code() == StatusCode::kDiskFull) {
+              return SendJson(res, 507, {{"status", "disk_full"},
+                                         {"store", "up"},
+                                         {"writes", "disk_full"},
+                                         {"message", "the disk holding the store is full: writes fail until space "
+                                                     "is freed (reads work)"}});
+            }
             // The code only: /healthz needs no key, and the message names the database.
             SendJson(res, 503, {{"status", "unavailable"}, {"store", "down"}, {"error", StatusCodeName(store.code())}});
           },

@@ -123,7 +123,9 @@ class HttpServer {
   // What /healthz checks besides the server itself (the store): while it
   // fails, /healthz answers 503 {"status": "unavailable", "store": "down",
   // "error": its status code name}; otherwise 200 {"status": "ok", "store":
-  // "up"}.
+  // "up"}. Two failures mean the store is up but refuses writes: ReadOnly
+  // answers 200 with "writes": "read_only", DiskFull 507 {"status":
+  // "disk_full", "store": "up", "writes": "disk_full", "message": ...}.
   // REQUIRES: before Start().
   void SetHealthSource(std::function<Status()> probe);
 

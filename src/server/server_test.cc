@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -136,6 +137,10 @@ TEST(HttpStatusTest, MapsEveryCode) {
   EXPECT_EQ(HttpStatusFor(Status::IoError("x")), 500);
   EXPECT_EQ(HttpStatusFor(Status::Corruption("x")), 500);
   EXPECT_EQ(HttpStatusFor(Status::Internal("x")), 500);
+  EXPECT_EQ(HttpStatusFor(Status::DiskFull("x")), 507);
+  EXPECT_EQ(HttpStatusFor(Status::ReadOnly("x")), 503);
+  EXPECT_EQ(StatusErrorJson(Status::DiskFull("the disk is full"))["error"]["code"], "disk_full");
+  EXPECT_EQ(StatusErrorJson(Status::ReadOnly("writes are refused"))["error"]["code"], "read_only");
 }
 
 TEST(HttpStatusTest, ErrorBodyNamesTheRule) {
@@ -418,6 +423,58 @@ TEST_F(HttpServerSocketTest, ASecondServerCannotTakeAPortInUse) {
   auto port = (*second)->Start();
   ASSERT_FALSE(port.ok());
   EXPECT_EQ(port.status().code(), StatusCode::kUnavailable) << port.status().ToString();
+}
+
+}  // namespace
+}  // namespace msp
+
+namespace msp {
+namespace {
+
+using nlohmann::json;
+using testing::Contains;
+
+// /healthz reports what the store's health check says: up (200), up but
+// refusing writes for a read-only data directory (200, "writes":
+// "read_only"), up with a full disk (507 "disk_full"), down (503).
+TEST(HttpServerHealthTest, ReportsReadOnlyAndDiskFull) {
+  ServerOptions o;
+  o.port = 0;
+  o.threads = 2;
+  o.allow_anonymous = true;
+  o.access_log = false;
+  auto server = HttpServer::Create(o, ApiKeys(), nullptr);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::mutex mu;
+  Status health;
+  (*server)->SetHealthSource([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return health;
+  });
+  auto port = (*server)->Start();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  const auto probe = [&](const Status& s) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      health = s;
+    }
+    RawConnection c(*port);
+    EXPECT_TRUE(c.connected());
+    return c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  };
+  RawAnswer a = probe(Status::Ok());
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(json::parse(a.body), (json{{"status", "ok"}, {"store", "up"}}));
+  a = probe(Status::ReadOnly("the store is read-only"));
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(json::parse(a.body)["writes"], "read_only") << a.body;
+  a = probe(Status::DiskFull("no space left on device"));
+  EXPECT_EQ(a.status, 507) << a.body;
+  EXPECT_EQ(json::parse(a.body)["status"], "disk_full") << a.body;
+  EXPECT_TRUE(Contains(json::parse(a.body)["message"].get<std::string>(), "disk")) << a.body;
+  a = probe(Status::Unavailable("down"));
+  EXPECT_EQ(a.status, 503) << a.body;
+  (*server)->Stop();
 }
 
 }  // namespace

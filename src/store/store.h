@@ -141,10 +141,16 @@ class Store {
 
   // Where the store lives, for messages ("/data/.msp/msp.db").
   virtual std::string Describe() const = 0;
+
+  // True when the store was opened read-only because this process may not
+  // write it (a read-only mount, a data directory or file the user may only
+  // read): reads work, and Apply and RecordAccess answer ReadOnly.
+  virtual bool read_only() const { return false; }
 };
 
 // Opens (creating if needed, migrating forward) the store named by
-// options.backend under options.data_dir.
+// options.backend under options.data_dir. A SQLite store this process may
+// not write is opened read-only (Store::read_only), if its schema is current.
 Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options);
 
 }  // namespace msp

@@ -655,4 +655,29 @@ TEST_F(MspTest, DemoWithoutDataDirUsesATemporaryDirectory) {
   EXPECT_FALSE(fs::exists(dir_ / ".msp"));  // the default data dir was not touched
 }
 
+// The lexical index damaged on disk (the error message of old recommended
+// `msp reindex`, which failed the same way): every verb works, the index is
+// rebuilt from the store with a warning, and `msp reindex` succeeds without
+// reading it.
+TEST_F(MspTest, DamagedLexicalIndexIsRebuiltAndReindexNeverNeedsIt) {
+  const std::string id = WriteId({"write", "The kafka broker restarts every night at two", "--tag", "preference"});
+  ASSERT_EQ(Msp({"search", "kafka"}).code, 0);
+  const fs::path lexical = fs::path(data_) / "lexical";
+  fs::resize_file(lexical / "postlist.glass", 0);
+  Outcome search = Msp({"search", "kafka"});
+  EXPECT_EQ(search.code, 0) << search.err;
+  EXPECT_TRUE(Contains(search.out, id)) << search.out;
+  EXPECT_TRUE(Contains(search.err, "set aside and rebuilt from the store")) << search.err;
+  EXPECT_TRUE(fs::exists(fs::path(data_) / "lexical.set-aside"));
+
+  fs::remove_all(lexical);
+  WriteFile(lexical, "not an index");
+  Outcome reindex = Msp({"reindex"});
+  EXPECT_EQ(reindex.code, 0) << reindex.err;
+  search = Msp({"search", "kafka"});
+  EXPECT_EQ(search.code, 0) << search.err;
+  EXPECT_TRUE(Contains(search.out, id)) << search.out;
+  EXPECT_TRUE(fs::is_directory(lexical));
+}
+
 }  // namespace

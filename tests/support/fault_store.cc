@@ -5,7 +5,9 @@
 
 namespace msp::testing {
 
-Status DiskFull() { return Status::IoError("write to the store failed: No space left on device (ENOSPC)"); }
+Status DiskFull() {
+  return Status::DiskFull("write to the store failed: No space left on device (ENOSPC); the disk is full");
+}
 
 Status FsyncFailed() { return Status::IoError("fsync of the store at commit failed: Input/output error (EIO)"); }
 

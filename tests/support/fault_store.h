@@ -51,7 +51,7 @@ struct FaultPlan {
 };
 
 // Statuses a real store reports, for Fail().
-Status DiskFull();       // IoError: "No space left on device" (ENOSPC)
+Status DiskFull();       // DiskFull: "No space left on device" (ENOSPC), as SQLite's SQLITE_FULL
 Status FsyncFailed();    // IoError: fsync reported EIO at commit
 Status Unreachable();    // Unavailable: the database server went away
 
@@ -72,6 +72,7 @@ class FaultStore final : public Store {
   int64_t failures(StoreOp op) const;
 
   Store& base() { return *base_; }
+  bool read_only() const override { return base_->read_only(); }
 
   Result<std::vector<int64_t>> Apply(const WriteBatch& batch) override;
   Result<std::optional<Memory>> Get(const std::string& id) override;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,13 @@ std::string MakeTestDir(std::string_view prefix);
 
 // Removes `dir` and everything below it; errors are ignored.
 void RemoveTestDir(const std::string& dir);
+
+// The bytes of the file at `path` ("" when it cannot be read).
+std::string ReadWholeFile(const std::string& path);
+
+// Overwrites `bytes` bytes of the file at `path` from `offset` with a fixed
+// pattern (a garbled file for tests of damage); false when it cannot.
+bool GarbleFile(const std::string& path, size_t offset, size_t bytes);
 
 // True when `part` occurs in `s` (for assertions on messages and output).
 inline bool Contains(std::string_view s, std::string_view part) {

@@ -56,6 +56,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -304,8 +305,12 @@ Result<int64_t> ParseSeq(const std::string& dir, const std::string& s) {
 // One read handle with its own parser: Xapian objects are not thread-safe
 // (not even their reference counts), so nothing here is shared.
 struct Reader {
-  Reader(const std::string& dir, const std::string& language)
-      : db(dir), stem(language), stopper(MakeStopper(language)) {
+  Reader(const std::string& dir, const std::string& language) : Reader(Xapian::Database(dir), language) {
+    in_memory = false;
+  }
+  // Over an open database (the in-memory one of a read-only index).
+  Reader(const Xapian::Database& database, const std::string& language)
+      : db(database), in_memory(true), stem(language), stopper(MakeStopper(language)) {
     parser.set_stemmer(stem);
     if (stopper) parser.set_stopper(stopper.get());
     // STEM_ALL with "Z" as the default prefix produces exactly the terms
@@ -316,6 +321,7 @@ struct Reader {
     parser.set_default_op(Xapian::Query::OP_OR);
   }
   Xapian::Database db;
+  bool in_memory = false;   // no revisions: nothing is cached
   uint64_t generation = 0;  // XapianLexicalIndex::generation_ when opened
   Xapian::Stem stem;
   std::unique_ptr<Xapian::SimpleStopper> stopper;
@@ -336,9 +342,10 @@ constexpr size_t kMaxCachedDocs = 100000;
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
-  XapianLexicalIndex(std::string dir, const RetrievalOptions& options, bool sync_commits)
+  XapianLexicalIndex(std::string dir, const RetrievalOptions& options, bool sync_commits, bool read_only)
       : dir_(std::move(dir)),
         write_flags_(Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK | (sync_commits ? 0 : Xapian::DB_NO_SYNC)),
+        read_only_(read_only),
         language_(options.language),
         date_terms_(options.date_terms),
         k1_(options.bm25_k1),
@@ -370,7 +377,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       generator.set_stopper_strategy(Xapian::TermGenerator::STOP_ALL);
       generator.set_stemming_strategy(Xapian::TermGenerator::STEM_ALL_Z);
       generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
-      db.begin_transaction(/*flushed=*/true);
+      if (!read_only_) db.begin_transaction(/*flushed=*/true);  // the in-memory backend has none
       for (const Memory& m : upserts) {
         Xapian::Document doc = MakeDocument(m, generator);
         db.replace_document(IdTerm(m.id), doc);
@@ -378,7 +385,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       for (const std::string& id : deletes) db.delete_document(IdTerm(id));
       db.set_metadata(kLastSeqKey, std::to_string(up_to_seq));
       db.set_metadata(kFormatKey, format_);
-      db.commit_transaction();
+      if (!read_only_) db.commit_transaction();
       return Status::Ok();
     });
   }
@@ -387,10 +394,10 @@ class XapianLexicalIndex final : public LexicalIndex {
     return Write("clear", [&](Xapian::WritableDatabase& db) -> Status {
       std::vector<Xapian::docid> ids;
       for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) ids.push_back(*it);
-      db.begin_transaction(/*flushed=*/true);
+      if (!read_only_) db.begin_transaction(/*flushed=*/true);  // the in-memory backend has none
       for (Xapian::docid id : ids) db.delete_document(id);
       db.set_metadata(kLastSeqKey, "0");
-      db.commit_transaction();
+      if (!read_only_) db.commit_transaction();
       return Status::Ok();
     });
   }
@@ -402,6 +409,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       idle_.clear();  // readers of the old files; those in use are dropped when released
       ++generation_;
     }
+    if (read_only_) return ToMemoryLocked(/*copy_files=*/false);
     namespace fs = std::filesystem;
     const std::string aside = dir_ + ".set-aside";
     std::error_code ec;
@@ -414,7 +422,7 @@ class XapianLexicalIndex final : public LexicalIndex {
     fs::create_directories(dir_, ec);
     if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
     try {
-      Xapian::WritableDatabase db(dir_, Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK);
+      Xapian::WritableDatabase db(dir_, write_flags_);
       db.set_metadata(kFormatKey, format_);
       db.commit();
       db.close();
@@ -441,6 +449,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   // folder should be) are left for the first use to report as Corruption,
   // which Reset() repairs: opening never fails on them.
   Status Init() {
+    if (read_only_) return InitReadOnly();
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return Status::Ok();  // something else is in the way: see above
@@ -472,6 +481,56 @@ class XapianLexicalIndex final : public LexicalIndex {
   }
 
  private:
+  // Init of a read-only index: the files as they are when they hold an
+  // index of this format (damage is left for the first use to report);
+  // otherwise an empty index in memory.
+  Status InitReadOnly() {
+    try {
+      Xapian::Database probe(dir_);
+      if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) return Status::Ok();
+    } catch (const Xapian::Error& e) {
+      if (IsDamage(e) && std::filesystem::exists(dir_)) return Status::Ok();
+    }
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return ToMemoryLocked(/*copy_files=*/false);
+  }
+
+  // A read-only index moves into memory: a new in-memory database, holding
+  // a copy of the files' documents and change number when `copy_files`
+  // and they can be read (empty otherwise: the caller's catch-up replays
+  // everything). A no-op once in memory, unless !copy_files (Reset), which
+  // starts it empty again. REQUIRES: write_mu_ held.
+  Status ToMemoryLocked(bool copy_files) {
+    {
+      std::lock_guard<std::mutex> lock(memory_mu_);
+      if (memory_ && copy_files) return Status::Ok();
+    }
+    try {
+      Xapian::WritableDatabase memory(std::string(), Xapian::DB_BACKEND_INMEMORY);
+      memory.set_metadata(kFormatKey, format_);
+      if (copy_files) {
+        try {
+          Xapian::Database files(dir_);
+          if (files.get_metadata(kFormatKey) == format_) {
+            for (auto it = files.postlist_begin(""); it != files.postlist_end(""); ++it) {
+              memory.replace_document(*it, files.get_document(*it));
+            }
+            memory.set_metadata(kLastSeqKey, files.get_metadata(kLastSeqKey));
+          }
+        } catch (const Xapian::Error&) {
+          memory = Xapian::WritableDatabase(std::string(), Xapian::DB_BACKEND_INMEMORY);  // unreadable: start empty
+          memory.set_metadata(kFormatKey, format_);
+        }
+      }
+      memory.commit();
+      std::lock_guard<std::mutex> lock(memory_mu_);
+      memory_ = std::move(memory);
+    } catch (const Xapian::Error& e) {
+      return FromXapian(dir_, "copy into memory", e);
+    }
+    return Status::Ok();
+  }
+
   // The search behind Search and SearchEpisodes (see IndexQuery::sessions).
   Result<std::vector<LexicalHit>> Find(const IndexQuery& q, bool with_position) {
     if (q.limit <= 0) return std::vector<LexicalHit>{};
@@ -512,8 +571,8 @@ class XapianLexicalIndex final : public LexicalIndex {
       }
       Xapian::MSet mset = enquire.get_mset(0, limit);
       hits.reserve(mset.size());
-      const Xapian::rev revision = r.db.get_revision();
-      if (revision != r.cached_revision || r.docs.size() > kMaxCachedDocs) {
+      const Xapian::rev revision = r.in_memory ? 0 : r.db.get_revision();
+      if (r.in_memory || revision != r.cached_revision || r.docs.size() > kMaxCachedDocs) {
         r.docs.clear();
         r.cached_revision = revision;
       }
@@ -638,6 +697,19 @@ class XapianLexicalIndex final : public LexicalIndex {
   // moved the database on under it.
   template <typename T, typename Fn>
   Result<T> Read(const char* op, Fn&& fn) {
+    if (read_only_) {
+      std::lock_guard<std::mutex> lock(memory_mu_);
+      if (memory_) {
+        try {
+          Reader reader(*memory_, language_);
+          return fn(reader);
+        } catch (const Xapian::Error& e) {
+          return FromXapian(dir_, op, e);
+        } catch (const std::exception& e) {
+          return Status::Internal("lexical index " + dir_ + " (in memory): " + op + ": " + e.what());
+        }
+      }
+    }
     std::unique_ptr<Reader> reader;
     Result<T> result = Status::Internal("unreached");
     try {
@@ -686,7 +758,7 @@ class XapianLexicalIndex final : public LexicalIndex {
 
   void ReleaseReader(std::unique_ptr<Reader> r) {
     std::lock_guard<std::mutex> lock(pool_mu_);
-    if (r->generation == generation_ && idle_.size() < kMaxIdleReaders) idle_.push_back(std::move(r));
+    if (r && r->generation == generation_ && idle_.size() < kMaxIdleReaders) idle_.push_back(std::move(r));
   }
 
   // Opens the writer (waiting for another process's), runs `fn`, commits
@@ -694,6 +766,19 @@ class XapianLexicalIndex final : public LexicalIndex {
   template <typename Fn>
   Status Write(const char* op, Fn&& fn) {
     std::lock_guard<std::mutex> lock(write_mu_);
+    if (read_only_) {
+      MSP_RETURN_IF_ERROR(ToMemoryLocked(/*copy_files=*/true));
+      std::lock_guard<std::mutex> memory_lock(memory_mu_);
+      try {
+        Status s = fn(*memory_);
+        if (s.ok()) memory_->commit();
+        return s;
+      } catch (const Xapian::Error& e) {
+        return FromXapian(dir_, op, e);
+      } catch (const std::exception& e) {
+        return Status::Internal("lexical index " + dir_ + " (in memory): " + op + ": " + e.what());
+      }
+    }
     try {
       Xapian::WritableDatabase db(dir_, write_flags_);
       Status s = fn(db);
@@ -709,12 +794,17 @@ class XapianLexicalIndex final : public LexicalIndex {
 
   const std::string dir_;
   const int write_flags_;  // for each WritableDatabase: DB_NO_SYNC unless commits are synced
+  const bool read_only_;  // see OpenLexicalIndex
   const std::string language_;
   const bool date_terms_;
   const double k1_;  // BM25 parameters (RetrievalOptions::bm25_k1, bm25_b)
   const double b_;
   const std::string format_;
   std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
+  // A read-only index once it has been written to: every read and write
+  // of it holds memory_mu_ (Xapian objects are not thread-safe).
+  std::mutex memory_mu_;
+  std::optional<Xapian::WritableDatabase> memory_;  // guarded by memory_mu_
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Reader>> idle_;  // guarded by pool_mu_
   uint64_t generation_ = 0;                     // Reset()s so far; guarded by pool_mu_
@@ -722,8 +812,8 @@ class XapianLexicalIndex final : public LexicalIndex {
 
 }  // namespace
 
-Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
-                                                       const RetrievalOptions& options, bool sync_commits) {
+Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
+                                                       bool sync_commits, bool read_only) {
   if (dir.empty()) return Status::InvalidArgument("lexical index directory is empty");
   try {
     Xapian::Stem check(options.language);
@@ -734,7 +824,7 @@ Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir,
   if (!(options.bm25_k1 >= 0) || !(options.bm25_b >= 0 && options.bm25_b <= 1)) {
     return Status::InvalidArgument("retrieval.bm25_k1 must be >= 0 and retrieval.bm25_b between 0 and 1");
   }
-  auto index = std::make_unique<XapianLexicalIndex>(dir, options, sync_commits);
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options, sync_commits, read_only);
   MSP_RETURN_IF_ERROR(index->Init());
   return std::unique_ptr<LexicalIndex>(std::move(index));
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "index/index.h"
+#include "tests/support/test_util.h"
 
 namespace msp {
 namespace {
@@ -524,11 +525,7 @@ struct Damage {
 void TruncateTo(const std::string& file, std::uintmax_t size) { std::filesystem::resize_file(file, size); }
 
 void Overwrite(const std::string& file, size_t offset, size_t bytes) {
-  std::FILE* f = std::fopen(file.c_str(), "r+b");
-  ASSERT_NE(f, nullptr) << file;
-  std::fseek(f, static_cast<long>(offset), SEEK_SET);
-  for (size_t i = 0; i < bytes; ++i) std::fputc(static_cast<int>((i * 131 + 7) & 0xff), f);
-  std::fclose(f);
+  ASSERT_TRUE(testing::GarbleFile(file, offset, bytes)) << file;
 }
 
 const Damage kDamages[] = {
@@ -597,6 +594,56 @@ TEST(XapianIndexDamageTest, FolderDeletedUnderAnOpenIndexIsCorruptionUntilReset)
   EXPECT_EQ(*(*idx)->AppliedSeq(), 0);
   ASSERT_TRUE((*idx)->Apply({Rec("b", "kafka again")}, {}, 2).ok());
   EXPECT_EQ((*idx)->Search(Query("kafka"))->size(), 1u);
+}
+
+// Every file below `dir`, with its bytes.
+std::map<std::string, std::string> Files(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out[e.path().string()] = testing::ReadWholeFile(e.path());
+  }
+  return out;
+}
+
+// A read-only index reads the files as they are, and moves into memory
+// (a copy of them) at its first write: it answers old and new documents,
+// and the files never change; without files it starts empty in memory.
+TEST(XapianIndexReadOnlyTest, WritesGoToMemoryAndTheFilesNeverChange) {
+  TempDir dir;
+  const std::string path = dir.path() + "/lexical";
+  {
+    auto idx = OpenLexicalIndex(path, RetrievalOptions{});
+    ASSERT_TRUE(idx.ok());
+    ASSERT_TRUE((*idx)->Apply({Rec("a", "kafka broker down"), Rec("b", "printer jam")}, {}, 2).ok());
+  }
+  const auto before = Files(path);
+  ASSERT_FALSE(before.empty());
+  auto idx = OpenLexicalIndex(path, RetrievalOptions{}, /*sync_commits=*/false, /*read_only=*/true);
+  ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+  EXPECT_EQ(*(*idx)->AppliedSeq(), 2);
+  EXPECT_EQ((*idx)->Search(Query("kafka"))->size(), 1u);
+  const Status applied = (*idx)->Apply({Rec("c", "kafka consumer lag")}, {"b"}, 3);
+  ASSERT_TRUE(applied.ok()) << applied.ToString();
+  EXPECT_EQ(*(*idx)->AppliedSeq(), 3);
+  EXPECT_EQ(*(*idx)->DocCount(), 2);
+  auto hits = (*idx)->Search(Query("kafka"));
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  std::set<std::string> ids;
+  for (const auto& h : *hits) ids.insert(h.id);
+  EXPECT_EQ(ids, (std::set<std::string>{"a", "c"}));
+  ASSERT_TRUE((*idx)->Reset().ok());
+  EXPECT_EQ(*(*idx)->AppliedSeq(), 0);
+  EXPECT_EQ(Files(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + ".set-aside"));
+
+  const std::string none = dir.path() + "/none";
+  auto empty = OpenLexicalIndex(none, RetrievalOptions{}, /*sync_commits=*/false, /*read_only=*/true);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(*(*empty)->AppliedSeq(), 0);
+  ASSERT_TRUE((*empty)->Apply({Rec("d", "zookeeper quorum")}, {}, 1).ok());
+  EXPECT_EQ((*empty)->Search(Query("zookeeper"))->size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(none));
 }
 
 }  // namespace

@@ -19,9 +19,10 @@ StatusCode CodeFor(int rc) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return StatusCode::kCorruption;
+    case SQLITE_FULL:
+      return StatusCode::kDiskFull;
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
-    case SQLITE_FULL:
     case SQLITE_READONLY:
     case SQLITE_PERM:
       return StatusCode::kIoError;
@@ -124,17 +125,46 @@ size_t Statement::ColumnBytes(int index) const {
 
 // ---- SqliteDb ----
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+namespace {
+
+// Opens `name` (a path or a file: URI) with `flags`; a failure's message
+// names `path`, what SQLite said, then `hint`.
+Result<sqlite3*> OpenHandle(const std::string& name, int flags, const std::string& path, const std::string& hint) {
   sqlite3* handle = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string detail = handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
     sqlite3_close_v2(handle);
-    return Status(CodeFor(rc), "sqlite: cannot open database " + path + ": " + detail +
-                                   " (check that the directory exists and is writable)");
+    return Status(CodeFor(rc), "sqlite: cannot open database " + path + ": " + detail + hint);
   }
   sqlite3_extended_result_codes(handle, 1);
+  return handle;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path,
+                                                     " (check that the directory exists and is writable)"));
+  return std::unique_ptr<SqliteDb>(new SqliteDb(handle, path));
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path, bool immutable) {
+  // A URI, so that mode and immutable can be given: the path's own '%',
+  // '?' and '#' are escaped.
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[static_cast<unsigned char>(c) >> 4];
+      uri += kHex[static_cast<unsigned char>(c) & 0xf];
+    } else {
+      uri += c;
+    }
+  }
+  uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
+  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path, " (opening it read-only)"));
   return std::unique_ptr<SqliteDb>(new SqliteDb(handle, path));
 }
 
@@ -184,6 +214,8 @@ Status SqliteDb::Error(int rc, std::string_view op) const {
   const StatusCode code = CodeFor(rc);
   if (code == StatusCode::kUnavailable) {
     message += " (the database is locked by another writer; retry)";
+  } else if (code == StatusCode::kDiskFull) {
+    message += " (the disk is full: nothing was written; free space and retry)";
   }
   return Status(code, std::move(message));
 }

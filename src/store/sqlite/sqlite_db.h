@@ -73,6 +73,11 @@ class SqliteDb {
  public:
   // Opens (creating if needed) the database file at `path` read-write.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  // Opens the existing database file at `path` read-only (SQLite's
+  // mode=ro); with `immutable`, also without the WAL's shared-memory file,
+  // for a database on a mount where it cannot be made (SQLite then assumes
+  // that nobody changes the file while it is open).
+  static Result<std::unique_ptr<SqliteDb>> OpenReadOnly(const std::string& path, bool immutable);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -2,6 +2,7 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -172,8 +174,8 @@ Filter BuildFilter(const RecordQuery& q) {
 
 class SqliteStore final : public Store {
  public:
-  SqliteStore(std::unique_ptr<SqliteDb> db, std::string synchronous)
-      : db_(std::move(db)), synchronous_(std::move(synchronous)) {}
+  SqliteStore(std::unique_ptr<SqliteDb> db, std::string synchronous, bool read_only = false)
+      : db_(std::move(db)), synchronous_(std::move(synchronous)), read_only_(read_only) {}
 
   Result<std::vector<int64_t>> Apply(const WriteBatch& batch) override;
   Result<std::optional<Memory>> Get(const std::string& id) override;
@@ -189,9 +191,16 @@ class SqliteStore final : public Store {
   Result<int64_t> CountAudit(const std::string& tenant) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;
   std::string Describe() const override { return db_->path(); }
+  bool read_only() const override { return read_only_; }
 
  private:
   static constexpr int kScanPage = 256;
+
+  Status RefuseWrite() const {
+    return Status::ReadOnly("the store " + db_->path() +
+                            " is read-only for this process (a read-only mount, or files it may not write): "
+                            "reads work, writes are refused");
+  }
 
   // Appends a change row; returns its seq. REQUIRES: mu_ held, in a transaction.
   Result<int64_t> AppendChange(const std::string& id, const std::string& tenant, std::string_view op,
@@ -200,6 +209,7 @@ class SqliteStore final : public Store {
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;
   const std::string synchronous_;  // the connection's PRAGMA synchronous
+  const bool read_only_;
 };
 
 Result<int64_t> SqliteStore::AppendChange(const std::string& id, const std::string& tenant,
@@ -218,6 +228,7 @@ Result<int64_t> SqliteStore::AppendChange(const std::string& id, const std::stri
 Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
   std::vector<int64_t> seqs;
   if (batch.empty()) return seqs;
+  if (read_only_) return RefuseWrite();
 
   // Validate and encode before taking the write lock.
   std::vector<EncodedPut> encoded;
@@ -520,6 +531,7 @@ Result<int64_t> SqliteStore::LastSeq() {
 // and the connection's setting is restored after.
 Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
   if (ids.empty()) return Status::Ok();
+  if (read_only_) return RefuseWrite();
   std::lock_guard<std::mutex> lock(mu_);
   MSP_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = OFF", "record access"));
   Status status = [&]() -> Status {
@@ -618,6 +630,44 @@ Status ConfigureConnection(SqliteDb& db, const std::string& synchronous) {
   return Migrate(db, SchemaMigrations());
 }
 
+// True when this process may not write the database file (when it
+// exists) or its folder, where SQLite makes the WAL and its shared memory:
+// a read-only mount, or permissions that let the user only read.
+bool CannotWrite(const std::string& db_path) {
+  std::string dir = std::filesystem::path(db_path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (::access(db_path.c_str(), F_OK) == 0 && ::access(db_path.c_str(), W_OK) != 0) return true;
+  return ::access(dir.c_str(), W_OK) != 0;
+}
+
+// The store opened read-only: the database as it is (never migrated). On a
+// mount where the WAL's shared-memory file cannot be made (it is removed
+// when the last writer closes), SQLite opens it immutable instead.
+Result<std::unique_ptr<Store>> OpenReadOnlyStore(const std::string& db_path, const std::string& synchronous,
+                                                 int busy_timeout_ms) {
+  if (::access(db_path.c_str(), F_OK) != 0) {
+    return Status::ReadOnly("no store at " + db_path + ", and its directory is read-only for this process: "
+                            "it cannot be created there");
+  }
+  Result<int> version = Status::Internal("unreached");
+  std::unique_ptr<SqliteDb> db;
+  for (bool immutable : {false, true}) {
+    MSP_ASSIGN_OR_RETURN(db, SqliteDb::OpenReadOnly(db_path, immutable));
+    sqlite3_busy_timeout(db->handle(), busy_timeout_ms);
+    version = ReadSchemaVersion(*db);
+    if (version.ok() || version.status().code() != StatusCode::kIoError) break;
+  }
+  MSP_RETURN_IF_ERROR(version.status());
+  const int latest = SchemaMigrations().back().version;
+  if (*version != latest) {
+    return Status::FailedPrecondition("sqlite: database " + db_path + " has schema version " +
+                                      std::to_string(*version) + " and this msp needs " + std::to_string(latest) +
+                                      ", but it is read-only for this process: open it once with msp where it "
+                                      "is writable to migrate it");
+  }
+  return std::unique_ptr<Store>(new SqliteStore(std::move(db), synchronous, /*read_only=*/true));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
@@ -636,6 +686,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
                                    std::to_string(options.busy_timeout_ms));
   }
 
+  if (CannotWrite(db_path)) return OpenReadOnlyStore(db_path, synchronous, options.busy_timeout_ms);
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path));
   sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms);
 
