@@ -328,15 +328,20 @@ class RawConnection {
 
 constexpr char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
+// An anonymous loopback server on any port, two threads, no access log.
+ServerOptions TestServerOptions() {
+  ServerOptions o;
+  o.port = 0;
+  o.threads = 2;
+  o.allow_anonymous = true;
+  o.access_log = false;
+  return o;
+}
+
 class HttpServerSocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ServerOptions o;
-    o.port = 0;
-    o.threads = 2;
-    o.allow_anonymous = true;
-    o.access_log = false;
-    auto server = HttpServer::Create(o, ApiKeys(), nullptr);
+    auto server = HttpServer::Create(TestServerOptions(), ApiKeys(), nullptr);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
     auto port = server_->Start();
@@ -438,12 +443,7 @@ using testing::Contains;
 // refusing writes for a read-only data directory (200, "writes":
 // "read_only"), up with a full disk (507 "disk_full"), down (503).
 TEST(HttpServerHealthTest, ReportsReadOnlyAndDiskFull) {
-  ServerOptions o;
-  o.port = 0;
-  o.threads = 2;
-  o.allow_anonymous = true;
-  o.access_log = false;
-  auto server = HttpServer::Create(o, ApiKeys(), nullptr);
+  auto server = HttpServer::Create(TestServerOptions(), ApiKeys(), nullptr);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   std::mutex mu;
   Status health;
