@@ -53,6 +53,7 @@ class IndexSyncTest : public ::testing::Test {
     small.graph_m = 8;
     small.graph_ef_construction = 40;
     small.build_threads = 1;
+    small.cold_scan_bytes = 0;  // a loaded graph answers as the graph it saved
     v.vector = graph ? MakeVectorIndex(kDim, small) : MakeExactVectorIndex(kDim);
     v.sync = std::make_unique<IndexSync>(*store_, *v.lexical, *v.vector, embedder, file());
     EXPECT_TRUE(v.sync->Open().ok());

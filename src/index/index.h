@@ -193,6 +193,11 @@ struct VectorIndexOptions {
   int graph_ef_construction = 200;  // candidates explored per insertion
   int graph_ef_search = 160;        // candidates explored per query (at least 2 * limit)
   int build_threads = 0;            // for large batches; 0: the hardware's threads
+  // A process's first queries read the index file with pread (a graph
+  // search then costs ~20,000 reads); while a tenant's float16 rows take at
+  // most this many bytes they scan those instead (exact, and cheaper up to
+  // about 170,000 rows of 384 dimensions); 0: always the graph.
+  size_t cold_scan_bytes = size_t{128} << 20;
 };
 
 // As MakeExactVectorIndex, with the graph of `options`. A graph query takes

@@ -428,9 +428,14 @@ class ExactVectorIndex final : public VectorIndex {
     if (cq.impossible || ids_.empty()) return out;
 
     const size_t k = static_cast<size_t>(q.limit);
-    if (graph_ && graph_->nodes() > 0 && cq.tenant < tenant_rows_.size() &&
-        tenant_rows_[cq.tenant] >= std::max<size_t>(options_.graph_min_records, 1)) {
-      const bool cold = ColdQuery();
+    const bool cold = ColdQuery();
+    const size_t rows = cq.tenant < tenant_rows_.size() ? tenant_rows_[cq.tenant] : 0;
+    // A process's first queries read what they visit with pread: a graph
+    // search visits ~10,000 rows (~20,000 reads), while the float16 scan
+    // reads its tenant's rows in large pieces; below cold_scan_bytes of
+    // them the scan is the cheaper (and exact).
+    const bool cold_scan = cold && half_ != nullptr && rows * dim_ * sizeof(uint16_t) <= options_.cold_scan_bytes;
+    if (graph_ && graph_->nodes() > 0 && rows >= std::max<size_t>(options_.graph_min_records, 1) && !cold_scan) {
       std::optional<std::vector<uint32_t>> found = GraphCandidates(query, cq, k, cold);
       if (found) return TopK(query, cq, k, &*found, cold);
     }
@@ -438,8 +443,8 @@ class ExactVectorIndex final : public VectorIndex {
     // top k; only those are scored exactly (the same results, fewer bytes).
     const bool shortlisted = half_ != nullptr;
     std::vector<uint32_t> shortlist;
-    if (shortlisted) shortlist = HalfShortlist(query, cq, k);
-    return TopK(query, cq, k, shortlisted ? &shortlist : nullptr);
+    if (shortlisted) shortlist = HalfShortlist(query, cq, k, cold);
+    return TopK(query, cq, k, shortlisted ? &shortlist : nullptr, cold && shortlisted);
   }
 
   Result<std::vector<float>> Score(const std::vector<float>& query, const std::vector<std::string_view>& ids,
@@ -628,8 +633,9 @@ class ExactVectorIndex final : public VectorIndex {
   // the k-th best exact score, so every slot of the exact top k (ties
   // included) has upper >= T. Returns those slots, in slot order.
   // REQUIRES: mu_ held (shared is enough); half_ != nullptr.
-  std::vector<uint32_t> HalfShortlist(const std::vector<float>& query, const CompiledQuery& cq,
-                                      size_t k) const {
+  // With `cold`, the rows are read with pread, kScanChunk slots at a time.
+  std::vector<uint32_t> HalfShortlist(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
+                                      bool cold) const {
     double sq = 0.0;
     for (float x : query) sq += static_cast<double>(x) * x;
     const double q_norm = std::sqrt(sq);
@@ -646,32 +652,51 @@ class ExactVectorIndex final : public VectorIndex {
     uint32_t slots[kBlock];
     float scores[kBlock];
     const size_t n = ids_.size();
-    for (size_t slot = 0; slot < n;) {
-      size_t m = 0;
-      for (; slot < n && m < kBlock; ++slot) {
-        if (tenant_of_[slot] != cq.tenant) continue;
-        rows[m] = halves_.data() + slot * dim_;
-        slots[m++] = static_cast<uint32_t>(slot);
+    std::vector<uint32_t> tenant_buf(cold ? kScanChunk : 0);
+    std::vector<float> norm_buf(cold ? kScanChunk : 0);
+    std::vector<uint16_t> half_buf(cold ? kScanChunk * dim_ : 0);
+    std::vector<SlotMeta> meta_buf(cold ? kScanChunk : 0);
+    for (size_t chunk = 0; chunk < n; chunk += kScanChunk) {
+      const size_t end = std::min(n, chunk + kScanChunk);
+      // The chunk's rows from the first of the tenant's to its last.
+      const uint32_t* tenants = tenant_of_.Read(chunk, end - chunk, tenant_buf.data(), cold);
+      size_t first = end, last = chunk;
+      for (size_t slot = chunk; slot < end; ++slot) {
+        if (tenants[slot - chunk] != cq.tenant) continue;
+        first = std::min(first, slot);
+        last = slot + 1;
       }
-      half_(query.data(), rows, m, dim_, scores);
-      for (size_t i = 0; i < m; ++i) {
-        const float e = e0 + e1 * norms_[slots[i]];
-        float upper = scores[i] + e, lower = scores[i] - e;
-        if (!std::isfinite(upper) || !std::isfinite(lower)) upper = kInf, lower = -kInf;
-        if (upper < threshold) continue;
-        if (!Matches(meta_[slots[i]], cq)) continue;
-        cands.emplace_back(upper, slots[i]);
-        if (lows.size() < k) {
-          lows.push_back(lower);
-          std::push_heap(lows.begin(), lows.end(), std::greater<float>());
-        } else if (lower > lows.front()) {
-          std::pop_heap(lows.begin(), lows.end(), std::greater<float>());
-          lows.back() = lower;
-          std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+      if (first >= last) continue;
+      const float* norms = norms_.Read(first, last - first, norm_buf.data(), cold);
+      const uint16_t* halves = halves_.Read(first * dim_, (last - first) * dim_, half_buf.data(), cold);
+      const SlotMeta* metas = meta_.Read(first, last - first, meta_buf.data(), cold);
+      for (size_t slot = first; slot < last;) {
+        size_t m = 0;
+        for (; slot < last && m < kBlock; ++slot) {
+          if (tenants[slot - chunk] != cq.tenant) continue;
+          rows[m] = halves + (slot - first) * dim_;
+          slots[m++] = static_cast<uint32_t>(slot);
         }
-        if (lows.size() == k) threshold = lows.front();
-        if (cands.size() >= 4 * k + 4096) {  // drop what the threshold now excludes
-          std::erase_if(cands, [&](const auto& c) { return c.first < threshold; });
+        half_(query.data(), rows, m, dim_, scores);
+        for (size_t i = 0; i < m; ++i) {
+          const float e = e0 + e1 * norms[slots[i] - first];
+          float upper = scores[i] + e, lower = scores[i] - e;
+          if (!std::isfinite(upper) || !std::isfinite(lower)) upper = kInf, lower = -kInf;
+          if (upper < threshold) continue;
+          if (!Matches(metas[slots[i] - first], cq)) continue;
+          cands.emplace_back(upper, slots[i]);
+          if (lows.size() < k) {
+            lows.push_back(lower);
+            std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+          } else if (lower > lows.front()) {
+            std::pop_heap(lows.begin(), lows.end(), std::greater<float>());
+            lows.back() = lower;
+            std::push_heap(lows.begin(), lows.end(), std::greater<float>());
+          }
+          if (lows.size() == k) threshold = lows.front();
+          if (cands.size() >= 4 * k + 4096) {  // drop what the threshold now excludes
+            std::erase_if(cands, [&](const auto& c) { return c.first < threshold; });
+          }
         }
       }
     }
@@ -756,6 +781,8 @@ class ExactVectorIndex final : public VectorIndex {
   // a command-line process never pays for the faults. Arrays that changed
   // since the load are read from memory either way (MappedArray::Read).
   static constexpr int kColdQueries = 16;
+  // Slots a cold scan reads at a time (192 KB of float16 rows at 384).
+  static constexpr size_t kScanChunk = 256;
   bool ColdQuery() const {
     if (cold_queries_.load(std::memory_order_relaxed) <= 0) return false;
     return cold_queries_.fetch_sub(1, std::memory_order_relaxed) > 0;

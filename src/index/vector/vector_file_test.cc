@@ -340,6 +340,7 @@ VectorIndexOptions SmallGraph() {
   o.graph_m = 16;  // cheaper to build than the defaults; ample at these sizes
   o.graph_ef_construction = 100;
   o.build_threads = 1;
+  o.cold_scan_bytes = 0;  // the graph's answers, also for a loaded index's first queries
   return o;
 }
 
@@ -403,6 +404,49 @@ TEST_F(VectorFileTest, GraphIsSavedAndMappedNotRebuilt) {
   for (const auto& [id, m] : model) all.push_back(m);
   ASSERT_TRUE(fresh->Apply(all, {}, 6).ok());
   ExpectSameAnswers(*fresh, *exact, rng, names);
+}
+
+// A loaded index's first queries read the file with pread and, while the
+// tenant's rows are few enough (cold_scan_bytes), scan them instead of
+// searching the graph: their answers are the exact scan's. Later queries
+// go through the graph.
+TEST_F(VectorFileTest, ALoadedIndexsFirstQueriesScanExactly) {
+  std::mt19937 rng(16);
+  VectorIndexOptions options = SmallGraph();
+  options.cold_scan_bytes = size_t{1} << 20;
+  auto built = MakeVectorIndex(kDim, options);
+  auto exact = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 1500; ++i) {
+    Memory m = RandomRecord(rng, "c-" + std::to_string(i));
+    m.ns.tenant = "t0";
+    records.push_back(std::move(m));
+  }
+  ASSERT_TRUE(built->Apply(records, {}, 3).ok());
+  ASSERT_TRUE(exact->Apply(records, {}, 3).ok());
+  ASSERT_TRUE(built->ExtendGraph(SIZE_MAX).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  auto loaded = MakeVectorIndex(kDim, options);
+  ASSERT_TRUE(loaded->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  EXPECT_EQ(loaded->graph_info().placed, 1500u);
+  IndexQuery q;
+  q.scope.tenant = "t0";
+  q.now = 5000;
+  q.limit = 25;
+  for (int i = 0; i < 16; ++i) {
+    const auto query = RandomUnit(rng);
+    auto got = loaded->Search(query, q);
+    auto want = exact->Search(query, q);
+    ASSERT_TRUE(got.ok() && want.ok());
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t h = 0; h < got->size(); ++h) {
+      EXPECT_EQ((*got)[h].id, (*want)[h].id) << "query " << i << " hit " << h;
+      EXPECT_EQ((*got)[h].score, (*want)[h].score);
+    }
+  }
+  auto later = loaded->Search(RandomUnit(rng), q);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->size(), 25u);
 }
 
 // A garbled graph: its links are checked as they are read, so unverified
