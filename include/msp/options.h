@@ -198,6 +198,22 @@ struct ServerOptions {
   bool allow_anonymous = false;
   bool access_log = true;                // one JSON line per request on stderr
   int stats_cache_ms = 5000;             // /metrics reuses record counts this long
+  // Slow clients (docs/rest.md, "Limits"): a request's line and headers
+  // must arrive within header_timeout_ms, its body within body_timeout_ms
+  // of them (else 408); requests are read whole before a worker takes them.
+  int header_timeout_ms = 10000;
+  int body_timeout_ms = 30000;
+  // Open connections, in all and from one address; past a cap, the oldest
+  // connection not being answered is closed to make room (else 503).
+  int max_connections = 512;
+  int max_connections_per_client = 64;
+  int max_queued_requests = 256;         // complete requests waiting for a worker; past it 503
+  // Cross-site requests and DNS rebinding (docs/rest.md, "Browsers"): Host
+  // names accepted besides the bind address (and, on loopback, localhost);
+  // Origins the REST routes accept besides loopback ones. Other Hosts and
+  // Origins get 403.
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
 };
 
 // Mission retrieval (seed 003; docs/mission.md): degraded mode, escalation

@@ -333,6 +333,40 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.server.stats_cache_ms; },
                  "How long /metrics reuses record counts, in ms (0..3600000)."),
             0, 3600000),
+      Range(Make("server.header_timeout_ms", "MSP_SERVER_HEADER_TIMEOUT_MS", "--server-header-timeout-ms",
+                 +[](Options& o) { return &o.server.header_timeout_ms; },
+                 "A request's line and headers must arrive within this many ms (of connecting, or of the first "
+                 "byte on a kept-alive connection); later: 408 and the connection is closed (100..600000)."),
+            100, 600000),
+      Range(Make("server.body_timeout_ms", "MSP_SERVER_BODY_TIMEOUT_MS", "--server-body-timeout-ms",
+                 +[](Options& o) { return &o.server.body_timeout_ms; },
+                 "A request's body (its whole Content-Length) must arrive within this many ms of its headers; "
+                 "later: 408, nothing done, the connection closed (100..3600000)."),
+            100, 3600000),
+      Range(Make("server.max_connections", "MSP_SERVER_MAX_CONNECTIONS", "--server-max-connections",
+                 +[](Options& o) { return &o.server.max_connections; },
+                 "Open HTTP connections at most; a new one past it closes the oldest that is not being answered "
+                 "(503), or gets 503 itself (1..100000)."),
+            1, 100000),
+      Range(Make("server.max_connections_per_client", "MSP_SERVER_MAX_CONNECTIONS_PER_CLIENT",
+                 "--server-max-connections-per-client",
+                 +[](Options& o) { return &o.server.max_connections_per_client; },
+                 "Open HTTP connections from one address at most, handled as server.max_connections (1..100000; "
+                 "raise it behind a proxy, whose connections share its address)."),
+            1, 100000),
+      Range(Make("server.max_queued_requests", "MSP_SERVER_MAX_QUEUED_REQUESTS", "--server-max-queued-requests",
+                 +[](Options& o) { return &o.server.max_queued_requests; },
+                 "Complete requests waiting for a worker thread at most; past it a request gets 503 with "
+                 "Retry-After (1..100000)."),
+            1, 100000),
+      Make("server.allowed_hosts", "MSP_SERVER_ALLOWED_HOSTS", "--server-allowed-hosts",
+           +[](Options& o) { return &o.server.allowed_hosts; },
+           "Host names (memory.example.com) requests may name besides the bind address (and localhost when it is "
+           "loopback, any IP when it is 0.0.0.0); other Host headers get 403 (against DNS rebinding)."),
+      Make("server.allowed_origins", "MSP_SERVER_ALLOWED_ORIGINS", "--server-allowed-origins",
+           +[](Options& o) { return &o.server.allowed_origins; },
+           "Origins (https://app.example.com) the REST routes accept besides loopback ones; other Origin headers "
+           "get 403 (against cross-site requests). /mcp has mcp.allowed_origins."),
       Range(Make("mission.capacity_events_per_min", "MSP_MISSION_CAPACITY_EVENTS_PER_MIN",
                  "--mission-capacity-events-per-min", +[](Options& o) { return &o.mission.capacity_events_per_min; },
                  "Degraded mode: mission events per minute above which a query ranks by alpha x criticality + "

@@ -16,6 +16,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp_server.h"
 #include "util/text.h"
+#include "util/web_origin.h"
 
 namespace msp::mcp {
 namespace {
@@ -27,31 +28,6 @@ constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
 // The error code the MCP SDKs use for an unknown session.
 constexpr int kSessionNotFound = -32001;
-
-std::string TrimSlash(std::string s) {
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  return s;
-}
-
-bool AllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool IsLoopbackHost(const std::string& host) {
-  if (host == "localhost" || host == "[::1]") return true;
-  // 127.0.0.0/8, written as a dotted quad.
-  if (host.rfind("127.", 0) != 0) return false;
-  int parts = 0;
-  size_t start = 0;
-  while (start <= host.size()) {
-    const size_t dot = std::min(host.find('.', start), host.size());
-    const std::string_view part(host.data() + start, dot - start);
-    if (!AllDigits(part) || part.size() > 3 || std::stoi(std::string(part)) > 255) return false;
-    ++parts;
-    start = dot + 1;
-  }
-  return parts == 4;
-}
 
 std::string NewSessionId() {
   std::random_device rd;  // /dev/urandom on Linux
@@ -289,40 +265,6 @@ void McpHttpEndpoint::Delete(const httplib::Request& req, httplib::Response& res
 }
 
 }  // namespace
-
-bool OriginAllowed(const std::string& origin, const std::vector<std::string>& allowed) {
-  const std::string o = TrimSlash(AsciiLower(origin));
-  for (const std::string& a : allowed) {
-    if (!a.empty() && TrimSlash(AsciiLower(a)) == o) return true;
-  }
-  std::string rest;
-  if (o.rfind("http://", 0) == 0) {
-    rest = o.substr(7);
-  } else if (o.rfind("https://", 0) == 0) {
-    rest = o.substr(8);
-  } else {
-    return false;  // "null", other schemes
-  }
-  std::string host = rest;
-  std::string port;
-  if (!rest.empty() && rest[0] == '[') {
-    const size_t close = rest.find(']');
-    if (close == std::string::npos) return false;
-    host = rest.substr(0, close + 1);
-    const std::string after = rest.substr(close + 1);
-    if (!after.empty()) {
-      if (after[0] != ':') return false;
-      port = after.substr(1);
-      if (!AllDigits(port)) return false;
-    }
-  } else if (const size_t colon = rest.find(':'); colon != std::string::npos) {
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-    if (!AllDigits(port)) return false;
-  }
-  if (host.find_first_of("/?#@") != std::string::npos) return false;
-  return IsLoopbackHost(host);
-}
 
 Status MountMcpHttp(httplib::Server& http, MemoryLayer& engine, const McpHttpOptions& options,
                     McpAuthenticator authenticate) {

@@ -8,7 +8,7 @@
 // ended one). DELETE ends a session (204). GET answers 405 (msp sends no
 // server-initiated messages). A request with an Origin header that is
 // neither a loopback origin nor in allowed_origins gets 403 (against DNS
-// rebinding); one without Origin is accepted. Unsupported MCP-Protocol-Version
+// rebinding; util/web_origin.h); one without Origin is accepted. Unsupported MCP-Protocol-Version
 // headers get 400. Batches (JSON arrays) get 400 with a JSON-RPC error.
 #ifndef MSP_MCP_MCP_HTTP_H_
 #define MSP_MCP_MCP_HTTP_H_
@@ -57,11 +57,6 @@ struct McpHttpOptions {
   size_t max_sessions = 1000;        // initialize beyond this (after idle ones expire) gets 503
   int session_idle_seconds = 3600;   // a session unused this long is ended
 };
-
-// True for an Origin header value /mcp accepts: http(s) on localhost,
-// 127.0.0.0/8 or [::1] (any port), or an entry of `allowed` (compared without
-// case and without a trailing '/').
-bool OriginAllowed(const std::string& origin, const std::vector<std::string>& allowed);
 
 // Registers POST, DELETE and GET handlers for options.path on `http`. The
 // handlers keep the MCP server and its sessions alive as long as `http`

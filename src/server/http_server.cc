@@ -1,15 +1,18 @@
-// HttpServer: routing table, authentication, limits, logs and metrics over
-// cpp-httplib.
+// HttpServer: routing table, Host / Origin / Content-Type checks,
+// authentication, limits, logs and metrics over cpp-httplib, on a
+// ConnectionLoop's sockets.
 #include "server/http_server.h"
 
 #include <algorithm>
 #include <chrono>
 #include <ostream>
+#include <thread>
 
 #include "server/http_status.h"
-#include "server/socket_options.h"
+#include "util/text.h"
 #include "util/time.h"
 #include "util/uuid.h"
+#include "util/web_origin.h"
 
 namespace msp {
 namespace {
@@ -71,11 +74,25 @@ const char* ReasonCode(int status) {
     case 404: return "not_found";
     case 405: return "method_not_allowed";
     case 411: return "length_required";
+    case 415: return "unsupported_media_type";
     case 413: return "payload_too_large";
     case 414: return "uri_too_long";
     case 416: return "range_not_satisfiable";
     default: return status >= 500 ? "internal" : "error";
   }
+}
+
+// True when a request carries a body that is not JSON (application/json,
+// or JSON lines as application/x-ndjson): a browser sends text/plain, form
+// and multipart bodies cross-site without asking first (a "simple"
+// request), and a fetch() of a Blob sends no type at all. Read before the
+// body is parsed: cpp-httplib parses a multipart body itself.
+bool BodyIsNotJson(const httplib::Request& req) {
+  const std::string length = req.get_header_value("Content-Length");
+  if (length.empty() || length.find_first_not_of('0') == std::string::npos) return false;
+  std::string type = AsciiLower(req.get_header_value("Content-Type"));
+  type = std::string(TrimAsciiSpace(type.substr(0, type.find(';'))));
+  return type != "application/json" && type != "application/x-ndjson";
 }
 
 void SendUnauthorized(httplib::Response& res) {
@@ -98,6 +115,26 @@ void SendStatusError(httplib::Response& res, const Status& status) {
 
 void SendError(httplib::Response& res, int http_status, std::string_view code, std::string_view message) {
   SendJson(res, http_status, ErrorJson(code, message));
+}
+
+ConnectionLimits LimitsOf(const ServerOptions& options) {
+  ConnectionLimits l;
+  l.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
+  l.body_timeout = std::chrono::milliseconds(options.body_timeout_ms);
+  l.keep_alive = std::chrono::seconds(HttpServer::kKeepAliveSeconds);
+  l.max_body_bytes = options.max_body_bytes;
+  l.max_connections = options.max_connections;
+  l.max_connections_per_client = options.max_connections_per_client;
+  l.max_queued_requests = options.max_queued_requests;
+  l.keep_alive_max_requests = HttpServer::kKeepAliveMaxRequests;
+  l.workers = HttpServer::WorkerThreads(options);
+  return l;
+}
+
+bool HttpServer::Router::Answer(httplib::Stream& in, bool close_connection) {
+  bool closed = false;
+  const bool ok = process_request(in, close_connection, closed, nullptr);
+  return ok && !closed;
 }
 
 bool IsLoopbackAddress(const std::string& address) {
@@ -127,13 +164,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& opti
 
 HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log)
     : options_(options), keys_(std::move(keys)), log_(log) {
-  const size_t threads = static_cast<size_t>(WorkerThreads(options_));
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(options_.max_body_bytes);
-  // TCP_NODELAY on the listening socket, and so on every accepted one
-  // (socket_options.h): without it each answer waited ~40 ms for a delayed ACK.
-  http_.set_tcp_nodelay(true);
-  http_.set_socket_options(SetListenSocketOptions);
+  // What the answers' Keep-Alive header says; the loop keeps to it.
   http_.set_keep_alive_max_count(kKeepAliveMaxRequests);
   http_.set_keep_alive_timeout(kKeepAliveSeconds);
   InstallHooks();
@@ -174,13 +206,22 @@ int HttpServer::WorkerThreads(const ServerOptions& options) {
 }
 
 void HttpServer::InstallHooks() {
-  http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestScratch& s = Scratch();
     s = RequestScratch{};
     s.active = true;
     s.start = Clock::now();
     s.request_id = RequestIdFor(req);
     res.set_header("X-Request-Id", s.request_id);
+    // DNS rebinding: a page of evil.example whose name now resolves to this
+    // machine sends Host: evil.example. A request without Host (HTTP/1.0,
+    // not a browser) is let through.
+    if (req.has_header("Host") && !HostAllowed(req.get_header_value("Host"), options_.bind, options_.allowed_hosts)) {
+      SendError(res, 403, "forbidden",
+                "Host '" + req.get_header_value("Host") +
+                    "' does not name this server: use its address, or add the name to server.allowed_hosts");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // cpp-httplib reads a chunked body whole, whatever its size: only bodies
     // with a Content-Length (checked against the limit before reading) are
     // accepted. The connection is closed after the answer, since the body is
@@ -192,6 +233,21 @@ void HttpServer::InstallHooks() {
       res.set_header("Connection", "close");
       SendError(res, 411, "length_required",
                 "send the request body with a Content-Length header; chunked request bodies are not accepted");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // Endpoints mounted apart (/mcp) check Origin and type themselves.
+    if (IsDeclared(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    // A cross-site request: a browser names the page's origin.
+    if (req.has_header("Origin") && !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
+      SendError(res, 403, "forbidden",
+                "origin '" + req.get_header_value("Origin") +
+                    "' is not allowed: add it to server.allowed_origins; nothing was done");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (BodyIsNotJson(req)) {
+      SendError(res, 415, "unsupported_media_type",
+                "send the request body as Content-Type: application/json (JSON lines: application/x-ndjson); "
+                "nothing was done");
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -310,6 +366,7 @@ void HttpServer::Handle(Route route) {
       call.tenant = tenant->tenant;
       call.clearance = tenant->clearance;
     }
+
     for (size_t i = 0; i < names->size() && i + 1 < req.matches.size(); ++i) {
       call.params[(*names)[i]] = req.matches[i + 1].str();
     }
@@ -383,36 +440,21 @@ bool HttpServer::IsDeclared(const std::string& path) const {
 }
 
 Result<int> HttpServer::Start() {
-  if (thread_.joinable()) return Status::FailedPrecondition("the server is already running");
-  int port = options_.port;
-  if (port == 0) {
-    port = http_.bind_to_any_port(options_.bind);
-  } else if (!http_.bind_to_port(options_.bind, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return Status::Unavailable("cannot listen on " + options_.bind + ":" + std::to_string(options_.port) +
-                               " (server.bind, server.port): the address is in use or not this machine's");
-  }
-  port_ = port;
-  listen_returned_ = false;
-  thread_ = std::thread([this] {
-    http_.listen_after_bind();
-    listen_returned_ = true;
-  });
-  // stop() only stops a server that is running; wait until it is.
-  while (!http_.is_running() && !listen_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (listen_returned_) {
-    thread_.join();
-    return Status::Unavailable("the server on " + options_.bind + ":" + std::to_string(port) + " stopped at once");
-  }
+  if (loop_) return Status::FailedPrecondition("the server is already running");
+  auto loop = std::make_unique<ConnectionLoop>(
+      LimitsOf(options_), [this](httplib::Stream& in, bool close) { return http_.Answer(in, close); },
+      [this](DropReason reason) { metrics_.CountDroppedConnection(DropReasonName(reason)); });
+  Result<int> port = loop->Start(options_.bind, options_.port);
+  if (!port.ok()) return port.status();
+  loop_ = std::move(loop);
+  port_ = *port;
   return port;
 }
 
 void HttpServer::Stop() {
-  if (!thread_.joinable()) return;
-  http_.stop();
-  thread_.join();
+  if (!loop_) return;
+  loop_->Stop();
+  loop_.reset();
 }
 
 }  // namespace msp

@@ -1,9 +1,12 @@
 // HttpServer: the HTTP shell of `msp serve`, shared by the REST API (src/rest)
-// and the MCP-over-HTTP endpoint (src/mcp). It owns the cpp-httplib server and
-// adds what every endpoint needs: API-key authentication (auth.h), a request
-// body limit (413), request ids, structured JSON access logs, Prometheus
-// metrics at /metrics, /healthz, 404 / 405 / 401 answers with JSON bodies, and
-// start / stop.
+// and the MCP-over-HTTP endpoint (src/mcp). Its sockets are a ConnectionLoop
+// (connection_loop.h: requests read whole under deadlines, connection caps,
+// a bounded queue); cpp-httplib parses and routes each request. It adds what
+// every endpoint needs: a Host check on every request and an Origin and
+// Content-Type check on its routes (against DNS rebinding and cross-site
+// requests), API-key authentication (auth.h), a request body limit (413),
+// request ids, structured JSON access logs, Prometheus metrics at /metrics,
+// /healthz, 404 / 405 / 401 answers with JSON bodies, and start / stop.
 //
 // Routes are declared in a table (Route: method, path template, handler,
 // needs_auth). Another part may also mount handlers straight on http(); it
@@ -15,7 +18,6 @@
 #ifndef MSP_SERVER_HTTP_SERVER_H_
 #define MSP_SERVER_HTTP_SERVER_H_
 
-#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -24,7 +26,6 @@
 #include <optional>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -33,6 +34,7 @@
 #include "msp/options.h"
 #include "msp/status.h"
 #include "server/auth.h"
+#include "server/connection_loop.h"
 #include "server/metrics.h"
 
 namespace msp {
@@ -97,16 +99,16 @@ class HttpServer {
   std::optional<ApiPrincipal> Identify(const httplib::Request& req) const;
 
   // Worker threads the server answers with: options.threads, or when it is
-  // 0, max(kMinWorkerThreads, 8 x the hardware threads). cpp-httplib gives a
-  // connection a thread until it closes, so an idle keep-alive connection
-  // holds one for up to kKeepAliveSeconds; an idle thread costs no CPU.
+  // 0, max(kMinWorkerThreads, 8 x the hardware threads). A worker holds a
+  // request only while answering it (the loop reads it first); an idle
+  // thread costs no CPU.
   static int WorkerThreads(const ServerOptions& options);
   static constexpr int kMinWorkerThreads = 32;
   // How long an idle keep-alive connection is kept (sent as `Keep-Alive:
   // timeout=5, max=100`). Node's fetch (undici, under the MCP SDK's HTTP
   // transport) keeps a connection only for the advertised timeout minus 2 s,
   // and not at all when that is <= 0: at 1 s it opened a connection per
-  // request. Stop() waits for idle connections up to this long.
+  // request.
   static constexpr int kKeepAliveSeconds = 5;
   // Requests on one connection before the server answers `Connection: close`.
   static constexpr int kKeepAliveMaxRequests = 100;
@@ -129,18 +131,25 @@ class HttpServer {
   // REQUIRES: before Start().
   void SetHealthSource(std::function<Status()> probe);
 
-  // Binds options.bind:options.port (port 0: any free port) and serves on a
-  // thread of its own. Returns the bound port once the server accepts
+  // Binds options.bind:options.port (port 0: any free port) and serves on
+  // threads of its own. Returns the bound port once the server accepts
   // connections. Unavailable when the address cannot be bound.
   Result<int> Start();
-  // Stops accepting, lets requests in flight finish, joins the threads.
-  // Idempotent.
+  // Stops accepting, closes connections not being answered, lets requests
+  // in flight finish, joins the threads. Idempotent.
   void Stop();
   // The bound port (0 before Start).
   int port() const { return port_; }
 
  private:
   HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log);
+  // cpp-httplib's server, answering requests the loop has read.
+  class Router : public httplib::Server {
+   public:
+    // Parses, routes and answers the one request `in` holds. True when the
+    // connection may stay open.
+    bool Answer(httplib::Stream& in, bool close_connection);
+  };
   struct CompiledRoute {
     RouteInfo info;
     std::regex pattern;
@@ -160,14 +169,13 @@ class HttpServer {
   ApiKeys keys_;
   std::ostream* log_;
   mutable std::mutex log_mu_;
-  httplib::Server http_;
+  Router http_;
   HttpMetrics metrics_;
   std::vector<CompiledRoute> routes_;
   std::vector<std::string> declared_;
   std::function<std::string(const std::string&, std::optional<int>)> metrics_source_;
   std::function<Status()> health_source_;
-  std::thread thread_;
-  std::atomic<bool> listen_returned_{false};
+  std::unique_ptr<ConnectionLoop> loop_;
   int port_ = 0;
 };
 
@@ -175,6 +183,9 @@ class HttpServer {
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
 void SendStatusError(httplib::Response& res, const Status& status);
 void SendError(httplib::Response& res, int http_status, std::string_view code, std::string_view message);
+
+// The limits of options (server.* settings) for the loop.
+ConnectionLimits LimitsOf(const ServerOptions& options);
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopbackAddress(const std::string& address);

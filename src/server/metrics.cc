@@ -55,12 +55,19 @@ void HttpMetrics::Record(std::string_view method, std::string_view route, int st
   }
 }
 
+void HttpMetrics::CountDroppedConnection(std::string_view reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++dropped_[std::string(reason)];
+}
+
 std::string HttpMetrics::Render() const {
   const std::vector<double>& bounds = Buckets();
   std::map<Key, Series> copy;
+  std::map<std::string, uint64_t> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
     copy = series_;
+    dropped = dropped_;
   }
   std::ostringstream out;
   auto labels = [](const Key& k) {
@@ -81,6 +88,14 @@ std::string HttpMetrics::Render() const {
     out << "msp_http_request_duration_seconds_bucket{" << l << ",le=\"+Inf\"} " << s.count << "\n"
         << "msp_http_request_duration_seconds_sum{" << l << "} " << FormatBound(s.sum) << "\n"
         << "msp_http_request_duration_seconds_count{" << l << "} " << s.count << "\n";
+  }
+  if (!dropped.empty()) {
+    out << "# HELP msp_http_connections_dropped_total Connections the server closed with an answer of its own "
+           "(timeouts, connection caps, a full queue), by reason.\n"
+        << "# TYPE msp_http_connections_dropped_total counter\n";
+    for (const auto& [reason, n] : dropped) {
+      out << "msp_http_connections_dropped_total{reason=\"" << EscapeLabel(reason) << "\"} " << n << "\n";
+    }
   }
   return out.str();
 }

@@ -25,8 +25,14 @@ class HttpMetrics {
   // Counts one answered request that took `seconds`.
   void Record(std::string_view method, std::string_view route, int status, double seconds);
 
-  // msp_http_requests_total (counter) and msp_http_request_duration_seconds
-  // (histogram), with HELP and TYPE lines; empty series are not shown.
+  // Counts a connection the server closed with an answer of its own before
+  // a handler saw the request (connection_loop.h: "header_timeout",
+  // "client_limit", ...).
+  void CountDroppedConnection(std::string_view reason);
+
+  // msp_http_requests_total (counter), msp_http_request_duration_seconds
+  // (histogram) and msp_http_connections_dropped_total (counter, by reason),
+  // with HELP and TYPE lines; empty series are not shown.
   std::string Render() const;
 
  private:
@@ -39,6 +45,7 @@ class HttpMetrics {
 
   mutable std::mutex mu_;
   std::map<Key, Series> series_;
+  std::map<std::string, uint64_t> dropped_;  // by reason
 };
 
 // "2xx" for 204; "unknown" outside 100..599.

@@ -3,6 +3,7 @@
 // keep-alive, Connection: close) over real loopback sockets. (Routing is in
 // tests/http/.)
 #include <arpa/inet.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -13,6 +14,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -271,18 +275,24 @@ class RawConnection {
   bool connected() const { return connected_; }
 
   RawAnswer Exchange(const std::string& request) {
-    if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) return {};
+    if (!Send(request)) return {};
     return Read();
   }
+  bool Send(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  // The next answer (status 0 when the connection closed first).
+  RawAnswer Read() { return ReadOne(); }
 
   // True when the server closed its end: read() returns 0.
   bool ClosedByServer() {
     char c;
     return recv(fd_, &c, 1, 0) == 0;
   }
+  int fd() const { return fd_; }
 
  private:
-  RawAnswer Read() {
+  RawAnswer ReadOne() {
     RawAnswer a;
     size_t header_end;
     while ((header_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
@@ -428,6 +438,206 @@ TEST_F(HttpServerSocketTest, ASecondServerCannotTakeAPortInUse) {
   auto port = (*second)->Start();
   ASSERT_FALSE(port.ok());
   EXPECT_EQ(port.status().code(), StatusCode::kUnavailable) << port.status().ToString();
+}
+
+
+// Slow clients (issue 24). A server with one API key; each test sets the
+// limits it is about, and keeps the others out of the way.
+class SlowClientTest : public ::testing::Test {
+ protected:
+  void Start(ServerOptions o, const std::function<void(HttpServer&)>& routes = nullptr) {
+    o.port = 0;
+    o.access_log = false;
+    auto keys = ApiKeys::Load({kKeyA + "=alpha"}, "");
+    ASSERT_TRUE(keys.ok());
+    auto server = HttpServer::Create(o, std::move(keys).value(), nullptr);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    if (routes) routes(*server_);
+    auto port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+  }
+
+  // An authenticated request on a new connection.
+  RawAnswer Probe() {
+    RawConnection c(port_);
+    if (!c.connected()) return {};
+    return c.Exchange(kAuthedMetrics);
+  }
+
+  const std::string kAuthedMetrics =
+      "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + kKeyA + "\r\n\r\n";
+  std::unique_ptr<HttpServer> server_;
+  int port_ = 0;
+};
+
+// 40 connections without a key stall mid-head or mid-body (declaring 1,000
+// bytes and sending 1) against 2 worker threads, with deadlines too long to
+// help: authenticated requests are still answered, since a request is read
+// whole before a worker takes it. (Before: the first two held both workers,
+// and a probe waited 5 s for each pair in turn.)
+TEST_F(SlowClientTest, StalledSendersHoldNoWorker) {
+  ServerOptions o;
+  o.threads = 2;
+  o.header_timeout_ms = 600000;
+  o.body_timeout_ms = 600000;
+  o.max_connections_per_client = 1000;
+  Start(o);
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 40; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(port_));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->Send(i % 2 == 0 ? std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-")
+                                             : std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                           "Content-Type: application/json\r\n"
+                                                           "Content-Length: 1000\r\n\r\n{")));
+  }
+  for (int i = 0; i < 10; ++i) {
+    const RawAnswer a = Probe();
+    ASSERT_EQ(a.status, 200) << "probe " << i;
+    EXPECT_NE(a.body.find("msp_http_requests_total"), std::string::npos);
+  }
+}
+
+// Past server.header_timeout_ms (no head yet, or half of one) and
+// server.body_timeout_ms (a Content-Length larger than the body sent) the
+// client gets 408 and the connection is closed; /metrics counts each.
+TEST_F(SlowClientTest, HeadAndBodyDeadlinesAnswer408AndClose) {
+  ServerOptions o;
+  o.header_timeout_ms = 500;
+  o.body_timeout_ms = 500;
+  Start(o);
+  RawConnection silent(port_);
+  RawConnection half_head(port_);
+  RawConnection short_body(port_);
+  ASSERT_TRUE(silent.connected() && half_head.connected() && short_body.connected());
+  ASSERT_TRUE(half_head.Send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  ASSERT_TRUE(short_body.Send("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                              "Content-Length: 100\r\n\r\n{\"a\":"));
+  for (RawConnection* c : {&silent, &half_head, &short_body}) {
+    const RawAnswer a = c->Read();
+    EXPECT_EQ(a.status, 408) << a.body;
+    EXPECT_EQ(a.Header("connection"), "close");
+    EXPECT_NE(a.body.find("request_timeout"), std::string::npos) << a.body;
+    EXPECT_TRUE(c->ClosedByServer());
+  }
+  const RawAnswer m = Probe();
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("msp_http_connections_dropped_total{reason=\"header_timeout\"} 2"), std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("msp_http_connections_dropped_total{reason=\"body_timeout\"} 1"), std::string::npos);
+}
+
+// server.max_connections_per_client: a connection past the cap closes the
+// oldest of that client's connections that is not being answered (503);
+// the others are kept and still answered.
+TEST_F(SlowClientTest, PerClientCapClosesTheOldestStalledConnection) {
+  ServerOptions o;
+  o.header_timeout_ms = 600000;
+  o.max_connections_per_client = 3;
+  Start(o);
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < 3; ++i) {
+    stalled.push_back(std::make_unique<RawConnection>(port_));
+    ASSERT_TRUE(stalled.back()->connected());
+    ASSERT_TRUE(stalled.back()->Send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  }
+  EXPECT_EQ(Probe().status, 200);
+  const RawAnswer evicted = stalled[0]->Read();
+  EXPECT_EQ(evicted.status, 503) << evicted.body;
+  EXPECT_NE(evicted.body.find("server.max_connections_per_client"), std::string::npos) << evicted.body;
+  EXPECT_TRUE(stalled[0]->ClosedByServer());
+  // The probe's connection has closed (RawConnection's destructor): the two
+  // younger stalled ones finish their requests.
+  for (int i = 1; i < 3; ++i) {
+    const RawAnswer a = stalled[static_cast<size_t>(i)]->Exchange("Authorization: Bearer " + kKeyA + "\r\n\r\n");
+    EXPECT_EQ(a.status, 200) << "connection " << i << ": " << a.body;
+  }
+}
+
+// server.max_queued_requests: with the one worker busy and one request
+// waiting, a third gets 503 with Retry-After at once; the others are
+// answered when the worker is free.
+TEST_F(SlowClientTest, FullQueueAnswers503) {
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  ServerOptions o;
+  o.threads = 1;
+  o.max_queued_requests = 1;
+  Start(o, [&](HttpServer& s) {
+    s.Handle({"GET", "/block",
+              [&entered, released](const HttpCall&, httplib::Response& res) {
+                entered.set_value();
+                released.wait();
+                SendJson(res, 200, {{"done", true}});
+              },
+              false});
+  });
+  RawConnection busy(port_);
+  ASSERT_TRUE(busy.Send("GET /block HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  entered.get_future().wait();
+  RawConnection second(port_);
+  RawConnection third(port_);
+  ASSERT_TRUE(second.Send(kHealthz));
+  ASSERT_TRUE(third.Send(kHealthz));
+  // Whichever the server read last finds the queue full; it is answered first.
+  pollfd p[2] = {{second.fd(), POLLIN, 0}, {third.fd(), POLLIN, 0}};
+  ASSERT_EQ(poll(p, 2, 30000), 1);  // a guard against a hung server
+  RawConnection& refused = (p[0].revents & POLLIN) ? second : third;
+  RawConnection& queued = (p[0].revents & POLLIN) ? third : second;
+  const RawAnswer r = refused.Read();
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.Header("retry-after"), "1");
+  EXPECT_NE(r.body.find("server.max_queued_requests"), std::string::npos) << r.body;
+  release.set_value();
+  EXPECT_EQ(busy.Read().status, 200);
+  EXPECT_EQ(queued.Read().status, 200);
+}
+
+// A body over server.max_body_bytes is refused from the head (413) without
+// waiting for it, and the connection closed; Expect: 100-continue gets
+// "100 Continue" before the body is read.
+TEST_F(SlowClientTest, OversizeBodyIsRefusedFromTheHeadAndExpectContinueIsAnswered) {
+  ServerOptions o;
+  o.max_body_bytes = 4096;
+  o.body_timeout_ms = 600000;
+  Start(o);
+  RawConnection big(port_);
+  const RawAnswer a = big.Exchange("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                   "Content-Length: 100000000\r\n\r\n");
+  EXPECT_EQ(a.status, 413) << a.body;
+  EXPECT_TRUE(big.ClosedByServer());
+
+  RawConnection asks(port_);
+  const RawAnswer cont = asks.Exchange("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + kKeyA +
+                                       "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                                       "Content-Length: 2\r\n\r\n");
+  EXPECT_EQ(cont.status, 100);
+  const RawAnswer done = asks.Exchange("{}");
+  EXPECT_EQ(done.status, 405) << done.body;  // /metrics is GET only: the request was read and routed
+  EXPECT_EQ(asks.Exchange(kAuthedMetrics).status, 200);  // and the connection kept
+}
+
+// Host and Origin on the server's own routes (REST's are in tests/http).
+TEST_F(SlowClientTest, ForeignHostAndOriginAre403) {
+  ServerOptions o;
+  o.allowed_hosts = {"memory.example.com"};
+  Start(o);
+  const std::string port = std::to_string(port_);
+  auto get = [&](const std::string& headers) {
+    RawConnection c(port_);
+    return c.Exchange("GET /metrics HTTP/1.1\r\nAuthorization: Bearer " + kKeyA + "\r\n" + headers + "\r\n");
+  };
+  EXPECT_EQ(get("Host: evil.example:" + port + "\r\n").status, 403);
+  EXPECT_EQ(get("Host: localhost.evil.example\r\n").status, 403);
+  EXPECT_NE(get("Host: evil.example\r\n").body.find("server.allowed_hosts"), std::string::npos);
+  EXPECT_EQ(get("Host: 127.0.0.1:" + port + "\r\nOrigin: http://evil.example\r\n").status, 403);
+  EXPECT_EQ(get("Host: 127.0.0.1:" + port + "\r\n").status, 200);
+  EXPECT_EQ(get("Host: LOCALHOST:" + port + "\r\nOrigin: http://localhost:5173\r\n").status, 200);
+  EXPECT_EQ(get("Host: memory.example.com\r\n").status, 200);
+  EXPECT_EQ(get("Host: [::1]:" + port + "\r\n").status, 200);
 }
 
 }  // namespace

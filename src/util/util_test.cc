@@ -20,6 +20,7 @@
 #include "util/time.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
+#include "util/web_origin.h"
 
 namespace msp {
 namespace {
@@ -218,6 +219,43 @@ TEST(DataFileTest, ConfiguredPathThenFirstExistingCandidate) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(none.status().message(), "no x table found (looked at " + a + ", " + dir.path() + "); run it");
+}
+
+TEST(OriginCheck, LoopbackAndAllowListOnly) {
+  const std::vector<std::string> allowed = {"https://app.example.com/"};
+  for (const char* ok : {"http://localhost", "http://localhost:3000", "https://127.0.0.1:8443", "http://127.1.2.3",
+                         "http://[::1]:6274", "HTTP://LOCALHOST:1", "https://app.example.com", "https://APP.example.com/"}) {
+    EXPECT_TRUE(OriginAllowed(ok, allowed)) << ok;
+  }
+  for (const char* bad : {"https://evil.example", "null", "http://localhost.evil.example", "http://127.0.0.1.evil",
+                          "http://127.0.0.256", "file://localhost", "http://localhost:abc", "http://[::2]",
+                          "http://evil@localhost", "https://app.example.com:444", ""}) {
+    EXPECT_FALSE(OriginAllowed(bad, allowed)) << bad;
+  }
+}
+
+
+TEST(HostCheck, BindAddressLoopbackNamesAndAllowList) {
+  const std::vector<std::string> none;
+  const std::vector<std::string> named = {"memory.example.com"};
+  for (const char* ok : {"127.0.0.1", "127.0.0.1:8420", "localhost:8420", "LOCALHOST", "[::1]:8420", "127.9.9.9"}) {
+    EXPECT_TRUE(HostAllowed(ok, "127.0.0.1", none)) << ok;
+  }
+  for (const char* bad : {"evil.example", "evil.example:8420", "localhost.evil.example", "127.0.0.1.evil",
+                          "10.0.0.5", "", "a b", "evil@127.0.0.1", "[::1", "localhost:x"}) {
+    EXPECT_FALSE(HostAllowed(bad, "127.0.0.1", none)) << bad;
+  }
+  EXPECT_TRUE(HostAllowed("memory.example.com:443", "127.0.0.1", named));
+  EXPECT_TRUE(HostAllowed("[::1]", "::1", none));
+  // A wildcard bind: localhost and IP literals (never a rebinding page's host).
+  EXPECT_TRUE(HostAllowed("10.0.0.5:8420", "0.0.0.0", none));
+  EXPECT_TRUE(HostAllowed("[fe80::1]:8420", "::", none));
+  EXPECT_FALSE(HostAllowed("evil.example", "0.0.0.0", none));
+  EXPECT_TRUE(HostAllowed("memory.example.com", "0.0.0.0", named));
+  // A specific address: that address.
+  EXPECT_TRUE(HostAllowed("10.0.0.5:8420", "10.0.0.5", none));
+  EXPECT_FALSE(HostAllowed("10.0.0.6", "10.0.0.5", none));
+  EXPECT_FALSE(HostAllowed("localhost", "10.0.0.5", none));
 }
 
 }  // namespace

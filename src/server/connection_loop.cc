@@ -1,0 +1,601 @@
+// ConnectionLoop: accepting, reading requests whole under deadlines (epoll),
+// and the workers that answer them (see connection_loop.h).
+#include "server/connection_loop.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "server/socket_options.h"
+#include "util/text.h"
+
+namespace msp {
+
+using Clock = std::chrono::steady_clock;
+
+struct ConnectionLoop::Connection {
+  int fd = -1;
+  std::string client;  // the peer's address: the per-client cap's key
+  int peer_port = 0;
+  std::string local_ip;
+  int local_port = 0;
+  std::string in;  // received, not yet handed to a worker
+  // kIdle: no byte of the next request yet; kHead / kBody: the request is
+  // arriving; kBusy: a worker has it.
+  enum class State { kIdle, kHead, kBody, kBusy } state = State::kIdle;
+  Clock::time_point since;     // when the state began
+  Clock::time_point deadline;  // of the state (not kBusy)
+  size_t scanned = 0;          // bytes of `in` searched for the head's end
+  size_t request_size = 0;     // kBody: head and body
+  bool close_after = false;    // the body is not read ahead
+  int served = 0;              // requests answered
+};
+
+std::string_view DropReasonName(DropReason reason) {
+  switch (reason) {
+    case DropReason::kHeaderTimeout: return "header_timeout";
+    case DropReason::kBodyTimeout: return "body_timeout";
+    case DropReason::kHeadTooLarge: return "head_too_large";
+    case DropReason::kBadRequest: return "bad_request";
+    case DropReason::kClientLimit: return "client_limit";
+    case DropReason::kServerLimit: return "server_limit";
+    case DropReason::kQueueFull: return "queue_full";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// One request, already read, as cpp-httplib's Stream: reads come from the
+// buffer (its end is the end of the stream: nothing is ever read from the
+// socket), writes go to the socket, each waiting at most the write timeout
+// for room.
+class BufferedRequest final : public httplib::Stream {
+ public:
+  BufferedRequest(const std::string& request, int fd, const std::string& peer_ip, int peer_port,
+                  const std::string& local_ip, int local_port, std::chrono::milliseconds write_timeout)
+      : request_(request),
+        fd_(fd),
+        peer_ip_(peer_ip),
+        peer_port_(peer_port),
+        local_ip_(local_ip),
+        local_port_(local_port),
+        write_timeout_ms_(static_cast<int>(write_timeout.count())) {}
+
+  bool is_readable() const override { return pos_ < request_.size(); }
+  bool is_writable() const override {
+    pollfd p{fd_, POLLOUT, 0};
+    return poll(&p, 1, write_timeout_ms_) > 0 && (p.revents & (POLLERR | POLLHUP)) == 0;
+  }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, request_.size() - pos_);
+    std::memcpy(ptr, request_.data() + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = send(fd_, ptr + done, size - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{fd_, POLLOUT, 0};
+        if (poll(&p, 1, write_timeout_ms_) <= 0) return -1;
+        continue;
+      }
+      return -1;
+    }
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = peer_ip_;
+    port = peer_port_;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = local_ip_;
+    port = local_port_;
+  }
+  // cpp-httplib (built with select()) answers 500 to a stream whose socket
+  // is >= FD_SETSIZE without selecting on it; this stream never selects.
+  socket_t socket() const override { return fd_ < FD_SETSIZE ? fd_ : -1; }
+
+ private:
+  const std::string& request_;
+  size_t pos_ = 0;
+  int fd_;
+  std::string peer_ip_;
+  int peer_port_;
+  std::string local_ip_;
+  int local_port_;
+  int write_timeout_ms_;
+};
+
+void AddressOf(const sockaddr_storage& a, std::string* ip, int* port) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (a.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
+    inet_ntop(AF_INET, &v4.sin_addr, text, sizeof(text));
+    *port = ntohs(v4.sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a);
+    inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof(text));
+    *port = ntohs(v6.sin6_port);
+  }
+  *ip = text;
+  // An IPv4 peer of a dual-stack socket counts as its IPv4 address.
+  if (ip->rfind("::ffff:", 0) == 0 && ip->find('.') != std::string::npos) *ip = ip->substr(7);
+}
+
+// A whole answer of the loop's own, closing the connection.
+std::string ErrorAnswer(int status, std::string_view code, std::string_view message) {
+  const std::string body =
+      nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(-1, ' ', false,
+                                                                             nlohmann::json::error_handler_t::replace);
+  const char* reason = status == 400   ? "Bad Request"
+                       : status == 408 ? "Request Timeout"
+                       : status == 431 ? "Request Header Fields Too Large"
+                                       : "Service Unavailable";
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
+  out += "Content-Type: application/json\r\nConnection: close\r\n";
+  if (status == 503) out += "Retry-After: 1\r\n";
+  out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return out;
+}
+
+// What the loop needs from a request's head.
+struct HeadFacts {
+  bool bad = false;            // an unreadable or conflicting Content-Length
+  bool has_transfer_encoding = false;
+  std::optional<uint64_t> content_length;
+  size_t expect_begin = 0, expect_end = 0;  // the Expect: 100-continue line, if any
+};
+
+HeadFacts ReadHead(std::string_view head) {
+  HeadFacts f;
+  size_t pos = head.find("\r\n");
+  while (pos != std::string_view::npos && pos + 2 < head.size()) {
+    const size_t start = pos + 2;
+    const size_t end = head.find("\r\n", start);
+    const std::string_view line = head.substr(start, end == std::string_view::npos ? head.npos : end - start);
+    pos = end;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string name = AsciiLower(std::string(line.substr(0, colon)));
+    const std::string value(TrimAsciiSpace(line.substr(colon + 1)));
+    if (name == "content-length") {
+      if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), [](char c) {
+            return c >= '0' && c <= '9';
+          })) {
+        f.bad = true;
+        continue;
+      }
+      const uint64_t n = std::stoull(value);
+      if (f.content_length && *f.content_length != n) f.bad = true;
+      f.content_length = n;
+    } else if (name == "transfer-encoding") {
+      f.has_transfer_encoding = true;
+    } else if (name == "expect" && AsciiLower(value) == "100-continue") {
+      f.expect_begin = start;
+      f.expect_end = end == std::string_view::npos ? head.size() : end + 2;
+    }
+  }
+  return f;
+}
+
+int MillisUntil(Clock::time_point t, Clock::time_point now) {
+  if (t <= now) return 0;
+  return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count()) + 1;
+}
+
+}  // namespace
+
+ConnectionLoop::ConnectionLoop(ConnectionLimits limits, RequestProcessor process,
+                               std::function<void(DropReason)> on_drop)
+    : limits_(limits), process_(std::move(process)), on_drop_(std::move(on_drop)) {}
+
+ConnectionLoop::~ConnectionLoop() { Stop(); }
+
+Result<int> ConnectionLoop::Start(const std::string& host, int port) {
+  std::string name = host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(name.c_str(), service.c_str(), &hints, &found) != 0) {
+    return Status::Unavailable("cannot resolve '" + host + "' (server.bind)");
+  }
+  for (addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    SetListenSocketOptions(fd);
+    if (a->ai_family == AF_INET6) {
+      const int off = 0;
+      (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+    }
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
+      listen_fd_ = fd;
+    } else {
+      close(fd);
+    }
+  }
+  freeaddrinfo(found);
+  if (listen_fd_ < 0) {
+    return Status::Unavailable("cannot listen on " + host + ":" + std::to_string(port) +
+                               " (server.bind, server.port): the address is in use or not this machine's");
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  std::string ip;
+  int bound_port = 0;
+  AddressOf(bound, &ip, &bound_port);
+
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) return Status::Internal(std::string("epoll: ") + std::strerror(errno));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listen_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.data.fd = wake_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+
+  stopping_ = false;
+  workers_stop_ = false;
+  for (int i = 0; i < std::max(1, limits_.workers); ++i) workers_.emplace_back([this] { Work(); });
+  loop_thread_ = std::thread([this] { Loop(); });
+  return bound_port;
+}
+
+void ConnectionLoop::Stop() {
+  if (!loop_thread_.joinable()) return;
+  stopping_ = true;
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+  loop_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  close(epoll_fd_);
+  close(wake_fd_);
+  epoll_fd_ = wake_fd_ = -1;
+}
+
+void ConnectionLoop::Loop() {
+  std::vector<epoll_event> events(128);
+  while (!stopping_) {
+    const Clock::time_point now = Clock::now();
+    int timeout = 1000;
+    for (const auto& [fd, c] : conns_) {
+      if (c->state != Connection::State::kBusy) timeout = std::min(timeout, MillisUntil(c->deadline, now));
+    }
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[static_cast<size_t>(i)].data.fd;
+      if (fd == listen_fd_) {
+        Accept();
+      } else if (fd == wake_fd_) {
+        uint64_t count;
+        (void)!read(wake_fd_, &count, sizeof(count));
+        TakeBackReturned();
+      } else if (auto it = conns_.find(fd); it != conns_.end()) {
+        OnReadable(it->second.get());
+      }
+    }
+    Expire(Clock::now());
+  }
+  // Stopping: no new connections; close those not being answered, then wait
+  // for the workers to give back the rest.
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+  close(listen_fd_);
+  listen_fd_ = -1;
+  std::vector<Connection*> idle;
+  for (const auto& [fd, c] : conns_) {
+    if (c->state != Connection::State::kBusy) idle.push_back(c.get());
+  }
+  for (Connection* c : idle) Close(c);
+  for (;;) {
+    TakeBackReturned();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (busy_ == 0 && jobs_.empty() && returned_.empty()) break;
+    }
+    pollfd p{wake_fd_, POLLIN, 0};
+    poll(&p, 1, 100);
+    uint64_t count;
+    (void)!read(wake_fd_, &count, sizeof(count));
+  }
+  TakeBackReturned();
+}
+
+void ConnectionLoop::Accept() {
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof(peer);
+    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;  // EAGAIN, or out of descriptors: the next readiness retries
+    }
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    AddressOf(peer, &c->client, &c->peer_port);
+    sockaddr_storage local{};
+    len = sizeof(local);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+    AddressOf(local, &c->local_ip, &c->local_port);
+    const Clock::time_point now = Clock::now();
+    c->since = now;
+    c->deadline = now + limits_.header_timeout;
+    Connection* raw = c.get();
+    const std::optional<DropReason> full = MakeRoom(c->client);
+    conns_[fd] = std::move(c);
+    ++per_client_[raw->client];
+    if (full) {
+      Refuse(raw, 503, "unavailable",
+             *full == DropReason::kClientLimit
+                 ? "too many connections from this address (server.max_connections_per_client), all busy; retry"
+                 : "too many connections (server.max_connections), all busy; retry",
+             *full);
+      continue;
+    }
+    Arm(raw);
+  }
+}
+
+std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
+  // The oldest connection not being answered, those that have not finished
+  // a request first (a slow sender's), then idle keep-alive ones.
+  auto oldest = [this](const std::string* only) -> Connection* {
+    Connection* best = nullptr;
+    auto rank = [](const Connection* c) { return c->state == Connection::State::kIdle && c->served > 0 ? 1 : 0; };
+    for (const auto& [fd, c] : conns_) {
+      if (c->state == Connection::State::kBusy || (only != nullptr && c->client != *only)) continue;
+      if (best == nullptr || rank(c.get()) < rank(best) || (rank(c.get()) == rank(best) && c->since < best->since)) {
+        best = c.get();
+      }
+    }
+    return best;
+  };
+  auto count = per_client_.find(client);
+  if (count != per_client_.end() && count->second >= limits_.max_connections_per_client) {
+    Connection* victim = oldest(&client);
+    if (victim == nullptr) return DropReason::kClientLimit;
+    Refuse(victim, 503, "unavailable",
+           "closed to make room for a newer connection from the same address "
+           "(server.max_connections_per_client); retry",
+           DropReason::kClientLimit);
+  }
+  if (static_cast<int>(conns_.size()) >= limits_.max_connections) {
+    Connection* victim = oldest(nullptr);
+    if (victim == nullptr) return DropReason::kServerLimit;
+    Refuse(victim, 503, "unavailable", "closed to make room for a newer connection (server.max_connections); retry",
+           DropReason::kServerLimit);
+  }
+  return std::nullopt;
+}
+
+void ConnectionLoop::Arm(Connection* c) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = c->fd;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
+void ConnectionLoop::OnReadable(Connection* c) {
+  if (c->state == Connection::State::kBusy) return;  // a worker has it
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      c->in.append(buf, static_cast<size_t>(n));
+      // Enough to decide: a head over the limit, or the whole request.
+      if (c->in.size() > limits_.max_header_bytes + limits_.max_body_bytes) break;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // The client closed or the connection failed: nothing to answer.
+    Close(c);
+    return;
+  }
+  Advance(c);
+}
+
+void ConnectionLoop::Advance(Connection* c) {
+  using State = Connection::State;
+  if (c->state == State::kBusy || c->in.empty()) return;
+  const Clock::time_point now = Clock::now();
+  if (c->state == State::kIdle) {
+    c->state = State::kHead;
+    if (c->served > 0) c->since = now;  // a new connection's age counts from its accept
+    c->deadline = now + limits_.header_timeout;
+    c->scanned = 0;
+  }
+  if (c->state == State::kHead) {
+    const size_t from = c->scanned > 3 ? c->scanned - 3 : 0;
+    const size_t end = c->in.find("\r\n\r\n", from);
+    if (end == std::string::npos || end + 4 > limits_.max_header_bytes) {
+      if (c->in.size() > limits_.max_header_bytes) {
+        return Refuse(c, 431, "request_header_fields_too_large",
+                      "the request line and headers are larger than " + std::to_string(limits_.max_header_bytes) +
+                          " bytes",
+                      DropReason::kHeadTooLarge);
+      }
+      c->scanned = c->in.size();
+      return;
+    }
+    size_t head_size = end + 4;
+    const HeadFacts facts = ReadHead(std::string_view(c->in).substr(0, head_size));
+    if (facts.bad) {
+      return Refuse(c, 400, "bad_request", "the Content-Length header is not one non-negative integer",
+                    DropReason::kBadRequest);
+    }
+    const uint64_t length = facts.content_length.value_or(0);
+    bool wait_for_body = !facts.has_transfer_encoding && length <= limits_.max_body_bytes;
+    if (facts.expect_end > facts.expect_begin) {
+      // Answered here (when the body is wanted), so the handlers see no Expect.
+      c->in.erase(facts.expect_begin, facts.expect_end - facts.expect_begin);
+      head_size -= facts.expect_end - facts.expect_begin;
+      if (wait_for_body && c->in.size() < head_size + length) {
+        static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        (void)send(c->fd, kContinue, sizeof(kContinue) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+    }
+    c->close_after = !wait_for_body;
+    c->request_size = wait_for_body ? head_size + static_cast<size_t>(length) : head_size;
+    c->state = State::kBody;
+    c->since = now;
+    c->deadline = now + limits_.body_timeout;
+  }
+  if (c->in.size() < c->request_size) return;
+
+  Job job{c, c->in.substr(0, c->request_size),
+          c->close_after || stopping_ || c->served + 1 >= limits_.keep_alive_max_requests};
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (static_cast<int>(jobs_.size()) >= limits_.max_queued_requests) {
+      lock.unlock();
+      return Refuse(c, 503, "unavailable",
+                    "the server has too many requests waiting (server.max_queued_requests); retry",
+                    DropReason::kQueueFull);
+    }
+    c->in.erase(0, c->request_size);
+    c->state = State::kBusy;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+    jobs_.push_back(std::move(job));
+  }
+  work_cv_.notify_one();
+}
+
+void ConnectionLoop::Work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [this] { return !jobs_.empty() || workers_stop_; });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      ++busy_;
+    }
+    // The loop thread leaves a busy connection alone: its fields are read
+    // here without a lock.
+    const Connection& c = *job.conn;
+    BufferedRequest stream(job.request, c.fd, c.client, c.peer_port, c.local_ip, c.local_port, limits_.write_timeout);
+    bool keep = false;
+    try {
+      keep = process_(stream, job.close_connection) && !job.close_connection;
+    } catch (...) {
+      keep = false;  // handlers answer their own errors; this is a last resort
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      returned_.emplace_back(job.conn, keep);
+      --busy_;
+    }
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void ConnectionLoop::TakeBackReturned() {
+  std::vector<std::pair<Connection*, bool>> back;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    back.swap(returned_);
+  }
+  const Clock::time_point now = Clock::now();
+  for (auto [c, keep] : back) {
+    ++c->served;
+    if (!keep || stopping_) {
+      Close(c);
+      continue;
+    }
+    c->state = Connection::State::kIdle;
+    c->since = now;
+    c->deadline = now + limits_.keep_alive;
+    Arm(c);
+    Advance(c);  // a request sent behind the last one
+  }
+}
+
+void ConnectionLoop::Expire(Clock::time_point now) {
+  std::vector<Connection*> due;
+  for (const auto& [fd, c] : conns_) {
+    if (c->state != Connection::State::kBusy && c->deadline <= now) due.push_back(c.get());
+  }
+  for (Connection* c : due) {
+    switch (c->state) {
+      case Connection::State::kIdle:
+        if (c->served > 0) {
+          Close(c);  // keep-alive ended
+        } else {
+          Refuse(c, 408, "request_timeout",
+                 "no request within server.header_timeout_ms (" + std::to_string(limits_.header_timeout.count()) +
+                     " ms) of connecting",
+                 DropReason::kHeaderTimeout);
+        }
+        break;
+      case Connection::State::kHead:
+        Refuse(c, 408, "request_timeout",
+               "the request line and headers did not arrive within server.header_timeout_ms (" +
+                   std::to_string(limits_.header_timeout.count()) + " ms)",
+               DropReason::kHeaderTimeout);
+        break;
+      case Connection::State::kBody:
+        Refuse(c, 408, "request_timeout",
+               "the request body did not arrive within server.body_timeout_ms (" +
+                   std::to_string(limits_.body_timeout.count()) + " ms) of the headers; nothing was done",
+               DropReason::kBodyTimeout);
+        break;
+      case Connection::State::kBusy:
+        break;
+    }
+  }
+}
+
+void ConnectionLoop::Refuse(Connection* c, int status, std::string_view code, std::string_view message,
+                            DropReason reason) {
+  const std::string answer = ErrorAnswer(status, code, message);
+  // Best effort: a client that reads nothing must not hold the loop.
+  (void)send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  shutdown(c->fd, SHUT_WR);
+  Close(c);
+  if (on_drop_) on_drop_(reason);
+}
+
+void ConnectionLoop::Close(Connection* c) {
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+  close(c->fd);
+  auto count = per_client_.find(c->client);
+  if (count != per_client_.end() && --count->second <= 0) per_client_.erase(count);
+  conns_.erase(c->fd);  // destroys c
+}
+
+}  // namespace msp

@@ -1,0 +1,142 @@
+// ConnectionLoop: the socket side of msp's HTTP server. It accepts
+// connections and reads each request whole — head and body — on one thread
+// (epoll), under deadlines, before a worker sees it; workers only ever parse,
+// route and answer a request that is already in memory, and write the answer
+// back. A client that trickles its head or body, or declares a body it never
+// sends, therefore holds a file descriptor and a buffer until its deadline,
+// never a worker thread.
+//
+// Limits (ConnectionLimits, from server.* settings; docs/rest.md, "Limits"):
+//   - the head of a request must arrive within header_timeout, and its body
+//     within body_timeout of the head: past them the client gets 408 and the
+//     connection is closed;
+//   - an idle keep-alive connection is closed after keep_alive;
+//   - at most max_connections connections, and max_connections_per_client
+//     from one address. A connection past a cap takes the place of the
+//     oldest connection (of that client, or of all) that is not being
+//     answered — one still sending a request, or idle — which is closed
+//     (503). When every connection is being answered, the new one gets 503;
+//   - at most max_queued_requests complete requests wait for a worker;
+//     past that a request gets 503 with Retry-After.
+// A request whose body is not read ahead (Transfer-Encoding, or a
+// Content-Length over max_body_bytes) goes to a worker as soon as its head
+// is in, with no body: the handlers refuse it (411, 413) and the connection
+// is closed after the answer.
+//
+// Thread-safe: Start / Stop from one thread; the processor runs on the
+// worker threads, concurrently.
+#ifndef MSP_SERVER_CONNECTION_LOOP_H_
+#define MSP_SERVER_CONNECTION_LOOP_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "msp/status.h"
+
+namespace msp {
+
+struct ConnectionLimits {
+  std::chrono::milliseconds header_timeout{10000};
+  std::chrono::milliseconds body_timeout{30000};
+  std::chrono::milliseconds keep_alive{5000};
+  // Each write of an answer must make progress within this.
+  std::chrono::milliseconds write_timeout{5000};
+  size_t max_header_bytes = 64u << 10;  // a larger head gets 431
+  size_t max_body_bytes = 4u << 20;     // a larger body is not read ahead
+  int max_connections = 512;
+  int max_connections_per_client = 64;
+  int max_queued_requests = 256;
+  int keep_alive_max_requests = 100;
+  int workers = 8;
+};
+
+// Answers the one request `in` holds (its head and, when read ahead, its
+// body) and writes the answer to `in`. `close_connection`: the answer must
+// close the connection. Returns true when the connection may serve another
+// request. Runs on a worker thread.
+using RequestProcessor = std::function<bool(httplib::Stream& in, bool close_connection)>;
+
+// Why the loop closed a connection itself (counted for /metrics).
+enum class DropReason { kHeaderTimeout, kBodyTimeout, kHeadTooLarge, kBadRequest, kClientLimit, kServerLimit, kQueueFull };
+std::string_view DropReasonName(DropReason reason);
+
+class ConnectionLoop {
+ public:
+  // `on_drop` (may be empty) is called on the loop thread for each
+  // connection the loop closed with an error answer of its own.
+  ConnectionLoop(ConnectionLimits limits, RequestProcessor process, std::function<void(DropReason)> on_drop);
+  ~ConnectionLoop();  // Stop()
+  ConnectionLoop(const ConnectionLoop&) = delete;
+  ConnectionLoop& operator=(const ConnectionLoop&) = delete;
+
+  // Binds `host`:`port` (0: any free port) with SO_REUSEADDR and
+  // TCP_NODELAY (socket_options.h), listens, and starts the loop and the
+  // workers. Returns the bound port. Unavailable when the address cannot be
+  // bound. REQUIRES: not started.
+  Result<int> Start(const std::string& host, int port);
+  // Stops accepting, closes connections that are not being answered, lets
+  // the requests taken finish, and joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Connection;
+  struct Job {
+    Connection* conn;
+    std::string request;
+    bool close_connection;
+  };
+
+  void Loop();
+  void Work();
+  void Accept();
+  void OnReadable(Connection* c);
+  // Looks for a whole request in c->in and hands it to a worker.
+  void Advance(Connection* c);
+  void Expire(std::chrono::steady_clock::time_point now);
+  // Makes room for a connection from `client` by closing the oldest
+  // connection not being answered; the cap that is full when there is none.
+  std::optional<DropReason> MakeRoom(const std::string& client);
+  void Refuse(Connection* c, int status, std::string_view code, std::string_view message, DropReason reason);
+  void Close(Connection* c);
+  void TakeBackReturned();
+  void Arm(Connection* c);
+
+  ConnectionLimits limits_;
+  RequestProcessor process_;
+  std::function<void(DropReason)> on_drop_;
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: a worker returned a connection, or Stop()
+  std::atomic<bool> stopping_{false};
+  std::thread loop_thread_;
+  std::vector<std::thread> workers_;
+
+  // Owned by the loop thread.
+  std::map<int, std::unique_ptr<Connection>> conns_;
+  std::map<std::string, int> per_client_;
+
+  std::mutex mu_;  // guards the fields below
+  std::condition_variable work_cv_;
+  std::deque<Job> jobs_;
+  int busy_ = 0;  // jobs taken by workers and not returned
+  bool workers_stop_ = false;
+  // Connections answered, back to the loop: (connection, keep it).
+  std::vector<std::pair<Connection*, bool>> returned_;
+};
+
+}  // namespace msp
+
+#endif  // MSP_SERVER_CONNECTION_LOOP_H_
