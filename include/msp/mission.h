@@ -191,7 +191,9 @@ struct AdrFile {
 // The same import from files given as text, as if they were the *.md files
 // of `folder` (the provenance ref and the ids derive from folder + "/" +
 // name, so the same folder and names update the decisions of an earlier
-// import, whichever face made it). Names must be plain and distinct.
+// import, whichever face made it). Names must be plain and distinct; the
+// folder a path of plain names (relative, or absolute as a directory import
+// stores it), without '.', '..' or empty parts: InvalidArgument otherwise.
 Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& scope, const std::string& folder,
                                        std::vector<AdrFile> files, const AdrImportOptions& options,
                                        const std::string& actor);

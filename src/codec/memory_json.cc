@@ -6,6 +6,9 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "util/time.h"
 #include "util/utf8.h"
@@ -285,9 +288,24 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
     return Status::InvalidArgument(prefix + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                    " levels at byte " + std::to_string(at));
   }
+  // Keys seen in each object being read, innermost last: a repeated key is
+  // refused rather than read as its last value.
+  std::vector<std::set<std::string>> keys;
+  std::string repeated;
+  auto track = [&keys, &repeated](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      keys.pop_back();
+    } else if (event == json::parse_event_t::key && repeated.empty() && !keys.empty() &&
+               !keys.back().insert(parsed.get<std::string>()).second) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(text.begin(), text.end());
+    j = json::parse(text.begin(), text.end(), track);
   } catch (const json::parse_error& e) {
     std::string detail = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 5: ".
@@ -300,6 +318,10 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
                                    detail);
   } catch (const json::exception& e) {
     return Status::InvalidArgument(prefix + ": invalid JSON: " + e.what());
+  }
+  if (!repeated.empty()) {
+    return Status::InvalidArgument(prefix + ": the key '" + repeated +
+                                   "' appears twice in one JSON object; send each key once");
   }
   if (!j.is_object()) {
     return Status::InvalidArgument(prefix + ": expected a JSON object, got " + TypeName(j));

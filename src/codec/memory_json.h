@@ -46,8 +46,8 @@ constexpr int kMaxJsonDepth = 64;
 
 // Parses `text` as one JSON object. Errors are InvalidArgument messages that
 // start with `what` ("--body", "line 3") and give the byte position of a
-// syntax error or of invalid UTF-8; a valid JSON value that is not an object
-// is rejected too.
+// syntax error or of invalid UTF-8; a valid JSON value that is not an object,
+// and an object (at any depth) that repeats a key, are rejected too.
 Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view what);
 
 // Serialises `j` compactly (indent < 0) or pretty-printed. Never throws:

@@ -407,6 +407,24 @@ TEST(ParseJsonObjectTest, RejectsNonObjects) {
   }
 }
 
+// Last-wins would let a proxy or a log read one value and msp another.
+TEST(ParseJsonObjectTest, RejectsRepeatedKeys) {
+  for (const char* text : {R"({"text": "a", "text": "b"})", R"({"a": {"k": 1, "k": 1}})",
+                           R"({"a": [{"x": 1}, {"y": 2, "y": 3}]})"}) {
+    auto j = ParseJsonObject(text, "line 3");
+    ASSERT_FALSE(j.ok()) << text;
+    EXPECT_EQ(j.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(j.status().message().find("line 3: the key '"), std::string::npos) << j.status().message();
+    EXPECT_NE(j.status().message().find("appears twice"), std::string::npos) << j.status().message();
+  }
+  EXPECT_NE(ParseJsonObject(R"({"text": "a", "text": "b"})", "x").status().message().find("'text'"),
+            std::string::npos);
+  // The same key in different objects is fine.
+  auto ok = ParseJsonObject(R"({"k": {"k": 1}, "a": [{"k": 1}, {"k": 2}]})", "x");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok)["a"][1]["k"], 2);
+}
+
 TEST(ParseJsonObjectTest, RejectsInvalidUtf8WithByte) {
   auto j = ParseJsonObject("{\"a\": \"x\xFFy\"}", "line 9");
   ASSERT_FALSE(j.ok());

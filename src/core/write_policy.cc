@@ -51,6 +51,10 @@ Status ValidateText(std::string_view field, std::string_view text, size_t max_by
     return Status::InvalidArgument(std::string(field) + " is not valid UTF-8 (first bad byte at offset " +
                                    std::to_string(bad) + ")");
   }
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return Status::InvalidArgument(std::string(field) + " contains a NUL character (\\u0000) at byte " +
+                                   std::to_string(nul) + "; remove it");
+  }
   if (TrimAsciiSpace(text).empty()) return Status::InvalidArgument(std::string(field) + " is empty");
   if (max_bytes > 0 && text.size() > max_bytes) {
     return Status::InvalidArgument(std::string(field) + " is " + std::to_string(text.size()) +
@@ -91,6 +95,9 @@ Status ValidateCommon(const Namespace& ns, const std::vector<std::string>& tags,
     size_t bad = 0;
     if (!IsValidUtf8(p.ref, &bad) || !IsValidUtf8(p.detail, &bad)) {
       return Status::InvalidArgument("provenance is not valid UTF-8");
+    }
+    if (p.ref.find('\0') != std::string::npos || p.detail.find('\0') != std::string::npos) {
+      return Status::InvalidArgument("provenance contains a NUL character (\\u0000); remove it");
     }
   }
   return Status::Ok();

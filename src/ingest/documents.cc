@@ -27,8 +27,11 @@ constexpr std::string_view kChunkSource = "ingest";
 constexpr std::string_view kChunkBodyType = "document_chunk";
 
 struct FileToIngest {
-  std::string path;   // absolute, canonical
+  std::string path;   // absolute, canonical (a link out of the walk: the link's own path)
   bool named = false; // named on the command line (not found by a walk)
+  // A walk found a symbolic link to this file outside the directory given:
+  // it is reported as skipped, not read.
+  std::string outside_target;
 };
 
 bool Hidden(const fs::path& p) {
@@ -44,7 +47,15 @@ std::string Canonical(const fs::path& p) {
   return ec ? abs.lexically_normal().string() : canon.string();
 }
 
-// Every file to ingest, in order; NotFound for a missing path.
+// True when canonical path `p` is `root` or below it.
+bool Within(const std::string& p, const std::string& root) {
+  if (root == "/") return true;
+  return p == root || (p.size() > root.size() && p.compare(0, root.size(), root) == 0 && p[root.size()] == '/');
+}
+
+// Every file to ingest, in order; NotFound for a missing path. A directory's
+// walk does not follow symbolic links out of it (to /etc/passwd): those are
+// listed with outside_target set.
 Result<std::vector<FileToIngest>> CollectFiles(const std::vector<std::string>& paths) {
   if (paths.empty()) return Status::InvalidArgument("no paths to ingest: name files or directories");
   std::vector<FileToIngest> out;
@@ -55,6 +66,8 @@ Result<std::vector<FileToIngest>> CollectFiles(const std::vector<std::string>& p
     if (ec || !fs::exists(st)) return Status::NotFound("no file or directory " + given);
     if (fs::is_directory(st)) {
       std::vector<std::string> found;
+      std::vector<FileToIngest> escaping;
+      const std::string root = Canonical(given);
       fs::recursive_directory_iterator it(given, fs::directory_options::skip_permission_denied, ec);
       if (ec) return Status::IoError(given + ": " + ec.message());
       for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
@@ -63,17 +76,28 @@ Result<std::vector<FileToIngest>> CollectFiles(const std::vector<std::string>& p
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (it->is_regular_file(ec)) found.push_back(Canonical(it->path()));
+        if (!it->is_regular_file(ec)) continue;
+        const std::string target = Canonical(it->path());
+        if (it->is_symlink(ec) && !Within(target, root)) {
+          escaping.push_back({fs::absolute(it->path()).lexically_normal().string(), false, target});
+          continue;
+        }
+        found.push_back(target);
       }
       if (ec) return Status::IoError(given + ": " + ec.message());
       std::sort(found.begin(), found.end());
       for (std::string& f : found) {
-        if (seen.insert(f).second) out.push_back({std::move(f), false});
+        if (seen.insert(f).second) out.push_back({std::move(f), false, ""});
+      }
+      std::sort(escaping.begin(), escaping.end(),
+                [](const FileToIngest& a, const FileToIngest& b) { return a.path < b.path; });
+      for (FileToIngest& f : escaping) {
+        if (seen.insert(f.path).second) out.push_back(std::move(f));
       }
     } else {
       std::string f = Canonical(given);
       if (seen.insert(f).second) {
-        out.push_back({std::move(f), true});
+        out.push_back({std::move(f), true, ""});
       } else {
         // Named again after a walk found it: it counts as named.
         for (FileToIngest& x : out) {
@@ -169,6 +193,11 @@ class DocumentIngester {
       out.error = why;
       return out;
     };
+    if (!file.outside_target.empty()) {
+      out.action = "skipped";
+      out.error = "a symbolic link to " + file.outside_target + ", outside the directory given: not followed";
+      return out;
+    }
     std::optional<DocumentFormat> format = FormatFromExtension(file.path);
     if (!format && !file.named) {
       out.action = "skipped";

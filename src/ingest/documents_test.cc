@@ -250,6 +250,33 @@ TEST_F(DocumentsTest, DamagedFilesAreReportedAndOthersIngested) {
   EXPECT_TRUE(ChunksOf(docs_ + "/broken.pdf").empty());
 }
 
+// A walk does not follow a symbolic link out of the directory given (issue
+// 24: a link to /etc/passwd was ingested); a link within it is read, and a
+// file named on the command line is read wherever it lives.
+TEST_F(DocumentsTest, LinksOutOfTheDirectoryAreNotFollowed) {
+  const std::string outside = fs::canonical(dir_.path()).string() + "/secret.txt";
+  ASSERT_OK(testing::WriteFile(outside, "The root password is hunter2."));
+  ASSERT_OK(testing::WriteFile(docs_ + "/good.md", "# Good\n\nThis one is fine."));
+  fs::create_directories(docs_ + "/sub");
+  fs::create_symlink(outside, docs_ + "/sub/passwd.txt");
+  fs::create_symlink(docs_ + "/good.md", docs_ + "/sub/again.md");
+  ASSERT_OK_AND_ASSIGN(DocumentIngestReport r, Ingest({docs_}));
+  EXPECT_EQ(r.ingested, 1);
+  EXPECT_EQ(r.skipped, 1);
+  bool reported = false;
+  for (const FileOutcome& f : r.files) {
+    if (f.path != docs_ + "/sub/passwd.txt") continue;
+    reported = true;
+    EXPECT_EQ(f.action, "skipped");
+    EXPECT_NE(f.error.find("symbolic link to " + outside), std::string::npos) << f.error;
+  }
+  EXPECT_TRUE(reported);
+  EXPECT_TRUE(ChunksOf(outside).empty());
+  EXPECT_EQ(ChunksOf(docs_ + "/good.md").size(), 1u);  // the link within: the same file, once
+  ASSERT_OK_AND_ASSIGN(DocumentIngestReport named, Ingest({docs_ + "/sub/passwd.txt"}));
+  EXPECT_EQ(named.ingested, 1);
+}
+
 TEST_F(DocumentsTest, BadInputWritesNothing) {
   ASSERT_OK(testing::WriteFile(docs_ + "/good.md", "# Good\n\nfine"));
   Result<DocumentIngestReport> missing = Ingest({docs_ + "/good.md", docs_ + "/nope.pdf"});

@@ -394,6 +394,32 @@ Result<ParsedAdr> ParseAdr(std::string_view file_name, std::string_view text) {
 
 namespace {
 
+// The folder names the files in ids and provenance refs: a path of plain
+// names, as each file name is one ("docs/adr", or absolute as a directory
+// import stores it), never one that climbs out of itself ("../../etc").
+Status CheckAdrFolder(const std::string& folder) {
+  if (folder.empty()) return Status::InvalidArgument("the ADR folder (the files' common path) is empty");
+  if (folder.size() > 1024) return Status::InvalidArgument("the ADR folder is longer than 1024 bytes");
+  std::string_view rest = folder;
+  if (rest.front() == '/') rest.remove_prefix(1);
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  for (size_t start = 0; !rest.empty();) {
+    const size_t slash = rest.find('/', start);
+    const std::string_view part = rest.substr(start, slash == std::string_view::npos ? slash : slash - start);
+    const bool plain = !part.empty() && part != "." && part != ".." && std::none_of(part.begin(), part.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+    });
+    if (!plain) {
+      return Status::InvalidArgument("ADR folder '" + folder +
+                                     "' must be a path of plain names (no '.', '..' or empty parts, no control "
+                                     "characters or '\\'), e.g. docs/adr");
+    }
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return Status::Ok();
+}
+
 bool SkippedFile(const std::string& name) {
   const std::string low = AsciiLower(name);
   return low == "readme.md" || low == "index.md" || low.find("template") != std::string::npos;
@@ -436,11 +462,22 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
   if (ec) return Status::IoError(dir + ": " + ec.message());
 
   std::vector<fs::path> paths;
+  std::vector<std::string> warnings;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     std::error_code fec;
     if (!it->is_regular_file(fec)) continue;
     if (AsciiLower(p.extension().string()) != ".md" || SkippedFile(p.filename().string())) continue;
+    // A link out of the folder (to /etc/passwd) is not followed.
+    if (it->is_symlink(fec)) {
+      const fs::path target = fs::weakly_canonical(p, fec);
+      const std::string t = target.string(), r = root.string();
+      if (fec || t.size() <= r.size() || t.compare(0, r.size(), r) != 0 || (r != "/" && t[r.size()] != '/')) {
+        warnings.push_back(p.string() + ": a symbolic link to " + target.string() +
+                           ", outside the folder: not followed");
+        continue;
+      }
+    }
     paths.push_back(p);
   }
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
@@ -449,7 +486,10 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
     MSP_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
     files.push_back(AdrFile{path.filename().string(), std::move(text)});
   }
-  return ImportAdrFiles(engine, scope, root.string(), std::move(files), options, actor);
+  MSP_ASSIGN_OR_RETURN(AdrImportReport report,
+                       ImportAdrFiles(engine, scope, root.string(), std::move(files), options, actor));
+  report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+  return report;
 }
 
 Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& scope, const std::string& folder,
@@ -461,7 +501,7 @@ Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& sco
                                    "' is not an identifier: 1..64 characters, letters, digits and _-.:/");
   }
   MSP_RETURN_IF_ERROR(ValidateAccessLevel(options.access_level));
-  if (folder.empty()) return Status::InvalidArgument("the ADR folder (the files' common path) is empty");
+  MSP_RETURN_IF_ERROR(CheckAdrFolder(folder));
   std::set<std::string> names;
   for (const AdrFile& f : files) {
     if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..") {

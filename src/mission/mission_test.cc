@@ -454,6 +454,20 @@ TEST_F(AdrImportTest, AccessLevelAppliesToImportedDecisions) {
 
 // Files given as text (the REST and MCP faces) import as the folder's files
 // would: the same ids, so a later import of either kind updates them.
+// A link out of the folder is not followed (issue 24: a link to /etc/passwd
+// was parsed as an ADR); the import warns and takes the rest.
+TEST_F(AdrImportTest, LinksOutOfTheFolderAreNotFollowed) {
+  const std::string outside = dir_.path() + "/elsewhere.md";
+  WriteFile(outside, "# 9. Leaked\n\n## Status\n\nAccepted\n\n## Decision\n\nSecrets.\n");
+  fs::create_symlink(outside, adr_dir_ + "/0009-leaked.md");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r, Import());
+  EXPECT_EQ(r.added, 4);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("0009-leaked.md: a symbolic link to"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("not followed"), std::string::npos);
+  for (const auto& e : r.entries) EXPECT_EQ(e.file.find("0009"), std::string::npos) << e.file;
+}
+
 TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
   ASSERT_OK_AND_ASSIGN(AdrImportReport from_dir, Import());
   ASSERT_EQ(from_dir.added, 4);
@@ -483,6 +497,14 @@ TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   }
   EXPECT_EQ(ImportAdrFiles(*engine_, scope_, "", files, {}, "api").status().code(), StatusCode::kInvalidArgument);
+  // A folder is checked as the names are (issue 24: "../../../etc" was stored
+  // as provenance).
+  for (const char* folder : {"../../../etc", "docs/../../etc", "./adr", "docs//adr", "/etc/..", "docs\\adr",
+                             "adr\n", ".."}) {
+    const Status st = ImportAdrFiles(*engine_, scope_, folder, files, {}, "api").status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << folder;
+    EXPECT_NE(st.message().find("plain names"), std::string::npos) << st.message();
+  }
   ASSERT_OK_AND_ASSIGN(auto after, ListDecisions(*engine_, scope_, {}, Admin()));
   EXPECT_EQ(after.size(), before.size());
 }

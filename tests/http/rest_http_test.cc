@@ -227,6 +227,15 @@ TEST_F(RestHttpTest, MalformedBodiesAndWrongTypesAre400AndStoreNothing) {
       {"/v1/facts", R"({"text": ["a list"]})", "'text'"},
       {"/v1/consolidate", R"({"session": 5})", "'session'"},
       {"/v1/import", "{\"text\": \"fine line one here\"}\n{broken\n", "line 2"},
+      // Issue 24: a repeated key (last wins before) and NUL in text (stored before).
+      {"/v1/memories", R"({"text": "A long enough text for the policy", "text": "Another long enough text"})",
+       "the key 'text' appears twice"},
+      {"/v1/memories", R"({"memories": [{"text": "A long enough text", "tags": ["goal"], "tags": []}]})",
+       "appears twice"},
+      {"/v1/memories", R"({"text": "A long enough text\u0000 for the policy", "tags": ["goal"]})",
+       "text contains a NUL character"},
+      {"/v1/import", "{\"text\": \"A line long enough to import, with \\u0000 in it\"}\n", "NUL character"},
+      {"/v1/search", R"({"query": "nul\u0000query"})", "query contains a NUL character"},
   };
   for (const Case& c : cases) {
     Answer a = Post(c.path, kKeyA, c.body, c.path == "/v1/import" ? "application/x-ndjson" : "application/json");
