@@ -40,6 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_data.h"
+#include "serve_process.h"
 #include "msp/memory.h"
 #include "rest/request_json.h"
 
@@ -124,68 +125,6 @@ std::unique_ptr<httplib::Client> NewClient(int port) {
   c->set_read_timeout(120, 0);
   return c;
 }
-
-// `msp serve` as a child process, anonymous on 127.0.0.1, any port.
-class ServeProcess {
- public:
-  ServeProcess(const std::string& msp, const std::string& data_dir, const std::string& synchronous, size_t threads) {
-    int fds[2];
-    if (pipe(fds) != 0) Die("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> argv = {msp, "serve", "--data-dir", data_dir, "--port", "0", "--allow-anonymous", "true",
-                                     "--access-log", "false", "--synchronous", synchronous, "--server-threads",
-                                     std::to_string(threads)};
-    std::vector<char*> cargs;
-    for (std::string& a : argv) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    if (posix_spawn(&pid_, msp.c_str(), &actions, nullptr, cargs.data(), environ) != 0) Die("cannot start " + msp);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    err_fd_ = fds[0];
-    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
-    std::string text;
-    std::smatch m;
-    const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (!std::regex_search(text, m, listening)) {
-      if (Clock::now() > deadline) Die("msp serve did not start: " + text);
-      pollfd p{err_fd_, POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[4096];
-      const ssize_t n = read(err_fd_, buf, sizeof(buf));
-      if (n <= 0) Die("msp serve exited: " + text);
-      text.append(buf, static_cast<size_t>(n));
-    }
-    port_ = std::stoi(m[1].str());
-    // Keep reading its stderr so it never blocks on a full pipe.
-    drain_ = std::thread([fd = err_fd_] {
-      char buf[4096];
-      while (read(fd, buf, sizeof(buf)) > 0) {
-      }
-    });
-  }
-  ~ServeProcess() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    drain_.join();
-    close(err_fd_);
-  }
-  ServeProcess(const ServeProcess&) = delete;
-  ServeProcess& operator=(const ServeProcess&) = delete;
-
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1;
-  int port_ = 0;
-  std::thread drain_;
-};
 
 // A bare cpp-httplib server in this process answering fixed bodies: the
 // floor of an HTTP round trip with the same request and reply sizes.
@@ -340,7 +279,10 @@ class Bench {
     for (const char* sync : {"normal", "full"}) {
       std::printf("\n== store.synchronous = %s ==\n", sync);
       TempDir serve_dir, engine_dir;
-      ServeProcess serve(flags_.msp, serve_dir.path + "/data", sync, threads);
+      // Anonymous on 127.0.0.1, any port.
+      ServeProcess serve(flags_.msp, {"--data-dir", serve_dir.path + "/data", "--port", "0", "--allow-anonymous", "true",
+                                      "--access-log", "false", "--synchronous", sync, "--server-threads",
+                                      std::to_string(threads)});
       auto engine = OpenEngine(engine_dir.path + "/data", sync);
       auto client = NewClient(serve.port());
       size_t next = 0;  // the next text index (the same in both stores)

@@ -12,14 +12,10 @@
 // msp version knows are passed, so the same program measures an older
 // binary. bench/README.md, "Slow clients".
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,12 +25,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "serve_process.h"
 
 namespace {
 
@@ -61,66 +56,6 @@ int Connect(int port, bool nonblocking) {
   }
   return fd;
 }
-
-// `msp serve` with one API key on 127.0.0.1, any port.
-class ServeProcess {
- public:
-  ServeProcess(const std::string& msp, const std::string& data_dir, int threads) {
-    int fds[2];
-    if (pipe(fds) != 0) Die("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> argv = {msp,          "serve", "--data-dir",       data_dir,
-                                     "--port",     "0",     "--api-keys",       kKey + "=bench",
-                                     "--access-log", "false", "--server-threads", std::to_string(threads)};
-    std::vector<char*> cargs;
-    for (std::string& a : argv) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    if (posix_spawn(&pid_, msp.c_str(), &actions, nullptr, cargs.data(), environ) != 0) Die("cannot start " + msp);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    err_fd_ = fds[0];
-    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
-    std::string text;
-    std::smatch m;
-    const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (!std::regex_search(text, m, listening)) {
-      if (Clock::now() > deadline) Die("msp serve did not start: " + text);
-      pollfd p{err_fd_, POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[4096];
-      const ssize_t n = read(err_fd_, buf, sizeof(buf));
-      if (n <= 0) Die("msp serve exited: " + text);
-      text.append(buf, static_cast<size_t>(n));
-    }
-    port_ = std::stoi(m[1].str());
-    drain_ = std::thread([fd = err_fd_] {
-      char buf[4096];
-      while (read(fd, buf, sizeof(buf)) > 0) {
-      }
-    });
-  }
-  ~ServeProcess() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    drain_.join();
-    close(err_fd_);
-  }
-  ServeProcess(const ServeProcess&) = delete;
-  ServeProcess& operator=(const ServeProcess&) = delete;
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1;
-  int port_ = 0;
-  std::thread drain_;
-};
 
 // One authenticated request on a new connection: milliseconds to the whole
 // answer, or -1 when none came within 10 s (or it was not 200).
@@ -272,7 +207,9 @@ int main(int argc, char** argv) {
   const std::string dir = std::filesystem::temp_directory_path() / ("msp-slow-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   {
-    ServeProcess serve(msp, dir, threads);
+    // One API key, 127.0.0.1, any port.
+    msp::bench::ServeProcess serve(msp, {"--data-dir", dir, "--port", "0", "--api-keys", kKey + "=bench",
+                                         "--access-log", "false", "--server-threads", std::to_string(threads)});
     std::printf("msp serve on port %d, %d worker threads; %d slow clients; %d probes\n", serve.port(), threads, slow,
                 probes);
     Print("probes, no attack", RunProbes(serve.port(), probes, max_seconds));

@@ -499,10 +499,10 @@ TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
   EXPECT_EQ(ImportAdrFiles(*engine_, scope_, "", files, {}, "api").status().code(), StatusCode::kInvalidArgument);
   // A folder is checked as the names are (issue 24: "../../../etc" was stored
   // as provenance).
-  for (const char* folder : {"../../../etc", "docs/../../etc", "./adr", "docs//adr", "/etc/..", "docs\\adr",
-                             "adr\n", ".."}) {
-    const Status st = ImportAdrFiles(*engine_, scope_, folder, files, {}, "api").status();
-    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << folder;
+  for (const char* bad_folder : {"../../../etc", "docs/../../etc", "./adr", "docs//adr", "/etc/..", "docs\\adr",
+                                 "adr\n", ".."}) {
+    const Status st = ImportAdrFiles(*engine_, scope_, bad_folder, files, {}, "api").status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad_folder;
     EXPECT_NE(st.message().find("plain names"), std::string::npos) << st.message();
   }
   ASSERT_OK_AND_ASSIGN(auto after, ListDecisions(*engine_, scope_, {}, Admin()));

@@ -369,15 +369,32 @@ void ConnectionLoop::Accept() {
 }
 
 std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
-  // The oldest connection not being answered, those that have not finished
-  // a request first (a slow sender's), then idle keep-alive ones.
-  auto oldest = [this](const std::string* only) -> Connection* {
+  using State = Connection::State;
+  // Bytes already sent by new connections are read first, so that a
+  // connection whose request is in counts as such.
+  std::vector<int> fresh;
+  for (const auto& [fd, c] : conns_) {
+    if (c->state == State::kIdle && c->served == 0) fresh.push_back(fd);
+  }
+  for (int fd : fresh) {
+    if (auto it = conns_.find(fd); it != conns_.end()) OnReadable(it->second.get());
+  }
+  // The victim: the oldest connection not being answered — one that stalled
+  // part-way through a request first, then one that has sent nothing for
+  // kFirstBytesGrace (a new connection gets that long to start its
+  // request), then an idle kept-alive one.
+  const Clock::time_point now = Clock::now();
+  auto oldest = [this, now](const std::string* only) -> Connection* {
     Connection* best = nullptr;
-    auto rank = [](const Connection* c) { return c->state == Connection::State::kIdle && c->served > 0 ? 1 : 0; };
+    int best_rank = 0;
     for (const auto& [fd, c] : conns_) {
-      if (c->state == Connection::State::kBusy || (only != nullptr && c->client != *only)) continue;
-      if (best == nullptr || rank(c.get()) < rank(best) || (rank(c.get()) == rank(best) && c->since < best->since)) {
+      if (c->state == State::kBusy || (only != nullptr && c->client != *only)) continue;
+      const bool silent = c->state == State::kIdle && c->served == 0;
+      if (silent && now - c->since < kFirstBytesGrace) continue;
+      const int rank = c->state == State::kHead || c->state == State::kBody ? 0 : silent ? 1 : 2;
+      if (best == nullptr || rank < best_rank || (rank == best_rank && c->since < best->since)) {
         best = c.get();
+        best_rank = rank;
       }
     }
     return best;
@@ -551,32 +568,19 @@ void ConnectionLoop::Expire(Clock::time_point now) {
     if (c->state != Connection::State::kBusy && c->deadline <= now) due.push_back(c.get());
   }
   for (Connection* c : due) {
-    switch (c->state) {
-      case Connection::State::kIdle:
-        if (c->served > 0) {
-          Close(c);  // keep-alive ended
-        } else {
-          Refuse(c, 408, "request_timeout",
-                 "no request within server.header_timeout_ms (" + std::to_string(limits_.header_timeout.count()) +
-                     " ms) of connecting",
-                 DropReason::kHeaderTimeout);
-        }
-        break;
-      case Connection::State::kHead:
-        Refuse(c, 408, "request_timeout",
-               "the request line and headers did not arrive within server.header_timeout_ms (" +
-                   std::to_string(limits_.header_timeout.count()) + " ms)",
-               DropReason::kHeaderTimeout);
-        break;
-      case Connection::State::kBody:
-        Refuse(c, 408, "request_timeout",
-               "the request body did not arrive within server.body_timeout_ms (" +
-                   std::to_string(limits_.body_timeout.count()) + " ms) of the headers; nothing was done",
-               DropReason::kBodyTimeout);
-        break;
-      case Connection::State::kBusy:
-        break;
+    if (c->state == Connection::State::kIdle && c->served > 0) {
+      Close(c);  // keep-alive ended
+      continue;
     }
+    const bool body = c->state == Connection::State::kBody;
+    const std::string what = c->state == Connection::State::kIdle ? "no request arrived"
+                             : body ? "the request body did not arrive"
+                                    : "the request line and headers did not arrive";
+    const auto limit = body ? limits_.body_timeout : limits_.header_timeout;
+    Refuse(c, 408, "request_timeout",
+           what + " within " + (body ? "server.body_timeout_ms" : "server.header_timeout_ms") + " (" +
+               std::to_string(limit.count()) + " ms" + (body ? " of the headers); nothing was done" : ")"),
+           body ? DropReason::kBodyTimeout : DropReason::kHeaderTimeout);
   }
 }
 

@@ -459,6 +459,16 @@ class SlowClientTest : public ::testing::Test {
     port_ = *port;
   }
 
+  // `n` connections that sent `bytes` (part of a request) and then stalled.
+  std::vector<std::unique_ptr<RawConnection>> Stalled(int n, const std::function<std::string(int)>& bytes) {
+    std::vector<std::unique_ptr<RawConnection>> out;
+    for (int i = 0; i < n; ++i) {
+      out.push_back(std::make_unique<RawConnection>(port_));
+      EXPECT_TRUE(out.back()->connected() && out.back()->Send(bytes(i))) << "connection " << i;
+    }
+    return out;
+  }
+
   // An authenticated request on a new connection.
   RawAnswer Probe() {
     RawConnection c(port_);
@@ -484,15 +494,11 @@ TEST_F(SlowClientTest, StalledSendersHoldNoWorker) {
   o.body_timeout_ms = 600000;
   o.max_connections_per_client = 1000;
   Start(o);
-  std::vector<std::unique_ptr<RawConnection>> slow;
-  for (int i = 0; i < 40; ++i) {
-    slow.push_back(std::make_unique<RawConnection>(port_));
-    ASSERT_TRUE(slow.back()->connected());
-    ASSERT_TRUE(slow.back()->Send(i % 2 == 0 ? std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-")
-                                             : std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                                           "Content-Type: application/json\r\n"
-                                                           "Content-Length: 1000\r\n\r\n{")));
-  }
+  const auto slow = Stalled(40, [](int i) {
+    return i % 2 == 0 ? std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-")
+                      : std::string("POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                    "Content-Length: 1000\r\n\r\n{");
+  });
   for (int i = 0; i < 10; ++i) {
     const RawAnswer a = Probe();
     ASSERT_EQ(a.status, 200) << "probe " << i;
@@ -537,12 +543,7 @@ TEST_F(SlowClientTest, PerClientCapClosesTheOldestStalledConnection) {
   o.header_timeout_ms = 600000;
   o.max_connections_per_client = 3;
   Start(o);
-  std::vector<std::unique_ptr<RawConnection>> stalled;
-  for (int i = 0; i < 3; ++i) {
-    stalled.push_back(std::make_unique<RawConnection>(port_));
-    ASSERT_TRUE(stalled.back()->connected());
-    ASSERT_TRUE(stalled.back()->Send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
-  }
+  const auto stalled = Stalled(3, [](int) { return std::string("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"); });
   EXPECT_EQ(Probe().status, 200);
   const RawAnswer evicted = stalled[0]->Read();
   EXPECT_EQ(evicted.status, 503) << evicted.body;
