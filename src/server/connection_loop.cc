@@ -379,19 +379,15 @@ std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
   for (int fd : fresh) {
     if (auto it = conns_.find(fd); it != conns_.end()) OnReadable(it->second.get());
   }
-  // The victim: the oldest connection not being answered — one that stalled
-  // part-way through a request first, then one that has sent nothing for
-  // kFirstBytesGrace (a new connection gets that long to start its
-  // request), then an idle kept-alive one.
-  const Clock::time_point now = Clock::now();
-  auto oldest = [this, now](const std::string* only) -> Connection* {
+  // The victim: the oldest connection not being answered that has not
+  // finished a request (stalled part-way, or silent since it opened), else
+  // the oldest idle kept-alive one.
+  auto oldest = [this](const std::string* only) -> Connection* {
     Connection* best = nullptr;
     int best_rank = 0;
     for (const auto& [fd, c] : conns_) {
       if (c->state == State::kBusy || (only != nullptr && c->client != *only)) continue;
-      const bool silent = c->state == State::kIdle && c->served == 0;
-      if (silent && now - c->since < kFirstBytesGrace) continue;
-      const int rank = c->state == State::kHead || c->state == State::kBody ? 0 : silent ? 1 : 2;
+      const int rank = c->state == State::kIdle && c->served > 0 ? 1 : 0;
       if (best == nullptr || rank < best_rank || (rank == best_rank && c->since < best->since)) {
         best = c.get();
         best_rank = rank;

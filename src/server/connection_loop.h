@@ -14,9 +14,10 @@
 //   - at most max_connections connections, and max_connections_per_client
 //     from one address. A connection past a cap takes the place of the
 //     oldest connection (of that client, or of all) that is not being
-//     answered: one stalled part-way through a request, else one silent
-//     for kFirstBytesGrace since it opened, else an idle kept-alive one,
-//     which is closed (503). When there is none, the new one gets 503;
+//     answered: one that has not finished a request (stalled part-way, or
+//     silent since it opened; bytes already sent are read first), else an
+//     idle kept-alive one, which is closed (503). When there is none, the
+//     new one gets 503;
 //   - at most max_queued_requests complete requests wait for a worker;
 //     past that a request gets 503 with Retry-After.
 // A request whose body is not read ahead (Transfer-Encoding, or a
@@ -76,8 +77,6 @@ std::string_view DropReasonName(DropReason reason);
 
 class ConnectionLoop {
  public:
-  // How long a new connection may send nothing before a cap may close it.
-  static constexpr std::chrono::milliseconds kFirstBytesGrace{1000};
 
   // `on_drop` (may be empty) is called on the loop thread for each
   // connection the loop closed with an error answer of its own.
