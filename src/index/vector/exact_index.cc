@@ -470,7 +470,7 @@ class ExactVectorIndex final : public VectorIndex {
       for (; next < ids.size() && m < kBlock; ++next) {
         const uint32_t slot = FindSlot(ids[next], cold);
         if (slot == kNoSlot || !Matches(meta_.At(slot, cold), cq)) continue;
-        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, scratch.data() + m * dim_, cold);
+        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, cold ? scratch.data() + m * dim_ : nullptr, cold);
         at[m++] = next;
       }
       DotRows(query.data(), rows, m, dim_, scores);
@@ -529,7 +529,7 @@ class ExactVectorIndex final : public VectorIndex {
       for (; next < total && m < kBlock; ++next) {
         const uint32_t slot = shortlisted ? shortlist[next] : static_cast<uint32_t>(next);
         if (tenant_of_.At(slot, cold) != cq.tenant) continue;
-        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, scratch.data() + m * dim_, cold);
+        rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, cold ? scratch.data() + m * dim_ : nullptr, cold);
         slots[m++] = slot;
       }
       DotRows(qv, rows, m, dim_, scores);
