@@ -20,11 +20,7 @@ class CallerLayer final : public MemoryLayer {
   // ---- writes ---------------------------------------------------------
 
   Result<WriteResult> Write(const WriteRequest& request) override {
-    MSP_RETURN_IF_ERROR(CheckCaller());
-    MSP_RETURN_IF_ERROR(CheckTenant(request.ns, "the write's namespace"));
-    WriteRequest r = request;
-    SetActor(&r.actor);
-    return engine_.Write(r);
+    return AsActor(request, "the write's namespace", [this](const WriteRequest& r) { return engine_.Write(r); });
   }
 
   Result<std::vector<WriteResult>> WriteMany(const std::vector<WriteRequest>& requests) override {
@@ -38,19 +34,11 @@ class CallerLayer final : public MemoryLayer {
   }
 
   Result<Memory> AddEpisode(const EpisodeStep& step) override {
-    MSP_RETURN_IF_ERROR(CheckCaller());
-    MSP_RETURN_IF_ERROR(CheckTenant(step.ns, "the step's namespace"));
-    EpisodeStep s = step;
-    SetActor(&s.actor);
-    return engine_.AddEpisode(s);
+    return AsActor(step, "the step's namespace", [this](const EpisodeStep& s) { return engine_.AddEpisode(s); });
   }
 
   Result<WriteResult> AddFact(const FactRequest& request) override {
-    MSP_RETURN_IF_ERROR(CheckCaller());
-    MSP_RETURN_IF_ERROR(CheckTenant(request.ns, "the fact's namespace"));
-    FactRequest r = request;
-    SetActor(&r.actor);
-    return engine_.AddFact(r);
+    return AsActor(request, "the fact's namespace", [this](const FactRequest& r) { return engine_.AddFact(r); });
   }
 
   Result<WriteResult> SupersedeFact(const Namespace& scope, const std::string& old_id,
@@ -209,6 +197,17 @@ class CallerLayer final : public MemoryLayer {
   }
 
  private:
+  // `write(request)` with the caller checked, the request's tenant the
+  // caller's and its actor the caller's.
+  template <typename Request, typename Write>
+  auto AsActor(const Request& request, const std::string& what, Write write) -> decltype(write(request)) {
+    MSP_RETURN_IF_ERROR(CheckCaller());
+    MSP_RETURN_IF_ERROR(CheckTenant(request.ns, what));
+    Request r = request;
+    SetActor(&r.actor);
+    return write(r);
+  }
+
   Status CheckCaller() const {
     if (caller_.clearance && (*caller_.clearance < 0 || *caller_.clearance > kMaxAccessLevel)) {
       return Status::InvalidArgument("the caller's clearance must be between 0 and " +
