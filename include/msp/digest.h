@@ -269,6 +269,10 @@ class WorkflowMemory {
   WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock = nullptr,
                  std::shared_ptr<const TokenCounter> counter = nullptr);
   ~WorkflowMemory();
+  // The same settings, clock and token counter over `engine`, typically
+  // AsCaller's layer (msp/caller.h): every call of the copy is then made as
+  // that caller. Cheap (nothing is loaded); `engine` must outlive it.
+  std::unique_ptr<WorkflowMemory> Over(MemoryLayer& engine) const;
   WorkflowMemory(const WorkflowMemory&) = delete;
   WorkflowMemory& operator=(const WorkflowMemory&) = delete;
 

@@ -18,7 +18,9 @@
 // Access: every mission record carries Memory::access_level (0..9). A read
 // takes an Asker and serves only records whose level is at or below the
 // asker's clearance; a record above it reads as NotFound (its existence is
-// not revealed). An operator not in the registry has clearance 0.
+// not revealed). An operator not in the registry has clearance 0. The faces
+// call these functions over AsCaller's layer (msp/caller.h), which enforces
+// the caller's clearance beneath the asker's; CallerAsker is the asker.
 //
 // Errors: InvalidArgument names the field and the rule; Refused is a
 // correction that looks like raw prompt or output text; Conflict is a lost
@@ -37,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "msp/caller.h"
 #include "msp/memory.h"
 #include "msp/status.h"
 #include "msp/types.h"
@@ -279,6 +282,12 @@ Result<std::vector<OperatorRecord>> ListOperators(MemoryLayer& engine, const Nam
 Result<int> ClearanceOf(MemoryLayer& engine, const Namespace& scope, const std::string& operator_id);
 // asker.clearance when set, else ClearanceOf(asker.operator_id).
 Result<int> ResolveClearance(MemoryLayer& engine, const Namespace& scope, const Asker& asker);
+// Who asks in a mission read made by `caller` (the one rule of every face):
+// `operator_id` when one is named, at their registry clearance capped by
+// the caller's; else the caller itself, at its clearance (kMaxAccessLevel
+// when it has none). The clearance is always set.
+Result<Asker> CallerAsker(MemoryLayer& engine, const Namespace& scope, const Caller& caller,
+                          const std::string& operator_id);
 
 // -------------------------------------------------------------- corrections
 

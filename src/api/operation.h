@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "msp/caller.h"
 #include "msp/digest.h"
 #include "msp/memory.h"
 #include "msp/status.h"
@@ -70,21 +71,20 @@ struct FieldInfo {
   std::string TypeText() const;
 };
 
-// What a face knows about a call besides the request. Issue 18 part 2 adds
-// the Caller (tenant, actor, clearance) here; field tables never see it.
+// What a face knows about a call besides the request: who calls, and the
+// engine as that caller. Field tables never see the caller.
 struct CallContext {
+  // AsCaller(engine, caller) (msp/caller.h): the engine enforces the
+  // caller's tenant and clearance on every call the handler makes.
   MemoryLayer* engine = nullptr;
+  Caller caller;
   // The mission retrieval interface, or why it is unavailable (a token
   // counter without its vocabulary). Opened on first use by the CLI.
   std::function<Result<WorkflowMemory*>()> workflow;
-  // The namespace field's defaults: the tenant (always the face's; a request
-  // naming another one is refused) and the face's other parts (MCP: the
-  // session's; REST: none; CLI: the namespace flags).
+  // The namespace field's defaults: the tenant (always the caller's; a
+  // request naming another one is refused) and the face's other parts
+  // (MCP: the session's; REST: none; CLI: the namespace flags).
   Namespace ns;
-  // The caller's clearance (an API key's): records above it are not served.
-  // nullopt: no limit.
-  std::optional<int> clearance;
-  std::string actor;  // for the audit log: "cli", "rest", "mcp"
 };
 
 // What an operation's declaration says, for faces, docs and tests.

@@ -1,8 +1,6 @@
 // The declaration of `workflow_memory_query`: one query over a mission's
 // domain, workflow and practitioner layers, a digest within a token budget
 // (msp query, POST /v1/query, MCP workflow_memory_query).
-#include <algorithm>
-
 #include "api/declare.h"
 #include "api/operations.h"
 #include "msp/mission.h"
@@ -26,16 +24,13 @@ Status CheckQuery(const MissionQuery& q) {
   return Status::Ok();
 }
 
-// The namespace's operator is who asks: their clearance in the mission's
-// registry applies, capped by the caller's.
+// Who asks (CallerAsker): the namespace's operator, at their clearance in
+// the mission's registry capped by the caller's; without one, the caller.
 Result<json> HandleQuery(const CallContext& context, MissionQuery& q) {
-  q.asker.operator_id = q.mission.operator_id;
+  const std::string operator_id = q.mission.operator_id;
   q.mission.operator_id.clear();
-  if (context.clearance) {
-    MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(*context.engine, q.mission, q.asker));
-    q.asker.clearance = std::min(c, *context.clearance);
-  }
-  q.actor = context.actor;
+  MSP_ASSIGN_OR_RETURN(q.asker, CallerAsker(*context.engine, q.mission, context.caller, operator_id));
+  q.actor = context.caller.actor;
   if (!context.workflow) return Status::Unavailable("mission retrieval is not set up on this face");
   MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, context.workflow());
   MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "codec/memory_json.h"
+#include "msp/mission.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
@@ -177,9 +178,9 @@ const std::vector<Verb>& Verbs() {
         {"--newest-first", "", "newest first"},
         {"--limit", "N", "at most N (default all)"},
         {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {}, 0, kRecordVerb, &RunDecisionList},
+       {}, 0, kRecordVerb | kReadsAtClearance, &RunDecisionList},
       {"decision show", "ID --mission ID [flags]", "one decision, every field",
-       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {"ID"}, 1, kRecordVerb,
+       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {"ID"}, 1, kRecordVerb | kReadsAtClearance,
        &RunDecisionShow},
       {"decision status", "ID STATUS --mission ID [flags]",
        "move a decision to proposed | accepted | rejected | deprecated", {}, {"ID", "STATUS"}, 2, kRecordVerb,
@@ -214,9 +215,9 @@ const std::vector<Verb>& Verbs() {
        {{"--version", "N", "this version"},
         {"--all", "", "every version, oldest first"},
         {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {"ID"}, 1, kRecordVerb, &RunPrincipleShow},
+       {"ID"}, 1, kRecordVerb | kReadsAtClearance, &RunPrincipleShow},
       {"principle list", "--mission ID [flags]", "the current version of every principle of the mission",
-       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {}, 0, kRecordVerb,
+       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {}, 0, kRecordVerb | kReadsAtClearance,
        &RunPrincipleList},
       {"operator set", "ID --clearance N [--name NAME] [--mission ID] [flags]",
        "set an operator's clearance (0..9) in the mission, or tenant-wide without --mission",
@@ -248,7 +249,7 @@ const std::vector<Verb>& Verbs() {
         {"--newest-first", "", "newest first"},
         {"--limit", "N", "at most N (default all)"},
         {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {}, 0, kRecordVerb, &RunCorrectionList},
+       {}, 0, kRecordVerb | kReadsAtClearance, &RunCorrectionList},
       {"query",
        "TEXT|- --mission ID [--operator ID] [flags]",
        "workflow_memory_query: a Markdown digest of the mission's memory for a task, within a token budget; "
@@ -340,9 +341,9 @@ const std::vector<Verb>& Verbs() {
         {"--status", "STATUS", "only this status (repeatable)", true},
         {"--long-term", "", "only LONG-TERM tasks"},
         {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {}, 0, kRecordVerb, &RunTaskList},
+       {}, 0, kRecordVerb | kReadsAtClearance, &RunTaskList},
       {"task show", "ID --mission ID [flags]", "one task with its comments",
-       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {"ID"}, 1, kRecordVerb,
+       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {"ID"}, 1, kRecordVerb | kReadsAtClearance,
        &RunTaskShow},
       {"task comment", "ID TEXT|- --mission ID [flags]", "add a comment to a task",
        {{"--author", "WHO", "default --operator"}, {"--at", "TIME", "when (ISO 8601; default now)"}},
@@ -648,7 +649,10 @@ Status LoadSettings(Invocation& inv) {
   input.env = ProcessEnvironment();
   input.flags = inv.flags.setting_flags;
   MSP_ASSIGN_OR_RETURN(inv.config, LoadConfig(input));
-  inv.actor = inv.config.options.actor.empty() ? "cli" : inv.config.options.actor;
+  // The operator acts, when one is named (procedure versions, the audit log).
+  inv.actor = !inv.ns.operator_id.empty()        ? inv.ns.operator_id
+              : inv.config.options.actor.empty() ? "cli"
+                                                 : inv.config.options.actor;
   return Status::Ok();
 }
 
@@ -797,7 +801,30 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 
 // --- Helpers ---
 
+Result<Caller> CliCaller(Invocation& inv, MemoryLayer& engine) {
+  Caller caller;
+  caller.tenant = inv.ns.tenant;
+  caller.actor = inv.actor;
+  if ((inv.verb->traits & kReadsAtClearance) && inv.flags.Has("--clearance")) {
+    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
+    if (!c.ok()) return Usage(inv, c.status().message());
+    caller.clearance = static_cast<int>(*c);
+  } else if (!inv.ns.operator_id.empty()) {
+    Namespace registry;
+    registry.tenant = inv.ns.tenant;
+    registry.mission = inv.ns.mission;
+    MSP_ASSIGN_OR_RETURN(caller.clearance, ClearanceOf(engine, registry, inv.ns.operator_id));
+  }
+  return caller;
+}
+
 Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> engine, OpenServedEngine(inv, create));
+  MSP_ASSIGN_OR_RETURN(inv.caller, CliCaller(inv, *engine));
+  return AsCaller(std::move(engine), inv.caller);
+}
+
+Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool create) {
   const Options& options = inv.config.options;
   const std::string& dir = options.store.data_dir;
   const SettingOrigin& origin = inv.config.OriginOf("store.data_dir");

@@ -17,6 +17,7 @@
 #include "cli/flags.h"
 #include "codec/memory_json.h"
 #include "config/config.h"
+#include "msp/caller.h"
 #include "msp/memory.h"
 #include "msp/status.h"
 #include "msp/types.h"
@@ -43,7 +44,11 @@ struct Invocation {
   LoadedConfig config;    // loaded for verbs that take settings
   Namespace ns;           // from --tenant, --user, ...
   bool json = false;      // --json
-  std::string actor;      // options.actor, or "cli"
+  std::string actor;      // --operator, else options.actor, else "cli"
+  // Who calls (set by OpenEngine): --tenant, the actor, and the clearance of
+  // --clearance N on a verb that reads at it (kReadsAtClearance), else
+  // --operator's in the registry, else none (the data directory's owner).
+  Caller caller;
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
   std::istream* in = nullptr;
@@ -58,6 +63,7 @@ enum VerbTrait : unsigned {
   kTakesNamespace = 1u << 0,  // --tenant, --user, --agent, --session, --mission, --operator
   kTakesJson = 1u << 1,       // --json
   kTakesSettings = 1u << 2,   // every configuration flag, and --config
+  kReadsAtClearance = 1u << 3,  // --clearance N: the caller reads at clearance N
 };
 
 struct Verb {
@@ -81,11 +87,19 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 // and makes the dispatcher print the verb's usage after it.
 Status Usage(Invocation& inv, std::string message);
 
-// Opens the engine on the configured data directory. With `create`, the
-// directory is created when missing; without, a missing directory is
-// NotFound ("run `msp init`"). Errors name the directory and where the
-// setting came from.
+// Opens the engine on the configured data directory, as the command line's
+// caller (AsCaller with inv.caller, which it sets): every verb reads and
+// writes through it, so the engine enforces the caller's tenant and
+// clearance. With `create`, the directory is created when missing; without,
+// a missing directory is NotFound ("run `msp init`"). Errors name the
+// directory and where the setting came from.
 Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create);
+// The command line's caller (Invocation::caller's rule), from the flags and
+// the operator registry of `engine`.
+Result<Caller> CliCaller(Invocation& inv, MemoryLayer& engine);
+// The engine itself, for the servers (`msp serve`, `msp mcp`), which make a
+// caller of each request or session.
+Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool create);
 
 // Parses an enum flag (e.g. --kind) with the engine's canonical names;
 // an unknown name is a usage error listing the allowed ones.

@@ -107,7 +107,7 @@ Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& req
   context.engine = &engine;
   context.workflow = std::move(workflow);
   context.ns = inv.ns;
-  context.actor = inv.actor;
+  context.caller = inv.caller;
   Result<json> answer = op.Call(context, request);
   if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
     return Usage(inv, api::CliMessage(op.info(), answer.status().message()));

@@ -23,7 +23,9 @@ Result<json> StdinJson(Invocation& inv, std::string_view what) {
 }
 
 // --access-level N (0..9), or `fallback`.
-// Who is reading: --operator's clearance, or --clearance N when given.
+// Who is reading: --clearance N when given, else --operator at their
+// clearance, else the caller itself (CallerAsker's rule; the engine caps
+// every read at the caller's clearance).
 Result<Asker> AskerOf(Invocation& inv) {
   Asker a;
   a.operator_id = inv.ns.operator_id;
@@ -31,6 +33,8 @@ Result<Asker> AskerOf(Invocation& inv) {
     Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
     if (!c.ok()) return Usage(inv, c.status().message());
     a.clearance = static_cast<int>(*c);
+  } else if (a.operator_id.empty()) {
+    a.clearance = kMaxAccessLevel;
   }
   return a;
 }

@@ -139,6 +139,46 @@ TEST_F(DecisionVerbsTest, PrincipleEditConflictAndCitation) {
   EXPECT_EQ(Run({"principle", "edit", "P-1", "--mission", "m", "--statement", "x"}).code, 2);  // no base
 }
 
+// Every verb, not only the mission's, serves a caller the same records: the
+// command line's caller is --operator at their registry clearance, else the
+// data directory's owner (no limit).
+TEST_F(DecisionVerbsTest, SearchGetAndExportServeTheCallersClearance) {
+  const std::string open_id = "0190e5c2-0000-7000-8000-0000000000a1";
+  const std::string secret_id = "0190e5c2-0000-7000-8000-0000000000a2";
+  const std::string lines =
+      R"({"id": ")" + open_id + R"(", "namespace": {"mission": "m", "operator": "low"}, "kind": "fact", )"
+      R"("text": "the billing ledger is reconciled every night", "access_level": 0})" "\n"
+      R"({"id": ")" + secret_id + R"(", "namespace": {"mission": "m", "operator": "low"}, "kind": "fact", )"
+      R"("text": "the billing ledger signing key rotates every week", "access_level": 5})" "\n";
+  ASSERT_EQ(Run({"import", "-"}, lines).code, 0);
+  ASSERT_EQ(Run({"operator", "set", "low", "--clearance", "1", "--mission", "m"}).code, 0);
+  auto hit_ids = [&](const std::vector<std::string>& who) {
+    std::vector<std::string> args = {"search", "billing ledger", "--mission", "m"};
+    args.insert(args.end(), who.begin(), who.end());
+    std::set<std::string> ids;
+    const json answer = RunJson(args);
+    for (const json& h : answer["hits"]) ids.insert(h["memory"]["id"].get<std::string>());
+    return ids;
+  };
+  const std::vector<std::string> low = {"--operator", "low"};
+  EXPECT_EQ(hit_ids(low), std::set<std::string>({open_id}));
+  EXPECT_EQ(Run({"get", secret_id, "--mission", "m", "--operator", "low"}).code, 4);
+  EXPECT_EQ(Run({"get", open_id, "--mission", "m", "--operator", "low"}).code, 0);
+  CliRun exported = Run({"export", "--mission", "m", "--operator", "low"});
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  EXPECT_TRUE(Contains(exported.out, open_id));
+  EXPECT_FALSE(Contains(exported.out, secret_id));
+  // The owner sees both; so does low once cleared for level 5.
+  const std::set<std::string> owner = hit_ids({});  // low's registry entry matches too
+  EXPECT_EQ(owner.count(open_id) + owner.count(secret_id), 2u);
+  EXPECT_EQ(Run({"get", secret_id, "--mission", "m"}).code, 0);
+  EXPECT_TRUE(Contains(Run({"export", "--mission", "m"}).out, secret_id));
+  ASSERT_EQ(Run({"operator", "set", "low", "--clearance", "5", "--mission", "m"}).code, 0);
+  EXPECT_EQ(hit_ids(low), std::set<std::string>({open_id, secret_id}));
+  EXPECT_EQ(Run({"get", secret_id, "--mission", "m", "--operator", "low"}).code, 0);
+  EXPECT_TRUE(Contains(Run({"export", "--mission", "m", "--operator", "low"}).out, secret_id));
+}
+
 TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
   ASSERT_EQ(Run({"operator", "set", "low", "--clearance", "1", "--mission", "m"}).code, 0);
   ASSERT_EQ(Run({"operator", "set", "high", "--clearance", "7"}).code, 0);  // tenant-wide
@@ -151,13 +191,25 @@ TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
   EXPECT_EQ(low[0]["id"], open["id"]);
   json high = RunJson({"decision", "list", "--mission", "m", "--operator", "high"});
   EXPECT_EQ(high.size(), 2u);
-  json nobody = RunJson({"decision", "list", "--mission", "m"});  // no operator: clearance 0
+  // No operator: the data directory's owner, as `msp search` and `get`.
+  json owner = RunJson({"decision", "list", "--mission", "m"});
+  EXPECT_EQ(owner.size(), 2u);
+  json nobody = RunJson({"decision", "list", "--mission", "m", "--operator", "nobody"});  // unknown: clearance 0
   EXPECT_EQ(nobody.size(), 1u);
   json searched = RunJson({"decision", "list", "--mission", "m", "--operator", "low", "--query", "secret plan"});
   for (const json& d : searched) EXPECT_NE(d["id"], secret["id"]);
   EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "low"}).code, 4);
   EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "high"}).code, 0);
   EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--clearance", "5"}).code, 0);
+  EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--clearance", "4"}).code, 4);
+  EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m"}).code, 0);
+
+  // `low` may not write what it could not read back; nothing is stored.
+  CliRun above = Run({"decision", "add", "--mission", "m", "--operator", "low", "--title", "Above", "--context", "C",
+                      "--decision", "D", "--access-level", "5"});
+  EXPECT_EQ(above.code, 1);
+  EXPECT_TRUE(Contains(above.err, "clearance 1")) << above.err;
+  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m"}).size(), 2u);
   CliRun ops = Run({"operator", "list", "--mission", "m"});
   EXPECT_TRUE(Contains(ops.out, "high  clearance 7  tenant-wide"));
   EXPECT_TRUE(Contains(ops.out, "low  clearance 1  mission m"));

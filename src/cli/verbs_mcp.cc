@@ -13,14 +13,19 @@
 namespace msp {
 
 Status RunMcp(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> engine, OpenEngine(inv, /*create=*/true));
+  // The server makes each tool call as the session's caller: the command
+  // line's (CliCaller), whose actor is "mcp" unless --operator or
+  // options.actor names one.
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> engine, OpenServedEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(const Caller caller, CliCaller(inv, *engine));
   mcp::McpServerOptions server_options;
   server_options.server_version = MSP_VERSION;
   server_options.options = inv.config.options;
   mcp::McpServer server(*engine, server_options);
   mcp::McpSession session;
   session.ns = inv.ns;
-  session.actor = inv.config.options.actor.empty() ? "mcp" : inv.config.options.actor;
+  session.actor = inv.ns.operator_id.empty() && inv.config.options.actor.empty() ? "mcp" : caller.actor;
+  session.clearance = caller.clearance;
   *inv.err << "msp mcp: serving " << inv.config.options.store.data_dir << " (" << inv.ns.ToString()
            << ") on stdio\n";
   return mcp::ServeStdio(server, session, *inv.in, *inv.out, *inv.err);

@@ -60,14 +60,16 @@ void PrintTaskDetail(std::ostream& out, const Task& t) {
   }
 }
 
-// The reader's clearance: --clearance N, else --operator's (0 for none).
+// The reader's clearance: --clearance N, else CallerAsker's (--operator's,
+// else the caller's).
 Result<int> ReaderClearance(Invocation& inv, MemoryLayer& engine) {
   if (inv.flags.Has("--clearance")) {
     Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
     if (!c.ok()) return Usage(inv, c.status().message());
     return static_cast<int>(*c);
   }
-  return ClearanceOf(engine, inv.ns, inv.ns.operator_id);
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(engine, inv.ns, inv.caller, inv.ns.operator_id));
+  return *asker.clearance;
 }
 
 Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {

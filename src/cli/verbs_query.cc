@@ -204,9 +204,8 @@ Status RunReportLoad(Invocation& inv) {
   MSP_RETURN_IF_ERROR(RequireMissionFlag(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   MSP_ASSIGN_OR_RETURN(auto wm, OpenWorkflowMemory(inv, *engine));
-  Asker asker;
-  asker.operator_id = inv.ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(const int clearance, ResolveClearance(*engine, inv.ns, asker));
+  MSP_ASSIGN_OR_RETURN(const Asker asker, CallerAsker(*engine, inv.ns, inv.caller, inv.ns.operator_id));
+  const int clearance = *asker.clearance;
   MSP_ASSIGN_OR_RETURN(LoadState s, wm->Load(inv.ns, clearance));
   if (inv.json) {
     PrintJson(inv, {{"rate_per_min", s.rate_per_min},
@@ -267,9 +266,8 @@ Status RunEventList(Invocation& inv) {
   MSP_RETURN_IF_ERROR(TimeRange(inv, &from, &to));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   MSP_ASSIGN_OR_RETURN(auto wm, OpenWorkflowMemory(inv, *engine));
-  Asker asker;
-  asker.operator_id = inv.ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(const int clearance, ResolveClearance(*engine, inv.ns, asker));
+  MSP_ASSIGN_OR_RETURN(const Asker asker, CallerAsker(*engine, inv.ns, inv.caller, inv.ns.operator_id));
+  const int clearance = *asker.clearance;
   MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events, wm->Events(inv.ns, from, to, clearance));
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();

@@ -65,7 +65,7 @@ Status RunServe(Invocation& inv) {
   // Declared before the server: the server's handlers use it until it stops.
   std::unique_ptr<MemoryLayer> engine;
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Create(so, std::move(keys), inv.err));
-  MSP_ASSIGN_OR_RETURN(engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(engine, OpenServedEngine(inv, /*create=*/true));
 
   RestOptions rest;
   rest.actor = options.actor.empty() ? "rest" : options.actor;

@@ -6,7 +6,7 @@
 
 namespace msp::mcp {
 
-Tool ApiTool(const api::Operation& op, MemoryLayer& engine, std::shared_ptr<MissionMemory> mission) {
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission) {
   const api::OperationInfo& info = op.info();
   Tool t;
   t.name = info.mcp_tool;
@@ -16,24 +16,25 @@ Tool ApiTool(const api::Operation& op, MemoryLayer& engine, std::shared_ptr<Miss
   t.output_schema = info.answer_schema;
   t.annotations = ToolAnnotations(info.read_only, false, info.idempotent);
   t.checks_arguments = true;
-  t.handler = [&op, &engine, mission](const McpSession& session, const nlohmann::json& args) -> Result<ToolOutput> {
+  t.handler = [&op, mission](const McpSession& session, const nlohmann::json& args) -> Result<ToolOutput> {
     api::CallContext context;
-    context.engine = &engine;
-    context.workflow = [mission]() -> Result<WorkflowMemory*> {
+    context.engine = session.engine;
+    std::unique_ptr<WorkflowMemory> workflow;
+    context.workflow = [mission, &session, &workflow]() -> Result<WorkflowMemory*> {
       MSP_RETURN_IF_ERROR(mission->open_status);
-      return mission->memory.get();
+      workflow = mission->memory->Over(*session.engine);
+      return workflow.get();
     };
     context.ns = session.ns;
-    context.clearance = session.clearance;
-    context.actor = session.actor;
+    context.caller = CallerOf(session);
     MSP_ASSIGN_OR_RETURN(nlohmann::json answer, op.Call(context, args));
     return ToolOutput{std::move(answer), std::nullopt};
   };
   return t;
 }
 
-void AddApiTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
-  for (const api::Operation* op : api::Operations()) tools.push_back(ApiTool(*op, engine, mission));
+void AddApiTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
+  for (const api::Operation* op : api::Operations()) tools.push_back(ApiTool(*op, mission));
 }
 
 }  // namespace msp::mcp

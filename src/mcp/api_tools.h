@@ -16,12 +16,12 @@
 namespace msp::mcp {
 
 // The tool of `op`. The call runs in the session's namespace (the request's
-// namespace parts over it), with its clearance and actor. `engine`, `op` and
-// `mission` must outlive the tool.
-Tool ApiTool(const api::Operation& op, MemoryLayer& engine, std::shared_ptr<MissionMemory> mission);
+// namespace parts over it), as the session's caller (McpSession::engine).
+// `op` and `mission` must outlive the tool.
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission);
 
 // Appends the tool of every operation of src/api.
-void AddApiTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools);
+void AddApiTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools);
 
 }  // namespace msp::mcp
 

@@ -22,6 +22,7 @@
 #include "msp/memory.h"
 #include "msp/options.h"
 #include "msp/status.h"
+#include "msp/caller.h"
 #include "msp/types.h"
 
 namespace httplib {
@@ -31,14 +32,10 @@ struct Request;
 
 namespace msp::mcp {
 
-// Who is calling, as the caller's credentials say.
-struct McpCaller {
-  std::string tenant;  // the tenant whose records the session reads and writes
-  std::string actor;   // for the audit log ("" : "mcp")
-  // The key's clearance: the session serves only records at or below it
-  // (McpSession::clearance). nullopt: no limit.
-  std::optional<int> clearance;
-};
+// Who is calling, as the caller's credentials say (msp/caller.h): the
+// tenant whose records the session reads and writes, the actor ("": "mcp")
+// and the key's clearance (nullopt: no limit).
+using McpCaller = Caller;
 
 // Resolves a request's credentials (its API key) to a caller, or fails: a
 // failure is answered 401 with the Status message.

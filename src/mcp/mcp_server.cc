@@ -43,12 +43,13 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
               {"openWorldHint", false}};
 }
 
-McpServer::McpServer(MemoryLayer& engine, McpServerOptions options) : options_(std::move(options)) {
+McpServer::McpServer(MemoryLayer& engine, McpServerOptions options)
+    : options_(std::move(options)), engine_(&engine) {
   std::shared_ptr<MissionMemory> mission = OpenMissionMemory(engine, options_.options);
-  AddMemoryTools(engine, tools_);
-  AddApiTools(engine, mission, tools_);
+  AddMemoryTools(tools_);
+  AddApiTools(mission, tools_);
   AddGraphTools(engine, options_.options.mcp, tools_);
-  AddMissionTools(engine, mission, tools_);
+  AddMissionTools(mission, tools_);
 }
 
 McpServer::McpServer(ToolSet tools, McpServerOptions options)
@@ -145,9 +146,14 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
       !s.ok()) {
     return MakeResult(m.id, ToolError("invalid arguments: " + s.message()));
   }
+  // The tool runs as the session's caller: the engine enforces its tenant
+  // and clearance.
+  McpSession call = session;
+  std::unique_ptr<MemoryLayer> layer = engine_ ? AsCaller(*engine_, CallerOf(session)) : nullptr;
+  call.engine = layer.get();
   Result<ToolOutput> out = Status::Internal("the tool did not run");
   try {
-    out = tool->handler(session, arguments);
+    out = tool->handler(call, arguments);
   } catch (const std::exception& e) {
     out = Status::Internal(std::string("unexpected error: ") + e.what());
   }

@@ -60,6 +60,7 @@ class McpServer {
 
   ToolSet tools_;
   McpServerOptions options_;
+  MemoryLayer* engine_ = nullptr;  // null for a server of given tools
 };
 
 }  // namespace msp::mcp

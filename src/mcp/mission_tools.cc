@@ -61,31 +61,18 @@ Result<json> ParsedJson(const std::string& text, std::string_view what) {
   return j;
 }
 
-// Who asks in a session's mission read, with the clearance the read runs
-// with: the call's "operator" (default the session's) and their clearance in
-// the mission's registry, capped by the session's (its API key's).
-Result<Asker> SessionAsker(MemoryLayer& engine, const McpSession& session, const Namespace& ns, const json& args) {
-  Asker asker;
-  asker.operator_id = args.value("operator", session.ns.operator_id);
-  if (session.clearance) {
-    MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(engine, ns, asker));
-    asker.clearance = std::min(c, *session.clearance);
-  }
-  return asker;
-}
-
-// A session with a clearance writes only records it may read back.
-Status WithinClearance(const McpSession& session, int access_level) {
-  if (!session.clearance || access_level <= *session.clearance) return Status::Ok();
-  return Status::InvalidArgument("access_level " + std::to_string(access_level) + " is above this API key's clearance " +
-                                 std::to_string(*session.clearance) + ": a key writes only records it may read");
+// Who asks in a session's mission read (CallerAsker): the call's
+// "operator" (default the session's) at their registry clearance, capped by
+// the session's (its API key's); without an operator, the session's caller.
+Result<Asker> SessionAsker(const McpSession& session, const Namespace& ns, const json& args) {
+  return CallerAsker(*session.engine, ns, CallerOf(session), args.value("operator", session.ns.operator_id));
 }
 
 json CriticalityEnum(std::string_view description) {
   return s::Enum(description, AllNames(&CriticalityName));
 }
 
-Tool DecisionRecord(MemoryLayer& engine) {
+Tool DecisionRecord() {
   Tool t;
   t.name = "decision_record";
   t.title = "Record a decision";
@@ -123,10 +110,10 @@ Tool DecisionRecord(MemoryLayer& engine) {
                                {"status", s::String("Its status.")}},
                               {"id", "title", "status"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(args, {"mission"})));
-    MSP_RETURN_IF_ERROR(WithinClearance(session, d.access_level));
     MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(engine, ns, d, session.actor));
     return ToolOutput{DecisionToJson(stored), std::nullopt};
   };
@@ -134,7 +121,7 @@ Tool DecisionRecord(MemoryLayer& engine) {
 }
 
 // ADRs the agent read from the repository, sent as text: ImportAdrFiles.
-Tool DecisionImportAdr(MemoryLayer& engine) {
+Tool DecisionImportAdr() {
   Tool t;
   t.name = "decision_import_adr";
   t.title = "Import architecture decision records";
@@ -168,7 +155,8 @@ Tool DecisionImportAdr(MemoryLayer& engine) {
                                {"warnings", s::ArrayOf(s::String("FILE: what was tolerated"))}},
                               {"entries", "added", "updated", "unchanged", "warnings"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, true, true);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     if (session.clearance) {
       return Status::InvalidArgument("an ADR import may update any decision imported from the folder, but this API "
                                      "key is limited to clearance " + std::to_string(*session.clearance) +
@@ -192,7 +180,7 @@ Tool DecisionImportAdr(MemoryLayer& engine) {
   return t;
 }
 
-Tool CorrectionRecord(MemoryLayer& engine) {
+Tool CorrectionRecord() {
   Tool t;
   t.name = "correction_record";
   t.title = "Record a correction";
@@ -218,21 +206,21 @@ Tool CorrectionRecord(MemoryLayer& engine) {
                                {"operator", s::String("Whose correction it is.")}},
                               {"id", "operator"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     ns.operator_id = args.value("operator", ns.operator_id);
     if (ns.operator_id.empty()) {
       return Status::InvalidArgument("no operator: pass \"operator\" (the server has no default --operator)");
     }
     MSP_ASSIGN_OR_RETURN(Correction c, CorrectionFromJson(Without(args, {"mission", "operator"})));
-    MSP_RETURN_IF_ERROR(WithinClearance(session, c.access_level));
     MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(engine, ns, c, session.actor));
     return ToolOutput{CorrectionToJson(stored), std::nullopt};
   };
   return t;
 }
 
-Tool HandoffDigestTool(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
+Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
   Tool t;
   t.name = "handoff_digest";
   t.title = "Handoff digest";
@@ -259,7 +247,8 @@ Tool HandoffDigestTool(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
       },
       {"markdown", "digest"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [&engine, mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_RETURN_IF_ERROR(mission->open_status);
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     HandoffRequest r;
@@ -272,11 +261,9 @@ Tool HandoffDigestTool(MemoryLayer& engine, std::shared_ptr<Mission> mission) {
       r.since = *since;
     }
     r.token_budget = args.value("token_budget", r.token_budget);
-    if (session.clearance) {
-      MSP_ASSIGN_OR_RETURN(int c, ClearanceOf(engine, ns, r.to_operator));
-      r.clearance = std::min(c, *session.clearance);
-    }
-    MSP_ASSIGN_OR_RETURN(HandoffDigest d, mission->memory->Handoff(r));
+    MSP_ASSIGN_OR_RETURN(Asker next, CallerAsker(engine, ns, CallerOf(session), r.to_operator));
+    r.clearance = next.clearance;
+    MSP_ASSIGN_OR_RETURN(HandoffDigest d, mission->memory->Over(engine)->Handoff(r));
     MSP_ASSIGN_OR_RETURN(json digest, ParsedJson(d.json, "the handoff digest"));
     return ToolOutput{json{{"markdown", d.markdown},
                            {"tokens_used", d.tokens_used},
@@ -321,8 +308,10 @@ Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
     ns.operator_id.clear();
     ns.session.clear();
     std::vector<std::string> entries = StringList(args, "entries");
-    MSP_ASSIGN_OR_RETURN(MarkUsedResult m, mission->memory->MarkUsed(ns, args.at("retrieval_id").get<std::string>(),
-                                                                     entries, session.actor, session.clearance));
+    MSP_ASSIGN_OR_RETURN(MarkUsedResult m,
+                         mission->memory->Over(*session.engine)
+                             ->MarkUsed(ns, args.at("retrieval_id").get<std::string>(), entries, session.actor,
+                                        session.clearance));
     return ToolOutput{json{{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}}, std::nullopt};
   };
   return t;
@@ -344,15 +333,13 @@ json TaskOutput() {
       {"task_id", "title", "status"}, /*closed=*/false);
 }
 
-// The clearance a session's task read runs with: the operator's, capped by
-// the session's key.
-Result<int> TaskReadClearance(MemoryLayer& engine, const McpSession& session, const Namespace& ns,
-                              const json& args) {
-  MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(engine, session, ns, args));
-  return ResolveClearance(engine, ns, asker);
+// The clearance a session's task read runs with (SessionAsker).
+Result<int> TaskReadClearance(const McpSession& session, const Namespace& ns, const json& args) {
+  MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(session, ns, args));
+  return *asker.clearance;
 }
 
-Tool TaskAdd(MemoryLayer& engine) {
+Tool TaskAdd() {
   Tool t;
   t.name = "task_add";
   t.title = "Add a mission task";
@@ -377,7 +364,8 @@ Tool TaskAdd(MemoryLayer& engine) {
       {"task_id", "title"});
   t.output_schema = TaskOutput();
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     Task task;
     task.task_id = args.at("task_id").get<std::string>();
@@ -391,14 +379,13 @@ Tool TaskAdd(MemoryLayer& engine) {
     task.criticality = EnumArg(args, "criticality", task.criticality, &ParseCriticality);
     task.access_level = args.value("access_level", 0);
     task.url = args.value("url", "");
-    MSP_RETURN_IF_ERROR(WithinClearance(session, task.access_level));
     MSP_ASSIGN_OR_RETURN(Task stored, AddTask(engine, ns, task, session.actor));
     return ToolOutput{TaskToJson(stored), std::nullopt};
   };
   return t;
 }
 
-Tool TaskList(MemoryLayer& engine) {
+Tool TaskList() {
   Tool t;
   t.name = "task_list";
   t.title = "List mission tasks";
@@ -414,13 +401,14 @@ Tool TaskList(MemoryLayer& engine) {
       {});
   t.output_schema = s::Object({{"tasks", s::ArrayOf(TaskOutput(), "By task id.")}}, {"tasks"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
     TaskFilter f;
     f.labels = StringList(args, "labels");
     f.statuses = EnumList(args, "statuses", &ParseTaskStatus);
     f.long_term_only = args.value("long_term", false);
-    MSP_ASSIGN_OR_RETURN(f.clearance, TaskReadClearance(engine, session, ns, args));
+    MSP_ASSIGN_OR_RETURN(f.clearance, TaskReadClearance(session, ns, args));
     MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(engine, ns, f));
     json out = json::array();
     for (const Task& task : tasks) out.push_back(TaskToJson(task));
@@ -429,7 +417,7 @@ Tool TaskList(MemoryLayer& engine) {
   return t;
 }
 
-Tool TaskShow(MemoryLayer& engine) {
+Tool TaskShow() {
   Tool t;
   t.name = "task_show";
   t.title = "Show a mission task";
@@ -443,9 +431,10 @@ Tool TaskShow(MemoryLayer& engine) {
       {"task_id"});
   t.output_schema = TaskOutput();
   t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(engine, session, ns, args));
+    MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(session, ns, args));
     MSP_ASSIGN_OR_RETURN(Task task, GetTask(engine, ns, args.at("task_id").get<std::string>(), clearance));
     return ToolOutput{TaskToJson(task), std::nullopt};
   };
@@ -455,12 +444,12 @@ Tool TaskShow(MemoryLayer& engine) {
 // A write to an existing task: the session must be able to read it.
 Result<Namespace> WritableTask(MemoryLayer& engine, const McpSession& session, const json& args) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-  MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(engine, session, ns, args));
+  MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(session, ns, args));
   MSP_RETURN_IF_ERROR(GetTask(engine, ns, args.at("task_id").get<std::string>(), clearance).status());
   return ns;
 }
 
-Tool TaskCommentTool(MemoryLayer& engine) {
+Tool TaskCommentTool() {
   Tool t;
   t.name = "task_comment";
   t.title = "Comment on a mission task";
@@ -476,7 +465,8 @@ Tool TaskCommentTool(MemoryLayer& engine) {
       {"task_id", "text"});
   t.output_schema = TaskOutput();
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(engine, session, args));
     msp::TaskComment c;
     c.text = args.at("text").get<std::string>();
@@ -488,7 +478,7 @@ Tool TaskCommentTool(MemoryLayer& engine) {
   return t;
 }
 
-Tool TaskStatusTool(MemoryLayer& engine) {
+Tool TaskStatusTool() {
   Tool t;
   t.name = "task_status";
   t.title = "Set a mission task's status";
@@ -503,7 +493,8 @@ Tool TaskStatusTool(MemoryLayer& engine) {
       {"task_id", "status"});
   t.output_schema = TaskOutput();
   t.annotations = ToolAnnotations(false, false, true);  // setting the same status twice changes nothing
-  t.handler = [&engine](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+    MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(engine, session, args));
     MSP_ASSIGN_OR_RETURN(Task task, SetTaskStatus(engine, ns, args.at("task_id").get<std::string>(),
                                                   *ParseTaskStatus(args.at("status").get<std::string>()),
@@ -526,17 +517,17 @@ std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Opti
   return mission;
 }
 
-void AddMissionTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
-  tools.push_back(DecisionRecord(engine));
-  tools.push_back(DecisionImportAdr(engine));
-  tools.push_back(CorrectionRecord(engine));
-  tools.push_back(HandoffDigestTool(engine, mission));
+void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
+  tools.push_back(DecisionRecord());
+  tools.push_back(DecisionImportAdr());
+  tools.push_back(CorrectionRecord());
+  tools.push_back(HandoffDigestTool(mission));
   tools.push_back(MarkUsedTool(mission));
-  tools.push_back(TaskAdd(engine));
-  tools.push_back(TaskList(engine));
-  tools.push_back(TaskShow(engine));
-  tools.push_back(TaskCommentTool(engine));
-  tools.push_back(TaskStatusTool(engine));
+  tools.push_back(TaskAdd());
+  tools.push_back(TaskList());
+  tools.push_back(TaskShow());
+  tools.push_back(TaskCommentTool());
+  tools.push_back(TaskStatusTool());
 }
 
 }  // namespace msp::mcp

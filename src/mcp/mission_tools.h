@@ -3,8 +3,9 @@
 // task_status: push mode, the records `msp orchestrate` follows) — thin faces
 // over msp/mission.h, msp/digest.h and orchestrate/tasks.h in the session's
 // mission.
-// Reads run with the operator's clearance (the mission's registry), capped by
-// the session's (McpSession::clearance).
+// Every call runs on the session's caller layer (McpSession::engine: the
+// engine enforces the session's clearance); mission reads run as CallerAsker
+// says: the operator's registry clearance, capped by the session's.
 #ifndef MSP_MCP_MISSION_TOOLS_H_
 #define MSP_MCP_MISSION_TOOLS_H_
 
@@ -28,8 +29,8 @@ struct MissionMemory {
 // `options` gives mission.* and tokens.* (the token counter of every budget).
 std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Options& options);
 
-// Appends the ten tools to `tools`. `engine` must outlive the tools.
-void AddMissionTools(MemoryLayer& engine, std::shared_ptr<MissionMemory> mission, ToolSet& tools);
+// Appends the ten tools to `tools`.
+void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools);
 
 }  // namespace msp::mcp
 

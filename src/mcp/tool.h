@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "msp/caller.h"
+#include "msp/memory.h"
 #include "msp/status.h"
 #include "msp/types.h"
 
@@ -29,11 +31,20 @@ struct McpSession {
   // clearance with it. nullopt: no limit (stdio, keys without a clearance).
   std::optional<int> clearance;
   std::string actor = "mcp";     // who acts, for the audit log
+  // The engine as this session's caller (AsCaller of CallerOf(session)),
+  // set by McpServer for each tool call: tools read and write through it,
+  // so the engine enforces the session's tenant and clearance.
+  MemoryLayer* engine = nullptr;
   std::string protocol_version;  // agreed at initialize; empty before it
   bool initialized = false;      // notifications/initialized received
   std::string client_name;       // from initialize's clientInfo
   std::string client_version;
 };
+
+// The session's caller: its tenant, actor and clearance.
+inline Caller CallerOf(const McpSession& session) {
+  return Caller{session.ns.tenant, session.actor, session.clearance};
+}
 
 struct ToolOutput {
   nlohmann::json structured = nlohmann::json::object();  // structuredContent

@@ -61,6 +61,10 @@ Result<std::unique_ptr<WorkflowMemory>> WorkflowMemory::Open(MemoryLayer& engine
 
 WorkflowMemory::~WorkflowMemory() = default;
 
+std::unique_ptr<WorkflowMemory> WorkflowMemory::Over(MemoryLayer& engine) const {
+  return std::make_unique<WorkflowMemory>(engine, options_, clock_, counter_);
+}
+
 bool IsEventType(std::string_view type) {
   return std::find(kEventTypes.begin(), kEventTypes.end(), type) != kEventTypes.end();
 }

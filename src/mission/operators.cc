@@ -89,4 +89,17 @@ Result<int> ResolveClearance(MemoryLayer& engine, const Namespace& scope, const 
   return ClearanceOf(engine, scope, asker.operator_id);
 }
 
+Result<Asker> CallerAsker(MemoryLayer& engine, const Namespace& scope, const Caller& caller,
+                          const std::string& operator_id) {
+  Asker asker;
+  asker.operator_id = operator_id;
+  int clearance = caller.clearance.value_or(kMaxAccessLevel);
+  if (!operator_id.empty()) {
+    MSP_ASSIGN_OR_RETURN(int registered, ClearanceOf(engine, scope, operator_id));
+    clearance = std::min(clearance, registered);
+  }
+  asker.clearance = clearance;
+  return asker;
+}
+
 }  // namespace msp

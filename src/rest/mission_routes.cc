@@ -4,8 +4,9 @@
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
-// in GETs); their clearance comes from the mission's operator registry
-// (ResolveClearance), capped by the API key's clearance when it has one.
+// in GETs), at their registry clearance capped by the API key's; without
+// one, the key itself (CallerAsker). Every call goes through the request's
+// caller layer (AsCaller), which enforces the key's tenant and clearance.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -50,19 +51,6 @@ Result<Namespace> MissionFromQuery(const RestRequest& r) {
   return ns;
 }
 
-// The asker of a mission read: `operator_id`, whose registry clearance is
-// capped by the key's.
-Result<Asker> AskerFor(RestApi& api, const Namespace& scope, const std::string& operator_id,
-                       std::optional<int> key_clearance) {
-  Asker asker;
-  asker.operator_id = operator_id;
-  if (key_clearance) {
-    MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(api.engine(), scope, asker));
-    asker.clearance = std::min(c, *key_clearance);
-  }
-  return asker;
-}
-
 // `body` without the fields the route itself reads.
 json Without(json body, std::initializer_list<const char*> keys) {
   for (const char* k : keys) body.erase(k);
@@ -88,13 +76,12 @@ Status AsBadInput(Status s) {
 Result<Reply> AddDecisionRoute(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
   MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(r.body, {"namespace"})));
-  if (auto forbidden = AboveClearance(d.access_level, r.clearance())) return *forbidden;
   if (d.decided_by.empty()) d.decided_by = ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(api.engine(), ns, d, api.actor()));
+  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(r.engine(), ns, d, api.actor()));
   return Reply::Json(201, DecisionToJson(stored));
 }
 
-Result<Reply> ListDecisionsRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> ListDecisionsRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   DecisionFilter f;
   f.components = ListParam(r.query, "component");
@@ -106,24 +93,24 @@ Result<Reply> ListDecisionsRoute(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
   f.limit = static_cast<int>(limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(api.engine(), ns, f, asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(r.engine(), ns, f, asker));
   json out = json::array();
   for (const Decision& d : list) out.push_back(DecisionToJson(d));
   return Reply::Json(200, {{"decisions", std::move(out)}});
 }
 
-Result<Reply> GetDecisionRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> GetDecisionRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(api.engine(), ns, r.param("id"), asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(r.engine(), ns, r.param("id"), asker));
   return Reply::Json(200, DecisionToJson(d));
 }
 
 // A decision the request's asker may see; NotFound (as if absent) otherwise.
-Result<Decision> VisibleDecision(RestApi& api, const RestRequest& r, const Namespace& ns, const std::string& id) {
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  return GetDecision(api.engine(), ns, id, asker);
+Result<Decision> VisibleDecision(RestApi&, const RestRequest& r, const Namespace& ns, const std::string& id) {
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  return GetDecision(r.engine(), ns, id, asker);
 }
 
 Result<Reply> DecisionStatusRoute(RestApi& api, const RestRequest& r) {
@@ -136,7 +123,7 @@ Result<Reply> DecisionStatusRoute(RestApi& api, const RestRequest& r) {
   DecisionStatus status = DecisionStatus::kAccepted;
   MSP_RETURN_IF_ERROR(body.Enum("status", &status, ParseDecisionStatus, DecisionStatusName));
   MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
-  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(api.engine(), ns, r.param("id"), status, api.actor()));
+  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(r.engine(), ns, r.param("id"), status, api.actor()));
   return Reply::Json(200, DecisionToJson(d));
 }
 
@@ -149,7 +136,7 @@ Result<Reply> SupersedeDecisionRoute(RestApi& api, const RestRequest& r) {
   if (by.empty()) return Status::InvalidArgument("field 'by' is required: the id of the decision that replaces this one");
   MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
   MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, by).status());
-  MSP_ASSIGN_OR_RETURN(SupersedeResult s, SupersedeDecision(api.engine(), ns, r.param("id"), by, api.actor()));
+  MSP_ASSIGN_OR_RETURN(SupersedeResult s, SupersedeDecision(r.engine(), ns, r.param("id"), by, api.actor()));
   return Reply::Json(200, {{"old", DecisionToJson(s.old_decision)}, {"new", DecisionToJson(s.new_decision)}});
 }
 
@@ -194,7 +181,7 @@ Result<Reply> ImportAdrRoute(RestApi& api, const RestRequest& r) {
     files.push_back(std::move(file));
   }
   MSP_ASSIGN_OR_RETURN(AdrImportReport report,
-                       ImportAdrFiles(api.engine(), ns, folder, std::move(files), o, api.actor()));
+                       ImportAdrFiles(r.engine(), ns, folder, std::move(files), o, api.actor()));
   json out = AdrImportReportToJson(report);
   out["dry_run"] = o.dry_run;
   return Reply::Json(o.dry_run || report.added == 0 ? 200 : 201, out);
@@ -217,21 +204,21 @@ Result<Reply> PutOperatorRoute(RestApi& api, const RestRequest& r) {
   op.operator_id = r.param("operator");
   MSP_RETURN_IF_ERROR(body.Int("clearance", &op.clearance, 0, kMaxAccessLevel));
   MSP_RETURN_IF_ERROR(body.String("name", &op.name));
-  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(api.engine(), ns, op, api.actor()));
+  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(r.engine(), ns, op, api.actor()));
   return Reply::Json(200, OperatorToJson(stored));
 }
 
-Result<Reply> ListOperatorsRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> ListOperatorsRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(api.engine(), ns));
+  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(r.engine(), ns));
   json out = json::array();
   for (const OperatorRecord& op : ops) out.push_back(OperatorToJson(op));
   return Reply::Json(200, {{"operators", std::move(out)}});
 }
 
-Result<Reply> GetOperatorRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> GetOperatorRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(OperatorRecord op, GetOperator(api.engine(), ns, r.param("operator")));
+  MSP_ASSIGN_OR_RETURN(OperatorRecord op, GetOperator(r.engine(), ns, r.param("operator")));
   return Reply::Json(200, OperatorToJson(op));
 }
 
@@ -257,9 +244,8 @@ Result<Reply> AddEventRoute(RestApi& api, const RestRequest& r) {
   MSP_RETURN_IF_ERROR(body.String("resolves", &e.resolves_id));
   MSP_RETURN_IF_ERROR(body.Int("access_level", &e.access_level, 0, kMaxAccessLevel));
   MSP_RETURN_IF_ERROR(body.Strings("tags", &e.tags));
-  if (auto forbidden = AboveClearance(e.access_level, r.clearance())) return *forbidden;
   e.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(MissionEvent stored, wm->AddEvent(e));
   return Reply::Json(201, EventToJson(stored));
 }
@@ -269,11 +255,11 @@ Result<Reply> ListEventsRoute(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(TimeMs from, TimeParam(r.query, "from"));
   MSP_ASSIGN_OR_RETURN(TimeMs to, TimeParam(r.query, "to"));
   if (from != 0 && to != 0 && to <= from) return Status::InvalidArgument("parameter 'to' must be later than 'from'");
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(api.engine(), ns, asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(r.engine(), ns, asker));
   Namespace mission = ns;
   mission.operator_id.clear();
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events, wm->Events(mission, from, to, clearance));
   json out = json::array();
   for (const MissionEvent& e : events) out.push_back(EventToJson(e));
@@ -289,13 +275,12 @@ Result<Reply> AddCorrectionRoute(RestApi& api, const RestRequest& r) {
   }
   Result<Correction> c = CorrectionFromJson(Without(r.body, {"namespace"}));
   if (!c.ok()) return AsBadInput(c.status());
-  if (auto forbidden = AboveClearance(c->access_level, r.clearance())) return *forbidden;
-  Result<Correction> stored = AddCorrection(api.engine(), ns, *c, api.actor());
+  Result<Correction> stored = AddCorrection(r.engine(), ns, *c, api.actor());
   if (!stored.ok()) return AsBadInput(stored.status());
   return Reply::Json(201, CorrectionToJson(*stored));
 }
 
-Result<Reply> ListCorrectionsRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> ListCorrectionsRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   CorrectionFilter f;
   f.operator_id = StringParam(r.query, "of");
@@ -309,22 +294,22 @@ Result<Reply> ListCorrectionsRoute(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
   f.limit = static_cast<int>(limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(api.engine(), ns, f, asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(r.engine(), ns, f, asker));
   json out = json::array();
   for (const Correction& c : list) out.push_back(CorrectionToJson(c));
   return Reply::Json(200, {{"corrections", std::move(out)}});
 }
 
-Result<Reply> GetCorrectionRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> GetCorrectionRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(api.engine(), ns, asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(r.engine(), ns, asker));
   Namespace mission = ns;
   mission.operator_id.clear();
   mission.session.clear();
   const std::string& id = r.param("id");
-  Result<Memory> m = api.engine().Get(mission, id);
+  Result<Memory> m = r.engine().Get(mission, id);
   if (!m.ok()) return m.status();
   Result<Correction> c = CorrectionFromMemory(*m);
   if (!c.ok() || m->access_level > clearance) {
@@ -347,11 +332,9 @@ Result<Reply> Handoff(RestApi& api, const RestRequest& r) {
   if (h.to_operator.empty()) return Status::InvalidArgument("field 'to_operator' is required (the next operator)");
   MSP_RETURN_IF_ERROR(body.Time("since", &h.since));
   MSP_RETURN_IF_ERROR(body.Int("token_budget", &h.token_budget, 0, kMaxBudget));
-  if (r.clearance()) {
-    MSP_ASSIGN_OR_RETURN(int c, ClearanceOf(api.engine(), h.mission, h.to_operator));
-    h.clearance = std::min(c, *r.clearance());
-  }
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(Asker next, CallerAsker(r.engine(), h.mission, r.caller, h.to_operator));
+  h.clearance = next.clearance;
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(HandoffDigest d, wm->Handoff(h));
   MSP_ASSIGN_OR_RETURN(json digest, DigestJson(d.json));
   return Reply::Json(200, {{"markdown", d.markdown},
@@ -380,37 +363,37 @@ Result<Reply> MarkUsed(RestApi& api, const RestRequest& r) {
   Namespace mission = ns;
   mission.operator_id.clear();
   mission.session.clear();
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(MarkUsedResult m, wm->MarkUsed(mission, r.param("id"), entries, api.actor(), r.clearance()));
   return Reply::Json(200, {{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}});
 }
 
 // ----------------------------------------------------------- principles
 
-Result<Reply> ListPrinciplesRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> ListPrinciplesRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(api.engine(), ns, asker));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(r.engine(), ns, asker));
   json out = json::array();
   for (const Principle& p : list) out.push_back(PrincipleToJson(p));
   return Reply::Json(200, {{"principles", std::move(out)}});
 }
 
-Result<Reply> GetPrincipleRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> GetPrincipleRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   MSP_ASSIGN_OR_RETURN(int64_t version, IntParam(r.query, "version", 1, 1000000, 0));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
   MSP_ASSIGN_OR_RETURN(Principle p,
-                       GetPrinciple(api.engine(), ns, r.param("id"), static_cast<int>(version), asker));
+                       GetPrinciple(r.engine(), ns, r.param("id"), static_cast<int>(version), asker));
   return Reply::Json(200, PrincipleToJson(p));
 }
 
 // A lost edit (409): the error names the current version when the caller
 // may see it.
-Reply PrincipleConflict(RestApi& api, const Namespace& ns, const std::string& principle_id, const Asker& asker,
+Reply PrincipleConflict(MemoryLayer& engine, const Namespace& ns, const std::string& principle_id, const Asker& asker,
                         const Status& s) {
   json j = StatusErrorJson(s);
-  Result<Principle> current = GetPrinciple(api.engine(), ns, principle_id, 0, asker);
+  Result<Principle> current = GetPrinciple(engine, ns, principle_id, 0, asker);
   if (current.ok()) {
     j["error"]["current_version"] = current->version;
     j["error"]["current"] = PrincipleToJson(*current);
@@ -437,12 +420,10 @@ Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
     int level = 0;
     MSP_RETURN_IF_ERROR(body.Int("access_level", &level, 0, kMaxAccessLevel));
     access_level = level;
-    if (auto forbidden = AboveClearance(level, r.clearance())) return *forbidden;
   }
   // What the caller may see decides what a conflict reveals; a key with a
   // clearance edits only versions it may read.
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerFor(api, ns, ns.operator_id, r.clearance()));
-  if (r.clearance()) asker.clearance = r.clearance();
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
   if (base_version == 0) {
     Principle p;
     p.principle_id = principle_id;
@@ -450,9 +431,9 @@ Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
     p.rationale = rationale;
     p.author = author;
     p.access_level = access_level.value_or(0);
-    Result<Principle> stored = AddPrinciple(api.engine(), ns, p, api.actor());
+    Result<Principle> stored = AddPrinciple(r.engine(), ns, p, api.actor());
     if (stored.status().code() == StatusCode::kAlreadyExists) {
-      return PrincipleConflict(api, ns, principle_id, asker, stored.status());
+      return PrincipleConflict(r.engine(), ns, principle_id, asker, stored.status());
     }
     if (!stored.ok()) return stored.status();
     return Reply::Json(201, PrincipleToJson(*stored));
@@ -461,7 +442,7 @@ Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
     return Status::InvalidArgument("nothing to change: give 'statement', 'rationale' or 'access_level'");
   }
   if (r.clearance()) {
-    MSP_RETURN_IF_ERROR(GetPrinciple(api.engine(), ns, principle_id, base_version, asker).status());
+    MSP_RETURN_IF_ERROR(GetPrinciple(r.engine(), ns, principle_id, base_version, asker).status());
   }
   PrincipleEdit e;
   e.principle_id = principle_id;
@@ -470,9 +451,9 @@ Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
   e.rationale = rationale;
   e.author = author;
   e.access_level = access_level;
-  Result<Principle> stored = EditPrinciple(api.engine(), ns, e, api.actor());
+  Result<Principle> stored = EditPrinciple(r.engine(), ns, e, api.actor());
   if (stored.status().code() == StatusCode::kConflict) {
-    return PrincipleConflict(api, ns, principle_id, asker, stored.status());
+    return PrincipleConflict(r.engine(), ns, principle_id, asker, stored.status());
   }
   if (!stored.ok()) return stored.status();
   return Reply::Json(200, PrincipleToJson(*stored));
@@ -491,7 +472,7 @@ Result<Reply> CorrectionsReportRoute(RestApi& api, const RestRequest& r) {
   if (r.clearance()) return ClearanceForbidden("the corrections report", *r.clearance());
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(CorrectionsReport c, wm->Corrections(ns, period.first, period.second));
   json weeks = json::array(), components = json::array();
   for (const CorrectionWeek& w : c.weeks) {
@@ -518,7 +499,7 @@ Result<Reply> CorrectionPairsRoute(RestApi& api, const RestRequest& r) {
   if (r.clearance()) return ClearanceForbidden("the correction pairs", *r.clearance());
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   std::ostringstream out;
   MSP_RETURN_IF_ERROR(wm->ExportCorrectionPairs(ns, period.first, period.second, out).status());
   Reply reply;
@@ -543,7 +524,7 @@ Result<Reply> RedundancyReportRoute(RestApi& api, const RestRequest& r) {
   if (r.clearance()) return ClearanceForbidden("the redundancy report", *r.clearance());
   MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
   MSP_ASSIGN_OR_RETURN(auto period, ReportPeriod(r));
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, api.Workflow());
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
   MSP_ASSIGN_OR_RETURN(RedundancyReport red, wm->Redundancy(ns, period.first, period.second));
   json sessions = json::array();
   for (const RedundancySession& s : red.sessions) sessions.push_back(RedundancyJson(s));
@@ -553,13 +534,6 @@ Result<Reply> RedundancyReportRoute(RestApi& api, const RestRequest& r) {
 
 }  // namespace
 
-std::optional<RestReply> AboveClearance(int access_level, std::optional<int> clearance) {
-  if (!clearance || access_level <= *clearance) return std::nullopt;
-  return RestReply::Json(403, ErrorJson("forbidden", "field 'access_level' is " + std::to_string(access_level) +
-                                                     ", above this API key's clearance " +
-                                                     std::to_string(*clearance) +
-                                                     ": a key writes only records it may read"));
-}
 
 std::vector<RestRoute> MissionRoutes() {
   const std::vector<std::string> ns_tenant = {"namespace.tenant"};

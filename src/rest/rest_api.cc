@@ -43,15 +43,15 @@ Result<Stats> RestApi::CachedStats(const std::string& tenant, std::optional<int>
   }
   Namespace scope;
   scope.tenant = tenant;
-  MSP_ASSIGN_OR_RETURN(Stats s, engine_.GetStats(scope, clearance));
+  MSP_ASSIGN_OR_RETURN(Stats s, AsCaller(engine_, Caller{tenant, options_.actor, clearance})->GetStats(scope));
   std::lock_guard<std::mutex> lock(mu_);
   stats_[key] = {now, s};
   return s;
 }
 
-Result<WorkflowMemory*> RestApi::Workflow() {
+Result<std::unique_ptr<WorkflowMemory>> RestApi::Workflow(MemoryLayer& layer) {
   if (!workflow_) return workflow_status_;
-  return workflow_.get();
+  return workflow_->Over(layer);
 }
 
 RestReply ClearanceForbidden(const std::string& what, int clearance) {
@@ -59,11 +59,6 @@ RestReply ClearanceForbidden(const std::string& what, int clearance) {
                               "is limited to clearance " + std::to_string(clearance) +
                               ": use a key without a clearance limit";
   return RestReply::Json(403, ErrorJson("forbidden", message));
-}
-
-Status CheckVisible(const Memory& m, const Namespace& scope, std::optional<int> clearance) {
-  if (!clearance || m.access_level <= *clearance) return Status::Ok();
-  return Status::NotFound("no record " + m.id + " in " + scope.ToString());
 }
 
 namespace {
@@ -89,7 +84,7 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
   if (!r.body.contains("memories")) {
     MSP_ASSIGN_OR_RETURN(WriteRequest w, WriteRequestFromJson(r.body, r.tenant()));
     w.actor = api.actor();
-    MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().Write(w));
+    MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().Write(w));
     return Reply::Json(201, WriteResultToJson(result));
   }
   if (r.body.size() != 1) {
@@ -107,57 +102,48 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
     w.actor = api.actor();
     requests.push_back(std::move(w));
   }
-  MSP_ASSIGN_OR_RETURN(std::vector<WriteResult> results, api.engine().WriteMany(requests));
+  MSP_ASSIGN_OR_RETURN(std::vector<WriteResult> results, r.engine().WriteMany(requests));
   json out = json::array();
   for (const WriteResult& w : results) out.push_back(WriteResultToJson(w));
   return Reply::Json(201, {{"results", out}});
 }
 
-Result<Reply> ListMemories(RestApi& api, const RestRequest& r) {
+Result<Reply> ListMemories(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(ListRequest list, ListRequestFromQuery(r.query, r.tenant()));
-  list.filter.max_access_level = r.clearance();
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, api.engine().List(list));
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, r.engine().List(list));
   return Reply::Json(200, {{"memories", RecordsJson(records)}, {"limit", list.limit}, {"offset", list.offset}});
 }
 
-Result<Reply> GetMemory(RestApi& api, const RestRequest& r) {
+Result<Reply> GetMemory(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(Memory m, api.engine().Get(scope, r.param("id")));
-  MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
+  MSP_ASSIGN_OR_RETURN(Memory m, r.engine().Get(scope, r.param("id")));
   return Reply::Json(200, MemoryToJson(m));
 }
 
 Result<Reply> DeleteMemory(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  if (r.clearance()) {
-    MSP_ASSIGN_OR_RETURN(Memory m, api.engine().Get(scope, r.param("id")));
-    MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
-  }
-  MSP_RETURN_IF_ERROR(api.engine().Delete(scope, r.param("id"), StringParam(r.query, "reason"), api.actor()));
+  MSP_RETURN_IF_ERROR(r.engine().Delete(scope, r.param("id"), StringParam(r.query, "reason"), api.actor()));
   return Reply::Json(200, {{"id", r.param("id")}, {"deleted", true}});
 }
 
-Result<Reply> MemoryHistory(RestApi& api, const RestRequest& r) {
+Result<Reply> MemoryHistory(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, api.engine().History(scope, r.param("id")));
-  if (r.clearance()) {
-    for (const Memory& m : versions) {
-      if (m.id == r.param("id")) MSP_RETURN_IF_ERROR(CheckVisible(m, scope, r.clearance()));
-    }
-    std::erase_if(versions, [&](const Memory& m) { return m.access_level > *r.clearance(); });
-  }
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, r.engine().History(scope, r.param("id")));
   return Reply::Json(200, {{"versions", RecordsJson(versions)}});
 }
 
 // The route of a src/api operation: the body decoded by the operation's
-// field table, in the key's tenant, with the key's clearance.
+// field table, as the key's caller.
 Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Operation& op) {
   api::CallContext context;
-  context.engine = &api.engine();
-  context.workflow = [&api] { return api.Workflow(); };
+  context.engine = &r.engine();
+  std::unique_ptr<WorkflowMemory> workflow;
+  context.workflow = [&api, &r, &workflow]() -> Result<WorkflowMemory*> {
+    MSP_ASSIGN_OR_RETURN(workflow, api.Workflow(r.engine()));
+    return workflow.get();
+  };
   context.ns.tenant = r.tenant();
-  context.clearance = r.clearance();
-  context.actor = api.actor();
+  context.caller = r.caller;
   MSP_ASSIGN_OR_RETURN(json answer, op.Call(context, r.body));
   return Reply::Json(200, std::move(answer));
 }
@@ -165,20 +151,19 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
 Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(EpisodeStep step, EpisodeStepFromJson(r.body, r.tenant()));
   step.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(Memory m, api.engine().AddEpisode(step));
+  MSP_ASSIGN_OR_RETURN(Memory m, r.engine().AddEpisode(step));
   return Reply::Json(201, MemoryToJson(m));
 }
 
-Result<Reply> SessionSteps(RestApi& api, const RestRequest& r) {
+Result<Reply> SessionSteps(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   MSP_ASSIGN_OR_RETURN(int64_t last, IntParam(r.query, "last", 0, 1000000, 0));
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
-                       api.engine().LastSteps(scope, r.param("id"), static_cast<int>(last)));
-  if (r.clearance()) std::erase_if(steps, [&](const Memory& m) { return m.access_level > *r.clearance(); });
+                       r.engine().LastSteps(scope, r.param("id"), static_cast<int>(last)));
   return Reply::Json(200, {{"steps", RecordsJson(steps)}});
 }
 
-Result<Reply> EndSession(RestApi& api, const RestRequest& r) {
+Result<Reply> EndSession(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
   if (r.body.is_object()) {
     for (const auto& [key, value] : r.body.items()) {
@@ -187,29 +172,25 @@ Result<Reply> EndSession(RestApi& api, const RestRequest& r) {
       }
     }
   }
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, api.engine().EndSession(scope, r.param("id")));
+  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, r.engine().EndSession(scope, r.param("id")));
   return Reply::Json(200, ConsolidationReportToJson(report));
 }
 
 Result<Reply> AddFact(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
   f.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().AddFact(f));
+  MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().AddFact(f));
   return Reply::Json(201, WriteResultToJson(result));
 }
 
 Result<Reply> SupersedeFact(RestApi& api, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
   f.actor = api.actor();
-  if (r.clearance()) {
-    MSP_ASSIGN_OR_RETURN(Memory old, api.engine().Get(f.ns, r.param("id")));
-    MSP_RETURN_IF_ERROR(CheckVisible(old, f.ns, r.clearance()));
-  }
-  MSP_ASSIGN_OR_RETURN(WriteResult result, api.engine().SupersedeFact(f.ns, r.param("id"), f));
+  MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().SupersedeFact(f.ns, r.param("id"), f));
   return Reply::Json(201, WriteResultToJson(result));
 }
 
-Result<Reply> Consolidate(RestApi& api, const RestRequest& r) {
+Result<Reply> Consolidate(RestApi&, const RestRequest& r) {
   std::string session;
   for (const auto& [key, value] : r.body.items()) {
     if (key == "session") {
@@ -220,15 +201,15 @@ Result<Reply> Consolidate(RestApi& api, const RestRequest& r) {
     }
   }
   MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, api.engine().Consolidate(scope, session));
+  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, r.engine().Consolidate(scope, session));
   return Reply::Json(200, ConsolidationReportToJson(report));
 }
 
-Result<Reply> GetStats(RestApi& api, const RestRequest& r) {
+Result<Reply> GetStats(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   // A key with a clearance counts only what it may see, and not the audit
-  // log, which it may not read (GET /v1/audit).
-  MSP_ASSIGN_OR_RETURN(Stats s, api.engine().GetStats(scope, r.clearance()));
+  // log, which it may not read (GET /v1/audit): the engine's rule.
+  MSP_ASSIGN_OR_RETURN(Stats s, r.engine().GetStats(scope));
   json j = StatsToJson(s);
   j.erase("store_path");  // the server's file system is not the caller's business
   if (r.clearance()) {
@@ -241,13 +222,12 @@ Result<Reply> GetStats(RestApi& api, const RestRequest& r) {
   return Reply::Json(200, j);
 }
 
-Result<Reply> GetAudit(RestApi& api, const RestRequest& r) {
-  if (r.clearance()) return ClearanceForbidden("the audit log", *r.clearance());
+Result<Reply> GetAudit(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, 1000, 100));
   Namespace scope;
   scope.tenant = r.tenant();
   MSP_ASSIGN_OR_RETURN(std::vector<AuditEvent> events,
-                       api.engine().Audit(scope, StringParam(r.query, "record_id"), static_cast<int>(limit)));
+                       r.engine().Audit(scope, StringParam(r.query, "record_id"), static_cast<int>(limit)));
   json out = json::array();
   for (const AuditEvent& e : events) out.push_back(AuditEventToJson(e));
   return Reply::Json(200, {{"events", out}});
@@ -273,34 +253,18 @@ std::string WithTenant(const std::string& body, const std::string& tenant) {
 }
 
 Result<Reply> Import(RestApi& api, const RestRequest& r) {
-  if (r.clearance()) return ClearanceForbidden("an import (it may replace any record by id)", *r.clearance());
   std::istringstream in(WithTenant(r.call.req.body, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(ImportReport report, api.engine().Import(in, api.actor()));
+  MSP_ASSIGN_OR_RETURN(ImportReport report, r.engine().Import(in, api.actor()));
   return Reply::Json(200, ImportReportToJson(report));
 }
 
-// The lines of an export whose record is at or below `clearance`.
-std::string WithinClearance(const std::string& jsonl, int clearance) {
-  std::istringstream in(jsonl);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    Result<json> obj = ParseJsonObject(line, "record");
-    if (!obj.ok()) continue;
-    const json& level = (*obj)["access_level"];
-    if (level.is_number_integer() && level.get<int64_t>() > clearance) continue;
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
-
-Result<Reply> Export(RestApi& api, const RestRequest& r) {
+Result<Reply> Export(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   std::ostringstream out;
-  MSP_ASSIGN_OR_RETURN(int64_t lines, api.engine().Export(scope, out));
+  MSP_ASSIGN_OR_RETURN(int64_t lines, r.engine().Export(scope, out));
   (void)lines;
   Reply reply;
-  reply.text = r.clearance() ? WithinClearance(out.str(), *r.clearance()) : out.str();
+  reply.text = out.str();
   reply.content_type = "application/x-ndjson";
   return reply;
 }
@@ -428,7 +392,9 @@ std::optional<std::pair<int, json>> TenantProblem(const RestRoute& route, const 
 void Serve(const RestRoute& route, RestApi& api, const HttpCall& call, httplib::Response& res) {
   // Parameters come from the target only: cpp-httplib would also read a
   // form-encoded body (curl -d without a Content-Type) as parameters.
-  RestRequest r{call, ParseQuery(call.req.target), json::object()};
+  RestRequest r{call, ParseQuery(call.req.target), json::object(), Caller{call.tenant, api.actor(), call.clearance},
+                nullptr};
+  r.layer = AsCaller(api.engine(), r.caller);
   if (Status s = CheckQueryNames(r.query, route.params); !s.ok()) return SendStatusError(res, s);
   if (route.body == BodyKind::kJson || route.body == BodyKind::kOptionalJson) {
     const bool blank = call.req.body.find_first_not_of(" \t\r\n") == std::string::npos;

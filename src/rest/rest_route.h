@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/operation.h"
+#include "msp/caller.h"
 #include "msp/digest.h"
 #include "msp/memory.h"
 #include "rest/request_json.h"
@@ -47,10 +48,16 @@ struct RestRequest {
   const HttpCall& call;
   QueryParams query;
   nlohmann::json body;  // for routes with a JSON body ({} when optional and absent)
+  // Who calls: the key's tenant and clearance, the API's actor.
+  Caller caller;
+  // The engine as the caller (AsCaller): every handler reads and writes
+  // through it, so the engine enforces the key's tenant and clearance.
+  std::unique_ptr<MemoryLayer> layer;
 
   const std::string& tenant() const { return call.tenant; }
   // The key's clearance; nullopt: no limit.
   std::optional<int> clearance() const { return call.clearance; }
+  MemoryLayer& engine() const { return *layer; }
   const std::string& param(const std::string& name) const { return call.params.at(name); }
 };
 
@@ -66,9 +73,10 @@ class RestApi {
   // stats_cache_ms old.
   Result<Stats> CachedStats(const std::string& tenant, std::optional<int> clearance);
 
-  // The mission retrieval interface, or why it could not be set up (the
-  // token counter of tokens.*, e.g. cl100k without its vocabulary).
-  Result<WorkflowMemory*> Workflow();
+  // The mission retrieval interface over `layer` (a request's caller
+  // layer), or why it could not be set up (the token counter of tokens.*,
+  // e.g. cl100k without its vocabulary).
+  Result<std::unique_ptr<WorkflowMemory>> Workflow(MemoryLayer& layer);
 
  private:
   MemoryLayer& engine_;
@@ -111,15 +119,6 @@ std::vector<RestRoute> TaskRoutes();
 // the whole tenant regardless of access levels (audit, import, reports).
 RestReply ClearanceForbidden(const std::string& what, int clearance);
 
-// 403 for a write of a record above the key's clearance (the key could not
-// read it back); nullopt when `access_level` is at or below `clearance`
-// (nullopt: no limit).
-std::optional<RestReply> AboveClearance(int access_level, std::optional<int> clearance);
-
-// NotFound (worded as the engine's "no record ID in SCOPE") for a record
-// above the key's clearance, so it reads as missing; OK when `m` is at or
-// below `clearance` (nullopt: no limit).
-Status CheckVisible(const Memory& m, const Namespace& scope, std::optional<int> clearance);
 
 }  // namespace msp
 

@@ -3,7 +3,8 @@
 // orchestrate/tasks.h, as `msp task ...`; the orchestrator process reads the
 // same records. Reads serve only tasks at or below the asker's clearance
 // (the request's operator in the mission's registry, capped by the key's);
-// a key never writes a task above its own clearance.
+// the request's caller layer (AsCaller) refuses a task above the key's
+// clearance.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -33,13 +34,11 @@ Result<Namespace> TaskMission(Namespace ns, bool body) {
   return ns;
 }
 
-// The clearance a read runs with: the operator's, capped by the key's.
-Result<int> ReaderClearance(RestApi& api, const Namespace& ns, const RestRequest& r) {
-  Asker asker;
-  asker.operator_id = ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(int c, ResolveClearance(api.engine(), ns, asker));
-  if (r.clearance()) c = std::min(c, *r.clearance());
-  return c;
+// The clearance a read runs with (CallerAsker): the operator's, capped by
+// the key's; without an operator, the key's.
+Result<int> ReaderClearance(const Namespace& ns, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  return *asker.clearance;
 }
 
 Result<Reply> AddTaskRoute(RestApi& api, const RestRequest& r) {
@@ -60,39 +59,38 @@ Result<Reply> AddTaskRoute(RestApi& api, const RestRequest& r) {
   MSP_RETURN_IF_ERROR(body.Enum("criticality", &t.criticality, ParseCriticality, CriticalityName));
   MSP_RETURN_IF_ERROR(body.Int("access_level", &t.access_level, 0, kMaxAccessLevel));
   MSP_RETURN_IF_ERROR(body.String("url", &t.url));
-  if (auto forbidden = AboveClearance(t.access_level, r.clearance())) return *forbidden;
-  MSP_ASSIGN_OR_RETURN(Task stored, AddTask(api.engine(), ns, t, api.actor()));
+  MSP_ASSIGN_OR_RETURN(Task stored, AddTask(r.engine(), ns, t, api.actor()));
   return Reply::Json(201, TaskToJson(stored));
 }
 
-Result<Reply> ListTasksRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> ListTasksRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
   MSP_ASSIGN_OR_RETURN(ns, TaskMission(std::move(ns), /*body=*/false));
   TaskFilter f;
   f.labels = ListParam(r.query, "label");
   MSP_ASSIGN_OR_RETURN(f.statuses, EnumParams(r.query, "status", &ParseTaskStatus, &TaskStatusName));
   MSP_ASSIGN_OR_RETURN(f.long_term_only, BoolParam(r.query, "long_term", false));
-  MSP_ASSIGN_OR_RETURN(f.clearance, ReaderClearance(api, ns, r));
-  MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(api.engine(), ns, f));
+  MSP_ASSIGN_OR_RETURN(f.clearance, ReaderClearance(ns, r));
+  MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(r.engine(), ns, f));
   json out = json::array();
   for (const Task& t : tasks) out.push_back(TaskToJson(t));
   return Reply::Json(200, {{"tasks", std::move(out)}});
 }
 
-Result<Reply> GetTaskRoute(RestApi& api, const RestRequest& r) {
+Result<Reply> GetTaskRoute(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
   MSP_ASSIGN_OR_RETURN(ns, TaskMission(std::move(ns), /*body=*/false));
-  MSP_ASSIGN_OR_RETURN(int clearance, ReaderClearance(api, ns, r));
-  MSP_ASSIGN_OR_RETURN(Task t, GetTask(api.engine(), ns, r.param("task"), clearance));
+  MSP_ASSIGN_OR_RETURN(int clearance, ReaderClearance(ns, r));
+  MSP_ASSIGN_OR_RETURN(Task t, GetTask(r.engine(), ns, r.param("task"), clearance));
   return Reply::Json(200, TaskToJson(t));
 }
 
 // A write to an existing task: the asker must be able to read it.
-Result<Namespace> WritableTask(RestApi& api, const RestRequest& r) {
+Result<Namespace> WritableTask(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromBody(r.body, r.tenant()));
   MSP_ASSIGN_OR_RETURN(ns, TaskMission(std::move(ns), /*body=*/true));
-  MSP_ASSIGN_OR_RETURN(int clearance, ReaderClearance(api, ns, r));
-  MSP_RETURN_IF_ERROR(GetTask(api.engine(), ns, r.param("task"), clearance).status());
+  MSP_ASSIGN_OR_RETURN(int clearance, ReaderClearance(ns, r));
+  MSP_RETURN_IF_ERROR(GetTask(r.engine(), ns, r.param("task"), clearance).status());
   return ns;
 }
 
@@ -105,7 +103,7 @@ Result<Reply> CommentTaskRoute(RestApi& api, const RestRequest& r) {
   if (c.text.empty()) return Status::InvalidArgument("field 'text' is required: the comment");
   MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(api, r));
   if (c.author.empty()) c.author = ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(Task t, AddTaskComment(api.engine(), ns, r.param("task"), c, api.actor(), SystemClock()->NowMs()));
+  MSP_ASSIGN_OR_RETURN(Task t, AddTaskComment(r.engine(), ns, r.param("task"), c, api.actor(), SystemClock()->NowMs()));
   return Reply::Json(201, TaskToJson(t));
 }
 
@@ -118,7 +116,7 @@ Result<Reply> TaskStatusRoute(RestApi& api, const RestRequest& r) {
   TaskStatus status = TaskStatus::kOpen;
   MSP_RETURN_IF_ERROR(body.Enum("status", &status, ParseTaskStatus, TaskStatusName));
   MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(api, r));
-  MSP_ASSIGN_OR_RETURN(Task t, SetTaskStatus(api.engine(), ns, r.param("task"), status, api.actor()));
+  MSP_ASSIGN_OR_RETURN(Task t, SetTaskStatus(r.engine(), ns, r.param("task"), status, api.actor()));
   return Reply::Json(200, TaskToJson(t));
 }
 

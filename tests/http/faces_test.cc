@@ -5,7 +5,9 @@
 // answer, and refuse the same bad input with the same error (the command
 // line naming a field by its flag). The bad inputs come from the table: each
 // number one past its range, each enum a value it does not have, each time
-// one that is not ISO 8601, and a field nobody declared.
+// one that is not ISO 8601, and a field nobody declared. And one caller
+// (tenant, clearance) gets the same records from every face: the engine
+// enforces its clearance (msp/caller.h), not the faces.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@
 
 #include "api/operations.h"
 #include "api/schema.h"
+#include "msp/types.h"
 #include "tests/support/test_util.h"
 
 extern char** environ;
@@ -38,6 +42,9 @@ namespace {
 using nlohmann::json;
 
 const std::string kKey = "faces-test-key-0123456789";
+// A key of the same tenant limited to clearance 4: the command line's
+// `--operator low` once low's clearance is 4.
+const std::string kKey4 = "faces-test-key-clearance-4";
 const std::string kTenant = "acme";
 
 struct Outcome {
@@ -170,8 +177,10 @@ class FacesTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> args = {MSP_BINARY, "serve", "--data-dir", data_, "--port", "0",
-                                     "--api-keys", kKey + "=" + kTenant};
+    std::vector<std::string> args = {MSP_BINARY,  "serve",
+                                     "--data-dir", data_,
+                                     "--port",     "0",
+                                     "--api-keys", kKey + "=" + kTenant + "," + kKey4 + "=" + kTenant + ":4"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -194,7 +203,12 @@ class FacesTest : public ::testing::Test {
     }
     ASSERT_TRUE(std::regex_search(text, m, listening)) << text;
     client_ = std::make_unique<httplib::Client>("127.0.0.1", std::stoi(m[1].str()));
-    // MCP over HTTP: one session for the test.
+    ASSERT_NO_FATAL_FAILURE(InitMcp());
+  }
+
+  // Opens an MCP session over HTTP with key_.
+  void InitMcp() {
+    mcp_session_.clear();
     auto init = Post("/mcp", {{"jsonrpc", "2.0"},
                               {"id", 1},
                               {"method", "initialize"},
@@ -209,10 +223,12 @@ class FacesTest : public ::testing::Test {
   }
 
   httplib::Result Post(const std::string& path, const json& body) {
-    httplib::Headers h = {{"Authorization", "Bearer " + kKey}};
+    httplib::Headers h = {{"Authorization", "Bearer " + key_}};
     if (!mcp_session_.empty()) h.emplace("Mcp-Session-Id", mcp_session_);
     return client_->Post(path, h, body.dump(), "application/json");
   }
+
+  httplib::Result Get(const std::string& path) { return client_->Get(path, {{"Authorization", "Bearer " + key_}}); }
 
   json Mcp(const std::string& method, const json& params) {
     auto r = Post("/mcp", {{"jsonrpc", "2.0"}, {"id", ++mcp_id_}, {"method", method}, {"params", params}});
@@ -226,6 +242,7 @@ class FacesTest : public ::testing::Test {
   pid_t serve_pid_ = -1;
   int serve_err_ = -1;
   std::unique_ptr<httplib::Client> client_;
+  std::string key_ = kKey;  // the key of REST and MCP calls
   std::string mcp_session_;
   int mcp_id_ = 1;
 };
@@ -357,6 +374,172 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
       }
     }
   }
+}
+
+// One caller, three faces: the limited one (REST and MCP with a key of
+// clearance 4, the command line with `--operator low`, low's clearance
+// being 4) and the unlimited one (a key without a clearance, the command
+// line without --operator: the data directory's owner) each get the same
+// records everywhere; a level-5 record exists only for the second.
+TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
+  const std::string open_id = "0190e5c2-0000-7000-8000-0000000000b1";
+  const std::string secret_id = "0190e5c2-0000-7000-8000-0000000000b2";
+  ASSERT_EQ(Msp({"init", "--data-dir", data_}).code, 0);
+  {
+    std::ofstream lines(dir_.path() + "/records.jsonl");
+    lines << R"({"id": ")" << open_id << R"(", "namespace": {"tenant": "acme", "operator": "low"}, "kind": "fact", )"
+          << R"("text": "The billing ledger is reconciled every night", "access_level": 0})" << "\n"
+          << R"({"id": ")" << secret_id
+          << R"(", "namespace": {"tenant": "acme", "operator": "low"}, "kind": "fact", )"
+          << R"("text": "The billing ledger signing key rotates every week", "access_level": 5})" << "\n";
+  }
+  Outcome imported = Msp({"import", dir_.path() + "/records.jsonl", "--data-dir", data_});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  ASSERT_EQ(MspIn({"operator", "set", "low", "--clearance", "4"}).code, 0);
+  Outcome open_decision = MspIn({"decision", "add", "--mission", "m1", "--title", "Keep the billing ledger in PostgreSQL",
+                                 "--context", "The ledger needs transactions.", "--decision", "PostgreSQL."});
+  ASSERT_EQ(open_decision.code, 0) << open_decision.err;
+  Outcome secret_decision =
+      MspIn({"decision", "add", "--mission", "m1", "--title", "Sign the billing ledger with the vault key", "--context",
+             "Exports leave the building.", "--decision", "The vault key signs them.", "--access-level", "5"});
+  ASSERT_EQ(secret_decision.code, 0) << secret_decision.err;
+
+  struct FaceCaller {
+    std::string name;
+    std::vector<std::string> cli;  // the command line's caller flags
+    std::string key;               // REST's and MCP's
+    json ns;                       // the namespace of REST and MCP requests
+    bool sees_secret = false;
+    int clearance = 0;
+  };
+  const std::vector<FaceCaller> callers = {
+      {"limited", {"--operator", "low"}, kKey4, {{"operator", "low"}}, false, 4},
+      {"owner", {}, kKey, json::object(), true, kMaxAccessLevel},
+  };
+  auto cli_in = [&](std::vector<std::string> args, const FaceCaller& c) {
+    args.insert(args.end(), c.cli.begin(), c.cli.end());
+    return MspIn(std::move(args));
+  };
+  auto ids_of = [](const json& hits) {
+    std::set<std::string> ids;
+    for (const json& h : hits) ids.insert(h["memory"]["id"].get<std::string>());
+    return ids;
+  };
+  const json search = {{"query", "billing ledger"}, {"top_k", 20}, {"record_access", false}};
+  auto query_of = [](const FaceCaller& c) {
+    json ns = c.ns;
+    ns["mission"] = "m1";
+    return json{{"task_description", "how is the billing ledger kept"}, {"namespace", ns}};
+  };
+
+  // The command line first (msp serve then holds the data directory).
+  struct CliAnswers {
+    Outcome search, history_secret, history_open, exported, query, write_above;
+  };
+  std::vector<CliAnswers> cli;
+  for (const FaceCaller& c : callers) {
+    CliAnswers a;
+    a.search = cli_in({"search", "billing ledger", "--top-k", "20", "--json"}, c);
+    a.history_secret = cli_in({"history", secret_id, "--json"}, c);
+    a.history_open = cli_in({"history", open_id, "--json"}, c);
+    a.exported = cli_in({"export"}, c);
+    a.query = cli_in({"query", "how is the billing ledger kept", "--mission", "m1", "--json"}, c);
+    cli.push_back(std::move(a));
+  }
+  // A write above the limited caller's clearance: refused, nothing stored.
+  Outcome above = cli_in({"decision", "add", "--mission", "m1", "--title", "Above", "--context", "C", "--decision",
+                          "D", "--access-level", "5"},
+                         callers[0]);
+  EXPECT_EQ(above.code, 1) << above.err;
+  EXPECT_NE(above.err.find("clearance 4"), std::string::npos) << above.err;
+
+  StartServe();
+  for (size_t i = 0; i < callers.size(); ++i) {
+    const FaceCaller& c = callers[i];
+    SCOPED_TRACE(c.name);
+    key_ = c.key;
+    ASSERT_NO_FATAL_FAILURE(InitMcp());
+
+    // Search: the same hits on every face.
+    json request = search;
+    request["namespace"] = c.ns;
+    auto rest = Post("/v1/search", request);
+    ASSERT_TRUE(rest && rest->status == 200) << (rest ? rest->body : "no answer");
+    const std::set<std::string> rest_ids = ids_of(json::parse(rest->body)["hits"]);
+    const json mcp = Mcp("tools/call", {{"name", "memory_search"}, {"arguments", request}});
+    ASSERT_EQ(mcp["isError"], false) << mcp.dump();
+    ASSERT_EQ(cli[i].search.code, 0) << cli[i].search.err;
+    EXPECT_EQ(ids_of(mcp["structuredContent"]["hits"]), rest_ids);
+    EXPECT_EQ(ids_of(json::parse(cli[i].search.out)["hits"]), rest_ids);
+    EXPECT_EQ(rest_ids.count(open_id), 1u);
+    EXPECT_EQ(rest_ids.count(secret_id), c.sees_secret ? 1u : 0u);
+
+    // History by id: the secret one is missing, alike, unless the caller may see it.
+    const std::string ns_param = c.ns.contains("operator") ? "?operator=low" : "";
+    auto history = Get("/v1/memories/" + secret_id + "/history" + ns_param);
+    ASSERT_TRUE(history);
+    const json tool = Mcp("tools/call", {{"name", "fact_history"}, {"arguments", {{"id", secret_id}}}});
+    if (c.sees_secret) {
+      EXPECT_EQ(history->status, 200) << history->body;
+      EXPECT_EQ(tool["isError"], false) << tool.dump();
+      EXPECT_EQ(cli[i].history_secret.code, 0) << cli[i].history_secret.err;
+    } else {
+      EXPECT_EQ(history->status, 404) << history->body;
+      EXPECT_EQ(tool["isError"], true) << tool.dump();
+      EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u) << tool.dump();
+      EXPECT_EQ(cli[i].history_secret.code, 4) << cli[i].history_secret.err;
+    }
+    auto open_history = Get("/v1/memories/" + open_id + "/history" + ns_param);
+    ASSERT_TRUE(open_history);
+    EXPECT_EQ(open_history->status, 200) << open_history->body;
+    EXPECT_EQ(cli[i].history_open.code, 0) << cli[i].history_open.err;
+
+    // Export: the same lines.
+    auto exported = Get("/v1/export" + ns_param);
+    ASSERT_TRUE(exported && exported->status == 200);
+    ASSERT_EQ(cli[i].exported.code, 0) << cli[i].exported.err;
+    for (const std::string* text : {&exported->body, &cli[i].exported.out}) {
+      EXPECT_NE(text->find(open_id), std::string::npos);
+      EXPECT_EQ(text->find(secret_id) != std::string::npos, c.sees_secret);
+    }
+
+    // workflow_memory_query: the same clearance, the secret decision only for the owner.
+    auto query = Post("/v1/query", query_of(c));
+    ASSERT_TRUE(query && query->status == 200) << (query ? query->body : "no answer");
+    const json rest_query = json::parse(query->body);
+    const json mcp_query = Mcp("tools/call", {{"name", "workflow_memory_query"}, {"arguments", query_of(c)}});
+    ASSERT_EQ(mcp_query["isError"], false) << mcp_query.dump();
+    ASSERT_EQ(cli[i].query.code, 0) << cli[i].query.err;
+    const json cli_query = json::parse(cli[i].query.out);
+    for (const json* q : {&rest_query, &mcp_query["structuredContent"], &cli_query}) {
+      EXPECT_EQ((*q)["clearance"], c.clearance) << q->dump();
+      const std::string markdown = (*q)["markdown"];
+      EXPECT_NE(markdown.find("Keep the billing ledger in PostgreSQL"), std::string::npos) << markdown;
+      EXPECT_EQ(markdown.find("vault key") != std::string::npos, c.sees_secret) << markdown;
+    }
+  }
+
+  // The limited caller's write above its clearance, on REST and MCP.
+  key_ = kKey4;
+  ASSERT_NO_FATAL_FAILURE(InitMcp());
+  const json above_decision = {{"namespace", {{"mission", "m1"}, {"operator", "low"}}},
+                               {"title", "Above"},
+                               {"context", "C"},
+                               {"decision", "D"},
+                               {"access_level", 5}};
+  auto refused = Post("/v1/decisions", above_decision);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  const json tool = Mcp("tools/call", {{"name", "decision_record"},
+                                       {"arguments",
+                                        {{"mission", "m1"}, {"title", "Above"}, {"context", "C"}, {"decision", "D"},
+                                         {"access_level", 5}}}});
+  EXPECT_EQ(tool["isError"], true) << tool.dump();
+  EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind("forbidden: ", 0), 0u) << tool.dump();
+  key_ = kKey;
+  auto decisions = Get("/v1/decisions?mission=m1");
+  ASSERT_TRUE(decisions && decisions->status == 200);
+  EXPECT_EQ(json::parse(decisions->body)["decisions"].size(), 2u) << decisions->body;
 }
 
 }  // namespace

@@ -233,7 +233,12 @@ describe('mission tools over msp serve', () => {
       const listed = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'chief' } });
       assert.deepEqual(listed.structuredContent.tasks.map((t) => t.task_id), ['T-7', 'T-8']);
       const anonymous = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter' } });
-      assert.deepEqual(anonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'an unknown operator has clearance 0');
+      assert.deepEqual(anonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7', 'T-8'],
+        'no operator: the session\'s caller asks (a key without a clearance)');
+      const stranger = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'stranger' } });
+      assert.deepEqual(stranger.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'an unknown operator has clearance 0');
+      const lowAnonymous = await low.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter' } });
+      assert.deepEqual(lowAnonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'the low key itself');
       const longTerm = await full.client.callTool({
         name: 'task_list', arguments: { mission: 'jupiter', long_term: true, statuses: ['in_progress'] },
       });
