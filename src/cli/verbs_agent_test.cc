@@ -47,6 +47,14 @@ TEST_F(AgentVerbsTest, ProcedureVersionsDiffAndRestore) {
   EXPECT_TRUE(Contains(r.out, "version 1 by ann")) << r.out;
   EXPECT_TRUE(Contains(r.out, "version 2 [current] by ann")) << r.out;
   EXPECT_TRUE(Contains(r.out, "clearer")) << r.out;
+  // --operator is who acts: the version's author and the audit log's actor.
+  r = Cli({"procedure", "tool", "web_fetch", "--agent", "helper", "--description", "fetch a page", "--operator",
+           "admin"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = Cli({"procedure", "history", "tool", "web_fetch", "--agent", "helper"});
+  EXPECT_TRUE(Contains(r.out, "version 1 [current] by admin")) << r.out;
+  r = Cli({"audit", "--limit", "1"});
+  EXPECT_TRUE(Contains(r.out, "admin")) << r.out;
   r = Cli({"procedure", "diff", "tool", "web_search", "1", "2", "--agent", "helper"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "-     \"description\": \"search the web\"")) << r.out;
