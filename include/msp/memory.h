@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "msp/options.h"
@@ -131,6 +132,13 @@ class MemoryLayer {
   virtual Result<std::vector<Memory>> History(const Namespace& scope, const std::string& id) = 0;
 
   virtual Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& request) = 0;
+  // Retrieve with the session ranking beside the hits (RetrieveResult,
+  // request.top_sessions of them). The default answers Retrieve's hits and
+  // no sessions; the engine ranks them.
+  virtual Result<RetrieveResult> Search(const RetrieveRequest& request) {
+    MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, Retrieve(request));
+    return RetrieveResult{std::move(hits), {}};
+  }
   virtual Result<Memory> Get(const Namespace& scope, const std::string& id) = 0;
   virtual Result<std::vector<Memory>> List(const ListRequest& request) = 0;
   virtual Status Delete(const Namespace& scope, const std::string& id, const std::string& reason,

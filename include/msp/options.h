@@ -114,12 +114,29 @@ struct RetrievalOptions {
   // rebuilds the lexical index on the next open. (LoCoMo turn recall_all@10
   // 0.576 -> 0.580, session recall_all@5 0.809 -> 0.812.)
   bool date_terms = true;
-  // Episode context (src/core/rank/episode_context.h): an episode's lexical
-  // score also draws on the episodes next to it in its session, since the
-  // answer to a question often sits a turn or two from the words it shares.
-  // score = own + neighbour_weight_1 * (steps +-1) + neighbour_weight_2 *
-  // (steps +-2), each on BM25 divided by the best BM25 of the query.
-  // LoCoMo turn recall_all@10: 0.580 without, 0.676 with these defaults.
+  // Episode context (src/core/rank/episode_context.h): how an episode's own
+  // match and what surrounds it (the steps next to it in its session, and
+  // the session as a whole) make its score.
+  //   "prior" (default): the episode is ranked by its own evidence and its
+  //   neighbours' discounted, as independent chances that it is what the
+  //   query asks for (noisy-or): evidence = 1 - (1 - own) x (1 -
+  //   neighbour_weight_1 x the best own score of the steps +-1) x (1 -
+  //   neighbour_weight_2 x that of the steps +-2), on [0, 1]. A step that
+  //   shares no word with the query stays below the step it borrows from,
+  //   and a step among many weak matches gains no more than beside the
+  //   best of them. Its session adds a bounded prior, session_weight / (1 +
+  //   the session's rank in the session ranking, 0 first). Which sessions
+  //   matter is answered apart (MemoryLayer::Search, RetrieveResult::
+  //   sessions). LoCoMo (bench/README.md): turn recall_all@10 0.717 as with
+  //   "sum", distinct sessions in the top 10 3.9 instead of 2.8.
+  //   "sum" (issue 3's ranking): score = own + neighbour_weight_1 x (the sum
+  //   of steps +-1) + neighbour_weight_2 x (steps +-2) + session_weight x
+  //   (session_mix x session BM25 / the best + (1 - session_mix) x the
+  //   session's best own score): context can outweigh a step's own match,
+  //   so the turns of the best sessions crowd out answers elsewhere (use
+  //   session_weight 0.75 for issue 3's numbers).
+  // Every score is BM25 divided by the query's best BM25.
+  std::string context = "prior";
   double neighbour_weight_1 = 0.5;
   double neighbour_weight_2 = 0.4;
   // This many sessions have every visible episode scored, so that a turn
@@ -127,17 +144,12 @@ struct RetrievalOptions {
   // with the highest session BM25 among the first 20 sessions the BM25 hits
   // reach (0: only BM25 hits are candidates).
   int context_sessions = 5;
-  // Session boost: an episode that already scores gains session_weight *
-  // (session_mix * its session's BM25 / the largest among the candidates'
-  // sessions + (1 - session_mix) * its session's best score), so the turns
-  // of the sessions that match the query best come first (0: off). Session
-  // BM25 scores the episodes of a session that match the query as one
-  // document (core/rank/episode_context.h), so a session whose turns
-  // together cover more of the query counts for more. LoCoMo turn
-  // recall_all@10 0.676 -> 0.691 with the best score alone (weight 0.5);
-  // 0.708 -> 0.717 and session recall_all@5 0.820 -> 0.828 with session
-  // BM25 (weight 0.75, mix 0.5).
-  double session_weight = 0.75;
+  // The session prior's bound ("prior") or boost ("sum"); 0: off.
+  double session_weight = 0.15;
+  // A session's score, for the session ranking and the prior: session_mix x
+  // its session BM25 (its episodes that match the query taken as one
+  // document, core/rank/episode_context.h) over the best session's +
+  // (1 - session_mix) x its best episode's own score.
   double session_mix = 0.5;
 };
 

@@ -196,6 +196,9 @@ struct RetrieveRequest {
   std::string query;
   int top_k = 10;
   double min_score = 0.0;            // on the normalised scale of SearchHit::score
+  // Sessions to rank beside the hits (MemoryLayer::Search,
+  // RetrieveResult::sessions); 0: none. Retrieve ignores it.
+  int top_sessions = 5;
   SearchFilter filter;
   bool explain = false;
   bool record_access = true;         // bump access_count / last_accessed
@@ -230,6 +233,25 @@ struct SearchHit {
   // their parts, so the explain entries always sum to the score.
   double score = 0.0;
   std::vector<SignalContribution> explain;
+};
+
+// One session of a search's session ranking (RetrieveResult::sessions):
+// which conversations the query is about, as opposed to which steps to
+// show. A session's score is how well it matches as a whole: the session
+// BM25 of its episodes that share the query's words (taken together as one
+// document) over the query's best, mixed with its best episode's own score
+// (RetrievalOptions::session_mix). Only episodes the query may see count.
+struct SessionHit {
+  Namespace ns;         // the session's namespace (ns.session names it)
+  double score = 0.0;   // on [0, 1]; 1: the best session of the query
+  std::string best_id;  // its episode that matches the query best
+};
+
+// MemoryLayer::Search's answer: the hits, each ranked by its own match with
+// its context as a bounded prior, and beside them the session ranking.
+struct RetrieveResult {
+  std::vector<SearchHit> hits;       // best first, at most top_k
+  std::vector<SessionHit> sessions;  // best first, at most top_sessions
 };
 
 // A page of the store's change sequence with the current state of the

@@ -240,13 +240,21 @@ const std::vector<Setting>& Table() {
       Make("retrieval.date_terms", "MSP_RETRIEVAL_DATE_TERMS", "--retrieval-date-terms",
            +[](Options& o) { return &o.retrieval.date_terms; },
            "Index each record's month and year (of created_at) as words; changing it rebuilds the lexical index."),
+      NonEmpty(Make("retrieval.context", "MSP_RETRIEVAL_CONTEXT", "--retrieval-context",
+                    +[](Options& o) { return &o.retrieval.context; },
+                    "How an episode's own match and its context combine: prior (its own match and its best "
+                    "neighbours' discounted, as independent evidence (noisy-or), plus session_weight / (1 + its "
+                    "session's rank)) or sum (own + neighbours + session boost, issue 3's ranking)."),
+               "prior|sum"),
       Range(Make("retrieval.neighbour_weight_1", "MSP_RETRIEVAL_NEIGHBOUR_WEIGHT_1", "--retrieval-neighbour-weight-1",
                  +[](Options& o) { return &o.retrieval.neighbour_weight_1; },
-                 "Share of the BM25 of the episodes one step before and after that an episode's score takes (>= 0)."),
+                 "Share of the score of the episodes one step before and after that an episode may borrow "
+                 "(prior: the better of the two; sum: both added) (>= 0)."),
             0, kInf),
       Range(Make("retrieval.neighbour_weight_2", "MSP_RETRIEVAL_NEIGHBOUR_WEIGHT_2", "--retrieval-neighbour-weight-2",
                  +[](Options& o) { return &o.retrieval.neighbour_weight_2; },
-                 "Share of the BM25 of the episodes two steps before and after that an episode's score takes (>= 0)."),
+                 "Share of the score of the episodes two steps before and after that an episode may borrow "
+                 "(prior: the better of the two; sum: both added) (>= 0)."),
             0, kInf),
       Range(Make("retrieval.context_sessions", "MSP_RETRIEVAL_CONTEXT_SESSIONS", "--retrieval-context-sessions",
                  +[](Options& o) { return &o.retrieval.context_sessions; },
@@ -255,7 +263,8 @@ const std::vector<Setting>& Table() {
             0, 1000),
       Range(Make("retrieval.session_weight", "MSP_RETRIEVAL_SESSION_WEIGHT", "--retrieval-session-weight",
                  +[](Options& o) { return &o.retrieval.session_weight; },
-                 "Boost of an episode by how well its session matches the query (>= 0; 0: off)."),
+                 "Session prior of an episode: prior, session_weight / (1 + its session's rank among the query's "
+                 "sessions); sum, session_weight x its session's match (>= 0; 0: off)."),
             0, kInf),
       Range(Make("retrieval.session_mix", "MSP_RETRIEVAL_SESSION_MIX", "--retrieval-session-mix",
                  +[](Options& o) { return &o.retrieval.session_mix; },

@@ -107,6 +107,13 @@ class CallerLayer final : public MemoryLayer {
     return engine_.Retrieve(r);
   }
 
+  Result<RetrieveResult> Search(const RetrieveRequest& request) override {
+    MSP_RETURN_IF_ERROR(CheckScope(request.scope));
+    RetrieveRequest r = request;
+    Cap(&r.filter.max_access_level);
+    return engine_.Search(r);
+  }
+
   Result<Memory> Get(const Namespace& scope, const std::string& id) override {
     MSP_RETURN_IF_ERROR(CheckScope(scope));
     Result<Memory> m = engine_.Get(scope, id);

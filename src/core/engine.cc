@@ -153,6 +153,8 @@ class Engine final : public MemoryLayer {
     return retriever_.Retrieve(r);
   }
 
+  Result<RetrieveResult> Search(const RetrieveRequest& r) override { return retriever_.Search(r); }
+
   Result<Memory> Get(const Namespace& scope, const std::string& id) override {
     return reader_.Get(scope, id);
   }

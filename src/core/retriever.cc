@@ -111,6 +111,41 @@ Result<std::vector<LexicalHit>> Retriever::SearchLexical(const IndexQuery& q) co
 }
 
 Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
+  RetrieveRequest hits_only = r;
+  hits_only.top_sessions = 0;
+  MSP_ASSIGN_OR_RETURN(RetrieveResult result, Search(hits_only));
+  return std::move(result.hits);
+}
+
+Result<std::vector<SessionHit>> Retriever::ResolveSessions(const RetrieveRequest& r, const IndexQuery& q,
+                                                           std::vector<SessionHit> ranked,
+                                                           const std::vector<SearchHit>& hits) const {
+  std::unordered_map<std::string_view, const Memory*> known;
+  for (const SearchHit& h : hits) known.emplace(h.memory.id, &h.memory);
+  std::vector<std::string> missing;
+  for (const SessionHit& s : ranked) {
+    if (!known.count(s.best_id)) missing.push_back(s.best_id);
+  }
+  std::vector<Memory> read;
+  if (!missing.empty()) {
+    MSP_ASSIGN_OR_RETURN(read, ctx_.store.GetMany(missing, /*with_embeddings=*/false));
+    for (const Memory& m : read) {
+      // The same visibility as a hit: the index may lag a concurrent writer.
+      if (MatchesQuery(m, q) && (r.as_of <= 0 || HeldAt(m, r.as_of))) known.emplace(m.id, &m);
+    }
+  }
+  std::vector<SessionHit> out;
+  out.reserve(ranked.size());
+  for (SessionHit& s : ranked) {
+    auto it = known.find(s.best_id);
+    if (it == known.end()) continue;
+    s.ns = it->second->ns;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   MSP_RETURN_IF_ERROR(ValidateText("query", r.query, ctx_.options.policy.max_text_bytes));
   MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
   if (r.top_k < 1 || r.top_k > 1000) {
@@ -120,6 +155,9 @@ Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
     return Status::InvalidArgument("min_score must be between 0 and 1");
   }
   if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
+  if (r.top_sessions < 0 || r.top_sessions > 1000) {
+    return Status::InvalidArgument("top_sessions must be between 0 and 1000, got " + std::to_string(r.top_sessions));
+  }
   MSP_RETURN_IF_ERROR(ctx_.index_sync.CatchUp());
   const TimeMs now = ctx_.clock.NowMs();
   IndexQuery q;
@@ -156,9 +194,18 @@ Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
     }
   }
   const EpisodeContextOptions context_options{ro.neighbour_weight_1, ro.neighbour_weight_2, ro.session_weight,
-                                              ro.session_mix};
+                                              ro.session_mix,
+                                              ro.context == "sum" ? ContextMode::kSum : ContextMode::kPrior};
   const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
-  std::vector<ContextScore> context = ScoreEpisodeContext(lexical_hits, context_options, &match);
+  std::vector<SessionRank> session_ranks;
+  std::vector<ContextScore> context =
+      ScoreEpisodeContext(lexical_hits, context_options, &match, r.top_sessions > 0 ? &session_ranks : nullptr);
+  // The session ranking, copied before the candidates' ids move out.
+  std::vector<SessionHit> sessions;
+  for (const SessionRank& s : session_ranks) {
+    if (static_cast<int>(sessions.size()) >= r.top_sessions) break;
+    sessions.push_back(SessionHit{Namespace{}, s.score, lexical_hits[s.best].hit.id});
+  }
   std::vector<RankedSignal> signals(2);
   RankedSignal& lexical = signals[0];
   lexical = RankedSignal{"bm25", ro.lexical_weight, {}};
@@ -277,7 +324,12 @@ Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
     }
     ctx_.access.Note(served, now);
   }
-  return out;
+  RetrieveResult result;
+  if (!sessions.empty()) {
+    MSP_ASSIGN_OR_RETURN(result.sessions, ResolveSessions(r, q, std::move(sessions), out));
+  }
+  result.hits = std::move(out);
+  return result;
 }
 
 }  // namespace msp

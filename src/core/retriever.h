@@ -23,6 +23,8 @@ class Retriever {
 
   // MemoryLayer::Retrieve.
   Result<std::vector<SearchHit>> Retrieve(const RetrieveRequest& r);
+  // MemoryLayer::Search: the hits and the session ranking.
+  Result<RetrieveResult> Search(const RetrieveRequest& r);
 
  private:
   // The lexical index's SearchEpisodes; when the index answers Corruption
@@ -36,6 +38,14 @@ class Retriever {
                             const RetrieveRequest& r, bool by_score, bool force_scan,
                             std::vector<RankedSignal>& signals,
                             std::optional<std::vector<FusedHit>>* direct) const;
+
+  // The sessions of `ranked` (best first, at most r.top_sessions) with the
+  // namespace of each one's best episode, read from `hits` or the store;
+  // a session whose best episode the store no longer shows this query is
+  // left out.
+  Result<std::vector<SessionHit>> ResolveSessions(const RetrieveRequest& r, const IndexQuery& q,
+                                                  std::vector<SessionHit> ranked,
+                                                  const std::vector<SearchHit>& hits) const;
 
   const EngineContext& ctx_;
 };

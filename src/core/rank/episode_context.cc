@@ -38,7 +38,9 @@ std::vector<ContextScore> SortedBestFirst(std::vector<ContextScore> scores) {
 }  // namespace
 
 std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& candidates,
-                                              const EpisodeContextOptions& options, const SessionScores* match) {
+                                              const EpisodeContextOptions& options, const SessionScores* match,
+                                              std::vector<SessionRank>* sessions) {
+  if (sessions != nullptr) sessions->clear();
   std::vector<ContextScore> out;
   out.reserve(candidates.size());
   std::vector<const EpisodePosition*> where;  // views into `candidates`
@@ -86,41 +88,90 @@ std::vector<ContextScore> ScoreEpisodeContext(const std::vector<LexicalHit>& can
     auto it = by_step.find(StepKey{session, step});
     return it == by_step.end() ? 0.0 : it->second;
   };
+  const bool prior = options.mode == ContextMode::kPrior;
   for (size_t i = 0; i < out.size(); ++i) {
     ContextScore& s = out[i];
     const EpisodePosition& p = *where[i];
     if (!p.session.empty()) {
-      s.neighbours = options.neighbour_weight_1 * (own_at(p.session, p.step - 1) + own_at(p.session, p.step + 1)) +
-                     options.neighbour_weight_2 * (own_at(p.session, p.step - 2) + own_at(p.session, p.step + 2));
+      const double before_1 = own_at(p.session, p.step - 1), after_1 = own_at(p.session, p.step + 1);
+      const double before_2 = own_at(p.session, p.step - 2), after_2 = own_at(p.session, p.step + 2);
+      if (prior) {
+        // Three chances that the step is what the query asks for: its own
+        // match, and the best discounted match one and two steps away;
+        // combined as independent evidence (noisy-or), so the score stays
+        // in [0, 1] and a step that does not match itself stays below the
+        // step it borrows from (while w1 + w2 <= 1).
+        // 1 - (1 - own) x miss1 x miss2 = own + (1 - own) x (1 - miss1 x miss2).
+        auto chance = [](double x) { return std::clamp(x, 0.0, 1.0); };
+        const double miss = (1.0 - chance(options.neighbour_weight_1 * std::max(before_1, after_1))) *
+                            (1.0 - chance(options.neighbour_weight_2 * std::max(before_2, after_2)));
+        s.neighbours = (1.0 - chance(s.own)) * (1.0 - miss);
+      } else {
+        s.neighbours = options.neighbour_weight_1 * (before_1 + after_1) + options.neighbour_weight_2 * (before_2 + after_2);
+      }
     }
     s.score = s.own + s.neighbours;
   }
-  if (options.session_weight > 0.0) {
-    std::unordered_map<std::string_view, double> best_own;  // by session
+  if (options.session_weight > 0.0 || sessions != nullptr) {
+    // The candidates' sessions in order of first appearance, with the
+    // first candidate of each session's best own score.
+    struct Session {
+      std::string_view key;
+      size_t best = 0;  // index into `out`
+      double score = 0.0;
+    };
+    std::vector<Session> ranked;
+    std::unordered_map<std::string_view, size_t> index;  // key -> place in `ranked`
     for (size_t i = 0; i < out.size(); ++i) {
       if (where[i]->session.empty()) continue;
-      double& top = best_own[where[i]->session];
-      top = std::max(top, out[i].own);
+      auto [it, added] = index.emplace(where[i]->session, ranked.size());
+      if (added) {
+        ranked.push_back(Session{where[i]->session, i, 0.0});
+      } else if (out[i].own > out[ranked[it->second].best].own) {
+        ranked[it->second].best = i;
+      }
     }
     // The largest session BM25 among the candidates' sessions.
     double best_match = 0.0;
-    if (match != nullptr && options.session_mix > 0.0) {
-      for (const auto& [session, top] : best_own) {
-        auto m = match->find(session);
+    const bool with_match = match != nullptr && options.session_mix > 0.0;
+    if (with_match) {
+      for (const Session& r : ranked) {
+        auto m = match->find(r.key);
         if (m != match->end()) best_match = std::max(best_match, m->second);
       }
     }
-    for (size_t i = 0; i < out.size(); ++i) {
-      ContextScore& s = out[i];
-      if (where[i]->session.empty() || !(s.score > 0.0)) continue;
+    for (Session& r : ranked) {
       double relative = 0.0;
       if (best_match > 0.0) {
-        auto m = match->find(where[i]->session);
+        auto m = match->find(r.key);
         if (m != match->end()) relative = m->second / best_match;
       }
-      s.session = options.session_weight *
-                  (options.session_mix * relative + (1.0 - options.session_mix) * best_own[where[i]->session]);
-      s.score += s.session;
+      r.score = options.session_mix * relative + (1.0 - options.session_mix) * out[r.best].own;
+    }
+    std::vector<size_t> order(ranked.size());  // places in `ranked`, best session first
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ranked[a].score > ranked[b].score; });
+    std::vector<size_t> rank_of(ranked.size());
+    for (size_t r = 0; r < order.size(); ++r) rank_of[order[r]] = r;
+    if (options.session_weight > 0.0) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        ContextScore& s = out[i];
+        if (where[i]->session.empty() || !(s.score > 0.0)) continue;
+        const size_t place = index.find(where[i]->session)->second;
+        s.session = prior ? options.session_weight / (1.0 + static_cast<double>(rank_of[place]))
+                          : options.session_weight * ranked[place].score;
+        s.score += s.session;
+      }
+    }
+    if (sessions != nullptr) {
+      const double top = order.empty() ? 0.0 : ranked[order.front()].score;
+      sessions->reserve(order.size());
+      for (size_t place : order) {
+        const Session& r = ranked[place];
+        if (!(r.score > 0.0)) break;  // best first: the rest score 0 too
+        sessions->push_back(SessionRank{r.key, r.score / top, out[r.best].candidate});
+      }
     }
   }
   return SortedBestFirst(std::move(out));

@@ -125,6 +125,108 @@ TEST(EpisodeContextTest, SessionBoostLiftsTheTurnsOfTheBestSession) {
   EXPECT_DOUBLE_EQ(mixed[0].session, 0.5 * 2.0 / 3.0 + 0.5 * 1.0);
 }
 
+// The failure of additive context on long conversations: every turn of the
+// best session rises, and an answer that matches well on its own (in
+// another session) falls below turns that match little but sit among
+// matches. Under kPrior a turn's score is its own evidence and its
+// neighbours' discounted (noisy-or, on [0, 1]) plus a bounded session prior.
+TEST(EpisodeContextTest, PriorRanksATurnByItsOwnEvidenceNotByTheCrowdAroundIt) {
+  // Session "s": the best match and weak matches around it; "t": one
+  // answer turn matching well on its own.
+  const std::vector<LexicalHit> hits = {Hit("best", 10, "s", 5), Hit("answer", 8, "t", 3), Hit("w4", 2, "s", 4),
+                                        Hit("w6", 2, "s", 6),    Hit("w3", 2, "s", 3),     Hit("w7", 2, "s", 7)};
+  auto rank = [](const std::vector<ContextScore>& v, std::string_view id) {
+    return static_cast<size_t>(std::find_if(v.begin(), v.end(), [&](const ContextScore& s) { return s.id == id; }) -
+                               v.begin());
+  };
+  auto summed = ScoreEpisodeContext(hits, {0.5, 0.4, 0.75, 0.0, ContextMode::kSum});
+  EXPECT_GT(rank(summed, "answer"), rank(summed, "w4")) << "additive context buries the answer";
+  auto scored = ScoreEpisodeContext(hits, {0.5, 0.4, 0.15, 0.0, ContextMode::kPrior});
+  EXPECT_EQ(Order(scored), (std::vector<std::string>{"best", "answer", "w4", "w6", "w3", "w7"}));
+  // w4: own 0.2, beside best (1.0) and two steps from w6 (0.2):
+  // 1 - 0.8 x (1 - 0.5 x 1) x (1 - 0.4 x 0.2); its session "s" ranks
+  // first (prior 0.15 / 1), "t" second (0.15 / 2).
+  const ContextScore& w4 = scored[rank(scored, "w4")];
+  EXPECT_DOUBLE_EQ(w4.own, 0.2);
+  EXPECT_NEAR(w4.own + w4.neighbours, 1.0 - 0.8 * 0.5 * 0.92, 1e-12);
+  EXPECT_DOUBLE_EQ(w4.session, 0.15);
+  const ContextScore& answer = scored[1];
+  EXPECT_DOUBLE_EQ(answer.neighbours, 0.0);
+  EXPECT_DOUBLE_EQ(answer.session, 0.075);
+  EXPECT_NEAR(answer.score, 0.875, 1e-12);
+  // Without the session prior every score is on [0, 1] and below the best
+  // match's.
+  auto no_session = ScoreEpisodeContext(hits, {0.5, 0.4, 0.0, 0.0, ContextMode::kPrior});
+  EXPECT_EQ(Order(no_session)[0], "best");
+  EXPECT_DOUBLE_EQ(no_session[0].score, 1.0);
+  for (size_t i = 1; i < no_session.size(); ++i) EXPECT_LT(no_session[i].score, 1.0);
+}
+
+// A step that shares no word with the query takes the better of its
+// neighbours, discounted, not their sum: it stays below the step it borrows
+// from, and two matches around it lift it no more than one.
+TEST(EpisodeContextTest, PriorTakesTheBestNeighbourNotTheSum) {
+  // "mid" sits between two equal matches; "edge" beside one of them.
+  const std::vector<LexicalHit> hits = {Hit("a", 10, "s", 1), Hit("mid", 0, "s", 2), Hit("b", 10, "s", 3),
+                                        Hit("edge", 0, "s", 4)};
+  auto scored = ScoreEpisodeContext(hits, {0.5, 0.0, 0.0, 0.0, ContextMode::kPrior});
+  ASSERT_EQ(scored.size(), 4u);
+  for (const ContextScore& s : scored) {
+    if (s.id == "mid" || s.id == "edge") {
+      EXPECT_DOUBLE_EQ(s.score, 0.5) << s.id;
+    }
+  }
+  // Summed, "mid" gains from both and ties the matches it sits between.
+  auto summed = ScoreEpisodeContext(hits, {0.5, 0.0, 0.0, 0.0, ContextMode::kSum});
+  for (const ContextScore& s : summed) {
+    if (s.id == "mid") {
+      EXPECT_DOUBLE_EQ(s.score, 1.0);
+    }
+  }
+}
+
+TEST(EpisodeContextTest, SessionsAreRankedBesideTheTurns) {
+  const std::vector<LexicalHit> hits = {Hit("a", 10, "s", 1), Hit("c", 6, "t", 9), Hit("b", 8, "s", 9),
+                                        Hit("d", 7, "t", 2),  Hit("f", 9),         Hit("u1", 1, "u", 1)};
+  std::vector<SessionRank> sessions;
+  // mix 0: by the best own score of each session.
+  ScoreEpisodeContext(hits, {0.0, 0.0, 0.0, 0.0, ContextMode::kPrior}, nullptr, &sessions);
+  ASSERT_EQ(sessions.size(), 3u);
+  EXPECT_EQ(sessions[0].session, "s");
+  EXPECT_DOUBLE_EQ(sessions[0].score, 1.0);
+  EXPECT_EQ(sessions[0].best, 0u);
+  EXPECT_EQ(sessions[1].session, "t");
+  EXPECT_DOUBLE_EQ(sessions[1].score, 0.7);
+  EXPECT_EQ(sessions[1].best, 3u);  // "d", t's best turn
+  EXPECT_EQ(sessions[2].session, "u");
+  // mix 1: by session BM25, relative to the best among the candidates'
+  // sessions; a session without one scores 0 and is left out.
+  const SessionScores match = {{"s", 2.0}, {"t", 4.0}};
+  ScoreEpisodeContext(hits, {0.0, 0.0, 0.0, 1.0, ContextMode::kPrior}, &match, &sessions);
+  ASSERT_EQ(sessions.size(), 2u);
+  EXPECT_EQ(sessions[0].session, "t");
+  EXPECT_DOUBLE_EQ(sessions[0].score, 1.0);
+  EXPECT_EQ(sessions[1].session, "s");
+  EXPECT_DOUBLE_EQ(sessions[1].score, 0.5);
+  // The prior follows that ranking: t's turns gain 0.15, s's 0.075.
+  auto scored = ScoreEpisodeContext(hits, {0.0, 0.0, 0.15, 1.0, ContextMode::kPrior}, &match);
+  for (const ContextScore& s : scored) {
+    if (s.id == "c" || s.id == "d") {
+      EXPECT_DOUBLE_EQ(s.session, 0.15) << s.id;
+    }
+    if (s.id == "a" || s.id == "b") {
+      EXPECT_DOUBLE_EQ(s.session, 0.075) << s.id;
+    }
+    if (s.id == "f") {
+      EXPECT_DOUBLE_EQ(s.session, 0.0);
+    }
+  }
+  // No sessions among the candidates: none ranked.
+  const std::vector<LexicalHit> facts = {Hit("f", 9), Hit("g", 3)};
+  ScoreEpisodeContext(facts, {}, nullptr, &sessions);
+  EXPECT_TRUE(sessions.empty());
+}
+
 LexicalHit Matching(const std::string& id, const std::string& session, std::vector<TermMatch> terms) {
   LexicalHit h = Hit(id, 1.0, session, 1);
   h.terms = std::move(terms);
@@ -344,6 +446,72 @@ TEST_F(ContextRetrievalTest, ContextSessionsAreTheSessionsMatchingBestAsWholes) 
   }
   EXPECT_GT(RankOf(hits, breakfast), 0) << "session b is scanned";
   EXPECT_EQ(RankOf(hits, tram), 0) << "session a is not";
+}
+
+// Search answers the session ranking beside the hits: the sessions whose
+// episodes match the query, best first, each with its namespace and its
+// best episode, never a session the query may not see.
+TEST_F(ContextRetrievalTest, SearchRanksTheSessionsBesideTheHits) {
+  const Namespace s1 = Ns("s1");
+  Add(s1, 1, "We planned the Paris trip together.", {"trip"});
+  const std::string museum = Add(s1, 2, "The Paris museum trip: the Louvre on Monday.", {"trip"});
+  Add(s1, 3, "Then dinner by the river.", {"trip"});
+  const Namespace s2 = Ns("s2");
+  const std::string once = Add(s2, 1, "Paris was rainy, I hear.");
+  Add(s2, 2, "Shall we cook tonight?");
+  Add(Ns("s3"), 1, "Training for the marathon.");
+  Add(Ns("s1", "other"), 1, "Paris museum trip of the other tenant, Paris museum trip.");
+
+  RetrieveRequest r;
+  r.scope.tenant = "acme";
+  r.scope.user = "ann";
+  r.query = "paris museum trip";
+  r.record_access = false;
+  r.top_sessions = 5;
+  Result<RetrieveResult> found = engine_->Search(r);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ(found->sessions.size(), 2u);
+  EXPECT_EQ(found->sessions[0].ns.session, "s1");
+  EXPECT_EQ(found->sessions[0].ns.tenant, "acme");
+  EXPECT_EQ(found->sessions[0].best_id, museum);
+  EXPECT_DOUBLE_EQ(found->sessions[0].score, 1.0);
+  EXPECT_EQ(found->sessions[1].ns.session, "s2");
+  EXPECT_EQ(found->sessions[1].best_id, once);
+  EXPECT_GT(found->sessions[1].score, 0.0);
+  EXPECT_LT(found->sessions[1].score, 1.0);
+  // The hits are Retrieve's.
+  Result<std::vector<SearchHit>> hits = engine_->Retrieve(r);
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  ASSERT_EQ(hits->size(), found->hits.size());
+  for (size_t i = 0; i < hits->size(); ++i) EXPECT_EQ((*hits)[i].memory.id, found->hits[i].memory.id);
+
+  // At most top_sessions; 0: none; out of range: refused.
+  r.top_sessions = 1;
+  found = engine_->Search(r);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->sessions.size(), 1u);
+  EXPECT_EQ(found->sessions[0].ns.session, "s1");
+  r.top_sessions = 0;
+  found = engine_->Search(r);
+  ASSERT_TRUE(found.ok());
+  EXPECT_TRUE(found->sessions.empty());
+  EXPECT_FALSE(found->hits.empty());
+  r.top_sessions = -1;
+  EXPECT_TRUE(engine_->Search(r).status().IsInvalidArgument());
+
+  // A filter the untagged session fails leaves it out of the ranking too,
+  // and the session's best episode is then the best it may see.
+  r.top_sessions = 5;
+  r.filter.tags = {"trip"};
+  found = engine_->Search(r);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->sessions.size(), 1u);
+  EXPECT_EQ(found->sessions[0].ns.session, "s1");
+  r.filter = {};
+  r.filter.kinds = {Kind::kFact};
+  found = engine_->Search(r);
+  ASSERT_TRUE(found.ok());
+  EXPECT_TRUE(found->sessions.empty());
 }
 
 TEST_F(ContextRetrievalTest, NeighboursNeverBringInWhatTheQueryMayNotSee) {
