@@ -46,6 +46,8 @@ struct EvalConfig {
   bool run_msp = true;
   bool run_bm25 = true;
   int limit_conversations = 0;
+  int passage_turns = 1;  // > 1: the long-record variant (JoinTurns)
+  int top_sessions = kTopK;  // RetrieveRequest::top_sessions of msp's Search
   TurnFormat turn_format = TurnFormat::kSpeaker;
   bool captions = true;
   RetrievalOptions retrieval;
@@ -96,6 +98,19 @@ const std::vector<Flag>& Flags() {
          if (c->limit_conversations < 0) return Status::InvalidArgument("--limit-conversations must be >= 0");
          return Status::Ok();
        }},
+      {"--passage-turns", "N",
+       "the long-record variant: every N consecutive turns of a session stored as one record (default 1)",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_RETURN_IF_ERROR(ParseNumber("--passage-turns", v, &c->passage_turns));
+         if (c->passage_turns < 1) return Status::InvalidArgument("--passage-turns must be >= 1");
+         return Status::Ok();
+       }},
+      {"--top-sessions", "N", "sessions msp's Search ranks beside the hits (default 20; 0: none)",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_RETURN_IF_ERROR(ParseNumber("--top-sessions", v, &c->top_sessions));
+         if (c->top_sessions < 0) return Status::InvalidArgument("--top-sessions must be >= 0");
+         return Status::Ok();
+       }},
       {"--turn-format", "speaker|plain|dated",
        "a turn's text: 'Speaker: text' (default), 'text', or '[date] Speaker: text'",
        [](EvalConfig* c, std::string_view v) {
@@ -125,6 +140,12 @@ const std::vector<Flag>& Flags() {
       {"--vector-min-cosine", "X", "retrieval.vector_min_cosine of msp",
        [](EvalConfig* c, std::string_view v) {
          return ParseNumber("--vector-min-cosine", v, &c->retrieval.vector_min_cosine);
+       }},
+      {"--context", "prior|sum", "retrieval.context of msp",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "prior" && v != "sum") return Status::InvalidArgument("--context is prior or sum");
+         c->retrieval.context = v;
+         return Status::Ok();
        }},
       {"--neighbour-weight-1", "X", "retrieval.neighbour_weight_1 of msp (steps +-1)",
        [](EvalConfig* c, std::string_view v) {
@@ -241,6 +262,48 @@ class TempDir {
   std::string path_;
 };
 
+// One system's scores over every conversation and over each half:
+// conversations 0-4 are the half the defaults were tuned on, 5-9 the
+// held-out half, reported apart.
+constexpr size_t kTuningConversations = 5;
+
+class Boards {
+ public:
+  Boards(const std::string& name, const std::string& description, bool turn_level)
+      : all_(name, description, turn_level),
+        tuning_(name + " [conversations 0-4, the tuning half]", description, turn_level),
+        held_out_(name + " [conversations 5-9, held out]", description, turn_level) {}
+
+  void AddTurnRanking(size_t conversation, int category, const std::vector<std::string>& evidence,
+                      const std::vector<std::string>& ranked_turns, double tokens_at_10, double latency_ms) {
+    all_.AddTurnRanking(category, evidence, ranked_turns, tokens_at_10, latency_ms);
+    Half(conversation).AddTurnRanking(category, evidence, ranked_turns, tokens_at_10, latency_ms);
+  }
+  void AddSessionRanking(size_t conversation, int category, const std::vector<std::string>& evidence,
+                         const std::vector<std::string>& ranked_sessions, double latency_ms) {
+    all_.AddSessionRanking(category, evidence, ranked_sessions, latency_ms);
+    Half(conversation).AddSessionRanking(category, evidence, ranked_sessions, latency_ms);
+  }
+  std::string Table() const {
+    std::string out = all_.Table();
+    for (const Scoreboard* half : {&tuning_, &held_out_}) {
+      if (half->row(0).questions > 0) out += "\n" + half->Table();
+    }
+    return out;
+  }
+  json ToJson() const {
+    json j = all_.ToJson();
+    j["tuning_half"] = tuning_.ToJson();
+    j["held_out_half"] = held_out_.ToJson();
+    return j;
+  }
+
+ private:
+  Scoreboard& Half(size_t conversation) { return conversation < kTuningConversations ? tuning_ : held_out_; }
+
+  Scoreboard all_, tuning_, held_out_;
+};
+
 // ---- msp ----------------------------------------------------------------
 
 Namespace ConversationScope(const Conversation& c) {
@@ -287,7 +350,18 @@ Result<std::string> DiaIdOf(const Memory& m) {
   return Status::Internal("hit " + m.id + " has no content.dia_id in its body: " + m.body_json);
 }
 
-Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build) {
+struct MspBoards {
+  Boards hits;      // the turn ranking (and the session ranking it implies)
+  Boards sessions;  // the session ranking Search answers beside the hits
+};
+
+// "session_12" -> "D12", as the evidence ids name sessions.
+std::string EvidenceSession(const std::string& session) {
+  constexpr std::string_view kPrefix = "session_";
+  return "D" + (session.rfind(kPrefix, 0) == 0 ? session.substr(kPrefix.size()) : session);
+}
+
+Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build) {
   MSP_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
   Options o;
   o.store.data_dir = dir.path();
@@ -330,35 +404,42 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
 
   char desc[512];
   std::snprintf(desc, sizeof desc,
-                "engine Retrieve, %s, fusion %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, vector_candidates %d, "
+                "engine Search, %s, context %s, fusion %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, vector_candidates %d, "
                 "vector_min_cosine %g, bm25 k1 %g b %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
                 "context_sessions %d, session_weight %g, session_mix %g",
-                stats.embedder_id.c_str(), cfg.retrieval.fusion.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
+                stats.embedder_id.c_str(), cfg.retrieval.context.c_str(), cfg.retrieval.fusion.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
                 cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_candidates, cfg.retrieval.vector_min_cosine,
                 cfg.retrieval.bm25_k1, cfg.retrieval.bm25_b, cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
                 cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions, cfg.retrieval.session_weight,
                 cfg.retrieval.session_mix);
-  Scoreboard board("msp", desc, /*turn_level=*/true);
+  MspBoards boards{Boards("msp", desc, /*turn_level=*/true),
+                   Boards("msp-sessions", "the session ranking of msp's Search (RetrieveResult::sessions)",
+                          /*turn_level=*/false)};
   const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
   std::ofstream ranks_out;
   if (!cfg.ranks_out.empty()) {
     ranks_out.open(cfg.ranks_out);
     if (!ranks_out) return Status::IoError("cannot write " + cfg.ranks_out);
   }
-  for (const Conversation& c : data.conversations) {
+  for (size_t ci = 0; ci < data.conversations.size(); ++ci) {
+    const Conversation& c = data.conversations[ci];
     for (const Question& q : c.questions) {
       RetrieveRequest r;
       r.scope = ConversationScope(c);
       r.query = q.question;
       r.top_k = cfg.ranks_out.empty() ? kTopK : kRanksDepth;
+      r.top_sessions = cfg.top_sessions;
       r.record_access = false;
       start = SteadyClock::now();
-      Result<std::vector<SearchHit>> hits = mem->Retrieve(r);
+      Result<RetrieveResult> result = mem->Search(r);
       const double latency = MsSince(start);
-      if (!hits.ok()) return hits.status().WithContext(c.sample_id + " question '" + q.question + "'");
+      if (!result.ok()) return result.status().WithContext(c.sample_id + " question '" + q.question + "'");
+      std::vector<std::string> ranked_sessions;
+      for (const SessionHit& s : result->sessions) ranked_sessions.push_back(EvidenceSession(s.ns.session));
+      boards.sessions.AddSessionRanking(ci, q.category, q.evidence, ranked_sessions, latency);
       std::vector<std::string> ranked;
       double tokens = 0;
-      for (const SearchHit& h : *hits) {
+      for (const SearchHit& h : result->hits) {
         MSP_ASSIGN_OR_RETURN(std::string dia_id, DiaIdOf(h.memory));
         if (!c.turn_by_id.count(dia_id)) {
           return Status::Internal("hit " + dia_id + " is not a turn of " + c.sample_id);
@@ -380,10 +461,10 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
                   << "\n";
         if (ranked.size() > static_cast<size_t>(kTopK)) ranked.resize(kTopK);
       }
-      board.AddTurnRanking(q.category, q.evidence, ranked, tokens, latency);
+      boards.hits.AddTurnRanking(ci, q.category, q.evidence, ranked, tokens, latency);
     }
   }
-  return board;
+  return boards;
 }
 
 // ---- BM25 ---------------------------------------------------------------
@@ -391,12 +472,12 @@ Result<Scoreboard> RunMsp(const Dataset& data, const EvalConfig& cfg, json* buil
 // The baseline over turns (one document a turn, the same text msp stores)
 // and, for reference, over whole sessions (one document a session: its date
 // and its turns, one a line).
-std::pair<Scoreboard, Scoreboard> RunBm25(const Dataset& data) {
-  Scoreboard turns("bm25", "Okapi BM25 k1 1.2 b 0.75, one document a turn", true);
-  Scoreboard sessions("bm25-sessions",
-                      "Okapi BM25 k1 1.2 b 0.75, one document a session (date + its turns)", false);
+std::pair<Boards, Boards> RunBm25(const Dataset& data) {
+  Boards turns("bm25", "Okapi BM25 k1 1.2 b 0.75, one document a turn", true);
+  Boards sessions("bm25-sessions", "Okapi BM25 k1 1.2 b 0.75, one document a session (date + its turns)", false);
   const std::unique_ptr<TokenCounter> counter = DefaultTokenCounter();
-  for (const Conversation& c : data.conversations) {
+  for (size_t ci = 0; ci < data.conversations.size(); ++ci) {
+    const Conversation& c = data.conversations[ci];
     Bm25Index by_turn;
     for (const Turn& t : c.turns) by_turn.Add(t.text);
     Bm25Index by_session;
@@ -415,14 +496,14 @@ std::pair<Scoreboard, Scoreboard> RunBm25(const Dataset& data) {
         if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(c.turns[d].text));
         ranked.push_back(c.turns[d].dia_id);
       }
-      turns.AddTurnRanking(q.category, q.evidence, ranked, tokens, latency);
+      turns.AddTurnRanking(ci, q.category, q.evidence, ranked, tokens, latency);
 
       start = SteadyClock::now();
       const std::vector<size_t> sdocs = by_session.Search(q.question, kTopK);
       latency = MsSince(start);
       std::vector<std::string> ranked_sessions;
       for (size_t d : sdocs) ranked_sessions.push_back("D" + std::to_string(c.sessions[d].number));
-      sessions.AddSessionRanking(q.category, q.evidence, ranked_sessions, latency);
+      sessions.AddSessionRanking(ci, q.category, q.evidence, ranked_sessions, latency);
     }
   }
   return {std::move(turns), std::move(sessions)};
@@ -444,6 +525,7 @@ json DatasetSummary(const Dataset& data, const EvalConfig& cfg) {
               {"turns", turns},
               {"turn_format", std::string(TurnFormatName(cfg.turn_format))},
               {"captions", cfg.captions},
+              {"passage_turns", cfg.passage_turns},
               {"questions_total", e.questions},
               {"questions_evaluated", questions},
               {"skipped_without_evidence", e.without_evidence},
@@ -471,14 +553,16 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "locomo_eval: %s\n", data.status().ToString().c_str());
     return 1;
   }
+  JoinTurns(&*data, cfg.passage_turns);
   json report;
   report["dataset"] = DatasetSummary(*data, cfg);
   report["top_k"] = kTopK;
   const json& d = report["dataset"];
-  std::printf("LoCoMo %s: %d conversations, %d sessions, %d turns; turn text '%s'%s\n",
+  std::printf("LoCoMo %s: %d conversations, %d sessions, %d %s; turn text '%s'%s\n",
               cfg.data_path.c_str(), d["conversations"].get<int>(), d["sessions"].get<int>(),
-              d["turns"].get<int>(), std::string(TurnFormatName(cfg.turn_format)).c_str(),
-              cfg.captions ? " with captions" : "");
+              d["turns"].get<int>(),
+              cfg.passage_turns > 1 ? ("records of " + std::to_string(cfg.passage_turns) + " turns").c_str() : "turns",
+              std::string(TurnFormatName(cfg.turn_format)).c_str(), cfg.captions ? " with captions" : "");
   std::printf("questions: %d in the file, %d evaluated, %d skipped without evidence, %d skipped "
               "with no evidence left\n",
               data->evidence.questions, d["questions_evaluated"].get<int>(), data->evidence.without_evidence,
@@ -490,14 +574,16 @@ int Main(int argc, char** argv) {
 
   if (cfg.run_msp) {
     json build;
-    Result<Scoreboard> board = RunMsp(*data, cfg, &build);
-    if (!board.ok()) {
-      std::fprintf(stderr, "locomo_eval: msp: %s\n", board.status().ToString().c_str());
+    Result<MspBoards> boards = RunMsp(*data, cfg, &build);
+    if (!boards.ok()) {
+      std::fprintf(stderr, "locomo_eval: msp: %s\n", boards.status().ToString().c_str());
       return 1;
     }
-    report["systems"]["msp"] = board->ToJson();
+    report["systems"]["msp"] = boards->hits.ToJson();
+    if (cfg.top_sessions > 0) report["systems"]["msp-sessions"] = boards->sessions.ToJson();
     report["systems"]["msp"]["build"] = build;
-    report["systems"]["msp"]["options"] = {{"fusion", cfg.retrieval.fusion},
+    report["systems"]["msp"]["options"] = {{"context", cfg.retrieval.context},
+                                           {"fusion", cfg.retrieval.fusion},
                                            {"lexical_weight", cfg.retrieval.lexical_weight},
                                            {"vector_weight", cfg.retrieval.vector_weight},
                                            {"rrf_k", cfg.retrieval.rrf_k},
@@ -514,7 +600,8 @@ int Main(int argc, char** argv) {
                                            {"session_mix", cfg.retrieval.session_mix},
                                            {"dimension", cfg.dimension},
                                            {"embedder", cfg.embedder}};
-    std::printf("%s\n", board->Table().c_str());
+    std::printf("%s\n", boards->hits.Table().c_str());
+    if (cfg.top_sessions > 0) std::printf("%s\n", boards->sessions.Table().c_str());
   }
   if (cfg.run_bm25) {
     auto [turns, sessions] = RunBm25(*data);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -276,6 +277,44 @@ Result<Dataset> LoadDataset(const std::string& path, TurnFormat format, bool wit
     return Status::InvalidArgument(path + " does not have LoCoMo's structure: " + e.what());
   }
   return out;
+}
+
+void JoinTurns(Dataset* data, int n) {
+  if (n <= 1) return;
+  for (Conversation& c : data->conversations) {
+    std::vector<Turn> passages;
+    std::unordered_map<std::string, size_t> passage_by_id;
+    std::unordered_map<std::string, std::string> passage_of;  // turn dia_id -> passage dia_id
+    for (Session& s : c.sessions) {
+      std::vector<size_t> joined;
+      for (size_t i = 0; i < s.turns.size(); i += static_cast<size_t>(n)) {
+        Turn p = c.turns[s.turns[i]];
+        p.index = static_cast<int>(joined.size()) + 1;
+        for (size_t j = i; j < std::min(s.turns.size(), i + static_cast<size_t>(n)); ++j) {
+          const Turn& t = c.turns[s.turns[j]];
+          if (j > i) {
+            p.text += "\n" + t.text;
+            p.raw_text += "\n" + t.raw_text;
+          }
+          passage_of[t.dia_id] = p.dia_id;
+        }
+        passage_by_id.emplace(p.dia_id, passages.size());
+        joined.push_back(passages.size());
+        passages.push_back(std::move(p));
+      }
+      s.turns = std::move(joined);
+    }
+    c.turns = std::move(passages);
+    c.turn_by_id = std::move(passage_by_id);
+    for (Question& q : c.questions) {
+      std::vector<std::string> evidence;
+      for (const std::string& e : q.evidence) {
+        const std::string& p = passage_of.at(e);
+        if (std::find(evidence.begin(), evidence.end(), p) == evidence.end()) evidence.push_back(p);
+      }
+      q.evidence = std::move(evidence);
+    }
+  }
 }
 
 }  // namespace msp::locomo

@@ -100,6 +100,13 @@ std::string FormatTurn(const Turn& turn, const std::string& session_date, TurnFo
 Result<Dataset> LoadDataset(const std::string& path, TurnFormat format, bool with_caption,
                             int limit);
 
+// The long-record variant: every run of `n` consecutive turns of a session
+// becomes one turn (a passage) whose text is theirs joined by newlines, whose
+// dia_id is its first turn's and whose index is its place in the session
+// (1-based). Evidence ids are mapped to their passage (each passage once).
+// REQUIRES: n >= 1 (1: unchanged).
+void JoinTurns(Dataset* data, int n);
+
 // "D12:3" -> "D12"; the session part of a dia_id.
 std::string_view SessionOf(std::string_view dia_id);
 

@@ -183,6 +183,27 @@ TEST(Bm25, EqualScoresKeepDocumentOrder) {
   EXPECT_EQ(index.Search("apple", 10), (std::vector<size_t>{0, 1, 2}));
 }
 
+TEST_F(LoadDatasetTest, JoinTurnsMakesPassagesAndMapsEvidence) {
+  Result<Dataset> d = LoadDataset(Write(kTiny), TurnFormat::kSpeaker, true, 0);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  JoinTurns(&*d, 2);
+  const Conversation& c = d->conversations[0];
+  // Session 1's two turns are one passage, session 2's one turn another.
+  ASSERT_EQ(c.turns.size(), 2u);
+  EXPECT_EQ(c.turns[0].dia_id, "D1:1");
+  EXPECT_EQ(c.turns[0].index, 1);
+  EXPECT_EQ(c.turns[0].text, "Ann: Hi Bob\nBob: Hi! See my dog [image: a brown dog]");
+  EXPECT_EQ(c.turns[1].dia_id, "D2:1");
+  EXPECT_EQ(c.turns[1].text, "Bob: Back from Paris.");
+  EXPECT_EQ(c.sessions[0].turns, (std::vector<size_t>{0}));
+  EXPECT_EQ(c.sessions[1].turns, (std::vector<size_t>{1}));
+  EXPECT_EQ(c.turn_by_id.at("D2:1"), 1u);
+  EXPECT_FALSE(c.turn_by_id.count("D1:2"));
+  // D1:2 and D1:1 lie in one passage: one evidence id left.
+  EXPECT_EQ(c.questions[1].evidence, (std::vector<std::string>{"D1:1"}));
+  EXPECT_EQ(c.questions[0].evidence, (std::vector<std::string>{"D2:1"}));
+}
+
 TEST(Metrics, DistinctSessionsInOrderOfFirstAppearance) {
   EXPECT_EQ(DistinctSessions({"D3:1", "D1:4", "D3:2", "D2:1", "D1:1"}),
             (std::vector<std::string>{"D3", "D1", "D2"}));
@@ -224,6 +245,9 @@ TEST(Metrics, ScoreboardCountsTurnsAndSessions) {
   EXPECT_DOUBLE_EQ(j["categories"]["overall"]["turn"]["recall_any"]["1"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(j["categories"]["multi-hop"]["session"]["recall_all"]["5"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(j["categories"]["overall"]["tokens_at_10"].get<double>(), 20.0);
+  // Distinct sessions among the first 10: 2 (D1, D2) and 1 (D1).
+  EXPECT_DOUBLE_EQ(all.sessions_at_10, 3);
+  EXPECT_DOUBLE_EQ(j["categories"]["overall"]["distinct_sessions_at_10"].get<double>(), 1.5);
   EXPECT_NE(board.Table().find("overall"), std::string::npos);
 }
 

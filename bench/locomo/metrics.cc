@@ -87,9 +87,17 @@ void Scoreboard::Count(int category, const std::vector<std::string>& evidence,
       evidence_sessions.push_back(std::move(s));
     }
   }
+  double sessions_at_10 = 0;
+  if (ranked_turns) {
+    const size_t n = std::min<size_t>(10, ranked_turns->size());
+    sessions_at_10 = static_cast<double>(
+        DistinctSessions(std::vector<std::string>(ranked_turns->begin(), ranked_turns->begin() + static_cast<std::ptrdiff_t>(n)))
+            .size());
+  }
   for (RowCounts* row : {&rows_[0], &rows_[static_cast<size_t>(category)]}) {
     ++row->questions;
     row->tokens_at_10 += tokens_at_10;
+    row->sessions_at_10 += sessions_at_10;
     for (size_t i = 0; i < kCutoffs.size(); ++i) {
       const size_t k = static_cast<size_t>(kCutoffs[i]);
       if (ranked_turns) {
@@ -146,7 +154,8 @@ std::string Scoreboard::Table() const {
   char buf[128];
   if (turn_level_) {
     const double n = static_cast<double>(std::max<int64_t>(1, rows_[0].questions));
-    std::snprintf(buf, sizeof buf, "tokens@10 mean %.1f   ", rows_[0].tokens_at_10 / n);
+    std::snprintf(buf, sizeof buf, "tokens@10 mean %.1f   distinct sessions@10 mean %.2f   ",
+                  rows_[0].tokens_at_10 / n, rows_[0].sessions_at_10 / n);
     out += buf;
   }
   std::snprintf(buf, sizeof buf, "latency ms mean %.3f  p50 %.3f  p95 %.3f\n", MeanLatencyMs(),
@@ -168,6 +177,7 @@ nlohmann::json Scoreboard::ToJson() const {
       c["turn"] = {{"recall_any", AtK(row.turn_any, row.questions)},
                    {"recall_all", AtK(row.turn_all, row.questions)}};
       c["tokens_at_10"] = row.questions ? row.tokens_at_10 / static_cast<double>(row.questions) : 0.0;
+      c["distinct_sessions_at_10"] = row.questions ? row.sessions_at_10 / static_cast<double>(row.questions) : 0.0;
     }
     c["session"] = {{"recall_any", AtK(row.session_any, row.questions)},
                     {"recall_all", AtK(row.session_all, row.questions)}};

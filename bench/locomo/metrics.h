@@ -34,6 +34,9 @@ struct RowCounts {
   int64_t questions = 0;
   std::array<int64_t, kCutoffs.size()> turn_any{}, turn_all{}, session_any{}, session_all{};
   double tokens_at_10 = 0;  // summed over questions
+  // Distinct sessions among the first 10 turns, summed over questions
+  // (turn rankings only): how many conversations the top 10 draws from.
+  double sessions_at_10 = 0;
 };
 
 // The scores of one system over the questions it was given.
