@@ -70,6 +70,8 @@ TEST(ApiTest, SearchDecodesStrictly) {
             "field 'top_k' must be between 1 and 1000, got 1001");
   EXPECT_EQ(ErrorOf(search, {{"query", "tea"}, {"min_score", 2}}),
             "field 'min_score' must be between 0 and 1, got 2");
+  EXPECT_EQ(ErrorOf(search, {{"query", "tea"}, {"top_sessions", -1}}),
+            "field 'top_sessions' must be between 0 and 1000, got -1");
   EXPECT_EQ(ErrorOf(search, {{"top_k", 3}}), "field 'query' is required");
   EXPECT_EQ(ErrorOf(search, {{"query", "  "}}), "field 'query' must not be empty");
   EXPECT_NE(ErrorOf(search, {{"query", "tea"}, {"filters", {{"kind", {"fact"}}}}}).find("unknown field 'filters.kind'"),
@@ -101,6 +103,7 @@ TEST(ApiTest, DefaultsComeFromTheRequestStructs) {
   const OperationInfo& search = Op("search").info();
   EXPECT_EQ(search.Find("top_k")->default_value, RetrieveRequest{}.top_k);
   EXPECT_EQ(search.Find("record_access")->default_value, true);
+  EXPECT_EQ(search.Find("top_sessions")->default_value, RetrieveRequest{}.top_sessions);
   EXPECT_TRUE(search.Find("filters.kinds")->default_value.is_null());
   EXPECT_EQ(Op("workflow_memory_query").info().Find("token_budget")->default_value, MissionQuery{}.token_budget);
   EXPECT_EQ(Op("workflow_memory_query").info().Find("scope")->default_value, "all");

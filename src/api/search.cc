@@ -20,10 +20,14 @@ Status CheckSearch(const RetrieveRequest& r) {
 // The caller's clearance is the engine's to apply (context.engine is
 // AsCaller's layer).
 Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
-  MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, context.engine->Retrieve(r));
+  MSP_ASSIGN_OR_RETURN(RetrieveResult result, context.engine->Search(r));
   json out = json::array();
-  for (const SearchHit& h : hits) out.push_back(SearchHitToJson(h));
-  return json{{"hits", std::move(out)}};
+  for (const SearchHit& h : result.hits) out.push_back(SearchHitToJson(h));
+  json sessions = json::array();
+  for (const SessionHit& s : result.sessions) {
+    sessions.push_back({{"namespace", NamespaceToJson(s.ns)}, {"score", s.score}, {"best_id", s.best_id}});
+  }
+  return json{{"hits", std::move(out)}, {"sessions", std::move(sessions)}};
 }
 
 json SearchAnswerSchema() {
@@ -43,9 +47,28 @@ json SearchAnswerSchema() {
                       {"score", {{"type", "number"}, {"description", "Relevance in [0, 1], 1 best."}}},
                       {"explain", explain}}},
                     {"required", {"memory", "score"}}};
+  const json session = {
+      {"type", "object"},
+      {"properties",
+       {{"namespace", {{"type", "object"}, {"description", "The session's namespace (its session part names it)."}}},
+        {"score",
+         {{"type", "number"},
+          {"description", "How well the session matches as a whole, in [0, 1], 1 the best session."}}},
+        {"best_id", {{"type", "string"}, {"description", "The session's episode that matches best."}}}}},
+      {"required", {"namespace", "score", "best_id"}}};
   return {{"type", "object"},
-          {"properties", {{"hits", {{"type", "array"}, {"items", hit}, {"description", "Best first."}}}}},
-          {"required", {"hits"}}};
+          {"properties",
+           {{"hits",
+             {{"type", "array"},
+              {"items", hit},
+              {"description", "Best first: each record by its own match, its context (neighbouring steps, "
+                              "session) a bounded prior."}}},
+            {"sessions",
+             {{"type", "array"},
+              {"items", session},
+              {"description", "The sessions the query is about, best first (top_sessions of them; none "
+                              "when no episode of a session matches)."}}}}},
+          {"required", {"hits", "sessions"}}};
 }
 
 }  // namespace
@@ -57,7 +80,9 @@ std::unique_ptr<Operation> SearchOperation() {
       .title = "Search memory",
       .summary = "Hybrid retrieval over the memories of a namespace (facts, episodes, decisions, documents, graph "
                  "entities...): BM25 and vector similarity fused by score (retrieval.fusion = \"rrf\": by "
-                 "reciprocal rank), best hits first, each with a score in [0, 1].",
+                 "reciprocal rank), best hits first, each with a score in [0, 1]. An episode ranks by its own "
+                 "match, its neighbouring steps and its session adding a bounded prior (retrieval.context); "
+                 "beside the hits, the sessions the query is about, ranked as wholes.",
       .cli_verb = "search",
       .rest_method = "POST",
       .rest_path = "/v1/search",
@@ -69,7 +94,8 @@ std::unique_ptr<Operation> SearchOperation() {
                   {"filters", {{"kinds", {"fact"}}, {"created_from", "2020-01-01T00:00:00Z"}}},
                   {"explain", true},
                   {"record_access", false}},
-      .answer = "{hits: [{memory, score, explain: [{signal, rank, raw, contribution}]}]}",
+      .answer = "{hits: [{memory, score, explain: [{signal, rank, raw, contribution}]}], sessions: [{namespace, "
+                "score, best_id}]}",
       .answer_schema = SearchAnswerSchema(),
   };
   d.fields = {
@@ -78,6 +104,8 @@ std::unique_ptr<Operation> SearchOperation() {
       SearchField::Int({.name = "top_k", .doc = "Hits to return."}, 1, 1000, [](RetrieveRequest& r) -> auto& { return r.top_k; }),
       SearchField::Number({.name = "min_score", .doc = "Drop hits below this score."}, 0.0, 1.0,
                 [](RetrieveRequest& r) -> auto& { return r.min_score; }),
+      SearchField::Int({.name = "top_sessions", .doc = "Sessions to rank beside the hits (0: none)."}, 0, 1000,
+                       [](RetrieveRequest& r) -> auto& { return r.top_sessions; }),
       SearchField::Scope({.name = "namespace", .doc = "Where to search: tenant (the caller's), user, agent, session, mission, "
                                             "operator; parts left out are the face's (MCP: the session's)."},
                [](RetrieveRequest& r) -> auto& { return r.scope; }),

@@ -184,6 +184,12 @@ Status RunSearch(Invocation& inv) {
                  << ", adds " << Fixed(c["contribution"].get<double>(), 4) << "\n";
       }
     }
+    const json& sessions = answer["sessions"];
+    if (!sessions.empty()) *inv.out << "sessions:\n";
+    for (const json& s : sessions) {
+      *inv.out << Fixed(s["score"].get<double>(), 3) << "  " << s["namespace"].value("session", std::string())
+               << "  best " << s["best_id"].get<std::string>() << "\n";
+    }
   }
   if (timing) {
     *inv.err << "timing: open " << ms(started, opened) << " ms, catch-up " << ms(opened, caught_up)

@@ -277,6 +277,20 @@ TEST_F(McpToolsTest, EpisodeAdd) {
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["step_number"], 2);
   EXPECT_EQ(out["structuredContent"]["session"], "s1");
+
+  // memory_search answers the sessions the query is about beside the hits.
+  out = Call("memory_search", {{"query", "deploy"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  ASSERT_EQ(out["structuredContent"]["sessions"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["sessions"][0]["namespace"]["session"], "s1");
+  bool best_is_a_hit = false;
+  for (const json& h : out["structuredContent"]["hits"]) {
+    best_is_a_hit |= h["memory"]["id"] == out["structuredContent"]["sessions"][0]["best_id"];
+  }
+  EXPECT_TRUE(best_is_a_hit) << out.dump();
+  out = Call("memory_search", {{"query", "deploy"}, {"top_sessions", 0}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_TRUE(out["structuredContent"]["sessions"].empty());
 }
 
 TEST_F(McpToolsTest, GraphToolsKeepTheReferenceShapes) {

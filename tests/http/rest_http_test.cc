@@ -127,7 +127,14 @@ TEST_F(RestHttpTest, TenantIsolation) {
   EXPECT_EQ(CountRecords(kKeyA), 3u);
   const json search = {{"query", "pumpkin server ledger SQLite"}, {"top_k", 50}};
   EXPECT_EQ(PostJson("/v1/search", kKeyB, search).j["hits"].size(), 0u);
-  EXPECT_GE(PostJson("/v1/search", kKeyA, search).j["hits"].size(), 2u);
+  EXPECT_EQ(PostJson("/v1/search", kKeyB, search).j["sessions"].size(), 0u);
+  const Answer found = PostJson("/v1/search", kKeyA, search);
+  EXPECT_GE(found.j["hits"].size(), 2u);
+  // Beside the hits, the sessions the query is about: alpha's one session.
+  ASSERT_EQ(found.j["sessions"].size(), 1u) << found.body;
+  EXPECT_EQ(found.j["sessions"][0]["namespace"]["session"], "s-alpha");
+  EXPECT_EQ(found.j["sessions"][0]["best_id"], episode_id);
+  EXPECT_EQ(found.j["sessions"][0]["score"], 1.0);
   EXPECT_EQ(Get("/v1/sessions/s-alpha/steps", kKeyB).j["steps"].size(), 0u);
   EXPECT_EQ(Get("/v1/sessions/s-alpha/steps", kKeyA).j["steps"].size(), 1u);
   EXPECT_EQ(Get("/v1/stats", kKeyB).j["records"], 0);
