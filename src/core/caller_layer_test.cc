@@ -83,6 +83,12 @@ class CallerLayerTest : public ::testing::Test {
     auto hits = layer.Retrieve(r);
     EXPECT_TRUE(hits.ok()) << hits.status().ToString();
     if (hits.ok()) for (const SearchHit& h : *hits) seen.retrieved.push_back(h.memory.id);
+    // Search serves the same hits under the same rule.
+    auto found = layer.Search(r);
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    std::vector<std::string> searched;
+    if (found.ok()) for (const SearchHit& h : found->hits) searched.push_back(h.memory.id);
+    EXPECT_EQ(searched, seen.retrieved);
     ListRequest l;
     l.scope = Ns(tenant);
     auto listed = layer.List(l);
@@ -233,6 +239,7 @@ TEST_F(CallerLayerTest, OneTenantNeverReachesAnothersRecords) {
   r.scope = Ns("globex");
   r.query = "billing ledger decision";
   EXPECT_EQ(acme->Retrieve(r).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(acme->Search(r).status().code(), StatusCode::kInvalidArgument);
   std::ostringstream out;
   EXPECT_EQ(acme->Export(Ns("globex"), out).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(out.str().empty());
