@@ -73,6 +73,26 @@ struct Alternative {
   bool operator==(const Alternative&) const = default;
 };
 
+// A part of a decision beyond the fixed fields: an ADR section the importer
+// does not map ("Decision Drivers", "Pros and Cons of the Options", "Entity
+// References in URLs"), kept with its heading. Searchable: the record's text
+// holds it.
+struct DecisionSection {
+  std::string heading;  // as written, without '#'; may be empty
+  std::string text;
+  bool operator==(const DecisionSection&) const = default;
+};
+
+// One imported version of an ADR file (ADR import keeps these, oldest
+// first): a re-import that finds the file changed adds one.
+struct DecisionRevision {
+  int revision = 1;
+  TimeMs at = 0;       // when that import stored it
+  std::string by;      // who imported it (the actor)
+  std::string author;  // the author of the file's latest commit, when known
+  bool operator==(const DecisionRevision&) const = default;
+};
+
 struct Decision {
   // Assigned on add (a UUID); ADR imports get a deterministic id.
   std::string id;
@@ -91,6 +111,8 @@ struct Decision {
   int access_level = 0;       // 0..9
   std::vector<std::string> tags;
   int adr_number = 0;         // ADR imports: the ADR's number (0: none)
+  std::vector<DecisionSection> sections;   // further parts; ADR imports only
+  std::vector<DecisionRevision> revisions; // ADR imports only, oldest first
   // Set by SupersedeDecision / ADR import, read-only on add:
   std::string supersedes;     // the decision this one replaced
   std::string superseded_by;  // the decision that replaced this one
@@ -153,13 +175,15 @@ struct AdrImportOptions {
   int access_level = 0;
   std::string decided_by;                     // when the ADR names no deciders
   bool dry_run = false;                       // parse and report, write nothing
+  TimeMs now = 0;                             // the revisions' time; 0: the system clock
 };
 
 struct AdrImportEntry {
   std::string file;    // absolute path (also the provenance ref)
   std::string id;      // the decision's (deterministic) id
   std::string title;
-  std::string action;  // "added", "updated", "unchanged"
+  std::string action;  // "added", "updated", "unchanged", "failed"
+  std::string error;   // for "failed": why the file was not imported
 };
 
 struct AdrImportReport {
@@ -167,20 +191,26 @@ struct AdrImportReport {
   int added = 0;
   int updated = 0;
   int unchanged = 0;
+  int failed = 0;      // files not imported (entries with action "failed")
   // Tolerated oddities, each "FILE: what" (missing Consequences, unknown
   // sections, unresolved links...).
   std::vector<std::string> warnings;
 };
 
-// Imports every *.md file of `dir` (not recursive; README.md and index.md
-// skipped) written in Nygard's format as one decision each, all in one
-// atomic write: a file without a title, Context or Decision section, with an
-// unknown status or invalid UTF-8 fails the whole import with an error
-// naming the file, and nothing is written. Ids derive from the mission and
-// the file's absolute path, so re-importing updates changed files and
-// leaves the others alone. "Superseded by [..](0005-x.md)" and
-// "Supersedes [..](...)" links to files of the same folder become supersede
-// links.
+// Imports every *.md / *.markdown / *.mdx file of `dir` (not recursive;
+// README, index and template files skipped) as one decision each: Nygard,
+// adr-tools, MADR (front matter or list metadata), log4brains, Docusaurus
+// (front matter title, admonitions) and similar (src/mission/adr.h). The
+// files that parse are written in one atomic write; a file that cannot be
+// imported (invalid UTF-8, too large, no text at all...) is reported as a
+// "failed" entry naming the reason, and the rest are imported (the caller
+// signals a partial import). Ids derive from the mission and the file's
+// absolute path: re-importing leaves unchanged files alone and stores a
+// changed file as its next revision. Supersede links between files of the
+// folder (status lines, sentences, admonitions, front matter, title tags)
+// become supersede links both ways; one that names no file of the folder is
+// a warning. Dates: the ADR's own, else (when the folder is in a git
+// repository) the file's first commit.
 Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace& scope,
                                            const std::string& dir, const AdrImportOptions& options,
                                            const std::string& actor);
@@ -189,6 +219,9 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
 struct AdrFile {
   std::string name;  // the file name, e.g. "0005-use-udp.md" (no '/')
   std::string text;  // Markdown, at most 1 MiB
+  TimeMs first_commit_at = 0;  // the file's first git commit (0: unknown)
+  std::string last_author;     // the author of its latest commit ("": unknown)
+  std::string read_error;      // non-empty: the file could not be read (a failure)
 };
 
 // The same import from files given as text, as if they were the *.md files

@@ -82,6 +82,14 @@ void PrintDecisionDetail(std::ostream& out, const Decision& d) {
     for (const Alternative& a : d.alternatives) out << "- " << a.option << ": " << a.reason << "\n";
   }
   if (!d.consequences.empty()) out << "\nconsequences:\n" << d.consequences << "\n";
+  for (const DecisionSection& s : d.sections) {
+    out << "\n" << (s.heading.empty() ? "(before the first section)" : s.heading) << ":\n" << s.text << "\n";
+  }
+  for (const DecisionRevision& r : d.revisions) {
+    out << (r.revision == d.revisions.front().revision ? "\n" : "") << "revision " << r.revision << ": "
+        << (r.at == 0 ? "-" : FormatIso8601(r.at)) << " by " << (r.by.empty() ? "-" : r.by)
+        << (r.author.empty() ? "" : " (file last changed by " + r.author + ")") << "\n";
+  }
 }
 
 void PrintPrinciple(std::ostream& out, const Principle& p) {
@@ -235,14 +243,23 @@ Status RunDecisionImport(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   MSP_ASSIGN_OR_RETURN(AdrImportReport r,
                        ImportAdrDirectory(*engine, inv.ns, inv.flags.positionals[0], o, inv.actor));
+  // A partial import (some files failed, the rest imported) exits 1, as
+  // `msp ingest` does.
+  if (r.failed > 0) inv.exit_code = kExitFailure;
   if (inv.json) {
     PrintJson(inv, AdrImportReportToJson(r));
     return Status::Ok();
   }
-  for (const AdrImportEntry& e : r.entries) *inv.out << e.action << "  " << e.id << "  " << e.title << "\n";
+  for (const AdrImportEntry& e : r.entries) {
+    if (e.action == "failed") {
+      *inv.err << "msp: failed: " << e.file << ": " << e.error << "\n";
+    } else {
+      *inv.out << e.action << "  " << e.id << "  " << e.title << "\n";
+    }
+  }
   for (const std::string& w : r.warnings) *inv.err << "msp: warning: " << w << "\n";
   *inv.out << (o.dry_run ? "dry run: would add " : "added ") << r.added << ", updated " << r.updated
-           << ", unchanged " << r.unchanged << "\n";
+           << ", unchanged " << r.unchanged << ", failed " << r.failed << "\n";
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 // The libgit2 functions msp calls, loaded from libgit2.so.1.5 on first use
-// (lazy.h). Used by the prompt store (coding/prompt_store.cc) and
-// `msp ingest git` (ingest/git_ingest.cc).
+// (lazy.h). Used by the prompt store (coding/prompt_store.cc),
+// `msp ingest git` (ingest/git_ingest.cc) and ADR import's dates
+// (mission/adr_git.cc).
 #include <git2.h>
 
 #include "lazy/lazy.h"
@@ -73,6 +74,14 @@ MSP_LAZY_GIT(int, git_revwalk_push_range, (git_revwalk *walk, const char *range)
 MSP_LAZY_GIT(int, git_revwalk_sorting, (git_revwalk *walk, unsigned int sort_mode), (walk, sort_mode))
 MSP_LAZY_GIT(void, git_signature_free, (git_signature *sig), (sig))
 MSP_LAZY_GIT(int, git_signature_new, (git_signature **out, const char *name, const char *email, git_time_t time, int offset), (out, name, email, time, offset))
+MSP_LAZY_GIT(const git_tree_entry *, git_tree_entry_byindex, (const git_tree *tree, size_t idx), (tree, idx))
+MSP_LAZY_GIT(int, git_tree_entry_bypath, (git_tree_entry **out, const git_tree *root, const char *path), (out, root, path))
+MSP_LAZY_GIT(void, git_tree_entry_free, (git_tree_entry *entry), (entry))
+MSP_LAZY_GIT(const char *, git_tree_entry_name, (const git_tree_entry *entry), (entry))
+MSP_LAZY_GIT(git_object_t, git_tree_entry_type, (const git_tree_entry *entry), (entry))
+MSP_LAZY_GIT(size_t, git_tree_entrycount, (const git_tree *tree), (tree))
+MSP_LAZY_GIT(const git_oid *, git_tree_id, (const git_tree *tree), (tree))
+MSP_LAZY_GIT(int, git_tree_lookup, (git_tree **out, git_repository *repo, const git_oid *id), (out, repo, id))
 MSP_LAZY_GIT(const git_tree_entry *, git_tree_entry_byname, (const git_tree *tree, const char *filename), (tree, filename))
 MSP_LAZY_GIT(const git_oid *, git_tree_entry_id, (const git_tree_entry *entry), (entry))
 MSP_LAZY_GIT(void, git_tree_free, (git_tree *tree), (tree))

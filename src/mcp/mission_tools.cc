@@ -126,10 +126,12 @@ Tool DecisionImportAdr() {
   t.name = "decision_import_adr";
   t.title = "Import architecture decision records";
   t.description =
-      "Import the repository's Architecture Decision Records (Nygard or MADR Markdown, e.g. docs/adr/*.md) as "
-      "mission decisions, one each, in one write: send each file's name and text. Ids come from folder + name, so "
-      "sending the same folder again updates changed ADRs and leaves the rest; 'Superseded by' links between the "
-      "files become supersede links. A bad file fails the whole import, naming it. Not for a key with a clearance.";
+      "Import the repository's Architecture Decision Records (Markdown in any common form: YAML front matter, "
+      "Nygard / adr-tools, MADR, log4brains, Docusaurus; e.g. docs/adr/*.md) as mission decisions, one each, in one "
+      "write, keeping every section: send each file's name and text. Ids come from folder + name, so sending the "
+      "same folder again leaves unchanged ADRs alone and stores a changed one as its next revision; supersede links "
+      "between the files (status lines, sentences, admonitions, front matter) link both ways. A file that cannot be "
+      "imported is a 'failed' entry with its error; the rest is imported. Not for a key with a clearance.";
   const json file = s::Object({{"name", s::NonEmptyString("The file name, e.g. 0005-use-udp.md (no '/').")},
                                {"text", s::NonEmptyString("The file's Markdown (at most 1 MiB).")}},
                               {"name", "text"});
@@ -148,10 +150,11 @@ Tool DecisionImportAdr() {
           {"mission", MissionArg()},
       },
       {"files"});
-  t.output_schema = s::Object({{"entries", s::ArrayOf(s::AnyObject("{file, id, title, action}"))},
+  t.output_schema = s::Object({{"entries", s::ArrayOf(s::AnyObject("{file, id, title, action, error}"))},
                                {"added", s::Integer("Decisions added.", 0, 1000)},
                                {"updated", s::Integer("Decisions updated.", 0, 1000)},
                                {"unchanged", s::Integer("Decisions unchanged.", 0, 1000)},
+                               {"failed", s::Integer("Files not imported (entries with action failed).", 0, 1000)},
                                {"warnings", s::ArrayOf(s::String("FILE: what was tolerated"))}},
                               {"entries", "added", "updated", "unchanged", "warnings"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, true, true);
@@ -171,7 +174,10 @@ Tool DecisionImportAdr() {
     o.dry_run = args.value("dry_run", false);
     std::vector<AdrFile> files;
     for (const json& f : args.at("files")) {
-      files.push_back(AdrFile{f.at("name").get<std::string>(), f.at("text").get<std::string>()});
+      AdrFile one;
+      one.name = f.at("name").get<std::string>();
+      one.text = f.at("text").get<std::string>();
+      files.push_back(std::move(one));
     }
     MSP_ASSIGN_OR_RETURN(AdrImportReport report, ImportAdrFiles(engine, ns, args.value("folder", std::string("adr")),
                                                                 std::move(files), o, session.actor));

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ingest/fixtures.h"
 #include "mission/records.h"
 #include "msp/memory.h"
 #include "msp/mission.h"
@@ -337,6 +338,13 @@ TEST_F(MissionTest, SupersedeLinksBothWaysAndKeepsHistory) {
 
 // ------------------------------------------------------------ ADR import
 
+AdrFile TextFile(const std::string& name, const std::string& text) {
+  AdrFile f;
+  f.name = name;
+  f.text = text;
+  return f;
+}
+
 class AdrImportTest : public MissionTest {
  protected:
   void SetUp() override {
@@ -421,14 +429,171 @@ TEST_F(AdrImportTest, ImportsLinksAndIsIdempotent) {
   EXPECT_EQ(after.size(), 4u);
 }
 
-TEST_F(AdrImportTest, ABadFileFailsTheWholeImportNamingIt) {
-  WriteFile(adr_dir_ + "/0005-broken.md", "# 5. Broken\n\n## Status\n\nAccepted\n\n## Decision\n\nNo context.\n");
-  const Status s = Import().status();
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), "0005-broken.md")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "no Context section")) << s.message();
+// Issue 19: one bad file no longer fails the folder. The rest is imported;
+// each failure names its file and reason; the bad file changes nothing.
+TEST_F(AdrImportTest, ABadFileFailsAloneNamingItsReason) {
+  WriteFile(adr_dir_ + "/0005-broken.md", "# 5. Broken\n\n## Context\n\nbad \xFF byte\n\n## Decision\n\nd\n");
+  WriteFile(adr_dir_ + "/0006-empty.md", "# 6. Only a title\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r, Import());
+  EXPECT_EQ(r.added, 4);
+  EXPECT_EQ(r.failed, 2);
+  std::map<std::string, AdrImportEntry> by_name;
+  for (const AdrImportEntry& e : r.entries) by_name[fs::path(e.file).filename().string()] = e;
+  EXPECT_EQ(by_name["0005-broken.md"].action, "failed");
+  EXPECT_TRUE(Contains(by_name["0005-broken.md"].error, "invalid UTF-8")) << by_name["0005-broken.md"].error;
+  EXPECT_EQ(by_name["0006-empty.md"].action, "failed");
+  EXPECT_TRUE(Contains(by_name["0006-empty.md"].error, "no text to take a decision from"));
   ASSERT_OK_AND_ASSIGN(auto all, ListDecisions(*engine_, scope_, {}, Admin()));
-  EXPECT_TRUE(all.empty());
+  EXPECT_EQ(all.size(), 4u);
+  const nlohmann::json j = AdrImportReportToJson(r);
+  EXPECT_EQ(j["failed"], 2);
+
+  // A file that imported once and then breaks keeps its record as it was.
+  const std::string one = adr_dir_ + "/0001-record-architecture-decisions.md";
+  ASSERT_OK_AND_ASSIGN(Decision before, GetDecision(*engine_, scope_, by_name["0001-record-architecture-decisions.md"].id, Admin()));
+  WriteFile(one, "# 1. Broken now\n\xC3\x28\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport again, Import());
+  EXPECT_EQ(again.failed, 3);
+  EXPECT_EQ(again.updated, 0);
+  ASSERT_OK_AND_ASSIGN(Decision after, GetDecision(*engine_, scope_, before.id, Admin()));
+  EXPECT_EQ(after.seq, before.seq);
+  EXPECT_EQ(after.title, "Record architecture decisions");
+}
+
+// Re-importing unchanged files with another operator changes nothing (not
+// even who decided); a changed file is the next revision, with who imported
+// it.
+TEST_F(AdrImportTest, ReimportKeepsDeciderAndCountsRevisions) {
+  AdrImportOptions ann;
+  ann.decided_by = "ann";
+  ASSERT_OK_AND_ASSIGN(AdrImportReport first, ImportAdrDirectory(*engine_, scope_, adr_dir_, ann, "ann"));
+  EXPECT_EQ(first.added, 4);
+  AdrImportOptions bob;
+  bob.decided_by = "bob";
+  ASSERT_OK_AND_ASSIGN(AdrImportReport second, ImportAdrDirectory(*engine_, scope_, adr_dir_, bob, "bob"));
+  EXPECT_EQ(second.unchanged, 4);
+  EXPECT_EQ(second.updated, 0);
+  ASSERT_OK_AND_ASSIGN(auto all, ListDecisions(*engine_, scope_, {}, Admin()));
+  for (const Decision& d : all) {
+    EXPECT_EQ(d.decided_by, "ann") << d.title;
+    ASSERT_EQ(d.revisions.size(), 1u) << d.title;
+    EXPECT_EQ(d.revisions[0].revision, 1);
+    EXPECT_EQ(d.revisions[0].by, "ann");
+  }
+  WriteFile(adr_dir_ + "/0004-маршрут.md",
+            "# 4. Маршрут через північ\n\n## Status\n\nAccepted\n\n## Context\n\nПівденний сектор закритий.\n\n"
+            "## Decision\n\nЙдемо північним маршрутом.\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport third, ImportAdrDirectory(*engine_, scope_, adr_dir_, bob, "bob"));
+  EXPECT_EQ(third.updated, 1);
+  EXPECT_EQ(third.unchanged, 3);
+  ASSERT_OK_AND_ASSIGN(Decision four, GetDecision(*engine_, scope_, third.entries[3].id, Admin()));
+  EXPECT_EQ(four.status, DecisionStatus::kAccepted);
+  EXPECT_EQ(four.decided_by, "ann");  // the ADR names none; the first import's stays
+  ASSERT_EQ(four.revisions.size(), 2u);
+  EXPECT_EQ(four.revisions[1].revision, 2);
+  EXPECT_EQ(four.revisions[1].by, "bob");
+}
+
+// Supersede links written in the ways real collections write them, linked
+// both ways; one that names no file of the folder is a warning.
+TEST_F(AdrImportTest, SupersedeFormsAreLinkedBothWays) {
+  const std::string dir = dir_.path() + "/decisions";
+  fs::create_directories(dir);
+  WriteFile(dir + "/adr013-use-node-fetch.md",
+            "---\nid: adrs-adr013\ntitle: 'ADR013: Proper use of HTTP fetching libraries'\n---\n\n"
+            ":::note Superseded\n\nThis ADR has been superseded by [ADR014](./adr014-use-fetch.md) and no longer "
+            "applies.\n\n:::\n\n## Context\n\nMany HTTP packages.\n\n## Decision\n\nUse node-fetch.\n");
+  WriteFile(dir + "/adr014-use-fetch.md",
+            "---\nid: adrs-adr014\ntitle: 'ADR014: Use fetch'\n---\n\n## Context\n\nNode has fetch now.\n\n"
+            "## Decision\n\nUse the native fetch.\n");
+  WriteFile(dir + "/0020-old-cache.md", "# [Superseded] Old cache\n\n## Context\n\nc\n\n## Decision\n\nd\n");
+  WriteFile(dir + "/0021-new-cache.md",
+            "---\nstatus: accepted\nsupersedes: 0020-old-cache.md\n---\n# New cache\n\n## Context\n\nc\n\n"
+            "## Decision\n\nd\n");
+  WriteFile(dir + "/0030-gone.md", "# Gone\n\n## Status\n\nSuperseded by [ADR 99](0099-missing.md)\n\n"
+                                  "## Context\n\nc\n\n## Decision\n\nd\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r, ImportAdrDirectory(*engine_, scope_, dir, {}, "importer"));
+  EXPECT_EQ(r.added, 5);
+  std::map<std::string, std::string> id;
+  for (const AdrImportEntry& e : r.entries) id[fs::path(e.file).filename().string()] = e.id;
+  ASSERT_OK_AND_ASSIGN(Decision d13, GetDecision(*engine_, scope_, id["adr013-use-node-fetch.md"], Admin()));
+  ASSERT_OK_AND_ASSIGN(Decision d14, GetDecision(*engine_, scope_, id["adr014-use-fetch.md"], Admin()));
+  EXPECT_EQ(d13.title, "Proper use of HTTP fetching libraries");
+  EXPECT_EQ(d13.status, DecisionStatus::kSuperseded);
+  EXPECT_EQ(d13.superseded_by, d14.id);
+  EXPECT_EQ(d14.supersedes, d13.id);
+  EXPECT_EQ(d14.status, DecisionStatus::kProposed);
+  ASSERT_OK_AND_ASSIGN(Decision d20, GetDecision(*engine_, scope_, id["0020-old-cache.md"], Admin()));
+  ASSERT_OK_AND_ASSIGN(Decision d21, GetDecision(*engine_, scope_, id["0021-new-cache.md"], Admin()));
+  EXPECT_EQ(d20.status, DecisionStatus::kSuperseded);
+  EXPECT_EQ(d20.superseded_by, d21.id);
+  EXPECT_EQ(d21.supersedes, d20.id);
+  EXPECT_EQ(d21.status, DecisionStatus::kAccepted);
+  ASSERT_OK_AND_ASSIGN(Decision d30, GetDecision(*engine_, scope_, id["0030-gone.md"], Admin()));
+  EXPECT_EQ(d30.status, DecisionStatus::kSuperseded);
+  EXPECT_TRUE(d30.superseded_by.empty());
+  bool warned = false;
+  for (const std::string& w : r.warnings) {
+    warned |= Contains(w, "0030-gone.md: superseded by '0099-missing.md', which is not an imported ADR");
+  }
+  EXPECT_TRUE(warned);
+  // Search serves the successor, not the superseded one.
+  DecisionFilter f;
+  f.query = "HTTP fetch library";
+  ASSERT_OK_AND_ASSIGN(auto hits, ListDecisions(*engine_, scope_, f, Admin()));
+  for (const Decision& d : hits) EXPECT_NE(d.id, d13.id);
+}
+
+// An ADR that writes no date is dated by its file's first commit when the
+// folder is in a git repository; a revision names the latest commit's author.
+TEST_F(AdrImportTest, DatesFromTheFirstCommitWhenTheAdrHasNone) {
+  ASSERT_OK_AND_ASSIGN(testing::ScriptedRepo repo, testing::ScriptedRepo::Init(dir_.path() + "/repo"));
+  const int64_t t1 = *ParseIso8601("2021-01-04") / 1000, t2 = *ParseIso8601("2021-06-01") / 1000;
+  ASSERT_OK(repo.Commit({{"docs/adr/0001-undated.md", "# 1. Undated\n\n## Context\n\nc\n\n## Decision\n\nd\n"},
+                         {"docs/adr/0002-dated.md",
+                          "# 2. Dated\n\nDate: 2019-05-05\n\n## Context\n\nc\n\n## Decision\n\nd\n"}},
+                        "add ADRs", "Ann", t1)
+                .status());
+  ASSERT_OK(repo.Commit({{"docs/adr/0001-undated.md", "# 1. Undated\n\n## Context\n\nc2\n\n## Decision\n\nd\n"}},
+                        "edit ADR 1", "Bob", t2)
+                .status());
+  // A file never committed has no git date.
+  WriteFile(dir_.path() + "/repo/docs/adr/0003-new.md", "# 3. New\n\n## Context\n\nc\n\n## Decision\n\nd\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r,
+                       ImportAdrDirectory(*engine_, scope_, dir_.path() + "/repo/docs/adr", {}, "importer"));
+  ASSERT_EQ(r.added, 3);
+  ASSERT_OK_AND_ASSIGN(Decision one, GetDecision(*engine_, scope_, r.entries[0].id, Admin()));
+  ASSERT_OK_AND_ASSIGN(Decision two, GetDecision(*engine_, scope_, r.entries[1].id, Admin()));
+  ASSERT_OK_AND_ASSIGN(Decision three, GetDecision(*engine_, scope_, r.entries[2].id, Admin()));
+  EXPECT_EQ(one.decided_at, t1 * 1000);
+  EXPECT_EQ(two.decided_at, *ParseIso8601("2019-05-05"));
+  EXPECT_NE(three.decided_at, t1 * 1000);
+  ASSERT_EQ(one.revisions.size(), 1u);
+  EXPECT_EQ(one.revisions[0].author, "Bob");
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= Contains(w, "0003-new.md: no date");
+  EXPECT_TRUE(warned);
+}
+
+// A section the importer does not map is kept in the decision, and search
+// finds it.
+TEST_F(AdrImportTest, UnmappedSectionsAreKeptAndSearchable) {
+  WriteFile(adr_dir_ + "/0009-entity-references.md",
+            "# 9. Entity references\n\n## Status\n\nAccepted\n\n## Context\n\nEntities point at each other.\n\n"
+            "## Decision\n\nUse kind:namespace/name strings.\n\n## Entity References in URLs\n\n"
+            "Percent-encode the colon and slash when a reference travels in a query parameter.\n");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r, Import());
+  EXPECT_EQ(r.added, 5);
+  ASSERT_OK_AND_ASSIGN(Decision d, GetDecision(*engine_, scope_, r.entries[4].id, Admin()));
+  ASSERT_EQ(d.sections.size(), 1u);
+  EXPECT_EQ(d.sections[0].heading, "Entity References in URLs");
+  EXPECT_TRUE(Contains(d.sections[0].text, "Percent-encode the colon"));
+  DecisionFilter f;
+  f.query = "percent-encode query parameter";
+  f.limit = 1;
+  ASSERT_OK_AND_ASSIGN(auto hits, ListDecisions(*engine_, scope_, f, Admin()));
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].id, d.id);
 }
 
 TEST_F(AdrImportTest, DryRunWritesNothingAndMissingDirIsNotFound) {
@@ -477,7 +642,10 @@ TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    files.push_back(AdrFile{entry.path().filename().string(), text.str()});
+    AdrFile file;
+    file.name = entry.path().filename().string();
+    file.text = text.str();
+    files.push_back(std::move(file));
   }
   const std::string folder = fs::weakly_canonical(adr_dir_).string();
   ASSERT_OK_AND_ASSIGN(AdrImportReport as_text, ImportAdrFiles(*engine_, scope_, folder, files, {}, "api"));
@@ -491,8 +659,8 @@ TEST_F(AdrImportTest, FilesAsTextMatchTheFolderImport) {
   // Bad names fail the whole import and write nothing.
   ASSERT_OK_AND_ASSIGN(auto before, ListDecisions(*engine_, scope_, {}, Admin()));
   for (const std::vector<AdrFile>& bad :
-       {std::vector<AdrFile>{{"../0009-x.md", files[0].text}}, std::vector<AdrFile>{{"", files[0].text}},
-        std::vector<AdrFile>{{"a.md", files[0].text}, {"a.md", files[1].text}}}) {
+       {std::vector<AdrFile>{TextFile("../0009-x.md", files[0].text)}, std::vector<AdrFile>{TextFile("", files[0].text)},
+        std::vector<AdrFile>{TextFile("a.md", files[0].text), TextFile("a.md", files[1].text)}}) {
     const Status st = ImportAdrFiles(*engine_, scope_, "other", bad, {}, "api").status();
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   }

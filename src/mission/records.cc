@@ -475,6 +475,17 @@ Status ValidateDecision(const Decision& d) {
   MSP_RETURN_IF_ERROR(CheckBlock("context", d.context, kMaxContextBytes, true));
   MSP_RETURN_IF_ERROR(CheckBlock("decision", d.decision, kMaxDecisionBytes, true));
   MSP_RETURN_IF_ERROR(CheckBlock("consequences", d.consequences, kMaxConsequencesBytes, false));
+  size_t section_bytes = 0;
+  for (size_t i = 0; i < d.sections.size(); ++i) {
+    const std::string at = "sections[" + std::to_string(i) + "]";
+    MSP_RETURN_IF_ERROR(CheckLine(at + ".heading", d.sections[i].heading, kMaxSectionHeadingChars, false));
+    MSP_RETURN_IF_ERROR(CheckBlock(at + ".text", d.sections[i].text, kMaxSectionsBytes, false));
+    section_bytes += d.sections[i].text.size();
+  }
+  if (section_bytes > kMaxSectionsBytes) {
+    return Status::InvalidArgument("sections: " + std::to_string(section_bytes) + " bytes; the limit is " +
+                                   std::to_string(kMaxSectionsBytes));
+  }
   if (d.alternatives.size() > kMaxAlternatives) {
     return Status::InvalidArgument("alternatives: " + std::to_string(d.alternatives.size()) +
                                    " given; the limit is " + std::to_string(kMaxAlternatives));
@@ -554,6 +565,20 @@ json DecisionBody(const Decision& d) {
                {"decided_by", d.decided_by},
                {"decided_at", TimeJson(d.decided_at)}};
   if (d.adr_number > 0) body["adr_number"] = d.adr_number;
+  if (!d.sections.empty()) {
+    json sections = json::array();
+    for (const DecisionSection& s : d.sections) sections.push_back({{"heading", s.heading}, {"text", s.text}});
+    body["sections"] = std::move(sections);
+  }
+  if (!d.revisions.empty()) {
+    json revisions = json::array();
+    for (const DecisionRevision& r : d.revisions) {
+      json one = {{"revision", r.revision}, {"at", TimeJson(r.at)}, {"by", r.by}};
+      if (!r.author.empty()) one["author"] = r.author;
+      revisions.push_back(std::move(one));
+    }
+    body["revisions"] = std::move(revisions);
+  }
   return body;
 }
 
@@ -581,6 +606,10 @@ std::string DecisionText(const Decision& d) {
   if (!d.alternatives.empty()) {
     t += "\nRejected alternatives:";
     for (const Alternative& a : d.alternatives) t += "\n- " + a.option + ": " + a.reason;
+  }
+  if (!d.consequences.empty() && !d.sections.empty()) t += "\nConsequences: " + d.consequences;
+  for (const DecisionSection& s : d.sections) {
+    t += s.heading.empty() ? "\n" + s.text : "\n" + s.heading + ": " + s.text;
   }
   return t;
 }
@@ -658,6 +687,25 @@ Result<Decision> DecisionFromMemory(const Memory& m) {
   d.access_level = m.access_level;
   d.tags = m.tags;
   d.adr_number = static_cast<int>(BodyInt(b, "adr_number"));
+  if (auto it = b.find("sections"); it != b.end() && it->is_array()) {
+    for (const json& s : *it) {
+      if (s.is_object()) d.sections.push_back({BodyString(s, "heading"), BodyString(s, "text")});
+    }
+  }
+  if (auto it = b.find("revisions"); it != b.end() && it->is_array()) {
+    for (const json& r : *it) {
+      if (!r.is_object()) continue;
+      DecisionRevision rev;
+      rev.revision = static_cast<int>(BodyInt(r, "revision"));
+      if (const std::string at = BodyString(r, "at"); !at.empty()) {
+        Result<TimeMs> t = ParseIso8601(at);
+        if (t.ok()) rev.at = *t;
+      }
+      rev.by = BodyString(r, "by");
+      rev.author = BodyString(r, "author");
+      d.revisions.push_back(std::move(rev));
+    }
+  }
   d.supersedes = m.supersedes;
   d.superseded_by = m.superseded_by;
   d.ns = m.ns;
@@ -825,10 +873,12 @@ json CorrectionToJson(const Correction& c) {
 json AdrImportReportToJson(const AdrImportReport& r) {
   json entries = json::array();
   for (const AdrImportEntry& e : r.entries) {
-    entries.push_back({{"file", e.file}, {"id", e.id}, {"title", e.title}, {"action", e.action}});
+    json one = {{"file", e.file}, {"id", e.id}, {"title", e.title}, {"action", e.action}};
+    if (!e.error.empty()) one["error"] = e.error;
+    entries.push_back(std::move(one));
   }
-  return {{"entries", entries}, {"added", r.added},         {"updated", r.updated},
-          {"unchanged", r.unchanged}, {"warnings", r.warnings}};
+  return {{"entries", entries},       {"added", r.added},   {"updated", r.updated},
+          {"unchanged", r.unchanged}, {"failed", r.failed}, {"warnings", r.warnings}};
 }
 
 // ------------------------------------------------------------- JSON input

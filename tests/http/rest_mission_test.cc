@@ -581,12 +581,21 @@ TEST_F(RestMissionTest, ImportAdrFromText) {
   EXPECT_EQ(dry.j["dry_run"], true);
   EXPECT_EQ(Get("/v1/decisions/" + udp + "?mission=" + kMission, kKeyA).j["consequences"], "We own the retries.");
 
-  // Bad input: 400 naming what was wrong, nothing written.
+  // A file that cannot be imported fails alone, named with its reason
+  // (issue 19: one bad file failed the folder).
   json broken = files;
-  broken.push_back({{"name", "0003-broken.md"}, {"text", "# 3. Broken\n\n## Status\n\nAccepted\n\n## Decision\n\nX.\n"}});
-  Answer bad_file = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "elsewhere"}, {"files", broken}});
-  EXPECT_EQ(bad_file.status, 400);
-  EXPECT_NE(bad_file.ErrorMessage().find("0003-broken.md"), std::string::npos) << bad_file.body;
+  broken.push_back({{"name", "0003-broken.md"}, {"text", "# 3. Only a title\n"}});
+  Answer bad_file = PostJson(path, kKeyA, {{"namespace", ns}, {"folder", "relay/docs/adr"}, {"files", broken},
+                                           {"component", "relay"}});
+  EXPECT_EQ(bad_file.status, 200) << bad_file.body;
+  EXPECT_EQ(bad_file.j["failed"], 1);
+  EXPECT_EQ(bad_file.j["unchanged"], 2);
+  ASSERT_EQ(bad_file.j["entries"].size(), 3u);
+  EXPECT_EQ(bad_file.j["entries"][2]["action"], "failed");
+  EXPECT_NE(bad_file.j["entries"][2]["error"].get<std::string>().find("no text to take a decision from"),
+            std::string::npos)
+      << bad_file.body;
+  // Bad input: 400 naming what was wrong, nothing written.
   EXPECT_EQ(PostJson(path, kKeyA, {{"namespace", ns}, {"files", json::array()}}).status, 400);
   EXPECT_EQ(PostJson(path, kKeyA, {{"namespace", ns}, {"files", {{{"name", "../x.md"}, {"text", new_adr}}}}}).status, 400);
   Answer unknown = PostJson(path, kKeyA, {{"namespace", ns}, {"files", files}, {"recursive", true}});

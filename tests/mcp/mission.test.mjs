@@ -155,10 +155,13 @@ describe('mission tools over msp serve', () => {
 
       const broken = await full.client.callTool({
         name: 'decision_import_adr',
-        arguments: { ...args, files: [...files, { name: '0003-broken.md', text: '# 3. Broken\n\n## Decision\n\nX.\n' }] },
+        arguments: { ...args, files: [...files, { name: '0003-broken.md', text: '# 3. Only a title\n' }] },
       });
-      assert.equal(broken.isError, true);
-      assert.match(broken.content[0].text, /0003-broken\.md/);
+      // A file that cannot be imported fails alone, with its reason.
+      assert.equal(broken.isError, false, JSON.stringify(broken));
+      assert.equal(broken.structuredContent.failed, 1);
+      assert.equal(broken.structuredContent.entries[2].action, 'failed');
+      assert.match(broken.structuredContent.entries[2].error, /no text to take a decision from/);
       const noFiles = await full.client.callTool({ name: 'decision_import_adr', arguments: { mission: 'ceres', files: [] } });
       assert.equal(noFiles.isError, true);
 
