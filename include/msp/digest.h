@@ -70,6 +70,9 @@ struct LoadState {
   double capacity_per_min = 0.0;
   double alpha = 0.0;
   bool degraded = false;          // alpha > 0
+  // mission.degraded_mode: "auto" (by the rate), or set by hand to
+  // "degraded" (alpha at least 0.5) or "normal" (alpha 0).
+  std::string mode = "auto";
 };
 
 // ------------------------------------------------------------------- events
@@ -149,7 +152,13 @@ struct DigestEntry {
   std::string event_type;   // events: incident, alert, ...; else empty
   TimeMs created_at = 0;
   size_t tokens = 0;        // tokens of the entry's lines in the digest
-  bool truncated = false;
+  bool truncated = false;   // shown as an excerpt (the full record is `id`)
+  // Near-duplicates collapsed into this entry (mission.near_duplicate):
+  // their number (this one included; 1 when alone) and the time span.
+  int duplicates = 1;
+  std::vector<std::string> duplicate_ids;  // the others, by rank
+  TimeMs first_at = 0;
+  TimeMs last_at = 0;
 };
 
 struct QueryDigest {
@@ -244,7 +253,9 @@ struct HandoffDigest {
   std::string counter;
   int clearance = 0;
   std::vector<std::string> timeline;      // record ids in digest order (causes before effects)
-  std::vector<std::string> decisions;     // decision ids since `since`
+  std::vector<std::string> decisions;     // decision ids since `since` (current ones; a superseded
+                                          // one is shown inside its successor's entry)
+  std::vector<std::string> superseded_hidden;  // superseded ones left out: successor not visible
   std::vector<std::string> open_questions;
   std::vector<std::string> open_threats;
   std::vector<Escalation> escalating;

@@ -62,8 +62,17 @@ struct EmbedderOptions {
 // names the rule that fired.
 struct WritePolicyOptions {
   size_t min_chars = 20;                 // shorter text is refused (0: off)
-  std::vector<std::string> trivial_phrases = {"ok", "okay", "thanks", "thank you", "done",
-                                              "ready", "got it", "sure", "yes", "no"};
+  // Acknowledgements refused as trivial (whole text, any case, trailing
+  // punctuation ignored), per language: English, Ukrainian, Russian,
+  // German, French, Spanish, Polish.
+  std::vector<std::string> trivial_phrases = {
+      "ok", "okay", "thanks", "thank you", "done", "ready", "got it", "sure", "yes", "no",
+      "дякую", "спасибі", "добре", "гаразд", "так", "ні", "готово", "зрозуміло", "окей",
+      "спасибо", "хорошо", "да", "нет", "понятно", "ладно",
+      "danke", "danke schön", "ja", "nein", "fertig", "alles klar",
+      "merci", "merci beaucoup", "oui", "non", "d'accord", "compris",
+      "gracias", "sí", "vale", "listo", "de acuerdo",
+      "dziękuję", "dzięki", "tak", "nie", "gotowe", "jasne"};
   bool refuse_high_sensitivity = true;
   std::vector<std::string> trusted_sources = {"user", "tool", "policy"};
   std::vector<std::string> stable_tags = {"preference", "constraint", "profile", "goal"};
@@ -243,6 +252,18 @@ struct MissionOptions {
   double escalation_factor = 2.0;
   int escalation_min_events = 3;
   int query_candidates = 50;             // per layer, before the budget cut
+  // Degraded mode by hand: "auto" (by the event rate, above), "degraded"
+  // (always; alpha at least 0.5) or "normal" (never).
+  std::string degraded_mode = "auto";
+  // Digests serve no entry scoring below this (SearchHit::score scale): with
+  // the default fusion a record that shares no word with the task scores at
+  // most 0.09, unrelated ones about 0.01.
+  double min_relevance = 0.03;
+  // Entries of a kind that repeats (events, facts, chunks; not decisions,
+  // principles or corrections) whose words overlap this much (Jaccard of
+  // their word sets, numbers ignored) are collapsed into one with a count
+  // and time span (1: only texts that differ in numbers alone).
+  double near_duplicate = 0.9;
 };
 
 // Document ingestion (`msp ingest`; docs/ingest.md): how files are cut into
@@ -274,6 +295,9 @@ struct OrchestrateOptions {
   double threshold = 1.0;                // due at this priority (between the clamps)
   int min_interval_h = 24;               // never refreshed more often
   int max_interval_h = 168;              // always refreshed at least this often
+  // Seed 003 clamps refreshes between once per 24 h and once per 7 days;
+  // intervals outside it are refused unless this is set (and then logged).
+  bool interval_override = false;
   int max_per_pass = 0;                  // 0: every due task
   std::string summarizer = "auto";       // auto | llm | extractive
   std::string agent;                     // tool lineage of this agent ("": every agent)

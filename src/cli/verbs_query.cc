@@ -213,12 +213,14 @@ Status RunReportLoad(Invocation& inv) {
                     {"window_min", s.window_min},
                     {"capacity_per_min", s.capacity_per_min},
                     {"alpha", s.alpha},
-                    {"degraded", s.degraded}});
+                    {"degraded", s.degraded},
+                    {"mode", s.mode}});
     return Status::Ok();
   }
   *inv.out << s.events_in_window << " events in the last " << s.window_min << " min: " << Fixed(s.rate_per_min, 2)
            << "/min, capacity " << Fixed(s.capacity_per_min, 2) << "/min; "
-           << (s.degraded ? "degraded mode, alpha " + Fixed(s.alpha, 3) : std::string("normal ranking")) << "\n";
+           << (s.degraded ? "degraded mode, alpha " + Fixed(s.alpha, 3) : std::string("normal ranking"))
+           << (s.mode == "auto" ? std::string() : " (set by hand: mission.degraded_mode = " + s.mode + ")") << "\n";
   return Status::Ok();
 }
 

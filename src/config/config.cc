@@ -165,7 +165,8 @@ const std::vector<Setting>& Table() {
            "Writes with shorter text are refused (0: rule off)."),
       Make("policy.trivial_phrases", "MSP_POLICY_TRIVIAL_PHRASES", "--policy-trivial-phrases",
            +[](Options& o) { return &o.policy.trivial_phrases; },
-           "Acknowledgements refused as trivial (case-insensitive, whole text)."),
+           "Acknowledgements refused as trivial, per language (whole text; case folded for Latin, Greek and "
+           "Cyrillic; trailing punctuation ignored). Add your languages' to the list."),
       Make("policy.refuse_high_sensitivity", "MSP_POLICY_REFUSE_HIGH_SENSITIVITY",
            "--policy-refuse-high-sensitivity", +[](Options& o) { return &o.policy.refuse_high_sensitivity; },
            "Refuse records of sensitivity high."),
@@ -403,6 +404,21 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.mission.query_candidates; },
                  "workflow_memory_query: candidates taken from each layer before the budget cut (1..1000)."),
             1, 1000),
+      NonEmpty(Make("mission.degraded_mode", "MSP_MISSION_DEGRADED_MODE", "--mission-degraded-mode",
+                    +[](Options& o) { return &o.mission.degraded_mode; },
+                    "Degraded mode: auto (by the event rate), degraded (always; alpha at least 0.5) or normal "
+                    "(never).")),
+      Range(Make("mission.min_relevance", "MSP_MISSION_MIN_RELEVANCE", "--mission-min-relevance",
+                 +[](Options& o) { return &o.mission.min_relevance; },
+                 "Digests (query, handoff) serve no entry scoring below this (0..1; a record sharing no word with "
+                 "the task scores at most 0.09, an unrelated one about 0.01)."),
+            0, 1),
+      Range(Make("mission.near_duplicate", "MSP_MISSION_NEAR_DUPLICATE", "--mission-near-duplicate",
+                 +[](Options& o) { return &o.mission.near_duplicate; },
+                 "Digest entries of a repeating kind (events, facts, chunks; not decisions) whose word sets overlap "
+                 "at least this much (Jaccard, numbers ignored, 0.5..1) collapse into one entry with a count and "
+                 "time span."),
+            0.5, 1),
       Make("mcp.allowed_origins", "MSP_MCP_ALLOWED_ORIGINS", "--mcp-allowed-origins",
            +[](Options& o) { return &o.mcp.allowed_origins; },
            "Origins (https://app.example.com) that /mcp accepts besides loopback ones; other Origin headers get "
@@ -542,12 +558,18 @@ const std::vector<Setting>& Table() {
             0, kInf, /*lo_open=*/true),
       Range(Make("orchestrate.min_interval_h", "MSP_ORCHESTRATE_MIN_INTERVAL_H", "--orchestrate-min-interval-h",
                  +[](Options& o) { return &o.orchestrate.min_interval_h; },
-                 "A task is refreshed at most once in this many hours (1..8760)."),
+                 "A task is refreshed at most once in this many hours (24..168 as seed 003 clamps it; 1..8760 "
+                 "with orchestrate.interval_override)."),
             1, 8760),
       Range(Make("orchestrate.max_interval_h", "MSP_ORCHESTRATE_MAX_INTERVAL_H", "--orchestrate-max-interval-h",
                  +[](Options& o) { return &o.orchestrate.max_interval_h; },
-                 "A LONG-TERM task is refreshed at least once in this many hours (1..8760; >= min_interval_h)."),
+                 "A LONG-TERM task is refreshed at least once in this many hours (24..168, >= min_interval_h; "
+                 "1..8760 with orchestrate.interval_override)."),
             1, 8760),
+      Make("orchestrate.interval_override", "MSP_ORCHESTRATE_INTERVAL_OVERRIDE", "--orchestrate-interval-override",
+           +[](Options& o) { return &o.orchestrate.interval_override; },
+           "Allow orchestrate.min_interval_h / max_interval_h outside seed 003's 24 h .. 7 d clamp (each pass "
+           "logs that it runs outside it)."),
       Range(Make("orchestrate.max_per_pass", "MSP_ORCHESTRATE_MAX_PER_PASS", "--orchestrate-max-per-pass",
                  +[](Options& o) { return &o.orchestrate.max_per_pass; },
                  "Refreshes per pass, highest priority first (0: every due task)."),
@@ -986,6 +1008,10 @@ class Loader {
     if (p.default_ttl_days != 0 && (p.default_ttl_days < p.ttl_min_days || p.default_ttl_days > p.ttl_max_days)) {
       return Status::InvalidArgument(Described("policy.default_ttl_days") + " must be 0 or between " +
                                      Described("policy.ttl_min_days") + " and " + Described("policy.ttl_max_days"));
+    }
+    const MissionOptions& m = loaded_.options.mission;
+    if (m.degraded_mode != "auto" && m.degraded_mode != "degraded" && m.degraded_mode != "normal") {
+      return Status::InvalidArgument(Described("mission.degraded_mode") + " must be auto, degraded or normal");
     }
     const RetrievalOptions& r = loaded_.options.retrieval;
     if (r.lexical_weight == 0 && r.vector_weight == 0) {

@@ -5,6 +5,10 @@
 
 namespace msp {
 
+namespace {
+constexpr double kForcedAlpha = 0.5;
+}  // namespace
+
 double CriticalityWeight(Criticality c) {
   switch (c) {
     case Criticality::kLow: return 0.25;
@@ -46,6 +50,11 @@ LoadState LoadFrom(const std::vector<TimeMs>& times, TimeMs now, const MissionOp
   s.rate_per_min = EventRatePerMin(times, now, options.rate_window_min);
   s.events_in_window = CountInWindow(times, now, options.rate_window_min);
   s.alpha = DegradedAlpha(s.rate_per_min, s.capacity_per_min);
+  // Set by hand: "normal" never ranks by criticality, "degraded" always
+  // does, with at least half the weight.
+  s.mode = options.degraded_mode;
+  if (s.mode == "normal") s.alpha = 0.0;
+  if (s.mode == "degraded") s.alpha = std::max(s.alpha, kForcedAlpha);
   s.degraded = s.alpha > 0.0;
   return s;
 }

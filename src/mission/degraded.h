@@ -15,7 +15,9 @@ namespace msp {
 // by the window in minutes. window_min <= 0 gives 0.
 double EventRatePerMin(const std::vector<TimeMs>& times, TimeMs now, int window_min);
 
-// The load state for events at `times` under `options`.
+// The load state for events at `times` under `options`: alpha from the
+// rate, unless options.degraded_mode sets it by hand ("normal": 0,
+// "degraded": at least 0.5).
 LoadState LoadFrom(const std::vector<TimeMs>& times, TimeMs now, const MissionOptions& options);
 
 }  // namespace msp

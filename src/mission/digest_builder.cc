@@ -8,15 +8,16 @@ namespace {
 
 constexpr const char* kEllipsis = "…";
 
-// A candidate digest: which items are shown, and the cut text of a
-// truncated one.
+// A candidate digest: which items are shown, and how.
 struct Selection {
   std::vector<bool> shown;
-  int truncated_item = -1;
-  std::string truncated_text;
+  std::vector<bool> excerpt;
+  std::vector<std::string> text;  // as shown
 };
 
-std::string ItemLines(const DigestItem& item, const std::string& text) { return item.head + text + item.tail; }
+std::string ItemLines(const DigestItem& item, const std::string& text, bool excerpt) {
+  return item.head + text + (excerpt && !item.excerpt_tail.empty() ? item.excerpt_tail : item.tail);
+}
 
 class Renderer {
  public:
@@ -38,8 +39,7 @@ class Renderer {
       for (size_t i : display_) {
         if (!sel.shown[i] || layout_.items[i].section != s) continue;
         block += "\n";
-        block += ItemLines(layout_.items[i], static_cast<int>(i) == sel.truncated_item ? sel.truncated_text
-                                                                                    : layout_.items[i].text);
+        block += ItemLines(layout_.items[i], sel.text[i], sel.excerpt[i]);
       }
       if (!block.empty()) parts.push_back(layout_.sections[s] + block);
     }
@@ -47,9 +47,7 @@ class Renderer {
   }
 
   // The footer alone (no title, no sections, no entries).
-  std::string FooterOnly(DigestTally* tally) const {
-    Selection none;
-    none.shown.assign(layout_.items.size(), false);
+  std::string FooterOnly(const Selection& none, DigestTally* tally) const {
     *tally = TallyOf(none);
     return WithFooter({}, layout_.short_footer ? layout_.short_footer : layout_.footer, tally);
   }
@@ -60,8 +58,10 @@ class Renderer {
   DigestTally TallyOf(const Selection& sel) const {
     DigestTally t;
     t.budget = budget_;
-    for (bool b : sel.shown) (b ? t.shown : t.left_out) += 1;
-    t.truncated = sel.truncated_item >= 0 ? 1 : 0;
+    for (size_t i = 0; i < sel.shown.size(); ++i) {
+      (sel.shown[i] ? t.shown : t.left_out) += 1;
+      if (sel.shown[i] && sel.excerpt[i]) t.truncated += 1;
+    }
     return t;
   }
 
@@ -133,15 +133,19 @@ BuiltDigest BuildDigest(const DigestLayout& layout, size_t budget, const TokenCo
   const size_t n = layout.items.size();
   BuiltDigest out;
   out.shown.assign(n, false);
+  out.excerpt.assign(n, false);
+  out.shown_text.assign(n, "");
   out.item_tokens.assign(n, 0);
 
   Selection sel;
   sel.shown.assign(n, false);
+  sel.excerpt.assign(n, false);
+  sel.text.assign(n, "");
   DigestTally tally;
   std::string text = r.Full(sel, &tally);
   if (!r.Fits(text)) {
     // Not even the frame fits: the footer alone, else nothing.
-    text = r.FooterOnly(&tally);
+    text = r.FooterOnly(sel, &tally);
     if (r.Fits(text) && !text.empty()) {
       out.markdown = text;
       out.form = DigestForm::kFooterOnly;
@@ -156,65 +160,74 @@ BuiltDigest BuildDigest(const DigestLayout& layout, size_t budget, const TokenCo
     return out;
   }
 
-  // Greedy in priority order: keep what fits with the whole digest.
-  for (size_t i = 0; i < n; ++i) {
-    sel.shown[i] = true;
+  // In priority order: whole, else an excerpt, else stop.
+  auto fits = [&]() {
     DigestTally t;
-    if (!r.Fits(r.Full(sel, &t))) sel.shown[i] = false;
-  }
-  // Later skips may have grown the footer's numbers: drop from the bottom
-  // until the final text fits.
-  text = r.Full(sel, &tally);
-  for (size_t i = n; i-- > 0 && !r.Fits(text);) {
-    if (!sel.shown[i]) continue;
-    sel.shown[i] = false;
-    text = r.Full(sel, &tally);
-  }
-
-  // Nothing fits whole: as much of the first entry as fits.
-  if (n > 0 && std::none_of(sel.shown.begin(), sel.shown.end(), [](bool b) { return b; })) {
-    const size_t total = CountCodePoints(layout.items[0].text);
-    Selection cut = sel;
-    cut.shown[0] = true;
-    cut.truncated_item = 0;
-    auto fits_with = [&](size_t k, std::string* rendered, DigestTally* t) {
-      cut.truncated_text = CutUtf8(layout.items[0].text, k) + kEllipsis;
-      *rendered = r.Full(cut, t);
-      return r.Fits(*rendered);
+    return r.Fits(r.Full(sel, &t));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const DigestItem& item = layout.items[i];
+    sel.shown[i] = true;
+    sel.text[i] = item.text;
+    if (fits()) continue;
+    // The excerpt: its passage whole, else as much of it as fits.
+    const std::string& passage = item.excerpt.empty() ? item.text : item.excerpt;
+    sel.excerpt[i] = true;
+    if (!item.excerpt.empty()) {
+      sel.text[i] = passage;
+      if (fits()) continue;
+    }
+    const size_t total = CountCodePoints(passage);
+    auto fits_with = [&](size_t k) {
+      sel.text[i] = CutUtf8(passage, k) + kEllipsis;
+      return fits();
     };
     // The count grows with k (the estimate is monotone in appended text);
-    // binary search, then confirm.
-    size_t lo = 0, hi = total;  // invariant: fits(lo) or lo == 0
-    std::string rendered;
-    DigestTally t;
+    // binary search for the largest k that fits, then confirm downwards.
+    size_t lo = 0, hi = total > 0 ? total - 1 : 0;
     while (lo < hi) {
       const size_t mid = lo + (hi - lo + 1) / 2;
-      if (fits_with(mid, &rendered, &t)) {
+      if (fits_with(mid)) {
         lo = mid;
       } else {
         hi = mid - 1;
       }
     }
-    for (size_t k = lo, tries = 0; k >= 1 && tries < 64; --k, ++tries) {
-      if (fits_with(k, &rendered, &t)) {
-        sel = cut;
-        text = rendered;
-        tally = t;
+    bool placed = false;
+    for (size_t k = lo, tries = 0; k >= std::min<size_t>(kMinExcerptChars, total) && k >= 1 && tries < 64;
+         --k, ++tries) {
+      if (fits_with(k)) {
+        placed = true;
         break;
       }
     }
+    if (!placed) {
+      sel.shown[i] = false;
+      sel.excerpt[i] = false;
+      sel.text[i].clear();
+    }
+    break;  // the budget is spent: every lower entry is left out
+  }
+  // The footer's numbers may have grown: drop from the bottom until the
+  // final text fits (the shown entries stay a prefix).
+  text = r.Full(sel, &tally);
+  for (size_t i = n; i-- > 0 && !r.Fits(text);) {
+    if (!sel.shown[i]) continue;
+    sel.shown[i] = false;
+    sel.excerpt[i] = false;
+    sel.text[i].clear();
+    text = r.Full(sel, &tally);
   }
 
   out.markdown = text;
   out.tokens = counter.Count(text);
   out.tally = tally;
-  out.truncated_item = sel.truncated_item;
-  out.truncated_text = sel.truncated_text;
   for (size_t i = 0; i < n; ++i) {
     out.shown[i] = sel.shown[i];
+    out.excerpt[i] = sel.excerpt[i];
+    out.shown_text[i] = sel.text[i];
     if (!sel.shown[i]) continue;
-    out.item_tokens[i] = counter.Count(
-        ItemLines(layout.items[i], static_cast<int>(i) == sel.truncated_item ? sel.truncated_text : layout.items[i].text));
+    out.item_tokens[i] = counter.Count(ItemLines(layout.items[i], sel.text[i], sel.excerpt[i]));
   }
   return out;
 }

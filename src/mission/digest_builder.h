@@ -2,22 +2,24 @@
 // query digest and the handoff digest.
 //
 // A digest is a title, sections (a heading and entries) and a footer. Entries
-// come in priority order (the most wanted first); the builder takes them in
-// that order and keeps each one whose addition leaves the WHOLE rendered
-// digest (title, headings, entries, footer) within the budget, skipping the
-// ones that do not fit (a smaller, lower entry may still fit after a larger
-// one was left out). Kept entries are shown in their section, sections in
-// their given order, and within a section by `order` (ties: priority order);
-// a section with no kept entry is not shown.
+// come in priority order (the most wanted first). The builder takes them in
+// that order, and the entries it shows are always a prefix of that order: a
+// lower entry is never shown in place of a higher one (seed 003: the lowest
+// ranked are cut). Each entry is shown whole when the WHOLE rendered digest
+// (title, headings, entries, footer) still fits; else as an excerpt (its
+// `excerpt`, or the start of its text, with `excerpt_tail` pointing at the
+// full record), cut further at a character boundary and marked "…" when even
+// that does not fit; when not even kMinExcerptChars of it fit, the entry and
+// every lower one are left out. Kept entries are shown in their section,
+// sections in their given order, and within a section by `order` (ties:
+// priority order); a section with no kept entry is not shown.
 //
 // Every count is TokenCounter::Count of the complete text, never a sum of
 // parts, so the result holds whatever the counter does at the seams.
 //
-// When not even the first entry fits whole, the builder shows as much of its
-// text as fits (cut at a UTF-8 character boundary, marked with "…") and
-// flags it truncated. When the title and footer alone are over the budget,
-// the digest falls back to the footer alone, then to the empty text (0
-// tokens): the result is never over the budget, a budget of 0 included.
+// When the title and footer alone are over the budget, the digest falls back
+// to the footer alone, then to the empty text (0 tokens): the result is never
+// over the budget, a budget of 0 included.
 #ifndef MSP_MISSION_DIGEST_BUILDER_H_
 #define MSP_MISSION_DIGEST_BUILDER_H_
 
@@ -35,16 +37,24 @@ namespace msp {
 struct DigestItem {
   size_t section = 0;  // index into DigestLayout::sections
   std::string head;    // e.g. "- [0.82] "
-  std::string text;    // the part that may be cut when nothing else fits
+  std::string text;    // the whole entry's text
   std::string tail;    // e.g. "\n  provenance: commit abc123 · id ..."
   size_t order = 0;    // display position within the section (0 for all: priority order)
+  // When the whole does not fit: the passage to show instead (empty: the
+  // start of `text`), and the tail then (empty: `tail`), e.g. one that says
+  // it is an excerpt and where the full record is.
+  std::string excerpt;
+  std::string excerpt_tail;
 };
+
+// The fewest characters of an excerpt worth showing.
+inline constexpr size_t kMinExcerptChars = 24;
 
 // What the footer may say.
 struct DigestTally {
-  size_t shown = 0;      // entries shown (a truncated one included)
+  size_t shown = 0;      // entries shown (excerpts included)
   size_t left_out = 0;   // entries not shown
-  size_t truncated = 0;  // entries shown cut (0 or 1)
+  size_t truncated = 0;  // entries shown as excerpts
   size_t tokens = 0;     // tokens of the whole digest, footer included
   size_t budget = 0;
 };
@@ -70,10 +80,10 @@ enum class DigestForm {
 struct BuiltDigest {
   std::string markdown;
   size_t tokens = 0;                 // Count(markdown) <= budget
-  std::vector<bool> shown;           // parallel to DigestLayout::items
+  std::vector<bool> shown;           // parallel to DigestLayout::items; a prefix
+  std::vector<bool> excerpt;         // shown as an excerpt
+  std::vector<std::string> shown_text;  // the text as shown ("" when not shown)
   std::vector<size_t> item_tokens;   // Count of each shown item's lines (0 if not shown)
-  int truncated_item = -1;           // the index of the cut item, or -1
-  std::string truncated_text;        // its text as shown (ending in "…")
   DigestTally tally;
   DigestForm form = DigestForm::kFull;
 };

@@ -108,9 +108,12 @@ TEST(DigestBuilder, ExactFitBudget) {
   }
   ASSERT_EQ(exact.tokens, budget);  // exactly full...
   EXPECT_EQ(ShownCount(exact), 3u);
-  // ...and one token less drops something, still within the budget.
+  // ...and one token less cuts the last one (an excerpt) or drops it,
+  // still within the budget.
   const BuiltDigest less = BuildDigest(layout, budget - 1, counter);
-  EXPECT_LT(ShownCount(less), 3u);
+  EXPECT_TRUE(ShownCount(less) < 3u || less.excerpt[2]);
+  EXPECT_TRUE(less.shown[0] && less.shown[1]);
+  EXPECT_FALSE(less.excerpt[0] || less.excerpt[1]);
   EXPECT_LE(less.tokens, budget - 1);
   EXPECT_EQ(less.tokens, counter.Count(less.markdown));
 }
@@ -125,7 +128,7 @@ TEST(DigestBuilder, BudgetSmallerThanOneEntryCutsTheFirstEntry) {
   ASSERT_LT(budget, counter.Count(long_text));
   const BuiltDigest d = BuildDigest(layout, budget, counter);
   EXPECT_LE(d.tokens, budget);
-  EXPECT_EQ(d.truncated_item, 0);
+  EXPECT_TRUE(d.excerpt[0]);
   EXPECT_TRUE(d.shown[0]);
   EXPECT_FALSE(d.shown[1]);
   EXPECT_EQ(d.tally.left_out, 1u);
@@ -134,6 +137,49 @@ TEST(DigestBuilder, BudgetSmallerThanOneEntryCutsTheFirstEntry) {
   EXPECT_TRUE(Contains(d.markdown, "…"));
   EXPECT_TRUE(Contains(d.markdown, "1 left out")) << d.markdown;
   EXPECT_FALSE(Contains(d.markdown, "word199"));
+}
+
+// Issue 19: a budget too small for the top entry whole served a lower, smaller
+// one instead. The top entry comes first, as an excerpt; nothing lower is
+// shown in its place.
+TEST(DigestBuilder, TopEntryFirstAsAnExcerptNeverALowerOneInstead) {
+  const EstimateTokenCounter counter;
+  std::string big;
+  for (int i = 0; i < 300; ++i) big += "node-fetch backend plugin word" + std::to_string(i) + " ";
+  const DigestLayout layout = SampleLayout({big, "a small low-ranked entry"});
+  const BuiltDigest frame = BuildDigest(SampleLayout({}), 100000, counter);
+  const BuiltDigest small = BuildDigest(SampleLayout({"a small low-ranked entry"}), 100000, counter);
+  for (size_t budget = small.tokens; budget < small.tokens + 200; budget += 10) {
+    const BuiltDigest d = BuildDigest(layout, budget, counter);
+    EXPECT_LE(d.tokens, budget);
+    EXPECT_FALSE(d.shown[1]) << "budget " << budget << ": a lower entry in place of the top one\n" << d.markdown;
+    if (budget >= frame.tokens + 60) {
+      EXPECT_TRUE(d.shown[0]) << budget;
+      EXPECT_TRUE(d.excerpt[0]) << budget;
+      EXPECT_TRUE(Contains(d.markdown, "node-fetch backend plugin word0")) << d.markdown;
+    }
+  }
+}
+
+// The excerpt shown is the item's passage with its own tail (where the full
+// record is), and a whole entry after it still fits when there is room.
+TEST(DigestBuilder, ExcerptPassageAndTail) {
+  const EstimateTokenCounter counter;
+  std::string big;
+  for (int i = 0; i < 400; ++i) big += "filler" + std::to_string(i) + " ";
+  DigestLayout layout = SampleLayout({big + "the matching passage " + big, "second entry"});
+  layout.items[0].excerpt = "the matching passage";
+  layout.items[0].excerpt_tail = "\n  excerpt; the full record: msp get id-0";
+  const BuiltDigest frame = BuildDigest(SampleLayout({"second entry"}), 100000, counter);
+  const BuiltDigest d = BuildDigest(layout, frame.tokens + 40, counter);
+  ASSERT_TRUE(d.shown[0]);
+  EXPECT_TRUE(d.excerpt[0]);
+  EXPECT_EQ(d.shown_text[0], "the matching passage");
+  EXPECT_TRUE(Contains(d.markdown, "the matching passage\n  excerpt; the full record: msp get id-0")) << d.markdown;
+  EXPECT_FALSE(Contains(d.markdown, "provenance: none recorded · id id-0"));
+  EXPECT_TRUE(d.shown[1]) << d.markdown;
+  EXPECT_FALSE(d.excerpt[1]);
+  EXPECT_EQ(d.tally.truncated, 1u);
 }
 
 TEST(DigestBuilder, FrameTooLargeFallsBackToFooterThenEmpty) {
@@ -195,6 +241,8 @@ void NeverOverBudget(const TokenCounter& counter) {
     ASSERT_EQ(d.tokens, counter.Count(d.markdown));
     ASSERT_TRUE(IsValidUtf8(d.markdown));
     ASSERT_EQ(d.tally.shown + d.tally.left_out, texts.size());
+    // What is shown is a prefix of the priority order.
+    for (size_t i = 1; i < d.shown.size(); ++i) ASSERT_TRUE(d.shown[i - 1] || !d.shown[i]) << "round " << round;
   }
 }
 

@@ -2,6 +2,7 @@
 // drives degraded mode (see msp/digest.h).
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -164,9 +165,19 @@ Result<LoadState> WorkflowMemory::Load(const Namespace& mission, std::optional<i
   const TimeMs now = clock_->NowMs();
   const TimeMs window = static_cast<TimeMs>(std::max(options_.rate_window_min, 0)) * 60000;
   MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events, Events(mission, now - window + 1, now + 1, clearance));
+  // A resolved question or threat stops counting. Its resolution comes
+  // after it, so within the window too (resolutions above the clearance
+  // included: they close an item without revealing how).
+  MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> all, Events(mission, now - window + 1, now + 1, std::nullopt));
+  std::set<std::string> resolved;
+  for (const MissionEvent& e : all) {
+    if (!e.resolves_id.empty()) resolved.insert(e.resolves_id);
+  }
   std::vector<TimeMs> times;
   times.reserve(events.size());
-  for (const MissionEvent& e : events) times.push_back(e.created_at);
+  for (const MissionEvent& e : events) {
+    if (resolved.count(e.id) == 0) times.push_back(e.created_at);
+  }
   return LoadFrom(times, now, options_);
 }
 

@@ -3,6 +3,7 @@
 // decisions and events since, in causal order, and the predecessor's
 // correction profile, packed into a token budget.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -138,19 +139,73 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
   std::map<std::string, const MissionEvent*> event_by_id;
   for (const MissionEvent& e : events) event_by_id[e.id] = &e;
 
-  DecisionFilter df;
-  df.from = r.since;
-  MSP_ASSIGN_OR_RETURN(std::vector<Decision> decisions, ListDecisions(engine_, mission, df, asker));
-
-  CorrectionFilter cf;
-  cf.operator_id = r.from_operator;
-  MSP_ASSIGN_OR_RETURN(std::vector<Correction> corrections, ListCorrections(engine_, mission, cf, asker));
-
   HandoffDigest out;
   out.token_budget = r.token_budget;
   out.counter = std::string(counter_->name());
   out.clearance = clearance;
   out.load = load;
+
+  DecisionFilter df;
+  df.from = r.since;
+  MSP_ASSIGN_OR_RETURN(std::vector<Decision> listed, ListDecisions(engine_, mission, df, asker));
+  // A superseded decision is never served without its successor: it is
+  // folded into the current decision that replaced it (fetched even when it
+  // was decided before `since`), and left out when that one is not visible.
+  std::vector<Decision> decisions;
+  std::map<std::string, std::vector<const Decision*>> replaced;  // current id -> the ones it replaced
+  std::deque<Decision> successors;  // fetched; stable addresses
+  {
+    std::map<std::string, const Decision*> by_id;
+    for (const Decision& d : listed) by_id[d.id] = &d;
+    std::map<std::string, std::string> current_of;  // superseded id -> current successor id ("" when hidden)
+    for (const Decision& d : listed) {
+      if (d.status != DecisionStatus::kSuperseded) continue;
+      std::string next = d.superseded_by;
+      std::set<std::string> seen{d.id};
+      while (!next.empty() && seen.insert(next).second) {
+        const Decision* n = nullptr;
+        if (auto it = by_id.find(next); it != by_id.end()) {
+          n = it->second;
+        } else {
+          Result<Decision> fetched = GetDecision(engine_, mission, next, asker);
+          if (!fetched.ok()) {
+            if (!fetched.status().IsNotFound()) return fetched.status();
+            next.clear();
+            break;
+          }
+          successors.push_back(std::move(fetched).value());
+          n = &successors.back();
+          by_id[n->id] = n;
+        }
+        if (n->status != DecisionStatus::kSuperseded) break;
+        next = n->superseded_by;
+      }
+      current_of[d.id] = next;
+    }
+    std::set<std::string> added;
+    for (const Decision& d : listed) {
+      if (d.status == DecisionStatus::kSuperseded) continue;
+      decisions.push_back(d);
+      added.insert(d.id);
+    }
+    for (const Decision& d : successors) {
+      if (d.status != DecisionStatus::kSuperseded && added.insert(d.id).second) decisions.push_back(d);
+    }
+    for (const Decision& d : listed) {
+      auto it = current_of.find(d.id);
+      if (it == current_of.end()) continue;
+      if (it->second.empty()) {
+        out.superseded_hidden.push_back(d.id);
+      } else {
+        replaced[it->second].push_back(&d);
+      }
+    }
+  }
+
+  CorrectionFilter cf;
+  cf.operator_id = r.from_operator;
+  MSP_ASSIGN_OR_RETURN(std::vector<Correction> corrections, ListCorrections(engine_, mission, cf, asker));
+
 
   std::vector<Pending> pending;
   auto cause_line = [&](const std::string& cause) {
@@ -171,7 +226,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
     p.item.text = OneLineText(e.text, kOpenLineChars);
     p.item.tail = " (raised " + ShortTime(e.created_at) + " · id " + e.id + ")";
     p.item.order = 0;
-    p.group = threat ? 0 : 3;
+    p.group = threat ? 0 : 1;  // open threats, then questions, before anything else
     p.crit = CritRank(e.criticality);
     p.at = e.created_at;
     p.id = e.id;
@@ -192,7 +247,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
                   " min, " + std::to_string(x.earlier) + " in the " + std::to_string(options_.escalation_window_min) +
                   " min before";
     p.item.order = i;
-    p.group = 1;
+    p.group = 2;
     p.crit = static_cast<int>(out.escalating.size() - i);
     p.id = "escalation:" + x.component;
     p.kind = "escalation";
@@ -232,10 +287,18 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
                     " · " + std::string(CriticalityName(d.criticality)) + " · " +
                     std::string(DecisionStatusName(d.status)) +
                     (d.decided_by.empty() ? "" : " (by " + OneLineText(d.decided_by, 60) + ")") + ": ";
-      p.item.text = IndentLines(DecisionBodyText(d), "  ");
+      // What it replaced leads, right under the title, so that an excerpt
+      // keeps it.
+      std::string body = DecisionBodyText(d);
+      std::string replaces;
+      for (const Decision* old : replaced[d.id]) {
+        replaces += "\nReplaces (superseded): " + OneLineText(old->title, 200) + " · id " + old->id;
+      }
+      body.insert(std::min(body.find('\n'), body.size()), replaces);
+      p.item.text = IndentLines(body, "  ");
       p.item.tail = "\n  provenance: " + ProvenanceText(d.provenance) + " · id " + d.id;
       for (const std::string& c : nodes[i].causes) p.item.tail += cause_line(c);
-      p.group = 2;
+      p.group = 3;
       p.crit = CritRank(d.criticality);
       p.kind = "decision";
     } else {
@@ -301,7 +364,9 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
   layout.title = "# Handoff: mission " + r.mission.mission + ", " + r.from_operator + " → " + r.to_operator +
                  "\nbuilt " + ShortTime(now) + " · clearance " + std::to_string(clearance);
   if (load.degraded) {
-    layout.title += "\n**Degraded mode**: " + FormatScore(load.rate_per_min) + " events/min over " +
+    layout.title += "\n**Degraded mode**" +
+                    std::string(load.mode == "degraded" ? " (set by hand: mission.degraded_mode = degraded)" : "") +
+                    ": " + FormatScore(load.rate_per_min) + " events/min over " +
                     std::to_string(load.window_min) + " min > capacity " + FormatScore(load.capacity_per_min) +
                     "/min (alpha " + FormatScore(load.alpha) + ")";
   }
@@ -310,7 +375,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
   layout.footer = [&](const DigestTally& t) {
     std::string f = "---\n" + std::to_string(t.shown) + " items shown, " + std::to_string(t.left_out) +
                     " left out by the budget";
-    if (t.truncated > 0) f += " (the first cut to fit)";
+    if (t.truncated > 0) f += " (" + std::to_string(t.truncated) + " as an excerpt)";
     return f + " · " + std::to_string(t.tokens) + "/" + std::to_string(t.budget) + " tokens (counter " +
            counter_name + ")";
   };
@@ -361,6 +426,9 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
     if (p.kind == "decision") {
       auto d = std::find_if(decisions.begin(), decisions.end(), [&](const Decision& x) { return x.id == p.id; });
       node = {{"kind", "decision"}, {"decision", DecisionJson(*d)}};
+      json replaces = json::array();
+      for (const Decision* old : replaced[d->id]) replaces.push_back({{"id", old->id}, {"title", old->title}});
+      node["replaces"] = replaces;
     } else {
       node = {{"kind", "event"}, {"event", EventToJson(*event_by_id.at(p.id))}};
     }
@@ -398,6 +466,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
                {"open_questions", questions},
                {"escalating", escalating},
                {"timeline", timeline},
+               {"superseded_hidden", out.superseded_hidden},
                {"correction_profile", profile},
                {"left_out", left},
                {"markdown", built.markdown}};

@@ -1,6 +1,7 @@
 // workflow_memory_query: routing, ranking (degraded mode included), the
 // budgeted digest and the retrieval log (see msp/digest.h, docs/mission.md).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -28,7 +29,92 @@ struct Candidate {
   Memory memory;
   double similarity = 0.0;
   double score = 0.0;
+  // Near-duplicates collapsed into this one (mission.near_duplicate).
+  std::vector<const Memory*> duplicates;
 };
+
+// The words of a text for near-duplicate detection: lowered ASCII letters
+// and digits plus any non-ASCII bytes, split at everything else; numbers
+// (timestamps, counters, ids) and one-letter words dropped.
+std::set<std::string> WordSet(const std::string& text) {
+  std::set<std::string> out;
+  std::string w;
+  bool letter = false;
+  auto flush = [&]() {
+    if (letter && w.size() > 1) out.insert(w);
+    w.clear();
+    letter = false;
+  };
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalpha(c) || c >= 0x80) {
+      w.push_back(static_cast<char>(std::tolower(c)));
+      letter = true;
+    } else if (std::isdigit(c)) {
+      w.push_back(ch);
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+// Records that repeat (alerts, events, observations, chunks) collapse;
+// decisions, principles and corrections are each their own record however
+// alike they read.
+bool Collapsible(Kind k) {
+  return k != Kind::kDecision && k != Kind::kPrinciple && k != Kind::kCorrection;
+}
+
+double Jaccard(const std::set<std::string>& a, const std::set<std::string>& b) {
+  if (a.empty() && b.empty()) return 1.0;
+  size_t common = 0;
+  for (const std::string& w : a) common += b.count(w);
+  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+// The passage of `text` that best matches `query`: the line with most of the
+// query's words and the lines around it, up to about kExcerptChars; the
+// first line (a decision's title) always leads. Empty when the text is
+// short enough to be its own excerpt.
+std::string ExcerptOf(const std::string& text, const std::string& query) {
+  constexpr size_t kExcerptChars = 600;
+  if (CountCodePoints(text) <= kExcerptChars) return "";
+  std::vector<std::string> lines;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  const std::set<std::string> words = WordSet(query);
+  size_t best = 0, best_hits = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    size_t hits = 0;
+    for (const std::string& w : WordSet(lines[i])) hits += words.count(w);
+    if (hits > best_hits) {
+      best_hits = hits;
+      best = i;
+    }
+  }
+  std::string out = lines[0];
+  if (best == 0) {
+    for (size_t i = 1; i < lines.size() && CountCodePoints(out) < kExcerptChars; ++i) out += "\n" + lines[i];
+    return out;
+  }
+  // Lines before and after the best one, while the passage is short.
+  size_t lo = best, hi = best;
+  size_t chars = CountCodePoints(lines[best]);
+  while (chars < kExcerptChars && (lo > 1 || hi + 1 < lines.size())) {
+    if (hi + 1 < lines.size()) chars += CountCodePoints(lines[++hi]) + 1;
+    if (chars < kExcerptChars && lo > 1) chars += CountCodePoints(lines[--lo]) + 1;
+  }
+  if (lo > 1) out += "\n…";
+  for (size_t i = lo; i <= hi; ++i) out += "\n" + lines[i];
+  if (hi + 1 < lines.size()) out += "\n…";
+  return out;
+}
 
 std::vector<Layer> LayersOf(QueryScope s) {
   switch (s) {
@@ -78,19 +164,45 @@ DigestEntry EntryOf(const Candidate& c) {
   e.source = c.memory.source;
   if (e.kind == Kind::kEvent) e.event_type = BodyType(c.memory);
   e.created_at = c.memory.created_at;
+  e.duplicates = 1 + static_cast<int>(c.duplicates.size());
+  e.first_at = e.last_at = c.memory.created_at;
+  for (const Memory* m : c.duplicates) {
+    e.duplicate_ids.push_back(m->id);
+    e.first_at = std::min(e.first_at, m->created_at);
+    e.last_at = std::max(e.last_at, m->created_at);
+  }
   return e;
 }
 
-DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded) {
+// "2026-01-02 10:00Z".
+std::string ShortTime(TimeMs t) {
+  std::string s = FormatIso8601(t);
+  if (s.size() >= 16) s = s.substr(0, 10) + " " + s.substr(11, 5) + "Z";
+  return s;
+}
+
+DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded, const std::string& query,
+                  const TokenCounter& counter) {
   DigestItem item;
   item.section = section;
   item.head = "- [" + FormatScore(e.score) + "]";
   if (degraded) item.head += " (similarity " + FormatScore(e.similarity) + ")";
   item.head += " " + (e.kind == Kind::kEvent && !e.event_type.empty() ? e.event_type : std::string(KindName(e.kind)));
   if (!e.component.empty()) item.head += " · " + e.component;
-  item.head += " · " + std::string(CriticalityName(e.criticality)) + ": ";
+  item.head += " · " + std::string(CriticalityName(e.criticality));
+  if (e.duplicates > 1) {
+    item.head += " · ×" + std::to_string(e.duplicates) + " near-identical, " + ShortTime(e.first_at) + " – " +
+                 ShortTime(e.last_at);
+  }
+  item.head += ": ";
   item.text = IndentLines(e.text, "  ");
   item.tail = "\n  provenance: " + ProvenanceText(e.provenance, e.source) + " · id " + e.id;
+  // Over budget: the passage that matched, and where the whole is.
+  const std::string passage = ExcerptOf(e.text, query);
+  if (!passage.empty()) item.excerpt = IndentLines(passage, "  ");
+  item.excerpt_tail = "\n  excerpt of " + std::to_string(counter.Count(e.text)) +
+                      " tokens; the full record: msp get " + e.id + "\n  provenance: " +
+                      ProvenanceText(e.provenance, e.source);
   return item;
 }
 
@@ -110,13 +222,18 @@ json EntryJson(const DigestEntry& e) {
               {"event_type", e.event_type},
               {"created_at", e.created_at == 0 ? json(nullptr) : json(FormatIso8601(e.created_at))},
               {"tokens", e.tokens},
-              {"truncated", e.truncated}};
+              {"truncated", e.truncated},
+              {"duplicates", e.duplicates},
+              {"duplicate_ids", e.duplicate_ids},
+              {"first_at", e.first_at == 0 ? json(nullptr) : json(FormatIso8601(e.first_at))},
+              {"last_at", e.last_at == 0 ? json(nullptr) : json(FormatIso8601(e.last_at))}};
 }
 
 json LoadJson(const LoadState& l) {
   return json{{"active", l.degraded},         {"alpha", l.alpha},
               {"rate_per_min", l.rate_per_min}, {"events_in_window", l.events_in_window},
-              {"window_min", l.window_min},     {"capacity_per_min", l.capacity_per_min}};
+              {"window_min", l.window_min},     {"capacity_per_min", l.capacity_per_min},
+              {"mode", l.mode}};
 }
 
 std::string_view FormName(DigestForm f) {
@@ -165,6 +282,17 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
   MSP_ASSIGN_OR_RETURN(const LoadState load, Load(q.mission, clearance));
   const int top_k = std::clamp(options_.query_candidates, 1, 1000);
 
+  // Questions and threats resolved: under load they are not triaged by
+  // their criticality any more.
+  std::set<std::string> resolved;
+  if (load.degraded) {
+    MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> events,
+                         Events(MissionNamespace(q.mission), 0, 0, std::nullopt));
+    for (const MissionEvent& e : events) {
+      if (!e.resolves_id.empty()) resolved.insert(e.resolves_id);
+    }
+  }
+
   // Route: one retrieval per layer of the scope.
   const std::vector<Layer> layers = LayersOf(q.scope);
   std::vector<Candidate> candidates;
@@ -183,11 +311,12 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
     MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine_.Retrieve(r));
     for (SearchHit& h : hits) {
       if (!Servable(h.memory, q.filters) || !seen.insert(h.memory.id).second) continue;
-      candidates.push_back(Candidate{std::move(h.memory), h.score, h.score});
+      candidates.push_back(Candidate{std::move(h.memory), h.score, h.score, {}});
     }
     if (!load.degraded) continue;
     // Under load, triage by criticality: the layer's high and critical
-    // records join the candidates even when they do not match the words.
+    // records join the candidates even when they do not match the words
+    // (a question or threat already resolved does not).
     ListRequest l;
     l.scope = r.scope;
     l.filter = r.filter;
@@ -204,19 +333,55 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
     l.newest_first = true;
     MSP_ASSIGN_OR_RETURN(std::vector<Memory> urgent, engine_.List(l));
     for (Memory& m : urgent) {
-      if (!Servable(m, q.filters) || !seen.insert(m.id).second) continue;
-      candidates.push_back(Candidate{std::move(m), 0.0, 0.0});
+      if (!Servable(m, q.filters) || resolved.count(m.id) != 0 || !seen.insert(m.id).second) continue;
+      candidates.push_back(Candidate{std::move(m), 0.0, 0.0, {}});
     }
   }
   for (Candidate& c : candidates) {
-    c.score = load.degraded ? DegradedScore(load.alpha, c.memory.criticality, c.similarity) : c.similarity;
+    const bool settled = resolved.count(c.memory.id) != 0;
+    c.score = load.degraded && !settled ? DegradedScore(load.alpha, c.memory.criticality, c.similarity)
+              : load.degraded           ? (1.0 - load.alpha) * c.similarity
+                                        : c.similarity;
   }
+  // The relevance floor: what scores below it is not served at all (a
+  // nonsense task gets "no matching records", not the budget filled with
+  // noise).
+  std::erase_if(candidates, [&](const Candidate& c) { return c.score < options_.min_relevance; });
   std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.similarity != b.similarity) return a.similarity > b.similarity;
     if (a.memory.created_at != b.memory.created_at) return a.memory.created_at > b.memory.created_at;
     return a.memory.id < b.memory.id;
   });
+  // Near-duplicates (twelve identical CI alerts) collapse into the highest
+  // ranked of them, which then carries their count and time span.
+  std::vector<Memory> absorbed;  // the collapsed ones (kept[k].duplicates point here)
+  absorbed.reserve(candidates.size());
+  {
+    std::vector<Candidate> kept;
+    std::vector<std::set<std::string>> kept_words;
+    std::vector<std::pair<size_t, size_t>> links;  // (kept index, absorbed index)
+    for (Candidate& c : candidates) {
+      std::set<std::string> words = WordSet(c.memory.text);
+      size_t into = kept.size();
+      for (size_t k = 0; k < kept.size(); ++k) {
+        if (Collapsible(c.memory.kind) && kept[k].memory.kind == c.memory.kind &&
+            kept[k].memory.layer == c.memory.layer && Jaccard(kept_words[k], words) >= options_.near_duplicate) {
+          into = k;
+          break;
+        }
+      }
+      if (into == kept.size()) {
+        kept.push_back(std::move(c));
+        kept_words.push_back(std::move(words));
+      } else {
+        absorbed.push_back(std::move(c.memory));
+        links.emplace_back(into, absorbed.size() - 1);
+      }
+    }
+    for (const auto& [k, a] : links) kept[k].duplicates.push_back(&absorbed[a]);
+    candidates = std::move(kept);
+  }
 
   // Pack.
   const TimeMs now = clock_->NowMs();
@@ -233,15 +398,18 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
                  retrieval_id + " · mission " + q.mission.mission + " · scope " +
                  std::string(QueryScopeName(q.scope)) + " · clearance " + std::to_string(clearance);
   if (load.degraded) {
-    layout.title += "\n**Degraded mode**: " + FormatScore(load.rate_per_min) + " events/min over " +
-                    std::to_string(load.window_min) + " min > capacity " + FormatScore(load.capacity_per_min) +
-                    "/min; score = " + FormatScore(load.alpha) + " × criticality + " +
-                    FormatScore(1.0 - load.alpha) + " × similarity";
+    layout.title += "\n**Degraded mode**: " +
+                    (load.mode == "degraded" ? "set by hand (mission.degraded_mode = degraded), " : std::string()) +
+                    FormatScore(load.rate_per_min) + " events/min over " + std::to_string(load.window_min) +
+                    (load.mode == "degraded" ? " min, capacity " : " min > capacity ") +
+                    FormatScore(load.capacity_per_min) + "/min; score = " + FormatScore(load.alpha) +
+                    " × criticality + " + FormatScore(1.0 - load.alpha) + " × similarity";
   }
   std::vector<DigestEntry> entries;
   for (const Candidate& c : candidates) {
     entries.push_back(EntryOf(c));
-    layout.items.push_back(ItemOf(entries.back(), section_of[c.memory.layer], load.degraded));
+    layout.items.push_back(
+        ItemOf(entries.back(), section_of[c.memory.layer], load.degraded, q.task_description, *counter_));
   }
   const bool none = candidates.empty();
   layout.footer = [&](const DigestTally& t) {
@@ -250,7 +418,7 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
       f += "no matching records";
     } else {
       f += std::to_string(t.shown) + " entries shown, " + std::to_string(t.left_out) + " left out by the budget";
-      if (t.truncated > 0) f += " (the first cut to fit)";
+      if (t.truncated > 0) f += " (" + std::to_string(t.truncated) + " as an excerpt)";
     }
     return f + " · " + std::to_string(t.tokens) + "/" + std::to_string(t.budget) + " tokens (counter " +
            counter_name + ")";
@@ -280,9 +448,9 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
       if (!built.shown[i] || layout.items[i].section != s) continue;
       DigestEntry e = entries[i];
       e.tokens = built.item_tokens[i];
-      if (static_cast<int>(i) == built.truncated_item) {
+      if (built.excerpt[i]) {
         e.truncated = true;
-        e.text = built.truncated_text;  // as shown (indented lines, cut, "…")
+        e.text = built.shown_text[i];  // as shown (indented lines, cut, "…")
       }
       log.served.push_back(ServedRef{e.id, e.layer, e.score, static_cast<int64_t>(e.tokens)});
       log_level = std::max(log_level, e.access_level);

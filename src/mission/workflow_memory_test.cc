@@ -527,6 +527,161 @@ TEST_F(WorkflowMemoryTest, DegradedModeRanksByCriticalityUnderLoad) {
   EXPECT_EQ(cooled.served[0].id, strong);
 }
 
+// Issue 19: under a budget the top-ranked entries come first (as excerpts
+// when they do not fit whole); a lower entry is never served while a higher
+// one is left out.
+TEST_F(WorkflowMemoryTest, BudgetKeepsTheTopRankedFirst) {
+  std::string long_context;
+  for (int i = 0; i < 60; ++i) {
+    long_context += "Backend plugins called many HTTP packages (axios, got, request) and each one needed upkeep, line " +
+                    std::to_string(i) + ".\n";
+  }
+  Decision big;
+  big.title = "HTTP client library for backend plugins: use node-fetch";
+  big.context = long_context;
+  big.decision = "A new backend plugin uses node-fetch as its HTTP client library.";
+  ASSERT_OK_AND_ASSIGN(Decision top, AddDecision(*engine_, mission_, big, "tester"));
+  AddDecisionRecord("Plugin packaging layout", "plugins");
+  Put(Layer::kWorkflow, Kind::kArtifact, "A backend plugin note: keep its README short.");
+  const std::string task = "which HTTP client library should a new backend plugin use?";
+  for (int64_t budget : {150, 200, 300, 400, 500, 800, 1500, 4000}) {
+    ASSERT_OK_AND_ASSIGN(QueryDigest d, wm_->Query(Q(task, QueryScope::kWorkflow, budget)));
+    ASSERT_LE(d.tokens_used, static_cast<size_t>(budget));
+    double lowest_served = 2.0, highest_left = -1.0;
+    for (const DigestEntry& e : d.served) lowest_served = std::min(lowest_served, e.score);
+    for (const DigestEntry& e : d.left_out) highest_left = std::max(highest_left, e.score);
+    if (!d.served.empty() && !d.left_out.empty()) {
+      EXPECT_GE(lowest_served, highest_left) << "budget " << budget << "\n" << d.markdown;
+    }
+    if (budget >= 200) {
+      ASSERT_FALSE(d.served.empty()) << "budget " << budget << "\n" << d.markdown;
+      EXPECT_EQ(d.served[0].id, top.id) << "budget " << budget;
+    }
+    if (budget <= 800 && !d.served.empty()) {
+      // Too large to fit whole: an excerpt with the matching passage and a
+      // pointer to the full record.
+      EXPECT_TRUE(d.served[0].truncated) << "budget " << budget;
+      EXPECT_TRUE(Contains(d.markdown, "the full record: msp get " + top.id)) << d.markdown;
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(QueryDigest roomy, wm_->Query(Q(task, QueryScope::kWorkflow, 4000)));
+  EXPECT_FALSE(roomy.served[0].truncated);
+}
+
+// A nonsense task gets nothing rather than the budget filled with noise;
+// twelve near-identical alerts take one entry with their count and span.
+TEST_F(WorkflowMemoryTest, RelevanceFloorAndNearDuplicates) {
+  AddDecisionRecord("Relay channel plan for the north sector", "comms");
+  const TimeMs first = clock_->NowMs();
+  for (int i = 0; i < 12; ++i) {
+    Event("alert", "ci", "CI pipeline failed on main: job " + std::to_string(4100 + i) + " exited with code 1");
+    clock_->Advance(5 * kMinute);
+  }
+  const std::string distinct = Event("alert", "ci", "CI pipeline runner disk is full on the build host");
+  ASSERT_OK_AND_ASSIGN(QueryDigest noise, wm_->Query(Q("zqxj vlorp frimble")));
+  EXPECT_TRUE(noise.served.empty()) << noise.markdown;
+  EXPECT_TRUE(Contains(noise.markdown, "no matching records")) << noise.markdown;
+
+  ASSERT_OK_AND_ASSIGN(QueryDigest ci, wm_->Query(Q("CI pipeline failed on main")));
+  int collapsed = 0;
+  for (const DigestEntry& e : ci.served) {
+    if (e.duplicates > 1) {
+      ++collapsed;
+      EXPECT_EQ(e.duplicates, 12);
+      EXPECT_EQ(e.duplicate_ids.size(), 11u);
+      EXPECT_EQ(e.first_at, first);
+      EXPECT_EQ(e.last_at, first + 11 * 5 * kMinute);
+    }
+  }
+  EXPECT_EQ(collapsed, 1) << ci.markdown;
+  EXPECT_TRUE(Contains(ci.markdown, "×12 near-identical")) << ci.markdown;
+  EXPECT_EQ(ServedIds(ci).count(distinct), 1u);  // a different alert stays its own entry
+  // Each of the twelve is served once, inside that entry: none twice.
+  EXPECT_LE(ci.served.size(), 3u);
+}
+
+// Degraded mode set by hand, and resolved items no longer count.
+TEST_F(WorkflowMemoryTest, DegradedModeByHandAndResolvedEventsStopCounting) {
+  const std::string threat =
+      Event("threat", "perimeter", "Hostile drone swarm near the east gate", Criticality::kCritical);
+  Event("resolution", "perimeter", "The swarm left; east gate clear", Criticality::kNormal, "", threat);
+  for (int i = 0; i < 20; ++i) {
+    Event("alert", "comms", "Alert number " + std::to_string(i));
+    clock_->Advance(5000);
+  }
+  const std::string open_threat =
+      Event("threat", "logistics", "Fuel convoy ambush risk on route B", Criticality::kCritical);
+  ASSERT_OK_AND_ASSIGN(QueryDigest hot, wm_->Query(Q("thermal camera drift correction", QueryScope::kWorkflow)));
+  ASSERT_TRUE(hot.load.degraded);
+  EXPECT_EQ(ServedIds(hot).count(threat), 0u) << hot.markdown;   // resolved: not triaged
+  EXPECT_EQ(ServedIds(hot).count(open_threat), 1u) << hot.markdown;
+  // The resolved threat is not counted in the rate (22 events, 1 resolved).
+  ASSERT_OK_AND_ASSIGN(LoadState load, wm_->Load(mission_, std::nullopt));
+  EXPECT_EQ(load.events_in_window, 22);
+
+  MissionOptions normal = options_.mission;
+  normal.degraded_mode = "normal";
+  WorkflowMemory calm(*engine_, normal, clock_);
+  ASSERT_OK_AND_ASSIGN(LoadState off, calm.Load(mission_, std::nullopt));
+  EXPECT_FALSE(off.degraded);
+  EXPECT_EQ(off.alpha, 0.0);
+  EXPECT_EQ(off.mode, "normal");
+
+  clock_->Advance(60 * kMinute);  // the window is empty now
+  MissionOptions forced = options_.mission;
+  forced.degraded_mode = "degraded";
+  WorkflowMemory triage(*engine_, forced, clock_);
+  ASSERT_OK_AND_ASSIGN(QueryDigest d, triage.Query(Q("thermal camera drift correction", QueryScope::kWorkflow)));
+  EXPECT_TRUE(d.load.degraded);
+  EXPECT_DOUBLE_EQ(d.load.alpha, 0.5);
+  EXPECT_TRUE(Contains(d.markdown, "set by hand")) << d.markdown;
+  EXPECT_EQ(ServedIds(d).count(open_threat), 1u);
+}
+
+// Issue 19: after a supersede and an open question the handoff served the
+// superseded decision and left out its successor and the question.
+TEST_F(WorkflowMemoryTest, HandoffNeverServesASupersededDecisionAlone) {
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) long_text += "Detail " + std::to_string(i) + " of the fetch library comparison.\n";
+  Decision old_d;
+  old_d.title = "ADR013: use node-fetch";
+  old_d.context = long_text;
+  old_d.decision = "Backend packages use node-fetch.";
+  ASSERT_OK_AND_ASSIGN(Decision adr13, AddDecision(*engine_, mission_, old_d, "tester"));
+  clock_->Advance(1000);
+  Decision new_d = old_d;
+  new_d.title = "ADR014: use the native fetch";
+  new_d.decision = "Use the native fetch.";
+  ASSERT_OK_AND_ASSIGN(Decision adr14, AddDecision(*engine_, mission_, new_d, "tester"));
+  ASSERT_OK(SupersedeDecision(*engine_, mission_, adr13.id, adr14.id, "tester").status());
+  clock_->Advance(1000);
+  const std::string question = Event("question", "plugins", "Do frontend plugins keep cross-fetch?");
+  HandoffRequest h;
+  h.mission = mission_;
+  h.from_operator = "ann";
+  h.to_operator = "bob";
+  for (int64_t budget : {120, 200, 300, 400, 600, 1000, 3000}) {
+    h.token_budget = budget;
+    ASSERT_OK_AND_ASSIGN(HandoffDigest d, wm_->Handoff(h));
+    EXPECT_LE(d.tokens_used, static_cast<size_t>(budget));
+    // The superseded one is never an entry of its own.
+    for (const std::string& id : d.timeline) EXPECT_NE(id, adr13.id) << budget;
+    const bool shows_decision = std::find(d.timeline.begin(), d.timeline.end(), adr14.id) != d.timeline.end();
+    const bool shows_question = Contains(d.markdown, "Do frontend plugins keep cross-fetch?");
+    // Open questions come before history.
+    if (shows_decision) {
+      EXPECT_TRUE(shows_question) << budget << "\n" << d.markdown;
+    }
+    if (budget >= 600) {
+      EXPECT_TRUE(shows_decision) << budget << "\n" << d.markdown;
+      EXPECT_TRUE(Contains(d.markdown, "Replaces (superseded): ADR013: use node-fetch")) << d.markdown;
+    }
+    if (budget >= 200) {
+      EXPECT_TRUE(shows_question) << budget << "\n" << d.markdown;
+    }
+  }
+}
+
 TEST_F(WorkflowMemoryTest, HandoffOrdersCausesBeforeEffects) {
   SetClearance("ann", 3);
   SetClearance("bob", 3);
