@@ -128,6 +128,32 @@ TEST(CliTest, ReadVerbsDoNotCreateAStore) {
       << r.err;
 }
 
+// Seed 003 clamps push refreshes between once per 24 h and once per 7 days:
+// outside it only with an explicit override, which is logged.
+TEST(CliTest, OrchestrateIntervalsOutsideTheClampNeedAnOverride) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--orchestrate-min-interval-h", "1"},
+        std::vector<std::string>{"--orchestrate-max-interval-h", "8760"}}) {
+    std::vector<std::string> args = {"orchestrate", "--once", "--mission", "m", "--data-dir", "/nonexistent/x"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    CliRun r = Cli(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(Contains(r.err, "outside seed 003's clamp")) << r.err;
+    EXPECT_TRUE(Contains(r.err, "--orchestrate-interval-override true")) << r.err;
+    args.push_back("--orchestrate-interval-override");
+    args.push_back("true");
+    CliRun allowed = Cli(args);
+    // Past the check (the store is missing), and the override was logged.
+    EXPECT_EQ(allowed.code, 4) << allowed.err;
+    EXPECT_TRUE(Contains(allowed.err, "warning: orchestrate.min_interval_h")) << allowed.err;
+    EXPECT_TRUE(Contains(allowed.err, "allowed by orchestrate.interval_override")) << allowed.err;
+  }
+  CliRun inside = Cli({"orchestrate", "--once", "--mission", "m", "--data-dir", "/nonexistent/x",
+                       "--orchestrate-min-interval-h", "48", "--orchestrate-max-interval-h", "120"});
+  EXPECT_EQ(inside.code, 4) << inside.err;
+  EXPECT_FALSE(Contains(inside.err, "warning")) << inside.err;
+}
+
 TEST(CliTest, FlagsMayComeBeforeTheVerb) {
   CliRun r = Cli({"--data-dir", "/nonexistent/msp-cli-test", "get", "some-id"});
   EXPECT_EQ(r.code, 4);
@@ -144,6 +170,11 @@ TEST(CliTest, EnumAndValueFlagErrorsAreUsageErrors) {
   CliRun ttl = Cli({"write", "some text here", "--ttl-days", "ten", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(ttl.code, 2);
   EXPECT_TRUE(Contains(ttl.err, "--ttl-days must be an integer, got 'ten'")) << ttl.err;
+  // 0 is not a TTL (issue 19: it was accepted and the record never expired).
+  CliRun zero = Cli({"write", "some text here", "--ttl-days", "0", "--data-dir", "/nonexistent/x"});
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_TRUE(Contains(zero.err, "--ttl-days 0 is not a time to live: give 1..365 days")) << zero.err;
+  EXPECT_TRUE(Contains(zero.err, "to store without expiry leave --ttl-days out")) << zero.err;
   CliRun prov = Cli({"write", "some text here", "--provenance", "abc", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(prov.code, 2);
   EXPECT_TRUE(Contains(prov.err, "--provenance must be TYPE:REF")) << prov.err;

@@ -22,6 +22,9 @@
 namespace msp {
 namespace {
 
+constexpr int kSeedMinIntervalH = 24;
+constexpr int kSeedMaxIntervalH = 168;
+
 using nlohmann::json;
 
 Status NeedMissionId(Invocation& inv) {
@@ -265,6 +268,19 @@ Status RunOrchestrate(Invocation& inv) {
     return Status::InvalidArgument("orchestrate.max_interval_h (" + std::to_string(options.orchestrate.max_interval_h) +
                                    ") must be at least orchestrate.min_interval_h (" +
                                    std::to_string(options.orchestrate.min_interval_h) + ")");
+  }
+  // Seed 003's clamp: once per 24 h at most, once per 7 days at least.
+  // Outside it only on purpose, and said every time.
+  const int min_h = options.orchestrate.min_interval_h, max_h = options.orchestrate.max_interval_h;
+  if (min_h < kSeedMinIntervalH || max_h > kSeedMaxIntervalH) {
+    const std::string what = "orchestrate.min_interval_h = " + std::to_string(min_h) +
+                             ", orchestrate.max_interval_h = " + std::to_string(max_h) +
+                             " is outside seed 003's clamp (once per 24 h at most, once per 7 days (168 h) at least)";
+    if (!options.orchestrate.interval_override) {
+      return Status::InvalidArgument(what + "; to run outside it on purpose add --orchestrate-interval-override true "
+                                            "(orchestrate.interval_override = true), and each run logs it");
+    }
+    *inv.err << "msp orchestrate: warning: " << what << ", allowed by orchestrate.interval_override\n";
   }
   const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<Summarizer> summarizer,

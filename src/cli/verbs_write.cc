@@ -99,6 +99,16 @@ Status RunWrite(Invocation& inv) {
   }
   Result<int64_t> ttl = inv.flags.GetInt("--ttl-days", 0, -1000000, 1000000);
   if (!ttl.ok()) return Usage(inv, ttl.status().message());
+  // 0 would mean "the configured default" (no expiry unless
+  // policy.default_ttl_days is set): not the "expire after 0 days" it reads as.
+  if (inv.flags.Has("--ttl-days") && *ttl == 0) {
+    return Usage(inv, "--ttl-days 0 is not a time to live: give " +
+                          std::to_string(inv.config.options.policy.ttl_min_days) + ".." +
+                          std::to_string(inv.config.options.policy.ttl_max_days) +
+                          " days (policy.ttl_min_days..ttl_max_days); to store without expiry leave --ttl-days out "
+                          "(the record then takes policy.default_ttl_days, " +
+                          std::to_string(inv.config.options.policy.default_ttl_days) + ", and 0 there means never)");
+  }
   r.ttl_days = static_cast<int>(*ttl);
   r.tags = std::move(f.tags);
   r.source = std::move(f.source);

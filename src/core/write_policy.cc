@@ -14,6 +14,73 @@
 namespace msp {
 namespace {
 
+// `s` (valid UTF-8) with upper-case letters lowered in the scripts whose
+// pairs are regular: ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic
+// (so "ДЯКУЮ" and "Merci" match "дякую" and "merci"). Other characters,
+// and trailing punctuation of any script, are left to the caller.
+std::string FoldCase(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    uint32_t cp = c;
+    size_t len = 1;
+    if (c >= 0xC0 && c < 0xE0 && i + 1 < s.size()) {
+      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+      len = 2;
+    } else if (c >= 0xE0) {
+      len = c < 0xF0 ? 3 : 4;
+      out.append(s.substr(i, len));
+      i += len;
+      continue;
+    }
+    if (cp >= 'A' && cp <= 'Z') {
+      cp += 0x20;
+    } else if ((cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) || (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2)) {
+      cp += 0x20;  // Latin-1, Greek
+    } else if (cp >= 0x100 && cp <= 0x17F && cp % 2 == 0 && cp != 0x130 && cp != 0x138) {
+      cp += 1;  // Latin Extended-A pairs
+    } else if (cp >= 0x410 && cp <= 0x42F) {
+      cp += 0x20;  // А..Я
+    } else if (cp >= 0x400 && cp <= 0x40F) {
+      cp += 0x50;  // Ѐ..Џ (Є, І, Ї, Ў ...)
+    } else if (cp >= 0x460 && cp <= 0x4FF && cp % 2 == 0 && !(cp >= 0x482 && cp <= 0x489)) {
+      cp += 1;  // Ґ and the other Cyrillic pairs
+    }
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+    i += len;
+  }
+  return out;
+}
+
+// `s` without trailing ASCII punctuation and the common non-ASCII marks
+// ("!", "…", "！", "。").
+std::string WithoutTrailingPunctuation(std::string s) {
+  for (bool again = true; again && !s.empty();) {
+    again = false;
+    if (std::ispunct(static_cast<unsigned char>(s.back())) || s.back() == ' ') {
+      s.pop_back();
+      again = true;
+      continue;
+    }
+    for (std::string_view mark : {std::string_view("\xE2\x80\xA6"), std::string_view("\xEF\xBC\x81"),
+                                  std::string_view("\xE3\x80\x82"), std::string_view("\xC2\xA1"),
+                                  std::string_view("\xC2\xBF")}) {
+      if (s.ends_with(mark)) {
+        s.resize(s.size() - mark.size());
+        again = true;
+        break;
+      }
+    }
+  }
+  return s;
+}
+
 Status CheckLabel(std::string_view field, std::string_view value) {
   size_t bad = 0;
   if (!IsValidUtf8(value, &bad)) {
@@ -118,12 +185,9 @@ Status CheckWorthStoring(const WriteRequest& r, const WritePolicyOptions& policy
                                    " characters; at least " + std::to_string(policy.min_chars) +
                                    " are required");
   }
-  std::string lowered = AsciiLower(text);
-  while (!lowered.empty() && std::ispunct(static_cast<unsigned char>(lowered.back()))) {
-    lowered.pop_back();
-  }
+  const std::string lowered = WithoutTrailingPunctuation(FoldCase(text));
   for (const auto& phrase : policy.trivial_phrases) {
-    if (lowered == AsciiLower(phrase)) {
+    if (lowered == WithoutTrailingPunctuation(FoldCase(phrase))) {
       return Refuse("trivial", "'" + std::string(text) + "' is a trivial phrase");
     }
   }

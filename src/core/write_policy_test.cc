@@ -42,6 +42,14 @@ TEST(WritePolicyTest, EachRuleRefusesWithItsName) {
   no_min.min_chars = 0;
   r.text = "Thanks!";
   EXPECT_NE(CheckWorthStoring(r, no_min).message().find("trivial"), std::string::npos);
+  // The list is per language (issue 19: "дякую" was stored), any case.
+  for (const char* ack : {"дякую", "Дякую!", "СПАСИБО", "Danke!", "Merci…", "Dziękuję", "Gracias"}) {
+    r.text = ack;
+    EXPECT_NE(CheckWorthStoring(r, no_min).message().find("trivial"), std::string::npos) << ack;
+  }
+  // Not a whole-text acknowledgement: stored.
+  r.text = "дякую за звіт про РЕБ у секторі 4";
+  EXPECT_TRUE(CheckWorthStoring(r, no_min).ok());
 
   r = Good();
   r.sensitivity = Sensitivity::kHigh;
