@@ -197,8 +197,9 @@ struct AdrImportReport {
   std::vector<std::string> warnings;
 };
 
-// Imports every *.md / *.markdown / *.mdx file of `dir` (not recursive;
-// README, index and template files skipped) as one decision each: Nygard,
+// Imports every *.md / *.markdown / *.mdx file of `dir` (not recursive, but
+// a subfolder's index.md or README.md is an ADR of its own; README, index and
+// template files of `dir` itself skipped) as one decision each: Nygard,
 // adr-tools, MADR (front matter or list metadata), log4brains, Docusaurus
 // (front matter title, admonitions) and similar (src/mission/adr.h). The
 // files that parse are written in one atomic write; a file that cannot be
@@ -217,7 +218,8 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
 
 // One ADR handed over as text (REST and MCP, whose caller reads the files).
 struct AdrFile {
-  std::string name;  // the file name, e.g. "0005-use-udp.md" (no '/')
+  std::string name;  // the file name, e.g. "0005-use-udp.md" (no '/'), or FOLDER/index.md
+                     // (index.mdx, index.markdown, README.md) for an ADR in a folder of its own
   std::string text;  // Markdown, at most 1 MiB
   TimeMs first_commit_at = 0;  // the file's first git commit (0: unknown)
   std::string last_author;     // the author of its latest commit ("": unknown)

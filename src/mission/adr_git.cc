@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 namespace msp {
 namespace {
@@ -97,11 +99,29 @@ Result<std::map<std::string, AdrGitFile>> AdrGitHistory(const std::string& dir) 
                                         : static_cast<TimeMs>(git_commit_time(commit.get())) * 1000;
     const std::string who = author != nullptr && author->name != nullptr ? author->name : "";
     const size_t n = git_tree_entrycount(folder_tree.get());
+    // The folder's files, and those one folder down ("0005-x/index.md").
+    std::vector<std::pair<std::string, git_oid>> files;
     for (size_t i = 0; i < n; ++i) {
       const git_tree_entry* e = git_tree_entry_byindex(folder_tree.get(), i);
-      if (e == nullptr || git_tree_entry_type(e) != GIT_OBJECT_BLOB) continue;
+      if (e == nullptr) continue;
       const std::string name = git_tree_entry_name(e);
-      const git_oid* blob = git_tree_entry_id(e);
+      if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+        files.emplace_back(name, *git_tree_entry_id(e));
+      } else if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+        git_tree* raw_sub = nullptr;
+        if (git_tree_lookup(&raw_sub, repo.get(), git_tree_entry_id(e)) != 0) continue;
+        TreePtr sub(raw_sub);
+        const size_t m = git_tree_entrycount(sub.get());
+        for (size_t k = 0; k < m && k < 64; ++k) {
+          const git_tree_entry* f = git_tree_entry_byindex(sub.get(), k);
+          if (f != nullptr && git_tree_entry_type(f) == GIT_OBJECT_BLOB) {
+            files.emplace_back(name + "/" + git_tree_entry_name(f), *git_tree_entry_id(f));
+          }
+        }
+      }
+    }
+    for (const auto& [name, blob_id] : files) {
+      const git_oid* blob = &blob_id;
       auto [it, added] = blobs.emplace(name, *blob);
       if (added) {
         out[name].first_commit_at = at;

@@ -18,8 +18,9 @@ struct AdrGitFile {
   std::string last_author;     // author of the latest commit that changed it
 };
 
-// The files directly in `dir` (an absolute, canonical directory) as git's
-// history from HEAD holds them, by file name. Empty when `dir` is not inside
+// The files directly in `dir` (an absolute, canonical directory) and one
+// folder down ("0005-x/index.md") as git's history from HEAD holds them, by
+// name relative to `dir`. Empty when `dir` is not inside
 // a git work tree or the repository has no commits; files never committed
 // are absent. An error only when the repository exists but cannot be read.
 Result<std::map<std::string, AdrGitFile>> AdrGitHistory(const std::string& dir);

@@ -65,6 +65,27 @@ bool SkippedFile(const std::string& name) {
          low.find("template") != std::string::npos;
 }
 
+// "0005-x.md", or "0005-x/index.md" for an ADR in a folder of its own.
+bool PlainAdrName(const std::string& name) {
+  auto plain = [](std::string_view part) {
+    return !part.empty() && part != "." && part != ".." && std::none_of(part.begin(), part.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\' || c == '/';
+    });
+  };
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos) return plain(name);
+  const std::string file = AsciiLower(name.substr(slash + 1));
+  const bool index = file == "index.md" || file == "index.mdx" || file == "index.markdown" || file == "readme.md";
+  return index && plain(std::string_view(name).substr(0, slash)) && plain(std::string_view(name).substr(slash + 1));
+}
+
+// The name an ADR goes by: its file's, or its folder's ("0005-x/index.md"
+// is "0005-x.md"), for numbers, titles and links.
+std::string LogicalName(const std::string& name) {
+  const size_t slash = name.find('/');
+  return slash == std::string::npos ? name : name.substr(0, slash) + ".md";
+}
+
 bool AdrExtension(const fs::path& p) {
   const std::string ext = AsciiLower(p.extension().string());
   return ext == ".md" || ext == ".markdown" || ext == ".mdx";
@@ -130,21 +151,38 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
 
   std::vector<fs::path> paths;
   std::vector<std::string> warnings;
+  // A link out of the folder (to /etc/passwd) is not followed.
+  auto inside = [&](const fs::path& p) {
+    std::error_code fec;
+    if (!fs::is_symlink(p, fec)) return true;
+    const fs::path target = fs::weakly_canonical(p, fec);
+    const std::string t = target.string(), r = root.string();
+    if (fec || t.size() <= r.size() || t.compare(0, r.size(), r) != 0 || (r != "/" && t[r.size()] != '/')) {
+      warnings.push_back(p.string() + ": a symbolic link to " + target.string() + ", outside the folder: not followed");
+      return false;
+    }
+    return true;
+  };
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
+    const std::string name = p.filename().string();
     std::error_code fec;
-    if (!it->is_regular_file(fec)) continue;
-    if (!AdrExtension(p) || SkippedFile(p.filename().string())) continue;
-    // A link out of the folder (to /etc/passwd) is not followed.
-    if (it->is_symlink(fec)) {
-      const fs::path target = fs::weakly_canonical(p, fec);
-      const std::string t = target.string(), r = root.string();
-      if (fec || t.size() <= r.size() || t.compare(0, r.size(), r) != 0 || (r != "/" && t[r.size()] != '/')) {
-        warnings.push_back(p.string() + ": a symbolic link to " + target.string() +
-                           ", outside the folder: not followed");
-        continue;
+    if (it->is_directory(fec)) {
+      // One ADR a folder ("0005-use-x/index.md", Docusaurus and Hugo
+      // sites): its index or README file.
+      if (name.empty() || name[0] == '.' || name[0] == '_' || SkippedFile(name + ".md") || !inside(p)) continue;
+      for (const char* index : {"index.md", "index.mdx", "index.markdown", "README.md", "readme.md"}) {
+        std::error_code xec;
+        if (fs::is_regular_file(p / index, xec) && inside(p / index)) {
+          paths.push_back(p / index);
+          break;
+        }
       }
+      continue;
     }
+    if (!it->is_regular_file(fec)) continue;
+    if (!AdrExtension(p) || SkippedFile(name)) continue;
+    if (!inside(p)) continue;
     paths.push_back(p);
   }
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
@@ -161,7 +199,8 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
   std::vector<AdrFile> files;
   for (const fs::path& path : paths) {
     AdrFile f;
-    f.name = path.filename().string();
+    f.name = path.parent_path() == root ? path.filename().string()
+                                        : path.parent_path().filename().string() + "/" + path.filename().string();
     f.text = ReadFile(path, &f.read_error);
     if (auto it = git.find(f.name); it != git.end()) {
       f.first_commit_at = it->second.first_commit_at;
@@ -187,8 +226,10 @@ Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& sco
   MSP_RETURN_IF_ERROR(CheckAdrFolder(folder));
   std::set<std::string> names;
   for (const AdrFile& f : files) {
-    if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..") {
-      return Status::InvalidArgument("ADR file name '" + f.name + "' must be a plain file name (no '/')");
+    if (!PlainAdrName(f.name)) {
+      return Status::InvalidArgument("ADR file name '" + f.name +
+                                     "' must be a plain file name (no '/'), or FOLDER/index.md (or README.md) for "
+                                     "an ADR kept in a folder of its own");
     }
     if (!names.insert(f.name).second) return Status::InvalidArgument("ADR file name '" + f.name + "' is given twice");
   }
@@ -221,7 +262,7 @@ Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& sco
                                 ? Result<ParsedAdr>(Status::InvalidArgument(
                                       std::to_string(f.text.size()) + " bytes; an ADR may have at most " +
                                       std::to_string(kMaxAdrBytes)))
-                                : ParseAdr(f.name, f.text);
+                                : ParseAdr(LogicalName(f.name), f.text);
     if (!adr.ok()) {
       slot.error = adr.status().message();
     } else {
@@ -229,7 +270,8 @@ Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& sco
     }
     const size_t index = slots.size();
     by_file[f.name] = index;
-    by_stem[f.name.substr(0, f.name.rfind('.'))] = index;
+    by_file[LogicalName(f.name)] = index;
+    by_stem[LogicalName(f.name).substr(0, LogicalName(f.name).rfind('.'))] = index;
     if (slot.parsed) {
       if (!slot.parsed->id.empty()) by_id[slot.parsed->id] = index;
       if (slot.parsed->number > 0) by_number.emplace(slot.parsed->number, index);

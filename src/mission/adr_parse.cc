@@ -119,6 +119,13 @@ std::string BaseName(std::string target) {
   if (size_t hash = target.find('#'); hash != std::string::npos) target.resize(hash);
   if (size_t q = target.find('?'); q != std::string::npos) target.resize(q);
   while (!target.empty() && target.back() == '/') target.pop_back();
+  // "../0005-x/index.md" names the folder's ADR: "0005-x".
+  if (const size_t slash = target.find_last_of('/'); slash != std::string::npos) {
+    const std::string last = AsciiLower(target.substr(slash + 1));
+    if (last == "index.md" || last == "index.mdx" || last == "readme.md" || last == "index.markdown") {
+      target.resize(slash);
+    }
+  }
   if (size_t slash = target.find_last_of('/'); slash != std::string::npos) target = target.substr(slash + 1);
   return Trim(target);
 }
@@ -322,6 +329,7 @@ Section SectionOf(const std::string& name) {
       {"background", Section::kContext},
       {"motivation", Section::kContext},
       {"decision", Section::kDecision},
+      {"decisions", Section::kDecision},
       {"decision outcome", Section::kDecision},
       {"the decision", Section::kDecision},
       {"our decision", Section::kDecision},
@@ -332,6 +340,7 @@ Section SectionOf(const std::string& name) {
       {"solution", Section::kDecision},
       {"chosen option", Section::kDecision},
       {"consequences", Section::kConsequences},
+      {"consequence", Section::kConsequences},
       {"positive consequences", Section::kConsequences},
       {"negative consequences", Section::kConsequences},
       {"consequences and risks", Section::kConsequences},
@@ -789,6 +798,7 @@ void AdrParser::ParseAlternatives(const std::string& text) {
     return;
   }
   bool cut = false;
+  std::vector<std::string> no_reason;
   for (const std::string& item : items) {
     std::string option, reason;
     if (item.rfind("**", 0) == 0 && item.find("**", 2) != std::string::npos) {
@@ -819,7 +829,7 @@ void AdrParser::ParseAlternatives(const std::string& text) {
     }
     if (option.empty()) continue;
     if (reason.empty()) {
-      adr_.warnings.push_back("alternative '" + option + "' gives no reason");
+      no_reason.push_back("'" + option + "'");
       reason = "(no reason given in the ADR)";
     }
     if (reason.size() > kMaxReasonBytes) {
@@ -831,6 +841,13 @@ void AdrParser::ParseAlternatives(const std::string& text) {
       break;
     }
     adr_.alternatives.push_back({option, reason});
+  }
+  if (no_reason.size() == 1) {
+    adr_.warnings.push_back("alternative " + no_reason[0] + " gives no reason");
+  } else if (!no_reason.empty()) {
+    std::string names;
+    for (const std::string& n : no_reason) names += (names.empty() ? "" : ", ") + n;
+    adr_.warnings.push_back("alternatives " + names + " give no reason");
   }
   if (cut) {
     // The list did not fit the alternatives' limits: the section is kept
@@ -961,10 +978,11 @@ Result<ParsedAdr> AdrParser::Parse(std::string_view text) {
     }
     if (level > 0) {
       std::string name = SectionName(heading);
-      // "## Status: Accepted", "## Date - 2020-01-02": a section with its
-      // value in the heading.
+      // "## Status: Accepted", "## Date - 2020-01-02", "## Decision: UEI is
+      // required": a section with its value in the heading.
       std::string value;
-      for (std::string_view key : {std::string_view("status"), std::string_view("date"), std::string_view("deciders")}) {
+      for (std::string_view key : {std::string_view("status"), std::string_view("date"), std::string_view("deciders"),
+                                   std::string_view("decision"), std::string_view("context")}) {
         if (name.size() > key.size() && name.compare(0, key.size(), key) == 0 &&
             (name[key.size()] == ':' || name.compare(key.size(), 3, " - ") == 0)) {
           const std::string plain = Plain(heading);

@@ -492,6 +492,8 @@ TEST(AdrParseTest, StatusForms) {
     EXPECT_EQ(a.status, c.status) << c.text;
     EXPECT_FALSE(AnyWarning(a, "unknown status")) << c.text;
   }
+  ASSERT_OK_AND_ASSIGN(ParsedAdr v, ParseAdr("x.md", "# X\n## Context\nc\n## Decision: UEI is required\n\nAlways.\n"));
+  EXPECT_EQ(v.decision, "UEI is required\n\nAlways.");
   ASSERT_OK_AND_ASSIGN(ParsedAdr b, ParseAdr("x.md", "# [ADR-0042] Use X\n\n## Deciders\n\n- Ann\n- Bob\n\n"
                                                      "## Context\nc\n## Decision\nd\n"));
   EXPECT_EQ(b.number, 42);

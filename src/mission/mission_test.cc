@@ -575,6 +575,40 @@ TEST_F(AdrImportTest, DatesFromTheFirstCommitWhenTheAdrHasNone) {
   EXPECT_TRUE(warned);
 }
 
+// One ADR a folder (FOLDER/index.md, as Docusaurus and Hugo sites keep them):
+// each folder's index file is an ADR named after the folder, and links to
+// "../FOLDER/index.md" resolve.
+TEST_F(AdrImportTest, AnAdrInAFolderOfItsOwn) {
+  const std::string dir = dir_.path() + "/site";
+  fs::create_directories(dir + "/0001-use-rest");
+  fs::create_directories(dir + "/0002-use-grpc");
+  fs::create_directories(dir + "/assets");
+  WriteFile(dir + "/0001-use-rest/index.md", "---\nstatus: accepted\n---\n\n## Context\n\nc\n\n## Decision\n\nREST.\n");
+  WriteFile(dir + "/0002-use-grpc/index.md",
+            "# Use gRPC\n\nStatus: accepted\n\nSupersedes [ADR 1](../0001-use-rest/index.md)\n\n## Context\n\nc\n\n"
+            "## Decision\n\ngRPC.\n");
+  WriteFile(dir + "/assets/diagram.txt", "not an ADR");
+  ASSERT_OK_AND_ASSIGN(AdrImportReport r, ImportAdrDirectory(*engine_, scope_, dir, {}, "importer"));
+  ASSERT_EQ(r.added, 2) << (r.entries.empty() ? "" : r.entries[0].error);
+  ASSERT_OK_AND_ASSIGN(Decision rest, GetDecision(*engine_, scope_, r.entries[0].id, Admin()));
+  ASSERT_OK_AND_ASSIGN(Decision grpc, GetDecision(*engine_, scope_, r.entries[1].id, Admin()));
+  EXPECT_EQ(rest.title, "Use rest");  // from the folder's name
+  EXPECT_EQ(rest.adr_number, 1);
+  EXPECT_EQ(rest.provenance[0].ref, fs::weakly_canonical(dir).string() + "/0001-use-rest/index.md");
+  EXPECT_EQ(grpc.adr_number, 2);
+  EXPECT_EQ(rest.superseded_by, grpc.id);
+  EXPECT_EQ(grpc.supersedes, rest.id);
+  // Names sent as text follow the same rule.
+  ASSERT_OK(ImportAdrFiles(*engine_, scope_, "site", {TextFile("0003-x/README.md", "# X\n\n## Decision\n\nd\n")},
+                           {}, "api")
+                .status());
+  EXPECT_EQ(ImportAdrFiles(*engine_, scope_, "site", {TextFile("0003-x/notes.md", "# X\n\n## Decision\n\nd\n")}, {},
+                           "api")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 // A section the importer does not map is kept in the decision, and search
 // finds it.
 TEST_F(AdrImportTest, UnmappedSectionsAreKeptAndSearchable) {
