@@ -200,9 +200,16 @@ DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded, const std
   // Over budget: the passage that matched, and where the whole is.
   const std::string passage = ExcerptOf(e.text, query);
   if (!passage.empty()) item.excerpt = IndentLines(passage, "  ");
-  item.excerpt_tail = "\n  excerpt of " + std::to_string(counter.Count(e.text)) +
-                      " tokens; the full record: msp get " + e.id + "\n  provenance: " +
-                      ProvenanceText(e.provenance, e.source);
+  // The excerpt's tail is short (it must fit small budgets): documents by
+  // their file name; the id leads to everything else.
+  std::vector<ProvenanceRef> brief = e.provenance;
+  for (ProvenanceRef& r : brief) {
+    if (r.type == "document") {
+      if (const size_t slash = r.ref.find_last_of('/'); slash != std::string::npos) r.ref = r.ref.substr(slash + 1);
+    }
+  }
+  item.excerpt_tail = "\n  excerpt of " + std::to_string(counter.Count(e.text)) + " tokens · provenance: " +
+                      ProvenanceText(brief, e.source) + " · full record: msp get " + e.id;
   return item;
 }
 

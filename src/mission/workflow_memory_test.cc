@@ -561,7 +561,7 @@ TEST_F(WorkflowMemoryTest, BudgetKeepsTheTopRankedFirst) {
       // Too large to fit whole: an excerpt with the matching passage and a
       // pointer to the full record.
       EXPECT_TRUE(d.served[0].truncated) << "budget " << budget;
-      EXPECT_TRUE(Contains(d.markdown, "the full record: msp get " + top.id)) << d.markdown;
+      EXPECT_TRUE(Contains(d.markdown, "full record: msp get " + top.id)) << d.markdown;
     }
   }
   ASSERT_OK_AND_ASSIGN(QueryDigest roomy, wm_->Query(Q(task, QueryScope::kWorkflow, 4000)));
