@@ -155,29 +155,8 @@ void IndexSync::Maintain() {
       std::this_thread::yield();
       lock.lock();
     }
-    // Then the file: written under the lock (changes wait for it), synced
-    // and renamed without it. Changes replayed meanwhile count towards the
-    // next save.
-    if (!vector_file_.empty() && !identity_.empty() && !store_.read_only()) {
-      Result<StagedVectorFile> staged = vector_.Stage(vector_file_, identity_);
-      if (staged.ok()) {
-        const int64_t saved = unsaved_;
-        unsaved_ = 0;
-        lock.unlock();
-        const Status committed = staged->Commit();
-        lock.lock();
-        if (committed.ok()) {
-          save_error_.clear();
-        } else {
-          unsaved_ += saved;
-          save_error_ = committed.ToString();
-        }
-      } else if (staged.status().code() != StatusCode::kUnavailable) {  // Unavailable: another process saves it
-        save_error_ = staged.status().ToString();
-      }
-    } else {
-      unsaved_ = 0;  // nothing to write: the next save point is as far away again
-    }
+    // Then the file.
+    SaveLocked(lock, /*graph_budget=*/0);
     maintaining_ = false;
     maintenance_cv_.notify_all();
   }
@@ -196,7 +175,7 @@ Status IndexSync::Rebuild(bool lexical_too) {
   }
   vector_.Clear();
   MSP_RETURN_IF_ERROR(CatchUpLocked());
-  SaveLocked(SIZE_MAX);
+  SaveLocked(lock, SIZE_MAX);
   return Status::Ok();
 }
 
@@ -211,7 +190,7 @@ Status IndexSync::CatchUpAndPersist() {
   const VectorGraphInfo after = vector_.graph_info();
   const bool graph_changed = after.built != before.built || after.placed != before.placed ||
                              after.removed != before.removed;
-  if (unsaved_ > 0 || graph_changed) SaveLocked(/*graph_budget=*/0);
+  if (unsaved_ > 0 || graph_changed) SaveLocked(lock, /*graph_budget=*/0);
   return Status::Ok();
 }
 
@@ -275,18 +254,30 @@ size_t IndexSync::GraphBudget() const {
   return std::min<size_t>(2 * static_cast<size_t>(std::max<int64_t>(unsaved_, 0)) + 1024, 4096);
 }
 
-void IndexSync::SaveLocked(size_t graph_budget) {
+void IndexSync::SaveLocked(std::unique_lock<std::mutex>& lock, size_t graph_budget) {
   if (const Status g = vector_.ExtendGraph(graph_budget); !g.ok()) save_error_ = g.ToString();
   if (vector_file_.empty() || identity_.empty() || store_.read_only()) {
     unsaved_ = 0;  // nothing to write: the next save point is as far away again
     return;
   }
-  const Status s = vector_.Save(vector_file_, identity_);
-  if (s.ok()) {
-    unsaved_ = 0;
+  Result<StagedVectorFile> staged = vector_.Stage(vector_file_, identity_);
+  if (!staged.ok()) {
+    // Unavailable: another process (or this one's other save) is writing it now.
+    if (staged.status().code() != StatusCode::kUnavailable) save_error_ = staged.status().ToString();
+    return;
+  }
+  const int64_t saved = std::exchange(unsaved_, 0);
+  const bool was_maintaining = std::exchange(maintaining_, true);  // Rebuild and CatchUpAndPersist wait
+  lock.unlock();
+  const Status committed = staged->Commit();
+  lock.lock();
+  maintaining_ = was_maintaining;
+  maintenance_cv_.notify_all();
+  if (committed.ok()) {
     save_error_.clear();
-  } else if (s.code() != StatusCode::kUnavailable) {  // Unavailable: another process is saving it now
-    save_error_ = s.ToString();
+  } else {
+    unsaved_ += saved;
+    save_error_ = committed.ToString();
   }
 }
 

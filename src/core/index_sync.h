@@ -151,8 +151,10 @@ class IndexSync {
   void Warn(const std::string& message) const;
   Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
   // Places up to `graph_budget` rows in the vector index's graph, then
-  // writes the file. REQUIRES: mu_ held.
-  void SaveLocked(size_t graph_budget);
+  // writes the file: staged under the lock, synced and renamed with it let
+  // go (maintaining_ set meanwhile; changes replayed then count towards the
+  // next save). REQUIRES: `lock` holds mu_.
+  void SaveLocked(std::unique_lock<std::mutex>& lock, size_t graph_budget);
   // Asks the background thread for a save point's work, starting it the
   // first time. REQUIRES: mu_ held.
   void RequestMaintenanceLocked();

@@ -549,7 +549,8 @@ class ExactVectorIndex final : public VectorIndex {
     std::sort_heap(heap.begin(), heap.end(), better);  // best first
     std::vector<IndexHit> out;
     out.reserve(heap.size());
-    for (const auto& [score, slot] : heap) out.push_back(IndexHit{IdString(slot, cold), score});
+    std::string buf;
+    for (const auto& [score, slot] : heap) out.push_back(IndexHit{std::string(IdAt(slot, cold, &buf)), score});
     return out;
   }
 
@@ -726,21 +727,20 @@ class ExactVectorIndex final : public VectorIndex {
 
   // ---- ids: a pool of bytes, and an open-addressing table of slot + 1 ----
 
-  // A slot's id ("" when its reference is out of range: a damaged file).
-  std::string_view IdAt(size_t slot) const {
-    const IdRef& r = ids_[slot];
-    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) return {};
-    return std::string_view(id_chars_.data() + r.at, r.size);
+  // A slot's id ("" when its reference is out of range: a damaged file):
+  // a view of the mapping, or with `from_file` of `*buf`, into which the
+  // table entry and the bytes are read with pread.
+  std::string_view IdAt(size_t slot, bool from_file = false, std::string* buf = nullptr) const {
+    return IdBytes(ids_.At(slot, from_file), from_file, buf);
   }
-
-  // IdAt's bytes, read with pread when `from_file`.
-  std::string IdString(size_t slot, bool from_file) const { return IdBytes(ids_.At(slot, from_file), from_file); }
-  std::string IdBytes(const IdRef& r, bool from_file) const {
+  std::string_view IdBytes(const IdRef& r, bool from_file, std::string* buf) const {
     if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) return {};
-    std::string out(r.size, '\0');
-    const char* bytes = id_chars_.Read(r.at, r.size, out.data(), from_file);
-    if (bytes != out.data()) out.assign(bytes, r.size);
-    return out;
+    char* scratch = nullptr;
+    if (from_file) {
+      buf->resize(r.size);
+      scratch = buf->data();
+    }
+    return std::string_view(id_chars_.Read(r.at, r.size, scratch, from_file), r.size);
   }
 
   // A slot's tags (none when out of range: a damaged file).
@@ -761,12 +761,13 @@ class ExactVectorIndex final : public VectorIndex {
     if (table_.empty()) return kNoSlot;
     const uint32_t h = IdHash(id);
     const size_t mask = table_.size() - 1;
+    std::string buf;
     for (size_t i = h & mask, probes = 0; probes < table_.size(); i = (i + 1) & mask, ++probes) {
       const uint32_t e = table_.At(i, from_file);
       if (e == 0) return kNoSlot;
       if (e > ids_.size()) continue;  // a damaged file's entry
       const IdRef r = ids_.At(e - 1, from_file);
-      if (r.hash == h && r.size == id.size() && IdBytes(r, from_file) == id) return e - 1;
+      if (r.hash == h && r.size == id.size() && IdBytes(r, from_file, &buf) == id) return e - 1;
     }
     return kNoSlot;
   }

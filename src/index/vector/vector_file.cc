@@ -75,14 +75,6 @@ bool ReadAt(int fd, void* out, uint64_t bytes, uint64_t offset) {
   return TransferAll(fd, out, bytes, offset, &pread);
 }
 
-// Closes `fd` when it goes out of scope.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 }  // namespace
 
 uint64_t ChainChecksum(uint64_t seed, const std::vector<VectorFileSection>& sections) {
@@ -112,9 +104,9 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
   StagedVectorFile staged;
   staged.path_ = path;
   const std::string lock_path = path + ".lock";
-  staged.lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (staged.lock_fd_ < 0) return Status::IoError(Errno("cannot open", lock_path));
-  if (flock(staged.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  staged.lock_fd_ = OwnedFd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!staged.lock_fd_.valid()) return Status::IoError(Errno("cannot open", lock_path));
+  if (flock(staged.lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     return Status::Unavailable("another process is saving " + path);
   }
 
@@ -144,10 +136,10 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
   h.header_checksum = HeaderChecksum(h);
 
   const std::string tmp = path + ".tmp";
-  staged.fd_ = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (staged.fd_ < 0) return Status::IoError(Errno("cannot create", tmp));
+  staged.fd_ = OwnedFd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!staged.fd_.valid()) return Status::IoError(Errno("cannot create", tmp));
   staged.tmp_ = tmp;  // removed by the destructor from here on, unless committed
-  const int fd = staged.fd_;
+  const int fd = staged.fd_.get();
   bool ok = WriteAt(fd, &h, sizeof h, 0) && WriteAt(fd, identity.data(), identity.size(), kHeaderBytes);
   for (size_t i = 0; ok && i < sections.size(); ++i) {
     ok = WriteAt(fd, sections[i].data, sections[i].bytes, h.section[2 * i]);
@@ -161,44 +153,40 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
 StagedVectorFile::StagedVectorFile(StagedVectorFile&& o) noexcept
     : path_(std::move(o.path_)),
       tmp_(std::exchange(o.tmp_, std::string())),
-      fd_(std::exchange(o.fd_, -1)),
-      lock_fd_(std::exchange(o.lock_fd_, -1)) {}
+      lock_fd_(std::move(o.lock_fd_)),
+      fd_(std::move(o.fd_)) {}
 
+// The descriptors close after the temporary file is gone (members), the lock last.
 StagedVectorFile::~StagedVectorFile() {
   if (!tmp_.empty()) unlink(tmp_.c_str());
-  if (fd_ >= 0) close(fd_);
-  if (lock_fd_ >= 0) close(lock_fd_);  // lets the lock go
 }
 
 Status StagedVectorFile::Commit() {
   if (tmp_.empty()) return Status::Internal("vector file " + path_ + ": nothing staged");
-  if (fdatasync(fd_) != 0) return Status::IoError(Errno("cannot write", tmp_));
+  if (fdatasync(fd_.get()) != 0) return Status::IoError(Errno("cannot write", tmp_));
   if (rename(tmp_.c_str(), path_.c_str()) != 0) return Status::IoError(Errno("cannot rename " + tmp_ + " to", path_));
   tmp_.clear();  // in place: no longer removed
   const std::string dir = std::filesystem::path(path_).parent_path().string();
-  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    FdCloser dir_closer{dir_fd};
-    if (fsync(dir_fd) != 0) return Status::IoError(Errno("cannot sync", dir));
-  }
+  const OwnedFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.valid() && fsync(dir_fd.get()) != 0) return Status::IoError(Errno("cannot sync", dir));
   return Status::Ok();
 }
 
 Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension, std::string_view identity,
                                     size_t sections) {
   VectorFile f;
-  f.fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd_ < 0) {
+  f.fd_ = OwnedFd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f.fd_.valid()) {
     if (errno == ENOENT) return Status::NotFound("no vector index file at " + path);
     return Status::IoError(Errno("cannot open", path));
   }
   auto bad = [&](const std::string& what) { return Status::Corruption("vector index file " + path + ": " + what); };
   struct stat st {};
-  if (fstat(f.fd_, &st) != 0) return Status::IoError(Errno("cannot stat", path));
+  if (fstat(f.fd(), &st) != 0) return Status::IoError(Errno("cannot stat", path));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (!S_ISREG(st.st_mode)) return bad("not a regular file");
   Header h{};
-  if (size < kVectorFileAlign || !ReadAt(f.fd_, &h, sizeof h, 0)) return bad("shorter than its header");
+  if (size < kVectorFileAlign || !ReadAt(f.fd(), &h, sizeof h, 0)) return bad("shorter than its header");
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return bad("not an msp vector index");
   if (h.version != kVersion) return bad("format version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion));
   if (h.header_checksum != HeaderChecksum(h)) return bad("header checksum mismatch");
@@ -210,7 +198,7 @@ Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension,
     return bad("holds " + std::to_string(h.dimension) + "-dimensional vectors; the index has " + std::to_string(dimension));
   }
   f.identity_.resize(h.identity_bytes);
-  if (!ReadAt(f.fd_, f.identity_.data(), h.identity_bytes, kHeaderBytes)) return bad("identity unreadable");
+  if (!ReadAt(f.fd(), f.identity_.data(), h.identity_bytes, kHeaderBytes)) return bad("identity unreadable");
   if (f.identity_ != identity) return bad("built for '" + f.identity_ + "', not '" + std::string(identity) + "'");
   uint64_t min_at = kVectorFileAlign;
   for (size_t i = 0; i < sections; ++i) {
@@ -227,23 +215,11 @@ Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension,
   return f;
 }
 
-VectorFile::VectorFile(VectorFile&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)),
-      info_(o.info_),
-      identity_(std::move(o.identity_)),
-      sections_(std::move(o.sections_)),
-      meta_checksum_(o.meta_checksum_),
-      vector_checksum_(o.vector_checksum_) {}
-
-VectorFile::~VectorFile() {
-  if (fd_ >= 0) close(fd_);
-}
-
 uint64_t VectorFile::identity_checksum() const { return Checksum64(identity_.data(), identity_.size()); }
 
 Result<std::string> VectorFile::Read(size_t section) const {
   std::string out(bytes(section), '\0');
-  if (!ReadAt(fd_, out.data(), out.size(), offset(section))) {
+  if (!ReadAt(fd(), out.data(), out.size(), offset(section))) {
     return Status::Corruption("vector index file: section " + std::to_string(section) + " unreadable");
   }
   return out;

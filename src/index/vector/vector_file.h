@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "msp/status.h"
+#include "util/owned_fd.h"
 
 namespace msp {
 
@@ -69,9 +70,9 @@ class StagedVectorFile {
                                                   const std::vector<VectorFileSection>&, size_t);
   StagedVectorFile() = default;
   std::string path_;
-  std::string tmp_;
-  int fd_ = -1;       // the temporary file
-  int lock_fd_ = -1;  // the save lock
+  std::string tmp_;  // removed by the destructor unless committed
+  OwnedFd lock_fd_;  // the save lock, let go when closed (after fd_)
+  OwnedFd fd_;       // the temporary file
 };
 Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFileInfo& info,
                                          std::string_view identity, const std::vector<VectorFileSection>& sections,
@@ -88,12 +89,11 @@ class VectorFile {
   // otherwise (the caller then rebuilds).
   static Result<VectorFile> Open(const std::string& path, uint32_t dimension, std::string_view identity,
                                  size_t sections);
-  VectorFile(VectorFile&& o) noexcept;
+  VectorFile(VectorFile&& o) noexcept = default;
   VectorFile& operator=(VectorFile&&) = delete;
   VectorFile(const VectorFile&) = delete;
-  ~VectorFile();
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   const VectorFileInfo& info() const { return info_; }
   uint64_t offset(size_t section) const { return sections_[section].first; }
   uint64_t bytes(size_t section) const { return sections_[section].second; }
@@ -106,7 +106,7 @@ class VectorFile {
 
  private:
   VectorFile() = default;
-  int fd_ = -1;
+  OwnedFd fd_;
   VectorFileInfo info_;
   std::string identity_;
   std::vector<std::pair<uint64_t, uint64_t>> sections_;  // (offset, bytes)
