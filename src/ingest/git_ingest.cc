@@ -5,11 +5,11 @@
 #include <memory>
 #include <system_error>
 
-#include <git2.h>
 #include <nlohmann/json.hpp>
 
 #include "ingest/git_record.h"
 #include "ingest/ingest.h"
+#include "lazy/git_handles.h"
 #include "mission/records.h"
 #include "util/utf8.h"
 
@@ -22,33 +22,6 @@ using nlohmann::json;
 constexpr size_t kBatchCommits = 256;
 constexpr size_t kFilesInText = 50;
 constexpr size_t kMaxMessageBytes = 64 * 1024;
-
-// libgit2's global state, held for one ingest.
-class GitLibrary {
- public:
-  GitLibrary() { git_libgit2_init(); }
-  ~GitLibrary() { git_libgit2_shutdown(); }
-  GitLibrary(const GitLibrary&) = delete;
-  GitLibrary& operator=(const GitLibrary&) = delete;
-};
-
-template <typename T, void (*Free)(T*)>
-struct GitDeleter {
-  void operator()(T* p) const {
-    if (p != nullptr) Free(p);
-  }
-};
-using RepoPtr = std::unique_ptr<git_repository, GitDeleter<git_repository, git_repository_free>>;
-using WalkPtr = std::unique_ptr<git_revwalk, GitDeleter<git_revwalk, git_revwalk_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitDeleter<git_commit, git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitDeleter<git_tree, git_tree_free>>;
-using DiffPtr = std::unique_ptr<git_diff, GitDeleter<git_diff, git_diff_free>>;
-using ObjectPtr = std::unique_ptr<git_object, GitDeleter<git_object, git_object_free>>;
-
-std::string LastGitError() {
-  const git_error* e = git_error_last();
-  return e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error";
-}
 
 // `s` with every invalid UTF-8 byte replaced by U+FFFD and NULs dropped.
 std::string ValidUtf8(std::string_view s) {

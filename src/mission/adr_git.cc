@@ -2,43 +2,18 @@
 // looking at the ADR folder's tree in each (libgit2 through its lazy shim).
 #include "mission/adr_git.h"
 
-#include <git2.h>
-
 #include <filesystem>
 #include <memory>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "lazy/git_handles.h"
+
 namespace msp {
 namespace {
 
 namespace fs = std::filesystem;
-
-class GitLibrary {
- public:
-  GitLibrary() { git_libgit2_init(); }
-  ~GitLibrary() { git_libgit2_shutdown(); }
-  GitLibrary(const GitLibrary&) = delete;
-  GitLibrary& operator=(const GitLibrary&) = delete;
-};
-
-template <typename T, void (*Free)(T*)>
-struct GitDeleter {
-  void operator()(T* p) const {
-    if (p != nullptr) Free(p);
-  }
-};
-using RepoPtr = std::unique_ptr<git_repository, GitDeleter<git_repository, git_repository_free>>;
-using WalkPtr = std::unique_ptr<git_revwalk, GitDeleter<git_revwalk, git_revwalk_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitDeleter<git_commit, git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitDeleter<git_tree, git_tree_free>>;
-using EntryPtr = std::unique_ptr<git_tree_entry, GitDeleter<git_tree_entry, git_tree_entry_free>>;
-
-std::string LastGitError() {
-  const git_error* e = git_error_last();
-  return e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error";
-}
 
 }  // namespace
 
