@@ -19,6 +19,18 @@ std::string ProgramDirectory() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+std::string LibraryDirectory() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 || info.dli_fname == nullptr) return "";
+  const std::string path = info.dli_fname;
+  if (path.empty() || path[0] != '/') return "";  // the program itself, named as it was started
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0 && path == std::string(buf, static_cast<size_t>(n))) return "";
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
 std::vector<std::string> ModuleCandidates(const ModuleSpec& spec) {
   std::vector<std::string> out;
   if (const char* env = std::getenv(spec.env); env != nullptr && *env != '\0') out.push_back(env);
@@ -26,6 +38,14 @@ std::vector<std::string> ModuleCandidates(const ModuleSpec& spec) {
   if (!dir.empty()) {
     out.push_back(dir + "/" + spec.file);
     out.push_back(dir + "/../lib/msp/" + spec.file);
+  }
+  // A program linked to libmsp.so (docs/library.md): the modules installed
+  // beside the library, in <libdir>/msp; with msp's parts as shared objects
+  // (MSP_SHARED_LIBS) this code is in one of them, in <libdir>/msp itself.
+  if (const std::string lib = LibraryDirectory(); !lib.empty()) {
+    for (std::string path : {lib + "/msp/" + spec.file, lib + "/" + spec.file}) {
+      if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+    }
   }
   if (spec.build_path != nullptr && *spec.build_path != '\0' &&
       std::find(out.begin(), out.end(), spec.build_path) == out.end()) {

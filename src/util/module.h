@@ -29,9 +29,14 @@ struct ModuleSpec {
 };
 
 // The directories a module is looked for in, in order: $<env> (a file) first,
-// then beside the running program, <program dir>/../lib/msp, and the build
-// path.
+// then beside the running program, <program dir>/../lib/msp, then, when
+// this code runs from a shared object (libmsp.so, docs/library.md), <its
+// dir>/msp and its dir, and the build path.
 std::vector<std::string> ModuleCandidates(const ModuleSpec& spec);
+
+// The directory of the shared object this code was linked into (libmsp.so
+// or, with MSP_SHARED_LIBS, libmsp_util.so); "" when it is the program.
+std::string LibraryDirectory();
 
 // dlopens the first candidate that exists and returns the address of its
 // entry function. FailedPrecondition naming the file, every place looked at

@@ -16,6 +16,7 @@
 #include "tests/support/test_util.h"
 #include "util/data_file.h"
 #include "util/hash.h"
+#include "util/module.h"
 #include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
@@ -259,4 +260,34 @@ TEST(HostCheck, BindAddressLoopbackNamesAndAllowList) {
 }
 
 }  // namespace
+// A program linked to libmsp.so finds msp's modules installed beside the
+// library (docs/library.md), not only beside itself.
+TEST(ModuleTest, LooksBesideTheLibraryHoldingTheLoader) {
+  ModuleSpec spec{"libmsp_absent.so", "MSP_ABSENT_TEST_MODULE", "", "msp_absent_v1", "a test"};
+  const std::vector<std::string> candidates = ModuleCandidates(spec);
+  const std::string program = ProgramDirectory();
+  ASSERT_FALSE(program.empty());
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0], program + "/libmsp_absent.so");
+  EXPECT_EQ(candidates[1], program + "/../lib/msp/libmsp_absent.so");
+  const std::string lib = LibraryDirectory();
+#ifdef MSP_TEST_SHARED_LIBS
+  // The loader is in libmsp_util.so, built in src/util.
+  ASSERT_FALSE(lib.empty());
+  EXPECT_EQ(lib.substr(lib.size() - 9), "/src/util");
+  EXPECT_EQ(candidates.size(), 4u);
+  EXPECT_EQ(candidates[2], lib + "/msp/libmsp_absent.so");
+  EXPECT_EQ(candidates[3], lib + "/libmsp_absent.so");
+#else
+  // Linked into the program: nothing more to look at.
+  EXPECT_EQ(lib, "");
+  EXPECT_EQ(candidates.size(), 2u);
+#endif
+  Result<void*> loaded = LoadModule(spec);
+  ASSERT_FALSE(loaded.ok());
+  for (const std::string& path : candidates) {
+    EXPECT_NE(loaded.status().message().find(path + " (not there)"), std::string::npos) << path;
+  }
+}
+
 }  // namespace msp
