@@ -11,7 +11,6 @@
 //     and every acknowledged record is there.
 // Where namespaces or mounts are not allowed, the tests skip, saying why.
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,19 +22,17 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_util.h"
 
 extern char** environ;
@@ -279,57 +276,21 @@ TEST_F(DiskFaultsTest, DataDirectoryTheUserMayOnlyReadServesReads) {
   EXPECT_EQ(Snapshot(data_), before);
 }
 
-// `msp serve` with anonymous access, its stderr on a pipe.
+// `msp serve` with anonymous access, its stderr on a pipe; port 0 when it
+// did not start (server.child.err says why).
 struct Server {
-  pid_t pid = -1;
-  int err_fd = -1;
+  msp::testing::ChildProcess child;
   int port = 0;
-  std::string err;
 };
 
 Server StartServe(const std::string& data, const std::string& home) {
-  Server s;
-  int fds[2];
-  if (pipe(fds) != 0) return s;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<std::string> argv = {MSP_BINARY, "serve", "--data-dir", data, "--port", "0", "--allow-anonymous", "true",
-                                   "--policy-max-items-per-user", "0"};
-  std::vector<char*> cargs;
-  for (std::string& a : argv) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
   ChildEnvironment env(home);
-  if (posix_spawn(&s.pid, MSP_BINARY, &actions, nullptr, cargs.data(), env.envp()) != 0) s.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  s.err_fd = fds[0];
-  const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
-  std::smatch m;
-  // A guard against a hung child, not a timing assertion.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!std::regex_search(s.err, m, listening) && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{s.err_fd, POLLIN, 0};
-    if (poll(&p, 1, 200) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = read(s.err_fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    s.err.append(buf, static_cast<size_t>(n));
-  }
-  if (std::regex_search(s.err, m, listening)) s.port = std::stoi(m[1].str());
+  Server s;
+  s.child = msp::testing::SpawnWithStderr({MSP_BINARY, "serve", "--data-dir", data, "--port", "0",
+                                           "--allow-anonymous", "true", "--policy-max-items-per-user", "0"},
+                                          env.envp());
+  if (s.child.pid > 0) s.port = msp::testing::WaitForListening(s.child);
   return s;
-}
-
-void StopServe(Server& s) {
-  if (s.pid <= 0) return;
-  kill(s.pid, SIGTERM);
-  int status = 0;
-  waitpid(s.pid, &status, 0);
-  close(s.err_fd);
-  s.pid = -1;
 }
 
 // A full disk under `msp serve`: writes go on until the disk is full;
@@ -353,7 +314,7 @@ TEST_F(DiskFaultsTest, FullDiskAnswers507AndHealthzReportsIt) {
     ballast << std::string(512 * 1024, 'x');
   }
   Server server = StartServe(data_, home_);
-  ASSERT_GT(server.port, 0) << server.err;
+  ASSERT_GT(server.port, 0) << server.child.err;
   httplib::Client client("127.0.0.1", server.port);
   const std::string filler(2000, 'y');
   std::vector<std::string> acknowledged;
@@ -400,7 +361,7 @@ TEST_F(DiskFaultsTest, FullDiskAnswers507AndHealthzReportsIt) {
     ASSERT_TRUE(got);
     EXPECT_EQ(got->status, 200) << id << ": " << got->body;
   }
-  StopServe(server);
+  msp::testing::Stop(server.child);
 }
 
 }  // namespace

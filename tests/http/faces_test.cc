@@ -9,7 +9,6 @@
 // (tenant, clearance) gets the same records from every face: the engine
 // enforces its clearance (msp/caller.h), not the faces.
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -20,7 +19,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,9 +30,9 @@
 #include "api/operations.h"
 #include "api/schema.h"
 #include "msp/types.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_util.h"
 
-extern char** environ;
 
 namespace msp {
 namespace {
@@ -53,15 +51,6 @@ struct Outcome {
   std::string err;
 };
 
-std::vector<char*> EnvWithoutMsp() {
-  std::vector<char*> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).substr(0, 4) != "MSP_") env.push_back(*e);
-  }
-  env.push_back(nullptr);
-  return env;
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -78,12 +67,7 @@ class FacesTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (serve_pid_ > 0) {
-      kill(serve_pid_, SIGTERM);
-      int status = 0;
-      waitpid(serve_pid_, &status, 0);
-      close(serve_err_);
-    }
+    msp::testing::Stop(serve_);
   }
 
   // `msp ARGS` as a process, its output in files.
@@ -98,7 +82,7 @@ class FacesTest : public ::testing::Test {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<char*> env = EnvWithoutMsp();
+    std::vector<char*> env = msp::testing::EnvironmentWithoutMsp();
     Outcome run;
     pid_t pid = -1;
     if (posix_spawn(&pid, MSP_BINARY, &actions, nullptr, argv.data(), env.data()) == 0) {
@@ -169,40 +153,13 @@ class FacesTest : public ::testing::Test {
   }
 
   void StartServe() {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> args = {MSP_BINARY,  "serve",
-                                     "--data-dir", data_,
-                                     "--port",     "0",
-                                     "--api-keys", kKey + "=" + kTenant + "," + kKey4 + "=" + kTenant + ":4"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> env = EnvWithoutMsp();
-    ASSERT_EQ(posix_spawn(&serve_pid_, MSP_BINARY, &actions, nullptr, argv.data(), env.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    serve_err_ = fds[0];
-    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
-    std::smatch m;
-    std::string text;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (!std::regex_search(text, m, listening) && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{serve_err_, POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[4096];
-      const ssize_t n = read(serve_err_, buf, sizeof(buf));
-      if (n <= 0) break;
-      text.append(buf, static_cast<size_t>(n));
-    }
-    ASSERT_TRUE(std::regex_search(text, m, listening)) << text;
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", std::stoi(m[1].str()));
+    serve_ = msp::testing::SpawnWithStderr(
+        {MSP_BINARY, "serve", "--data-dir", data_, "--port", "0", "--api-keys",
+         kKey + "=" + kTenant + "," + kKey4 + "=" + kTenant + ":4"});
+    ASSERT_GT(serve_.pid, 0);
+    const int port = msp::testing::WaitForListening(serve_);
+    ASSERT_GT(port, 0) << serve_.err;
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
     ASSERT_NO_FATAL_FAILURE(InitMcp());
   }
 
@@ -239,8 +196,7 @@ class FacesTest : public ::testing::Test {
   testing::TempDir dir_{"msp-faces"};
   std::string data_;      // msp serve's
   std::string cli_data_;  // the command line's: data_ while seeding, then a copy
-  pid_t serve_pid_ = -1;
-  int serve_err_ = -1;
+  msp::testing::ChildProcess serve_;
   std::unique_ptr<httplib::Client> client_;
   std::string key_ = kKey;  // the key of REST and MCP calls
   std::string mcp_session_;
