@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -272,12 +274,14 @@ TEST(ModuleTest, LooksBesideTheLibraryHoldingTheLoader) {
   EXPECT_EQ(candidates[1], program + "/../lib/msp/libmsp_absent.so");
   const std::string lib = LibraryDirectory();
 #ifdef MSP_TEST_SHARED_LIBS
-  // The loader is in libmsp_util.so, built in src/util.
+  // The loader is in libmsp_util.so.
   ASSERT_FALSE(lib.empty());
-  EXPECT_EQ(lib.substr(lib.size() - 9), "/src/util");
-  EXPECT_EQ(candidates.size(), 4u);
-  EXPECT_EQ(candidates[2], lib + "/msp/libmsp_absent.so");
-  EXPECT_EQ(candidates[3], lib + "/libmsp_absent.so");
+  EXPECT_TRUE(std::filesystem::exists(lib + "/libmsp_util.so")) << lib;
+  for (const std::string& path : {lib + "/msp/libmsp_absent.so", lib + "/libmsp_absent.so"}) {
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), path), candidates.end()) << path;
+  }
+  // Each place once.
+  EXPECT_EQ(std::set<std::string>(candidates.begin(), candidates.end()).size(), candidates.size());
 #else
   // Linked into the program: nothing more to look at.
   EXPECT_EQ(lib, "");
