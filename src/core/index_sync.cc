@@ -119,7 +119,7 @@ Status IndexSync::CatchUpVectors() {
 
 void IndexSync::FinishMaintenance() {
   std::unique_lock<std::mutex> lock(mu_);
-  maintenance_cv_.wait(lock, [this] { return !maintenance_asked_ && !maintaining_; });
+  maintenance_cv_.wait(lock, [this] { return !maintenance_asked_ && busy_ == 0; });
 }
 
 void IndexSync::RequestMaintenanceLocked() {
@@ -138,10 +138,11 @@ constexpr size_t kGraphSlice = 32;
 void IndexSync::Maintain() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    maintenance_cv_.wait(lock, [this] { return maintenance_asked_ || stop_maintaining_; });
+    // A save another thread is committing would refuse this one's: wait.
+    maintenance_cv_.wait(lock, [this] { return (maintenance_asked_ && busy_ == 0) || stop_maintaining_; });
     if (!maintenance_asked_) return;  // stopped with nothing asked for
     maintenance_asked_ = false;
-    maintaining_ = true;
+    ++busy_;
     // The graph first, a slice at a time, letting the lock go in between.
     for (size_t budget = GraphBudget(); budget > 0;) {
       const size_t slice = std::min(budget, kGraphSlice);
@@ -157,14 +158,14 @@ void IndexSync::Maintain() {
     }
     // Then the file.
     SaveLocked(lock, /*graph_budget=*/0);
-    maintaining_ = false;
+    --busy_;
     maintenance_cv_.notify_all();
   }
 }
 
 Status IndexSync::Rebuild(bool lexical_too) {
   std::unique_lock<std::mutex> lock(mu_);
-  maintenance_cv_.wait(lock, [this] { return !maintaining_; });  // its save would refuse ours
+  maintenance_cv_.wait(lock, [this] { return busy_ == 0; });  // a save in flight would refuse ours
   if (lexical_too) {
     const Status cleared = lexical_.Clear();
     if (cleared.code() == StatusCode::kCorruption) {
@@ -181,7 +182,7 @@ Status IndexSync::Rebuild(bool lexical_too) {
 
 Status IndexSync::CatchUpAndPersist() {
   std::unique_lock<std::mutex> lock(mu_);
-  maintenance_cv_.wait(lock, [this] { return !maintaining_; });  // its save would refuse ours
+  maintenance_cv_.wait(lock, [this] { return busy_ == 0; });  // a save in flight would refuse ours
   MSP_RETURN_IF_ERROR(CatchUpLocked());
   // Every row placed in the graph; the file is written when that or the
   // replay changed anything.
@@ -267,11 +268,11 @@ void IndexSync::SaveLocked(std::unique_lock<std::mutex>& lock, size_t graph_budg
     return;
   }
   const int64_t saved = std::exchange(unsaved_, 0);
-  const bool was_maintaining = std::exchange(maintaining_, true);  // Rebuild and CatchUpAndPersist wait
+  ++busy_;  // Rebuild, CatchUpAndPersist and the maintainer wait
   lock.unlock();
   const Status committed = staged->Commit();
   lock.lock();
-  maintaining_ = was_maintaining;
+  --busy_;
   maintenance_cv_.notify_all();
   if (committed.ok()) {
     save_error_.clear();

@@ -152,7 +152,7 @@ class IndexSync {
   Status ApplyVectors(const std::vector<Memory>& records, std::vector<std::string> deletes, int64_t up_to);
   // Places up to `graph_budget` rows in the vector index's graph, then
   // writes the file: staged under the lock, synced and renamed with it let
-  // go (maintaining_ set meanwhile; changes replayed then count towards the
+  // go (busy_ counts it meanwhile; changes replayed then count towards the
   // next save). REQUIRES: `lock` holds mu_.
   void SaveLocked(std::unique_lock<std::mutex>& lock, size_t graph_budget);
   // Asks the background thread for a save point's work, starting it the
@@ -178,7 +178,11 @@ class IndexSync {
   // The background thread's state, guarded by mu_.
   std::condition_variable maintenance_cv_;  // a request, a stop, or work done
   bool maintenance_asked_ = false;
-  bool maintaining_ = false;
+  // Saves being committed with mu_ let go, and maintenance passes under
+  // way: Rebuild, CatchUpAndPersist and the maintainer wait for 0, since
+  // the file lock of a save in flight would refuse theirs. (A count, not a
+  // flag: one ending must not clear another's.)
+  int busy_ = 0;
   bool stop_maintaining_ = false;
   IndexRebuilds rebuilds_;     // guarded by mu_
   std::atomic<bool> stop_following_{false};
