@@ -28,7 +28,7 @@
 //     temporal and are skipped, as are clauses about someone else ("my
 //     colleague uses ...", "my boss's laptop ...").
 //  5. The clause is matched, case-insensitively, against the rule table in
-//     rule_extractor.cc; the first rule that fires makes a fact from its
+//     rule_table.h; the first rule that fires makes a fact from its
 //     template. First-person words in the captured text are turned to the
 //     third person ("my script" -> "their script").
 //  6. Two scanners run over every clause as well:
@@ -42,7 +42,7 @@
 //       "must", "should", "want to", ...) gives "User's constraint: without X."
 //       (constraint, 0.75).
 //
-// The rules, by category (templates in rule_extractor.cc; confidence in
+// The rules, by category (templates in rule_table.h; confidence in
 // brackets, hedged clauses capped at 0.6):
 //   preference   I prefer / I'd prefer X -> "User prefers X." [0.85]
 //                I like / love / enjoy / dislike / hate X, I don't like X,
