@@ -37,6 +37,7 @@
 #include "msp/mission.h"
 #include "msp/status.h"
 #include "msp/types.h"
+#include "util/utf8.h"
 
 namespace msp {
 
@@ -95,8 +96,7 @@ std::string AdrRecordId(const Namespace& scope, std::string_view path);
 
 // ---- field rules
 
-// Characters (code points) in valid UTF-8 `s`.
-size_t Utf8Chars(std::string_view s);
+// Characters in valid UTF-8: Utf8Chars (util/utf8.h).
 // True for a principle id: an ASCII letter, then ASCII letters, digits,
 // '.', '_', '-'; 1..32 characters.
 bool IsPrincipleId(std::string_view s);

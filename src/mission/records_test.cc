@@ -156,6 +156,20 @@ TEST(RecordIdTest, DeterministicAndDistinct) {
   EXPECT_EQ(ids.size(), 10u);
 }
 
+TEST(RecordIdTest, StableAcrossVersions) {
+  // Record ids are stored: these values were computed before the hash and
+  // the UUID formatting moved to util/ and must never change.
+  Namespace a;
+  a.tenant = "acme";
+  a.mission = "apollo";
+  EXPECT_EQ(PrincipleRecordId(a, "P-7", 1), "3a514c03-f331-8087-bbe6-a8505d641de0");
+  EXPECT_EQ(AdrRecordId(a, "/repo/docs/adr/0001-use-postgres.md"), "109198a6-92db-8294-a55e-9e7035ee6ea3");
+  Namespace t;
+  t.tenant = "t";
+  EXPECT_EQ(OperatorRecordId(t, "alice"), "6fa7355c-c572-8a08-a703-0a577d2b6bca");
+  EXPECT_EQ(MissionRecordId(t, {}), "0b519c97-297d-8fa6-9854-a3190f53c3f2");
+}
+
 TEST(DecisionMemoryTest, RoundTripWithCyrillic) {
   Namespace scope;
   scope.tenant = "t";

@@ -1,5 +1,6 @@
-// FNV-1a hashes (xor each byte, then multiply) of byte strings. Their values
-// are stored (word-vector tables, name UUIDs, index terms, lock keys), so
+// FNV-1a hashes (xor each byte, then multiply) of byte strings, a 128-bit
+// hash and a file checksum. Their values are stored (word-vector tables,
+// name UUIDs, mission record ids, index terms, lock keys, vector files), so
 // they must never change; data/embeddings/convert.mjs computes Fnv1a32 too.
 #ifndef MSP_UTIL_HASH_H_
 #define MSP_UTIL_HASH_H_
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace msp {
 
@@ -42,6 +44,32 @@ constexpr uint64_t Fnv1a64(std::string_view bytes, uint64_t seed = kFnv1a64Offse
 
 static_assert(Fnv1a32("") == kFnv1a32OffsetBasis && Fnv1a32("a") == 0xe40c292cu);
 static_assert(Fnv1a64("") == kFnv1a64OffsetBasis && Fnv1a64("a") == 0xaf63dc4c8601ec8cull);
+
+namespace hash_internal {
+
+// The splitmix64 finaliser.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace hash_internal
+
+// A 128-bit hash of `s` as {high, low} 64-bit halves: an FNV-1a lane and a
+// splitmix64 lane, each finished with the other. The mission records' ids
+// are made from it (mission/records.h, MissionRecordId), so its values must
+// never change.
+inline std::pair<uint64_t, uint64_t> Hash128(std::string_view s) {
+  using hash_internal::Mix64;
+  uint64_t a = 0xCBF29CE484222325ULL;
+  uint64_t b = 0x84222325CBF29CE4ULL ^ s.size();
+  for (unsigned char c : s) {
+    a = (a ^ c) * 0x100000001B3ULL;
+    b = Mix64(b ^ (c + 0x9E3779B97F4A7C15ULL));
+  }
+  return {Mix64(a ^ Mix64(b)), Mix64(b ^ (a * 0x9E3779B97F4A7C15ULL))};
+}
 
 // A 64-bit checksum of `n` bytes, chained from `seed`, for telling a torn or
 // garbled file from a good one (not a defence against a chosen collision).

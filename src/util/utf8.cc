@@ -1,4 +1,4 @@
-// UTF-8 validation (RFC 3629).
+// UTF-8 validation (RFC 3629), counting and decoding.
 #include "util/utf8.h"
 
 namespace msp {
@@ -43,6 +43,35 @@ bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
     i += len;
   }
   return true;
+}
+
+size_t Utf8Chars(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+uint32_t NextCodePoint(std::string_view s, size_t* i) {
+  const unsigned char c = static_cast<unsigned char>(s[*i]);
+  int extra = 0;
+  uint32_t cp = c;
+  if (c >= 0xF0) {
+    cp = c & 0x07;
+    extra = 3;
+  } else if (c >= 0xE0) {
+    cp = c & 0x0F;
+    extra = 2;
+  } else if (c >= 0xC0) {
+    cp = c & 0x1F;
+    extra = 1;
+  }
+  ++*i;
+  for (int k = 0; k < extra && *i < s.size(); ++k, ++*i) {
+    cp = (cp << 6) | (static_cast<unsigned char>(s[*i]) & 0x3F);
+  }
+  return cp;
 }
 
 }  // namespace msp

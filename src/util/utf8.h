@@ -1,8 +1,9 @@
-// UTF-8 validation for every text that enters msp.
+// UTF-8 for every text that enters msp: validation, counting and decoding.
 #ifndef MSP_UTIL_UTF8_H_
 #define MSP_UTIL_UTF8_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace msp {
@@ -10,6 +11,13 @@ namespace msp {
 // True when `s` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
 // On false, *bad_offset (if given) is the byte offset of the first bad byte.
 bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
+
+// Characters (code points) in valid UTF-8 `s`.
+size_t Utf8Chars(std::string_view s);
+
+// Decodes the code point at s[*i] and advances *i past it.
+// REQUIRES: `s` is valid UTF-8 and *i < s.size() is the start of a character.
+uint32_t NextCodePoint(std::string_view s, size_t* i);
 
 }  // namespace msp
 

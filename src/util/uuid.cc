@@ -62,6 +62,10 @@ std::string NewUuid(TimeMs now) {
 std::string NameUuid(std::string_view key) {
   const uint64_t hi = Fnv1a64(key);
   const uint64_t lo = Fnv1a64(key, 0x84222325CBF29CE4ull ^ hi);
+  return HashUuid(hi, lo);
+}
+
+std::string HashUuid(uint64_t hi, uint64_t lo) {
   unsigned char b[16];
   for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(hi >> (56 - 8 * i));
   for (int i = 0; i < 8; ++i) b[8 + i] = static_cast<unsigned char>(lo >> (56 - 8 * i));

@@ -3,6 +3,7 @@
 #ifndef MSP_UTIL_UUID_H_
 #define MSP_UTIL_UUID_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,10 @@ std::string NewUuid(TimeMs now);
 // 64-bit FNV-1a hashes of the key; these ids are stored, so the function
 // never changes.
 std::string NameUuid(std::string_view key);
+// The version 8 UUID whose bits are the 128-bit hash {hi, lo} (big-endian)
+// with the version and variant bits set: how NameUuid and the mission
+// records' ids (Hash128) are formatted. Stored, so it never changes.
+std::string HashUuid(uint64_t hi, uint64_t lo);
 // True for a canonical lowercase or uppercase 8-4-4-4-12 hex UUID.
 bool IsUuid(std::string_view s);
 
