@@ -31,6 +31,12 @@ struct StoreOptions {
   // Connecting, and waiting for a free pooled connection, in ms.
   int postgres_connect_timeout_ms = 5000;
   int postgres_statement_timeout_ms = 30000;  // per statement; 0: none
+  // Encryption at rest (sqlite only, docs/encryption.md): a file holding the
+  // key (64 hex digits, mode 0600), or the key itself (from
+  // $MSP_ENCRYPTION_KEY). Either one set encrypts msp.db and its WAL and keeps
+  // the derived indexes in memory.
+  std::string encryption_key_file;
+  std::string encryption_key;
 };
 
 struct EmbedderOptions {

@@ -119,6 +119,14 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.store.postgres_statement_timeout_ms; },
                  "postgres: longest a statement may run, in ms (0: no limit); a longer one fails as unavailable."),
             0, kInf),
+      Make("store.encryption_key_file", "MSP_ENCRYPTION_KEY_FILE", "--encryption-key-file",
+           +[](Options& o) { return &o.store.encryption_key_file; },
+           "sqlite: encrypt msp.db at rest with the key in this file (64 hex digits, openssl rand -hex 32; "
+           "mode 0600); the derived indexes are then kept in memory (docs/encryption.md)."),
+      Make("store.encryption_key", "MSP_ENCRYPTION_KEY", "--encryption-key",
+           +[](Options& o) { return &o.store.encryption_key; },
+           "sqlite: the encryption key itself (64 hex digits); prefer the environment variable or "
+           "store.encryption_key_file to a flag, which other users can see."),
       NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
                     +[](Options& o) { return &o.embedder.provider; },
                     "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
@@ -1017,6 +1025,21 @@ class Loader {
     if (r.lexical_weight == 0 && r.vector_weight == 0) {
       return Status::InvalidArgument(Described("retrieval.lexical_weight") + " and " +
                                      Described("retrieval.vector_weight") + " may not both be 0");
+    }
+    // The key's value is never shown: only where it came from.
+    const StoreOptions& st = loaded_.options.store;
+    auto named = [this](std::string_view key) {
+      return std::string(key) + " (from " + loaded_.OriginOf(key).where + ")";
+    };
+    if (!st.encryption_key_file.empty() && !st.encryption_key.empty()) {
+      return Status::InvalidArgument(named("store.encryption_key_file") + " and " + named("store.encryption_key") +
+                                     " are both set; set one");
+    }
+    if (st.backend == "postgres" && (!st.encryption_key_file.empty() || !st.encryption_key.empty())) {
+      return Status::InvalidArgument(
+          "encryption at rest is for the sqlite store: with store.backend = postgres it is the database "
+          "server's job (an encrypted volume, docs/encryption.md); unset " +
+          named(st.encryption_key_file.empty() ? "store.encryption_key" : "store.encryption_key_file"));
     }
     return Status::Ok();
   }

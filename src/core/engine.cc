@@ -39,6 +39,7 @@
 #include "core/write_planner.h"
 #include "core/write_policy.h"
 #include "provider/embedder_factory.h"
+#include "store/sqlite/encrypted_vfs.h"
 
 namespace msp {
 namespace {
@@ -278,13 +279,17 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
   MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
   const bool sync_lexical = options.store.synchronous == "full" || options.store.synchronous == "extra";
-  MSP_ASSIGN_OR_RETURN(parts.lexical, OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval,
-                                                        sync_lexical, /*read_only=*/parts.store->read_only()));
+  // An encrypted store's indexes stay in memory, rebuilt from the store at
+  // open (docs/encryption.md): on disk they would hold its text in the clear.
+  const bool encrypted = options.store.backend == "sqlite" && EncryptionConfigured(options.store);
+  MSP_ASSIGN_OR_RETURN(parts.lexical,
+                       OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval, sync_lexical,
+                                        /*read_only=*/parts.store->read_only(), /*in_memory=*/encrypted));
   // Exact scan below 50,000 rows a tenant, the graph above; both are
   // persisted with the vectors (index_sync.h), and the graph is extended
   // only at save points, never by a process that replays a few changes.
   parts.vector = MakeVectorIndex(parts.embedder->dimension(), VectorIndexOptions{});
-  parts.vector_file = options.store.data_dir + "/vector/index.msv";
+  if (!encrypted) parts.vector_file = options.store.data_dir + "/vector/index.msv";
   // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
   const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));

@@ -115,8 +115,13 @@ class LexicalIndex {
 // Apply, Clear or Reset moves the index into memory (a copy of what the
 // files hold, or empty when they cannot be read), where it is caught up
 // and read from then on; the files are left as they were.
+//
+// With `in_memory` (an encrypted store, docs/encryption.md) the index lives
+// in memory only, starts empty and is caught up from the store; `dir` only
+// names it in messages.
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
-                                                       bool sync_commits = true, bool read_only = false);
+                                                       bool sync_commits = true, bool read_only = false,
+                                                       bool in_memory = false);
 
 // The state of a vector index's graph: rows placed in it (`placed`, of
 // which `removed` have since left the index) and rows waiting (`pending`).

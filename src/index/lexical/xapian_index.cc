@@ -342,10 +342,12 @@ constexpr size_t kMaxCachedDocs = 100000;
 
 class XapianLexicalIndex final : public LexicalIndex {
  public:
-  XapianLexicalIndex(std::string dir, const RetrievalOptions& options, bool sync_commits, bool read_only)
+  XapianLexicalIndex(std::string dir, const RetrievalOptions& options, bool sync_commits, bool read_only,
+                     bool in_memory)
       : dir_(std::move(dir)),
         write_flags_(Xapian::DB_CREATE_OR_OPEN | Xapian::DB_RETRY_LOCK | (sync_commits ? 0 : Xapian::DB_NO_SYNC)),
-        read_only_(read_only),
+        read_only_(read_only || in_memory),
+        in_memory_(in_memory),
         language_(options.language),
         date_terms_(options.date_terms),
         k1_(options.bm25_k1),
@@ -449,6 +451,10 @@ class XapianLexicalIndex final : public LexicalIndex {
   // folder should be) are left for the first use to report as Corruption,
   // which Reset() repairs: opening never fails on them.
   Status Init() {
+    if (in_memory_) {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      return ToMemoryLocked(/*copy_files=*/false);
+    }
     if (read_only_) return InitReadOnly();
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
@@ -794,7 +800,8 @@ class XapianLexicalIndex final : public LexicalIndex {
 
   const std::string dir_;
   const int write_flags_;  // for each WritableDatabase: DB_NO_SYNC unless commits are synced
-  const bool read_only_;  // see OpenLexicalIndex
+  const bool read_only_;  // see OpenLexicalIndex (also set when in_memory_)
+  const bool in_memory_;  // never reads or writes dir_
   const std::string language_;
   const bool date_terms_;
   const double k1_;  // BM25 parameters (RetrievalOptions::bm25_k1, bm25_b)
@@ -813,7 +820,7 @@ class XapianLexicalIndex final : public LexicalIndex {
 }  // namespace
 
 Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, const RetrievalOptions& options,
-                                                       bool sync_commits, bool read_only) {
+                                                       bool sync_commits, bool read_only, bool in_memory) {
   if (dir.empty()) return Status::InvalidArgument("lexical index directory is empty");
   try {
     Xapian::Stem check(options.language);
@@ -824,7 +831,7 @@ Result<std::unique_ptr<LexicalIndex>> OpenLexicalIndex(const std::string& dir, c
   if (!(options.bm25_k1 >= 0) || !(options.bm25_b >= 0 && options.bm25_b <= 1)) {
     return Status::InvalidArgument("retrieval.bm25_k1 must be >= 0 and retrieval.bm25_b between 0 and 1");
   }
-  auto index = std::make_unique<XapianLexicalIndex>(dir, options, sync_commits, read_only);
+  auto index = std::make_unique<XapianLexicalIndex>(dir, options, sync_commits, read_only, in_memory);
   MSP_RETURN_IF_ERROR(index->Init());
   return std::unique_ptr<LexicalIndex>(std::move(index));
 }

@@ -12,6 +12,7 @@ StatusCode CodeFor(int rc) {
   if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
     return StatusCode::kAlreadyExists;
   }
+  if (rc == SQLITE_IOERR_DATA) return StatusCode::kCorruption;
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -129,9 +130,11 @@ namespace {
 
 // Opens `name` (a path or a file: URI) with `flags`; a failure's message
 // names `path`, what SQLite said, then `hint`.
-Result<sqlite3*> OpenHandle(const std::string& name, int flags, const std::string& path, const std::string& hint) {
+Result<sqlite3*> OpenHandle(const std::string& name, int flags, const std::string& vfs, const std::string& path,
+                            const std::string& hint) {
   sqlite3* handle = nullptr;
-  const int rc = sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     const std::string detail = handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
     sqlite3_close_v2(handle);
@@ -143,13 +146,14 @@ Result<sqlite3*> OpenHandle(const std::string& name, int flags, const std::strin
 
 }  // namespace
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
-  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path,
+Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, const std::string& vfs) {
+  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs, path,
                                                      " (check that the directory exists and is writable)"));
   return std::unique_ptr<SqliteDb>(new SqliteDb(handle, path));
 }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path, bool immutable) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path, bool immutable,
+                                                        const std::string& vfs) {
   // A URI, so that mode and immutable can be given: the path's own '%',
   // '?' and '#' are escaped.
   std::string uri = "file:";
@@ -164,7 +168,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path
     }
   }
   uri += immutable ? "?mode=ro&immutable=1" : "?mode=ro";
-  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path, " (opening it read-only)"));
+  MSP_ASSIGN_OR_RETURN(sqlite3 * handle, OpenHandle(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, vfs, path, " (opening it read-only)"));
   return std::unique_ptr<SqliteDb>(new SqliteDb(handle, path));
 }
 
@@ -214,6 +218,8 @@ Status SqliteDb::Error(int rc, std::string_view op) const {
   const StatusCode code = CodeFor(rc);
   if (code == StatusCode::kUnavailable) {
     message += " (the database is locked by another writer; retry)";
+  } else if (rc == SQLITE_IOERR_DATA) {
+    message += " (a page of the encrypted store failed its check: the file was damaged or changed outside msp)";
   } else if (code == StatusCode::kDiskFull) {
     message += " (the disk is full: nothing was written; free space and retry)";
   }

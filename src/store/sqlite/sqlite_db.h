@@ -71,13 +71,15 @@ class Statement {
 
 class SqliteDb {
  public:
-  // Opens (creating if needed) the database file at `path` read-write.
-  static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  // Opens (creating if needed) the database file at `path` read-write,
+  // through the SQLite VFS named `vfs` ("": the default one).
+  static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, const std::string& vfs = "");
   // Opens the existing database file at `path` read-only (SQLite's
   // mode=ro); with `immutable`, also without the WAL's shared-memory file,
   // for a database on a mount where it cannot be made (SQLite then assumes
   // that nobody changes the file while it is open).
-  static Result<std::unique_ptr<SqliteDb>> OpenReadOnly(const std::string& path, bool immutable);
+  static Result<std::unique_ptr<SqliteDb>> OpenReadOnly(const std::string& path, bool immutable,
+                                                        const std::string& vfs = "");
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -99,7 +101,9 @@ class SqliteDb {
   // A Status for SQLite result code `rc` during `op`:
   // "sqlite: <op> on <path> failed: <message>". BUSY and LOCKED map to
   // kUnavailable, CORRUPT and NOTADB to kCorruption, I/O, CANTOPEN, FULL,
-  // READONLY and PERM to kIoError, CONSTRAINT and TOOBIG to kInvalidArgument.
+  // READONLY and PERM to kIoError, CONSTRAINT and TOOBIG to kInvalidArgument;
+  // IOERR_DATA (a page of an encrypted store failing its check) to
+  // kCorruption.
   Status Error(int rc, std::string_view op) const;
 
  private:

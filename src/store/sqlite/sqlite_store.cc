@@ -23,6 +23,7 @@
 
 #include "store/record_row.h"
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/encrypted_vfs.h"
 #include "store/sqlite/sqlite_db.h"
 #include "util/time.h"
 
@@ -644,7 +645,7 @@ bool CannotWrite(const std::string& db_path) {
 // mount where the WAL's shared-memory file cannot be made (it is removed
 // when the last writer closes), SQLite opens it immutable instead.
 Result<std::unique_ptr<Store>> OpenReadOnlyStore(const std::string& db_path, const std::string& synchronous,
-                                                 int busy_timeout_ms) {
+                                                 int busy_timeout_ms, const std::string& vfs) {
   if (::access(db_path.c_str(), F_OK) != 0) {
     return Status::ReadOnly("no store at " + db_path + ", and its directory is read-only for this process: "
                             "it cannot be created there");
@@ -652,8 +653,11 @@ Result<std::unique_ptr<Store>> OpenReadOnlyStore(const std::string& db_path, con
   Result<int> version = Status::Internal("unreached");
   std::unique_ptr<SqliteDb> db;
   for (bool immutable : {false, true}) {
-    MSP_ASSIGN_OR_RETURN(db, SqliteDb::OpenReadOnly(db_path, immutable));
+    MSP_ASSIGN_OR_RETURN(db, SqliteDb::OpenReadOnly(db_path, immutable, vfs));
     sqlite3_busy_timeout(db->handle(), busy_timeout_ms);
+    if (!vfs.empty()) {
+      MSP_RETURN_IF_ERROR(db->Exec("PRAGMA temp_store = MEMORY", "keep temporary tables in memory"));
+    }
     version = ReadSchemaVersion(*db);
     if (version.ok() || version.status().code() != StatusCode::kIoError) break;
   }
@@ -686,9 +690,26 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
                                    std::to_string(options.busy_timeout_ms));
   }
 
-  if (CannotWrite(db_path)) return OpenReadOnlyStore(db_path, synchronous, options.busy_timeout_ms);
-  MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path));
+  // Encryption at rest (encrypted_vfs.h): the key is checked against the
+  // file before SQLite touches it, so a wrong or missing key changes nothing.
+  MSP_ASSIGN_OR_RETURN(std::optional<StoreKey> key, LoadStoreKey(options));
+  MSP_RETURN_IF_ERROR(CheckStoreFile(db_path, key));
+  std::string vfs;
+  if (key) {
+    MSP_ASSIGN_OR_RETURN(vfs, EncryptedVfsName(*key));
+  }
+
+  if (CannotWrite(db_path)) return OpenReadOnlyStore(db_path, synchronous, options.busy_timeout_ms, vfs);
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, vfs));
   sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms);
+  if (key) {
+    // A new file reserves each page's tail for the nonce and tag (an
+    // existing one keeps what its header says); temporary tables and
+    // sorts stay in memory, never in a plain temporary file.
+    int reserve = kReserveBytes;
+    sqlite3_file_control(db->handle(), "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve);
+    MSP_RETURN_IF_ERROR(db->Exec("PRAGMA temp_store = MEMORY", "keep temporary tables in memory"));
+  }
 
   // Switching a new database to WAL can report SQLITE_BUSY without waiting
   // for the busy handler while another process creates the same file; retry
