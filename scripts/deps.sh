@@ -23,6 +23,7 @@ packages=(
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   libpq-dev postgresql-15
   libgit2-dev libpoppler-cpp-dev libzip-dev libpugixml-dev libcmark-dev libxml2-dev
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -30,3 +30,9 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_UNITY_
 cmake --build build/asan -j"$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs")
+
+# The parsers of outside input under libFuzzer (fuzz/, docs/fuzzing.md): clang
+# compiles only the parser sources the targets need, and each target runs a
+# fixed number of inputs from its seed corpus under ASan + UBSan.
+echo "== fuzz targets (libFuzzer, a fixed number of runs each) =="
+bash fuzz/run.sh

@@ -2,10 +2,12 @@
 // and flags in that order.
 #include "config/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -868,6 +870,102 @@ bool IsSection(std::string_view name) {
   return !name.empty() && !SectionKeys(name).empty();
 }
 
+// What toml++ 3.3 does not check itself, found by fuzz/toml_config_fuzz: a
+// table header whose key starts with anything but a key character or a
+// quote ("[?x]", "[\n") fails an assertion in its parser (an abort, or
+// undefined behaviour where assertions are off), as do control characters
+// there; and a non-ASCII character where it looks for white space (after a
+// key or value, after a line-ending backslash) reaches an "unreachable"
+// point of its Unicode tables (U+0485 does). All are invalid TOML: refused
+// here, before toml++ reads the text.
+// A header is a '[' that starts a statement: at the start of a line, outside
+// a multi-line string and outside an array or inline table spanning lines.
+Status CheckTomlText(const std::string& doc, const std::string& path) {
+  size_t line = 1, column = 0;
+  int depth = 0;              // open '[' / '{' of a value
+  char string_quote = 0;      // inside a string: its quote
+  bool multi_line = false;    // ... a multi-line one
+  bool comment = false;
+  bool line_start = true;     // only white space so far on this line
+  auto error = [&](const std::string& what) {
+    return Status::InvalidArgument(path + " line " + std::to_string(line) + ", column " + std::to_string(column) +
+                                   ": invalid TOML: " + what);
+  };
+  auto is_key_start = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '"' || c == '\'';
+  };
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const char c = doc[i];
+    const auto u = static_cast<unsigned char>(c);
+    ++column;
+    if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "U+%04X", u);
+      return error(std::string("control character ") + hex + " (only tab and line ends are allowed)");
+    }
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      comment = false;
+      line_start = true;
+      if (!multi_line) string_quote = 0;
+      continue;
+    }
+    if (comment) continue;
+    if (string_quote != 0) {
+      if (string_quote == '"' && c == '\\') {
+        // A backslash ending a line of a multi-line string trims the white
+        // space after it, where toml++ must not meet a non-ASCII character.
+        size_t j = i + 1;
+        while (multi_line && j < doc.size() && (doc[j] == ' ' || doc[j] == '\t' || doc[j] == '\r' || doc[j] == '\n')) ++j;
+        if (j > i + 1 && j < doc.size() && static_cast<unsigned char>(doc[j]) >= 0x80) {
+          return error("a non-ASCII character right after a line-ending backslash");
+        }
+        if (j == i + 1) ++i;  // an escaped character
+        continue;
+      }
+      if (c != string_quote) continue;
+      if (!multi_line) {
+        string_quote = 0;
+      } else if (doc.compare(i, 3, std::string(3, string_quote)) == 0) {
+        string_quote = 0;
+        multi_line = false;
+        i += 2;
+        column += 2;
+      }
+      continue;
+    }
+    if (u >= 0x80) return error("a non-ASCII character outside a string or comment");
+    const bool was_line_start = line_start;
+    if (c != ' ' && c != '\t' && c != '\r') line_start = false;
+    if (c == '[' && was_line_start && depth == 0) {
+      size_t j = i + 1;
+      if (j < doc.size() && doc[j] == '[') ++j;
+      while (j < doc.size() && (doc[j] == ' ' || doc[j] == '\t')) ++j;
+      if (j < doc.size() && doc[j] != ']' && !is_key_start(doc[j])) {
+        column += j - i;
+        return error("a table header's name must start with a letter, digit, '_', '-' or a quote");
+      }
+      continue;
+    }
+    switch (c) {
+      case '#': comment = true; break;
+      case '[': case '{': ++depth; break;
+      case ']': case '}': if (depth > 0) --depth; break;
+      case '"': case '\'':
+        string_quote = c;
+        multi_line = doc.compare(i, 3, std::string(3, c)) == 0;
+        if (multi_line) {
+          i += 2;
+          column += 2;
+        }
+        break;
+      default: break;
+    }
+  }
+  return Status::Ok();
+}
+
 class Loader {
  public:
   explicit Loader(const ConfigInput& input) : input_(input) {
@@ -919,6 +1017,7 @@ class Loader {
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string doc = buf.str();
+    MSP_RETURN_IF_ERROR(CheckTomlText(doc, path));
     toml::table root;
     try {
       root = toml::parse(doc, path);

@@ -196,6 +196,58 @@ TEST_F(ConfigTest, UnknownTomlKeyNamesKeyFileAndLine) {
   EXPECT_NE(e.find("min_chars"), std::string::npos) << e;  // lists the known keys
 }
 
+// Found by fuzz/toml_config_fuzz: a control character, or anything but a
+// key character or quote, at the start of a table header's name made
+// toml++ fail an assertion (an abort of msp); both are refused as invalid.
+TEST_F(ConfigTest, TableHeadersTomlPlusPlusCannotReadAreErrorsNamingLineAndColumn) {
+  static constexpr char kControl[] = "[retrieval]\nrrf_k = 5\n[\x01\0\x13mor]vsep\n";
+  std::string path = WriteFile("c.toml", std::string(kControl, sizeof(kControl) - 1));
+  input_.config_path = path;
+  std::string e = ErrorOf();
+  EXPECT_NE(e.find(path + " line 3, column 2: invalid TOML: control character U+0001"), std::string::npos) << e;
+  path = WriteFile("d.toml", "[retrieval]\nrrf_k = 5\n[?store\n%= 1\n");
+  input_.config_path = path;
+  e = ErrorOf();
+  EXPECT_NE(e.find(path + " line 3, column 2: invalid TOML: a table header's name must start with"), std::string::npos)
+      << e;
+  path = WriteFile("n.toml", "[retrieval]\nKs9rchestrate\xd2\x85lane_[storep");
+  input_.config_path = path;
+  e = ErrorOf();
+  EXPECT_NE(e.find(path + " line 2, column 14: invalid TOML: a non-ASCII character outside"), std::string::npos) << e;
+  input_.config_path = WriteFile("e.toml", "[[ ]\n");
+  EXPECT_NE(ErrorOf().find("invalid TOML"), std::string::npos);
+  // What looks like a header inside a multi-line string is not one.
+  input_.config_path = WriteFile("g.toml",
+                                 "[policy]\ntrivial_phrases = [\n  \"a ]\",\n\"[?b\",\n]\n"
+                                 "stable_tags = [\"\"\"x\n[?y\"\"\"]\n[retrieval]\nrrf_k = 7 # caf\xc3\xa9 \xd2\x85\n"
+                                 "language = \"english\" # non-ASCII in comments and strings is fine\n");
+  const LoadedConfig loaded = Load();
+  EXPECT_EQ(loaded.options.retrieval.rrf_k, 7);
+  EXPECT_EQ(loaded.options.policy.trivial_phrases, (std::vector<std::string>{"a ]", "[?b"}));
+  input_.config_path = WriteFile("h.toml", "[policy]\ntrivial_phrases = [\"caf\xc3\xa9\", '\xd2\x85']\n");
+  EXPECT_EQ(Load().options.policy.trivial_phrases, (std::vector<std::string>{"caf\xc3\xa9", "\xd2\x85"}));
+  EXPECT_EQ(loaded.options.policy.stable_tags, (std::vector<std::string>{"x\n[?y"}));
+}
+
+// The encryption key is never shown in an error, only where it came from.
+TEST_F(ConfigTest, EncryptionKeySettingsAndTheirErrorsNeverShowTheKey) {
+  const std::string key(64, 'a');
+  input_.env["MSP_ENCRYPTION_KEY"] = key;
+  EXPECT_EQ(Load().options.store.encryption_key, key);
+  input_.flags.push_back({"--encryption-key-file", "/k"});
+  std::string e = ErrorOf();
+  EXPECT_NE(e.find("store.encryption_key_file (from --encryption-key-file) and store.encryption_key (from "
+                   "MSP_ENCRYPTION_KEY) are both set"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find(key), std::string::npos) << e;
+  input_.flags.pop_back();
+  input_.flags.push_back({"--backend", "postgres"});
+  e = ErrorOf();
+  EXPECT_NE(e.find("database server's job"), std::string::npos) << e;
+  EXPECT_EQ(e.find(key), std::string::npos) << e;
+}
+
 TEST_F(ConfigTest, UnknownTopLevelKeyAndSection) {
   input_.config_path = WriteFile("a.toml", "colour = \"blue\"\n");
   EXPECT_NE(ErrorOf().find("line 1: unknown setting 'colour'"), std::string::npos);

@@ -55,6 +55,10 @@ class HtmlWalker {
       if (n->type != XML_ELEMENT_NODE) continue;
       if (Dropped(n)) continue;
       if (const int level = HeadingLevelOf(n); level > 0) {
+        if (builder_ == nullptr) {  // a heading inside a heading: its words are the outer one's
+          Walk(n->children);
+          continue;
+        }
         Flush();
         HtmlWalker inner(nullptr);
         inner.Walk(n->children);

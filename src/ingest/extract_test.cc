@@ -120,6 +120,18 @@ TEST(ExtractTest, HtmlDropsScriptsAndKeepsHeadings) {
   EXPECT_EQ(Slice(d, d.segments[1]), "Seals\n\n- Check daily\n\n- Replace yearly\n\na | b");
 }
 
+// Found by fuzz/html_fuzz: a heading inside a heading crashed the walker
+// (the inner one was handed to no document); its words belong to the outer.
+TEST(ExtractTest, HtmlHeadingInsideAHeading) {
+  for (const std::string html : {"<h1>Top<h2>Inner</h2></h1><p>body</p>", "<h1>Top<div><h2>Inner</h2></div></h1><p>body</p>"}) {
+    ASSERT_OK_AND_ASSIGN(ExtractedDocument d, ExtractHtml(html));
+    EXPECT_NE(d.text.find("Inner"), std::string::npos) << d.text;
+    EXPECT_NE(d.text.find("body"), std::string::npos) << d.text;
+    ASSERT_FALSE(d.segments.empty());
+    EXPECT_EQ(d.segments[0].section.rfind("Top", 0), 0u) << d.segments[0].section;
+  }
+}
+
 TEST(ExtractTest, HtmlUtf8WithoutDeclaredCharset) {
   ASSERT_OK_AND_ASSIGN(ExtractedDocument d, ExtractHtml("<p>Gr\xC3\xBC\xC3\x9F" "e, \xD0\x9A\xD0\xB8\xD1\x97\xD0\xB2</p>"));
   EXPECT_EQ(d.text, "Gr\xC3\xBC\xC3\x9F" "e, \xD0\x9A\xD0\xB8\xD1\x97\xD0\xB2");

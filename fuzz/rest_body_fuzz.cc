@@ -1,0 +1,22 @@
+// Fuzz target: REST request bodies and query strings (rest/request_json.h):
+// the body parsed as the server parses it, then read as a write, a fact and
+// an episode step; the input also as a request target's query string.
+#include "codec/memory_json.h"
+#include "fuzz/fuzz_util.h"
+#include "rest/request_json.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = msp::fuzz::Text(data, size);
+  auto body = msp::ParseJsonObject(text, "request body");
+  if (body.ok()) {
+    (void)msp::WriteRequestFromJson(*body, "t");
+    (void)msp::FactRequestFromJson(*body, "t");
+    (void)msp::EpisodeStepFromJson(*body, "t");
+    (void)msp::NamespaceFromBody(*body, "t");
+  }
+  const msp::QueryParams query = msp::ParseQuery("/v1/memories?" + std::string(text));
+  (void)msp::ListRequestFromQuery(query, "t");
+  (void)msp::NamespaceFromQuery(query, "t");
+  (void)msp::CheckQueryNames(query, msp::WithNamespaceParams({"limit"}));
+  return 0;
+}
