@@ -66,6 +66,7 @@ std::vector<WriteRequest> Requests(const std::vector<std::string>& texts) {
     r.ns.user = "u1";
     r.kind = Kind::kArtifact;
     r.text = t;
+    r.tags = {"profile"};
     out.push_back(std::move(r));
   }
   return out;

@@ -204,7 +204,11 @@ TEST_F(ConfigTest, TableHeadersTomlPlusPlusCannotReadAreErrorsNamingLineAndColum
   std::string path = WriteFile("c.toml", std::string(kControl, sizeof(kControl) - 1));
   input_.config_path = path;
   std::string e = ErrorOf();
-  EXPECT_NE(e.find(path + " line 3, column 2: invalid TOML: control character U+0001"), std::string::npos) << e;
+  EXPECT_NE(e.find(path + " line 3, column 2: invalid TOML: a table header's name"), std::string::npos) << e;
+  path = WriteFile("b.toml", "[retrieval]\nrrf_k = 5 \x01\n");
+  input_.config_path = path;
+  e = ErrorOf();
+  EXPECT_NE(e.find(path + " line 2, column 11: invalid TOML: control character U+0001"), std::string::npos) << e;
   path = WriteFile("d.toml", "[retrieval]\nrrf_k = 5\n[?store\n%= 1\n");
   input_.config_path = path;
   e = ErrorOf();
