@@ -15,6 +15,13 @@ struct StoreOptions {
   std::string backend = "sqlite";
   // Data directory: holds msp.db (the truth) and the derived indexes.
   std::string data_dir = ".msp";
+  // What a relative data_dir is relative to: "current", the current
+  // directory; "repository", the top of the git work tree holding the
+  // current directory (the current directory outside one), so that every
+  // process started anywhere in a repository (Claude Code's MCP server in a
+  // subdirectory) uses the repository's one store. The config loader
+  // resolves it (src/config).
+  std::string data_dir_base = "current";
   // SQLite synchronous mode: "full" survives power loss, "normal" survives a
   // killed process (WAL).
   std::string synchronous = "full";

@@ -89,6 +89,12 @@ const std::vector<Setting>& Table() {
                "sqlite|postgres"),
       NonEmpty(Make("store.data_dir", "MSP_DATA_DIR", "--data-dir", +[](Options& o) { return &o.store.data_dir; },
                     "Data directory: holds msp.db (the truth) and the derived indexes.")),
+      NonEmpty(Make("store.data_dir_base", "MSP_DATA_DIR_BASE", "--data-dir-base",
+                    +[](Options& o) { return &o.store.data_dir_base; },
+                    "What a relative data_dir is relative to: current (the current directory) or repository "
+                    "(the top of the git work tree holding the current directory; the current directory "
+                    "outside one). `msp setup claude-code` uses repository."),
+               "current|repository"),
       NonEmpty(Make("store.synchronous", "MSP_SYNCHRONOUS", "--synchronous",
                     +[](Options& o) { return &o.store.synchronous; },
                     "SQLite synchronous mode: full (survives power loss) or normal (survives a killed "
@@ -978,6 +984,8 @@ class Loader {
     MSP_RETURN_IF_ERROR(ApplyEnv());
     MSP_RETURN_IF_ERROR(ApplyFlags());
     MSP_RETURN_IF_ERROR(CheckCrossRules());
+    StoreOptions& store = loaded_.options.store;
+    store.data_dir = ResolveDataDir(store.data_dir, store.data_dir_base);
     return std::move(loaded_);
   }
 
@@ -995,15 +1003,21 @@ class Loader {
     if (auto it = input_.env.find("MSP_CONFIG"); it != input_.env.end() && !it->second.empty()) {
       return must_exist(it->second, "MSP_CONFIG");
     }
-    // data_dir as the flags, then the environment, then the default give it.
+    // data_dir (and what it is relative to) as the flags, then the
+    // environment, then the default give it.
     std::string data_dir = Options().store.data_dir;
+    std::string base = Options().store.data_dir_base;
     if (auto it = input_.env.find("MSP_DATA_DIR"); it != input_.env.end() && !it->second.empty()) {
       data_dir = it->second;
     }
+    if (auto it = input_.env.find("MSP_DATA_DIR_BASE"); it != input_.env.end() && !it->second.empty()) {
+      base = it->second;
+    }
     for (const auto& [flag, value] : input_.flags) {
       if (flag == "--data-dir" && !value.empty()) data_dir = value;
+      if (flag == "--data-dir-base" && !value.empty()) base = value;
     }
-    const std::string candidate = (std::filesystem::path(data_dir) / "msp.toml").string();
+    const std::string candidate = (std::filesystem::path(ResolveDataDir(data_dir, base)) / "msp.toml").string();
     std::error_code ec;
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
     return std::string();
@@ -1213,6 +1227,26 @@ const SettingOrigin& LoadedConfig::OriginOf(std::string_view key) const {
   static const SettingOrigin kDefaultOrigin{};
   auto it = origins.find(key);
   return it == origins.end() ? kDefaultOrigin : it->second;
+}
+
+std::string RepositoryRoot(const std::string& from) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::absolute(from, ec);
+  if (ec) return "";
+  for (dir = dir.lexically_normal();; dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", ec)) return dir.string();  // a folder, or a worktree's file
+    if (!dir.has_relative_path()) return "";                // reached the root
+  }
+}
+
+std::string ResolveDataDir(const std::string& data_dir, const std::string& base, const std::string& cwd) {
+  if (base != "repository" || data_dir.empty() || std::filesystem::path(data_dir).is_absolute()) return data_dir;
+  std::error_code ec;
+  const std::string here = cwd.empty() ? std::filesystem::current_path(ec).string() : cwd;
+  const std::string root = RepositoryRoot(here);
+  if (root.empty()) return data_dir;
+  return (std::filesystem::path(root) / data_dir).lexically_normal().string();
 }
 
 Result<LoadedConfig> LoadConfig(const ConfigInput& input) { return Loader(input).Load(); }

@@ -57,6 +57,16 @@ struct ConfigInput {
   std::vector<std::pair<std::string, std::string>> flags;
 };
 
+// The top of the git work tree holding `from` (the nearest directory at or
+// above it with a .git folder or file); "" when there is none.
+std::string RepositoryRoot(const std::string& from);
+
+// store.data_dir as a process uses it: with `base` "repository" a relative
+// `data_dir` is taken from RepositoryRoot(cwd) (cwd empty: the current
+// directory), and stays relative to the current directory outside a
+// repository; otherwise `data_dir` as it is.
+std::string ResolveDataDir(const std::string& data_dir, const std::string& base, const std::string& cwd = "");
+
 // The MSP_* variables of this process's environment.
 std::map<std::string, std::string> ProcessEnvironment();
 

@@ -483,5 +483,38 @@ TEST(SettingsTableTest, DocumentedInCliMd) {
   }
 }
 
+// store.data_dir_base = "repository": every process started anywhere in a
+// git work tree uses the one store at its top, msp.toml included.
+TEST_F(ConfigTest, DataDirRelativeToTheRepository) {
+  const fs::path repo = dir_ / "repo";
+  fs::create_directories(repo / ".git");
+  fs::create_directories(repo / "sub" / "deep");
+  EXPECT_EQ(ResolveDataDir(".msp", "repository", (repo / "sub" / "deep").string()), (repo / ".msp").string());
+  EXPECT_EQ(ResolveDataDir(".msp", "repository", repo.string()), (repo / ".msp").string());
+  EXPECT_EQ(ResolveDataDir("../x", "repository", (repo / "sub").string()), (dir_ / "x").string());
+  EXPECT_EQ(ResolveDataDir(".msp", "current", (repo / "sub").string()), ".msp");
+  EXPECT_EQ(ResolveDataDir("/abs/dir", "repository", (repo / "sub").string()), "/abs/dir");
+  EXPECT_EQ(ResolveDataDir(".msp", "repository", "/"), ".msp");  // no repository above: unchanged
+  // A linked worktree's .git is a file.
+  const fs::path worktree = dir_ / "worktree";
+  fs::create_directories(worktree / "src");
+  WriteFile("worktree/.git", "gitdir: /elsewhere\n");
+  EXPECT_EQ(RepositoryRoot((worktree / "src").string()), worktree.string());
+
+  // Through the loader, from a subdirectory: the store and its msp.toml.
+  WriteFile("repo/.msp/msp.toml", "[retrieval]\nrrf_k = 61\n");
+  const fs::path before = fs::current_path();
+  fs::current_path(repo / "sub" / "deep");
+  input_.flags = {{"--data-dir", ".msp"}, {"--data-dir-base", "repository"}};
+  const LoadedConfig c = Load();
+  fs::current_path(before);
+  EXPECT_EQ(c.options.store.data_dir, (repo / ".msp").string());
+  EXPECT_EQ(c.options.retrieval.rrf_k, 61);
+  EXPECT_EQ(c.config_file, (repo / ".msp" / "msp.toml").string());
+
+  input_.flags = {{"--data-dir", ".msp"}, {"--data-dir-base", "parent"}};
+  EXPECT_NE(ErrorOf().find("current|repository"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace msp
