@@ -472,11 +472,13 @@ const std::vector<Verb>& Verbs() {
       {"hook post-tool-use", "[flags] < HOOK_JSON",
        "the PostToolUse hook: record the tool call as an episode of the hook's session (hooks.post_tool_use)",
        {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookPostToolUse},
-      {"setup claude-code", "[--project | --user] [--remove] [flags]",
+      {"setup claude-code", "[--scope project|user] [--remove] [flags]",
        "register msp's hooks and MCP server with Claude Code, merged into its settings files (--remove: take "
        "them out)",
-       {{"--project", "", "this project: .claude/settings.json and .mcp.json (default)"},
-        {"--user", "", "every project: ~/.claude/settings.json and ~/.claude.json"},
+       {{"--scope", "project|user",
+         "project (default): this project's .claude/settings.json and .mcp.json, the store in the repository "
+         "and kept out of git; user: every project, ~/.claude/settings.json and ~/.claude.json"},
+        {"--project", "", "the same as --scope project"},
         {"--project-dir", "DIR", "the project's directory (default: the current one)"},
         {"--remove", "", "remove msp's hooks and MCP server, nothing else"},
         {"--post-tool-use", "", "also register the PostToolUse hook (it records only with hooks.post_tool_use)"},

@@ -14,6 +14,7 @@
 #include "coding/hooks.h"
 #include "coding/prompt_analysis.h"
 #include "coding/prompt_store.h"
+#include "config/config.h"
 #include "consolidate/llm_extractor.h"
 #include "provider/chat_client.h"
 #include "util/time.h"
@@ -355,22 +356,44 @@ Status RunHookPostToolUse(Invocation& inv) {
   return Status::Ok();
 }
 
+namespace {
+
+// `word` as one shell word: in single quotes, a quote in it as '\''.
+std::string ShellQuote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
 Status RunSetupClaudeCode(Invocation& inv) {
-  if (inv.flags.Has("--project") && inv.flags.Has("--user")) return Usage(inv, "--project or --user, not both");
+  const std::string scope = inv.flags.Get("--scope", "project");
+  if (scope != "project" && scope != "user") {
+    return Usage(inv, "--scope is project or user, not '" + scope + "'");
+  }
+  if (inv.flags.Has("--project") && scope == "user") return Usage(inv, "--project or --scope user, not both");
   ClaudeSetupRequest r;
-  r.user = inv.flags.Has("--user");
+  r.user = scope == "user";
   r.remove = inv.flags.Has("--remove");
   r.post_tool_use = inv.flags.Has("--post-tool-use");
   r.mcp = !inv.flags.Has("--no-mcp");
   std::error_code ec;
-  r.project_dir = inv.flags.Has("--project-dir") ? AbsolutePath(inv.flags.Get("--project-dir"))
-                                                 : fs::current_path(ec).string();
+  // The project is the repository holding the current directory (its top),
+  // so that setup run in a subdirectory writes where Claude Code reads.
+  if (inv.flags.Has("--project-dir")) {
+    r.project_dir = AbsolutePath(inv.flags.Get("--project-dir"));
+  } else {
+    r.project_dir = fs::current_path(ec).string();
+    if (const std::string root = RepositoryRoot(r.project_dir); !root.empty()) r.project_dir = root;
+  }
   if (const char* home = std::getenv("HOME")) r.home = home;
   // The commands: this msp (or --msp), with the data directory absolute for
   // user scope; for project scope a relative one stays relative to the
   // project ($CLAUDE_PROJECT_DIR).
   std::string msp = inv.flags.Get("--msp", SelfExecutable());
   if (msp.empty()) msp = "msp";
+  const bool capture_given = inv.flags.Has("--capture");
   std::string capture = inv.flags.Get("--capture");
   if (capture.empty()) {
     // Always the lean hook (it starts in a third of msp's time): beside this
@@ -384,28 +407,37 @@ Status RunSetupClaudeCode(Invocation& inv) {
                                         "--capture");
     }
   }
+  // The store: given relative, it lives in the project. The hooks name it
+  // from $CLAUDE_PROJECT_DIR; the MCP server, which Claude Code starts in
+  // whatever directory it was started in, finds the repository's top itself
+  // (store.data_dir_base = repository); git is told to leave it alone.
+  // Relative to the directory setup ran in, not to the repository: the
+  // configuration loader has already resolved it when --data-dir-base says so.
   const std::string& dir = inv.config.options.store.data_dir;
+  const bool relative = !fs::path(dir).is_absolute();
   std::string data_flag;
-  if (fs::path(dir).is_absolute()) {
-    data_flag = " --data-dir '" + dir + "'";
+  if (!relative) {
+    data_flag = " --data-dir " + ShellQuote(dir);
   } else if (r.user) {
-    data_flag = " --data-dir '" + AbsolutePath(dir) + "'";
+    data_flag = " --data-dir " + ShellQuote(AbsolutePath(dir));
   } else {
-    data_flag = " --data-dir \"$CLAUDE_PROJECT_DIR\"/'" + dir + "'";
+    data_flag = " --data-dir \"$CLAUDE_PROJECT_DIR\"/" + ShellQuote(dir);
+    r.store_in_project = dir;
   }
   std::string ns_flags;
-  if (inv.ns.tenant != "default") ns_flags += " --tenant '" + inv.ns.tenant + "'";
-  if (!inv.ns.user.empty()) ns_flags += " --user '" + inv.ns.user + "'";
-  if (!inv.ns.mission.empty()) ns_flags += " --mission '" + inv.ns.mission + "'";
-  r.capture_command = "'" + capture + "'" + data_flag;
-  if (capture.find(' ') != std::string::npos) r.capture_command = capture + data_flag;  // "msp capture"
-  r.msp_command = "'" + msp + "'" + data_flag + ns_flags;
-  // The MCP server runs in the project directory: a relative data directory
-  // stays relative there.
+  if (inv.ns.tenant != "default") ns_flags += " --tenant " + ShellQuote(inv.ns.tenant);
+  if (!inv.ns.user.empty()) ns_flags += " --user " + ShellQuote(inv.ns.user);
+  if (!inv.ns.mission.empty()) ns_flags += " --mission " + ShellQuote(inv.ns.mission);
+  // A command given with --capture is taken as written (it may be "msp
+  // capture"); a path msp found is one word, whatever it holds.
+  r.capture_command = (capture_given ? capture : ShellQuote(capture)) + data_flag;
+  r.msp_command = ShellQuote(msp) + data_flag + ns_flags;
   r.mcp_program = msp;
-  r.mcp_args = {"mcp", "--data-dir", r.user ? AbsolutePath(dir) : dir};
+  r.mcp_args = {"mcp", "--data-dir", r.user || !relative ? AbsolutePath(dir) : dir};
+  if (!r.user && relative) r.mcp_args.insert(r.mcp_args.end(), {"--data-dir-base", "repository"});
   if (inv.ns.tenant != "default") r.mcp_args.insert(r.mcp_args.end(), {"--tenant", inv.ns.tenant});
   if (!inv.ns.user.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--user", inv.ns.user});
+  if (!inv.ns.mission.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--mission", inv.ns.mission});
   MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, SetupClaudeCode(r));
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();

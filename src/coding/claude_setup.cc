@@ -148,6 +148,97 @@ bool IsMspMcpEntry(const Json& entry) {
          entry["args"][0].is_string() && entry["args"][0].get<std::string>() == "mcp";
 }
 
+// The file git reads for a work tree's private ignore rules: <git dir>/
+// info/exclude, where the git dir is <project>/.git, or the directory a
+// .git file names, or, for a linked worktree, the common directory it
+// shares with the main one. "" when the project is not a git work tree.
+std::string ExcludeFile(const std::string& project_dir) {
+  std::error_code ec;
+  const fs::path dot_git = fs::path(project_dir) / ".git";
+  fs::path git_dir;
+  if (fs::is_directory(dot_git, ec)) {
+    git_dir = dot_git;
+  } else if (fs::is_regular_file(dot_git, ec)) {
+    std::ifstream in(dot_git);
+    std::string line;
+    std::getline(in, line);
+    if (line.rfind("gitdir:", 0) != 0) return "";
+    const size_t start = line.find_first_not_of(" \t", 7);
+    if (start == std::string::npos) return "";
+    git_dir = fs::path(line.substr(start));
+    if (git_dir.is_relative()) git_dir = fs::path(project_dir) / git_dir;
+    if (std::ifstream common(git_dir / "commondir"); common) {
+      std::string rel;
+      std::getline(common, rel);
+      if (!rel.empty()) git_dir = fs::path(rel).is_relative() ? git_dir / rel : fs::path(rel);
+    }
+  } else {
+    return "";
+  }
+  return (git_dir.lexically_normal() / "info" / "exclude").string();
+}
+
+constexpr std::string_view kExcludeComment = "# msp's store (msp setup claude-code)";
+
+// Adds (or with `remove` takes out) msp's rule for `store` in the
+// repository's info/exclude. No change when the project is not a git work
+// tree or the rule is already as wanted.
+Result<ClaudeSetupChange> KeepStoreOutOfGit(const std::string& project_dir, const std::string& store, bool remove) {
+  const std::string path = ExcludeFile(project_dir);
+  if (path.empty()) return ClaudeSetupChange{"", false, ""};
+  std::string rule = fs::path(store).lexically_normal().generic_string();
+  while (!rule.empty() && rule.back() == '/') rule.pop_back();
+  rule = "/" + rule + "/";
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::vector<std::string> kept;
+  bool had = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool ours = lines[i] == rule && i > 0 && lines[i - 1] == kExcludeComment;
+    had = had || lines[i] == rule;
+    if (ours && remove) {
+      kept.pop_back();  // its comment
+      continue;
+    }
+    kept.push_back(lines[i]);
+  }
+  ClaudeSetupChange c{path, false, ""};
+  if (!remove && !had) {
+    kept.push_back(std::string(kExcludeComment));
+    kept.push_back(rule);
+    c.changed = true;
+    c.summary = "kept the store " + rule + " out of git";
+  } else if (remove) {
+    c.changed = kept.size() != lines.size();
+    c.summary = c.changed ? "removed " + rule : "no msp rule";
+  } else {
+    c.summary = "the store " + rule + " already kept out of git";
+  }
+  if (!c.changed) return c;
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Status::IoError("cannot create '" + fs::path(path).parent_path().string() + "': " + ec.message());
+  const std::string tmp = path + ".msp-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    for (const std::string& line : kept) out << line << "\n";
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return Status::IoError("cannot write '" + tmp + "'");
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    fs::remove(tmp, ec);
+    return Status::IoError("cannot replace '" + path + "': " + std::strerror(e));
+  }
+  return c;
+}
+
 }  // namespace
 
 bool IsMspHookCommand(const std::string& command) {
@@ -269,6 +360,11 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
     if (c.changed) MSP_RETURN_IF_ERROR(WriteJsonFile(mcp));
     if (!c.changed && !r.remove) c.summary = "MCP server msp already registered";
     changes.push_back(c);
+  }
+  // The store out of git.
+  if (!r.user && !r.store_in_project.empty()) {
+    MSP_ASSIGN_OR_RETURN(ClaudeSetupChange c, KeepStoreOutOfGit(r.project_dir, r.store_in_project, r.remove));
+    if (!c.path.empty()) changes.push_back(c);
   }
   return changes;
 }

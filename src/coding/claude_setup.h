@@ -11,7 +11,8 @@
 // last path component is `msp` or `msp-capture`) with `capture` or `hook`
 // next (msp-capture: any arguments). Everything else in the files is kept,
 // in its order. A file that is not a JSON object is an error naming it and
-// nothing is written.
+// nothing is written. The store kept in the project is added to git's
+// info/exclude (see store_in_project).
 #ifndef MSP_CODING_CLAUDE_SETUP_H_
 #define MSP_CODING_CLAUDE_SETUP_H_
 
@@ -33,6 +34,11 @@ struct ClaudeSetupRequest {
   bool post_tool_use = false;    // also register the PostToolUse hook
   bool mcp = true;               // register the MCP server
   bool remove = false;           // take msp's entries out instead
+  // Project scope: the store's path inside the project (".msp"), kept out
+  // of git through the repository's info/exclude (its common directory's, for
+  // a linked worktree) when the project is a git work tree; empty: none.
+  // --remove takes the line out again.
+  std::string store_in_project;
 };
 
 struct ClaudeSetupChange {

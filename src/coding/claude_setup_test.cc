@@ -150,5 +150,52 @@ TEST(ClaudeSetupTest, RecognisesMspHookCommands) {
   EXPECT_FALSE(IsMspHookCommand(""));
 }
 
+// The store kept in the project stays out of git: one rule in the
+// repository's info/exclude, added once, taken out by --remove; a linked
+// worktree's rule goes to the common directory; no repository, no rule.
+TEST(ClaudeSetupTest, KeepsTheStoreOutOfGit) {
+  testing::TempDir dir("coding-setup");
+  ASSERT_TRUE(dir.ok());
+  const fs::path project = fs::path(dir.path()) / "project";
+  Write(project / ".git" / "info" / "exclude", "# git's own comment\n*.log\n");
+  ClaudeSetupRequest r = Project(project.string());
+  r.store_in_project = ".msp";
+  ASSERT_OK_AND_ASSIGN(auto changes, SetupClaudeCode(r));
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[2].path, (project / ".git" / "info" / "exclude").string());
+  EXPECT_TRUE(changes[2].changed);
+  EXPECT_EQ(Read(project / ".git" / "info" / "exclude"),
+            "# git's own comment\n*.log\n# msp's store (msp setup claude-code)\n/.msp/\n");
+  ASSERT_OK_AND_ASSIGN(auto again, SetupClaudeCode(r));
+  EXPECT_FALSE(again[2].changed);
+  EXPECT_EQ(Read(project / ".git" / "info" / "exclude"),
+            "# git's own comment\n*.log\n# msp's store (msp setup claude-code)\n/.msp/\n");
+  r.remove = true;
+  ASSERT_OK_AND_ASSIGN(auto removed, SetupClaudeCode(r));
+  EXPECT_TRUE(removed.back().changed);
+  EXPECT_EQ(Read(project / ".git" / "info" / "exclude"), "# git's own comment\n*.log\n");
+
+  // A linked worktree: .git is a file naming its git dir, which names the
+  // common directory; info/exclude is created there.
+  const fs::path main_git = fs::path(dir.path()) / "main" / ".git";
+  const fs::path linked = fs::path(dir.path()) / "linked";
+  Write(main_git / "worktrees" / "linked" / "commondir", "../..\n");
+  Write(linked / ".git", "gitdir: " + (main_git / "worktrees" / "linked").string() + "\n");
+  ClaudeSetupRequest w = Project(linked.string());
+  w.store_in_project = "state/msp";
+  ASSERT_OK_AND_ASSIGN(auto linked_changes, SetupClaudeCode(w));
+  ASSERT_EQ(linked_changes.size(), 3u);
+  EXPECT_EQ(linked_changes[2].path, (main_git / "info" / "exclude").string());
+  EXPECT_EQ(Read(main_git / "info" / "exclude"), "# msp's store (msp setup claude-code)\n/state/msp/\n");
+
+  // Not a git work tree: the settings files only.
+  const fs::path plain = fs::path(dir.path()) / "plain";
+  fs::create_directories(plain);
+  ClaudeSetupRequest p = Project(plain.string());
+  p.store_in_project = ".msp";
+  ASSERT_OK_AND_ASSIGN(auto plain_changes, SetupClaudeCode(p));
+  EXPECT_EQ(plain_changes.size(), 2u);
+}
+
 }  // namespace
 }  // namespace msp
