@@ -513,7 +513,7 @@ TEST_F(ConfigTest, DataDirRelativeToTheRepository) {
   EXPECT_EQ(c.config_file, (repo / ".msp" / "msp.toml").string());
 
   input_.flags = {{"--data-dir", ".msp"}, {"--data-dir-base", "parent"}};
-  EXPECT_NE(ErrorOf().find("current|repository"), std::string::npos);
+  EXPECT_NE(ErrorOf().find("must be one of current, repository"), std::string::npos);
 }
 
 }  // namespace
