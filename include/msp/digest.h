@@ -332,6 +332,8 @@ class WorkflowMemory {
  private:
   MemoryLayer& engine_;
   MissionOptions options_;
+  // policy.context_trusted_sources: which records the digests label trusted.
+  std::vector<std::string> trusted_sources_ = WritePolicyOptions{}.context_trusted_sources;
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<const TokenCounter> counter_;
 };

@@ -121,6 +121,7 @@ struct Decision {
   TimeMs created_at = 0;
   TimeMs updated_at = 0;
   int64_t seq = 0;
+  std::string source;         // the record's source (operator, adr, ...)
 
   bool operator==(const Decision&) const = default;
 };

@@ -44,6 +44,10 @@ struct StoreOptions {
   // the derived indexes in memory.
   std::string encryption_key_file;
   std::string encryption_key;
+  // How long a write's idempotency key (--request-id, Idempotency-Key,
+  // request_id) is remembered, in hours: a repeat within it answers the
+  // first result. Expired keys are pruned as writes go.
+  int idempotency_ttl_hours = 24;
 };
 
 struct EmbedderOptions {
@@ -88,6 +92,11 @@ struct WritePolicyOptions {
       "dziękuję", "dzięki", "tak", "nie", "gotowe", "jasne"};
   bool refuse_high_sensitivity = true;
   std::vector<std::string> trusted_sources = {"user", "tool", "policy"};
+  // Sources whose records are labelled "trusted" where stored text reaches a
+  // model (working memory, digests, MCP results); every other source (tool,
+  // web, ingest, import, agent, consolidation, ...) is labelled "untrusted":
+  // data to weigh, never instructions to follow (docs/access.md).
+  std::vector<std::string> context_trusted_sources = {"user", "operator", "policy", "procedural"};
   std::vector<std::string> stable_tags = {"preference", "constraint", "profile", "goal"};
   bool require_stable_tag = true;
   int ttl_min_days = 1;

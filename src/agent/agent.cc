@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "procedural/rules.h"
+#include "util/fence.h"
 #include "util/uuid.h"
 
 namespace msp {
@@ -132,9 +133,11 @@ std::string RoleLine(const char* role, const std::string& name, const std::strin
 
 }  // namespace
 
-Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentOptions& options,
+Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Options& all_options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& request, const std::vector<ToolSpec>& tools) {
+  const AgentOptions& options = all_options.agent;
+  const std::vector<std::string>& trusted = all_options.policy.context_trusted_sources;
   const Namespace ns = AgentScope(scope);
   WorkingMemoryInput in;
   ProceduralMemory procedural(engine, ns);
@@ -151,6 +154,7 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentO
       Result<WorkingEpisode> e = WorkingEpisodeFromMemory(m);
       if (!e.ok()) continue;
       recent_ids.insert(m.id);
+      e->trusted = IsTrustedSource(m.source, trusted);
       in.recent.push_back(std::move(e).value());
     }
   }
@@ -162,7 +166,10 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentO
     r.min_score = options.min_score;
     r.filter.kinds = {Kind::kFact};
     MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine.Retrieve(r));
-    for (const SearchHit& h : hits) in.facts.push_back({h.memory.id, h.memory.text, h.score});
+    for (const SearchHit& h : hits) {
+      in.facts.push_back({h.memory.id, h.memory.text, h.score, h.memory.source,
+                          IsTrustedSource(h.memory.source, trusted)});
+    }
   }
   if (!request.empty() && options.retrieved_episodes > 0) {
     RetrieveRequest r;
@@ -177,6 +184,7 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentO
       if (recent_ids.count(h.memory.id) > 0) continue;
       Result<WorkingEpisode> e = WorkingEpisodeFromMemory(h.memory);
       if (!e.ok()) continue;
+      e->trusted = IsTrustedSource(h.memory.source, trusted);
       older.emplace_back(h.memory, std::move(e).value());
       if (static_cast<int>(older.size()) >= options.retrieved_episodes) break;
     }
@@ -258,7 +266,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(MemoryLayer& engine, const ChatClie
 }
 
 Result<WorkingMemory> Agent::Context(const std::string& request, const std::vector<std::string>& turn_lines) {
-  MSP_ASSIGN_OR_RETURN(WorkingMemoryInput in, GatherWorkingMemory(engine_, options_.agent, scope_, session_, request,
+  MSP_ASSIGN_OR_RETURN(WorkingMemoryInput in, GatherWorkingMemory(engine_, options_, scope_, session_, request,
                                                                    toolbox_->Specs()));
   in.turn = turn_lines;
   WorkingMemoryBudget budget;

@@ -109,8 +109,9 @@ class AgentToolbox {
 // scope's tenant, user and agent), the top_facts facts and
 // retrieved_episodes older episodes retrieved for the request (from the
 // user's memory: tenant and user, every agent), the last recent_steps steps
-// of the session, the tool schemas.
-Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const AgentOptions& options,
+// of the session, the tool schemas (options.agent). Facts and episodes are
+// marked trusted by options.policy.context_trusted_sources.
+Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Options& all_options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& request, const std::vector<ToolSpec>& tools);
 

@@ -208,10 +208,12 @@ TEST_F(AgentTest, AResumedSessionContinuesWhereItStopped) {
   EXPECT_EQ(turn.reply, "You were debugging numpy.");
   // The model saw the earlier turn as recent history.
   const std::string system = ChatRequest(1)["messages"][0]["content"];
-  EXPECT_NE(system.find("Recent conversation history:\nUser: Hi, I am Ann and I debug a flaky numpy install.\n"
-                        "Agent: Hello Ann!"),
-            std::string::npos)
-      << system;
+  // (each step labelled with its provenance and fenced: util/fence.h)
+  const size_t history = system.find("Recent conversation history:\nUser [episode · from user · trusted · id ");
+  ASSERT_NE(history, std::string::npos) << system;
+  const size_t said = system.find("]: Hi, I am Ann and I debug a flaky numpy install.\nAgent [episode · ", history);
+  ASSERT_NE(said, std::string::npos) << system;
+  EXPECT_NE(system.find("]: Hello Ann!", said), std::string::npos) << system;
   const auto steps = Steps(session);
   ASSERT_EQ(steps.size(), 4u);
   EXPECT_EQ(steps[2].step_number, 3);
@@ -401,7 +403,7 @@ TEST_F(AgentTest, OldHistoryIsSummarisedByTheModelWhenOverBudget) {
   const std::string summary_request = ChatRequest(0)["messages"][1]["content"];
   EXPECT_NE(summary_request.find("Turn 1: "), std::string::npos) << "the oldest step is summarised";
   const std::string system = ChatRequest(1)["messages"][0]["content"];
-  EXPECT_NE(system.find("Summary of earlier conversation:\nEarlier: Ann typed long lines."), std::string::npos)
+  EXPECT_NE(system.find("Summary of earlier conversation:\n  > Earlier: Ann typed long lines."), std::string::npos)
       << system;
   EXPECT_EQ(system.find("Turn 1: "), std::string::npos);
   EXPECT_NE(system.find("Turn 12: "), std::string::npos);
@@ -423,7 +425,7 @@ TEST_F(AgentTest, ContextForARequestRespectsTheBudget) {
   f.text = "The user's laptop runs Windows 11 with Python 3.11";
   ASSERT_OK(engine_->AddFact(f).status());
   ASSERT_OK_AND_ASSIGN(WorkingMemoryInput in,
-                       GatherWorkingMemory(*engine_, options_.agent, scope_, "", "Which Python does my laptop run?",
+                       GatherWorkingMemory(*engine_, options_, scope_, "", "Which Python does my laptop run?",
                                            {}));
   ASSERT_EQ(in.facts.size(), 1u);
   EXPECT_EQ(in.core_blocks[0].value, "I am a careful assistant.");
@@ -431,7 +433,8 @@ TEST_F(AgentTest, ContextForARequestRespectsTheBudget) {
   b.context_tokens = 4096;
   b.reply_reserve = 1024;
   ASSERT_OK_AND_ASSIGN(WorkingMemory wm, PackWorkingMemory(in, b, counter_));
-  EXPECT_NE(wm.Render().find("- The user's laptop runs Windows 11"), std::string::npos);
+  EXPECT_NE(wm.Render().find("- [fact · from user · trusted · id "), std::string::npos) << wm.Render();
+  EXPECT_NE(wm.Render().find("] The user's laptop runs Windows 11"), std::string::npos) << wm.Render();
   b.context_tokens = 1030;
   auto tight = PackWorkingMemory(in, b, counter_);
   EXPECT_EQ(tight.status().code(), StatusCode::kFailedPrecondition);

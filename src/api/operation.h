@@ -85,6 +85,9 @@ struct CallContext {
   // request naming another one is refused) and the face's other parts
   // (MCP: the session's; REST: none; CLI: the namespace flags).
   Namespace ns;
+  // policy.context_trusted_sources: served records are labelled "trust":
+  // "trusted" or "untrusted" by their source (util/fence.h).
+  std::vector<std::string> trusted_sources = WritePolicyOptions{}.context_trusted_sources;
 };
 
 // What an operation's declaration says, for faces, docs and tests.

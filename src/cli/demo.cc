@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "msp/memory.h"
+#include "util/fence.h"
 #include "util/time.h"
 #include "working/tokens.h"
 #include "working/working_memory.h"
@@ -96,12 +97,17 @@ class Demo {
     // 2. Inject: assemble working memory.
     WorkingMemoryInput in;
     in.system_prompt = kSystemPrompt;
+    // The demo runs on the default settings: their trusted sources.
+    const std::vector<std::string> trusted = WritePolicyOptions{}.context_trusted_sources;
     for (const auto& h : hits) {
       if (h.memory.kind == Kind::kFact) {
-        in.facts.push_back({h.memory.id, h.memory.text, h.score});
+        in.facts.push_back(
+            {h.memory.id, h.memory.text, h.score, h.memory.source, IsTrustedSource(h.memory.source, trusted)});
       } else if (h.memory.kind == Kind::kEpisode && h.memory.ns.session != session) {
         auto ep = WorkingEpisodeFromMemory(h.memory);
-        if (ep.ok()) in.retrieved.push_back(*ep);
+        if (!ep.ok()) continue;
+        ep->trusted = IsTrustedSource(h.memory.source, trusted);
+        in.retrieved.push_back(*ep);
       }
     }
     std::sort(in.retrieved.begin(), in.retrieved.end(),
@@ -109,7 +115,9 @@ class Demo {
     MSP_ASSIGN_OR_RETURN(auto recent, mem_.LastSteps(user_, session, 10));
     for (const auto& m : recent) {
       auto ep = WorkingEpisodeFromMemory(m);
-      if (ep.ok()) in.recent.push_back(*ep);
+      if (!ep.ok()) continue;
+      ep->trusted = IsTrustedSource(m.source, trusted);
+      in.recent.push_back(*ep);
     }
     in.tool_schemas = {kWebSearchSchema};
     in.request = request;

@@ -63,7 +63,7 @@ Status RunContext(Invocation& inv) {
   ProceduralMemory procedural(*engine, AgentNamespace(inv));
   MSP_ASSIGN_OR_RETURN(ProceduralSnapshot snap, procedural.Snapshot());
   toolbox.ApplyProcedural(snap.tools);
-  MSP_ASSIGN_OR_RETURN(WorkingMemoryInput in, GatherWorkingMemory(*engine, o.agent, AgentNamespace(inv),
+  MSP_ASSIGN_OR_RETURN(WorkingMemoryInput in, GatherWorkingMemory(*engine, o, AgentNamespace(inv),
                                                                    inv.ns.session, request, toolbox.Specs()));
   WorkingMemoryBudget budget;
   budget.context_tokens = o.agent.context_tokens;

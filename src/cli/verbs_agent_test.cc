@@ -104,7 +104,8 @@ TEST_F(AgentVerbsTest, CoreMemoryLimitsAndContext) {
   r = Cli({"context", "Which Python does my laptop run?", "--agent", "helper", "--user", "ann"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "== core memory (")) << r.out;
-  EXPECT_TRUE(Contains(r.out, "- Ann's laptop runs Windows 11 with Python 3.11")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "- [fact · from user · trusted · id ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "] Ann's laptop runs Windows 11 with Python 3.11")) << r.out;
   EXPECT_TRUE(Contains(r.out, "== tools (")) << r.out;
   EXPECT_TRUE(Contains(r.out, "tokens (estimate) ==")) << r.out;
   r = Cli({"context", "x", "--agent", "helper", "--user", "ann", "--agent-context-tokens", "300",

@@ -108,6 +108,7 @@ Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& req
   context.workflow = std::move(workflow);
   context.ns = inv.ns;
   context.caller = inv.caller;
+  context.trusted_sources = inv.config.options.policy.context_trusted_sources;
   Result<json> answer = op.Call(context, request);
   if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
     return Usage(inv, api::CliMessage(op.info(), answer.status().message()));

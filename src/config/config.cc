@@ -135,6 +135,11 @@ const std::vector<Setting>& Table() {
            +[](Options& o) { return &o.store.encryption_key; },
            "sqlite: the encryption key itself (64 hex digits); prefer the environment variable or "
            "store.encryption_key_file to a flag, which other users can see."),
+      Range(Make("store.idempotency_ttl_hours", "MSP_IDEMPOTENCY_TTL_HOURS", "--idempotency-ttl-hours",
+                 +[](Options& o) { return &o.store.idempotency_ttl_hours; },
+                 "How long a write's idempotency key (--request-id, Idempotency-Key, request_id) is kept, in "
+                 "hours (1..8760): a repeat within it answers the first result and writes nothing."),
+            1, 8760),
       NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
                     +[](Options& o) { return &o.embedder.provider; },
                     "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
@@ -189,6 +194,10 @@ const std::vector<Setting>& Table() {
       Make("policy.trusted_sources", "MSP_POLICY_TRUSTED_SOURCES", "--policy-trusted-sources",
            +[](Options& o) { return &o.policy.trusted_sources; },
            "Sources a general write is accepted from (empty: any)."),
+      Make("policy.context_trusted_sources", "MSP_POLICY_CONTEXT_TRUSTED_SOURCES",
+           "--policy-context-trusted-sources", +[](Options& o) { return &o.policy.context_trusted_sources; },
+           "Sources whose records are labelled trusted where stored text reaches a model (working memory, "
+           "digests, MCP results); records of every other source are labelled untrusted (docs/access.md)."),
       Make("policy.stable_tags", "MSP_POLICY_STABLE_TAGS", "--policy-stable-tags",
            +[](Options& o) { return &o.policy.stable_tags; },
            "Tags of which a general write must carry one when require_stable_tag is on."),

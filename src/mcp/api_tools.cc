@@ -27,6 +27,7 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission) {
     };
     context.ns = session.ns;
     context.caller = CallerOf(session);
+    context.trusted_sources = session.trusted_sources;
     MSP_ASSIGN_OR_RETURN(nlohmann::json answer, op.Call(context, args));
     return ToolOutput{std::move(answer), std::nullopt};
   };

@@ -9,6 +9,7 @@
 #include "mcp/api_tools.h"
 #include "mcp/graph_tools.h"
 #include "provider/json_schema.h"
+#include "util/fence.h"
 #include "mcp/memory_tools.h"
 #include "mcp/mission_tools.h"
 
@@ -149,6 +150,7 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   // The tool runs as the session's caller: the engine enforces its tenant
   // and clearance.
   McpSession call = session;
+  call.trusted_sources = options_.options.policy.context_trusted_sources;
   std::unique_ptr<MemoryLayer> layer = engine_ ? AsCaller(*engine_, CallerOf(session)) : nullptr;
   call.engine = layer.get();
   Result<ToolOutput> out = Status::Internal("the tool did not run");
@@ -158,7 +160,9 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
     out = Status::Internal(std::string("unexpected error: ") + e.what());
   }
   if (!out.ok()) return MakeResult(m.id, ToolError(out.status().ToString()));
-  std::string text = out->text ? *out->text : DumpJson(out->structured);
+  // Stored text is data: in the JSON text a model reads, U+2028 and U+2029
+  // are escaped like the other line breaks (util/fence.h).
+  std::string text = out->text ? *out->text : EscapeJsonLineSeparators(DumpJson(out->structured));
   return MakeResult(m.id, json{{"content", TextContent(std::move(text))},
                                {"structuredContent", std::move(out->structured)},
                                {"isError", false}});

@@ -39,6 +39,9 @@ struct McpSession {
   bool initialized = false;      // notifications/initialized received
   std::string client_name;       // from initialize's clientInfo
   std::string client_version;
+  // policy.context_trusted_sources, set by McpServer for each tool call: the
+  // trust label of the records a tool serves.
+  std::vector<std::string> trusted_sources = WritePolicyOptions{}.context_trusted_sources;
 };
 
 // The session's caller: its tenant, actor and clearance.

@@ -250,8 +250,8 @@ TEST(DigestBuilder, NeverOverBudgetEstimate) { NeverOverBudget(EstimateTokenCoun
 
 TEST(DigestBuilder, NeverOverBudgetDefaultCounter) { NeverOverBudget(*DefaultTokenCounter()); }
 
-TEST(Render, IndentKeepsMultiLineTextInItsListItem) {
-  EXPECT_EQ(IndentLines("a\nb\n\nc  \n", "  "), "a\n  b\n\n  c");
+TEST(Render, OneLineText) {
+  EXPECT_EQ(OneLineText("a\u2028b\u2029c\u200b", 100), "a b c");
   EXPECT_EQ(OneLineText("  a \n b\tc ", 100), "a b c");
   EXPECT_EQ(OneLineText("абвгд", 3), "аб…");
 }

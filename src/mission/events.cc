@@ -56,14 +56,18 @@ WorkflowMemory::WorkflowMemory(MemoryLayer& engine, MissionOptions options, std:
 Result<std::unique_ptr<WorkflowMemory>> WorkflowMemory::Open(MemoryLayer& engine, const Options& options,
                                                              std::shared_ptr<Clock> clock) {
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, MakeTokenCounter(options.tokens));
-  return std::make_unique<WorkflowMemory>(engine, options.mission, std::move(clock),
-                                          std::shared_ptr<const TokenCounter>(std::move(counter)));
+  auto memory = std::make_unique<WorkflowMemory>(engine, options.mission, std::move(clock),
+                                                 std::shared_ptr<const TokenCounter>(std::move(counter)));
+  memory->trusted_sources_ = options.policy.context_trusted_sources;
+  return memory;
 }
 
 WorkflowMemory::~WorkflowMemory() = default;
 
 std::unique_ptr<WorkflowMemory> WorkflowMemory::Over(MemoryLayer& engine) const {
-  return std::make_unique<WorkflowMemory>(engine, options_, clock_, counter_);
+  auto memory = std::make_unique<WorkflowMemory>(engine, options_, clock_, counter_);
+  memory->trusted_sources_ = trusted_sources_;
+  return memory;
 }
 
 bool IsEventType(std::string_view type) {

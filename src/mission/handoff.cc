@@ -17,6 +17,7 @@
 #include "mission/retrieval_log.h"
 #include "mission/timeline.h"
 #include "msp/digest.h"
+#include "util/fence.h"
 #include "util/time.h"
 #include "working/tokens.h"
 
@@ -222,7 +223,9 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
     (threat ? out.open_threats : out.open_questions).push_back(e.id);
     Pending p;
     p.item.section = threat ? kThreats : kQuestions;
-    p.item.head = "- " + std::string(CriticalityName(e.criticality)) + " · " + e.component + ": ";
+    p.item.head = "- " + std::string(CriticalityName(e.criticality)) + " · " + FenceLine(e.component) + " · from " +
+                  std::string(kEventSource) + (IsTrustedSource(kEventSource, trusted_sources_) ? " · trusted" : " · untrusted") +
+                  ": ";
     p.item.text = OneLineText(e.text, kOpenLineChars);
     p.item.tail = " (raised " + ShortTime(e.created_at) + " · id " + e.id + ")";
     p.item.order = 0;
@@ -286,7 +289,9 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
       p.item.head = "- " + ShortTime(nodes[i].at) + " · decision" + (d.component.empty() ? "" : " · " + d.component) +
                     " · " + std::string(CriticalityName(d.criticality)) + " · " +
                     std::string(DecisionStatusName(d.status)) +
-                    (d.decided_by.empty() ? "" : " (by " + OneLineText(d.decided_by, 60) + ")") + ": ";
+                    (d.decided_by.empty() ? "" : " (by " + OneLineText(d.decided_by, 60) + ")") +
+                    (d.source.empty() ? "" : " · from " + FenceLine(d.source)) +
+                    (IsTrustedSource(d.source, trusted_sources_) ? " · trusted" : " · untrusted") + ": ";
       // What it replaced leads, right under the title, so that an excerpt
       // keeps it.
       std::string body = DecisionBodyText(d);
@@ -295,7 +300,7 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
         replaces += "\nReplaces (superseded): " + OneLineText(old->title, 200) + " · id " + old->id;
       }
       body.insert(std::min(body.find('\n'), body.size()), replaces);
-      p.item.text = IndentLines(body, "  ");
+      p.item.text = FenceBody(body);
       p.item.tail = "\n  provenance: " + ProvenanceText(d.provenance) + " · id " + d.id;
       for (const std::string& c : nodes[i].causes) p.item.tail += cause_line(c);
       p.group = 3;
@@ -303,9 +308,10 @@ Result<HandoffDigest> WorkflowMemory::Handoff(const HandoffRequest& r) {
       p.kind = "decision";
     } else {
       const MissionEvent& e = *window_events[i - first_event];
-      p.item.head = "- " + ShortTime(e.created_at) + " · " + e.type + " · " + e.component + " · " +
-                    std::string(CriticalityName(e.criticality)) + ": ";
-      p.item.text = IndentLines(e.text, "  ");
+      p.item.head = "- " + ShortTime(e.created_at) + " · " + FenceLine(e.type) + " · " + FenceLine(e.component) +
+                    " · " + std::string(CriticalityName(e.criticality)) + " · from " + std::string(kEventSource) +
+                    (IsTrustedSource(kEventSource, trusted_sources_) ? " · trusted" : " · untrusted") + ": ";
+      p.item.text = FenceBody(e.text);
       p.item.tail = " · id " + e.id;
       if (!e.cause_id.empty()) p.item.tail += cause_line(e.cause_id);
       if (!e.resolves_id.empty()) p.item.tail += "\n  resolves: " + e.resolves_id;

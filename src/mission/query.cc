@@ -14,6 +14,7 @@
 #include "mission/render.h"
 #include "mission/retrieval_log.h"
 #include "msp/digest.h"
+#include "util/fence.h"
 #include "util/time.h"
 #include "util/uuid.h"
 #include "working/tokens.h"
@@ -182,24 +183,27 @@ std::string ShortTime(TimeMs t) {
 }
 
 DigestItem ItemOf(const DigestEntry& e, size_t section, bool degraded, const std::string& query,
-                  const TokenCounter& counter) {
+                  const TokenCounter& counter, bool trusted) {
   DigestItem item;
   item.section = section;
   item.head = "- [" + FormatScore(e.score) + "]";
   if (degraded) item.head += " (similarity " + FormatScore(e.similarity) + ")";
   item.head += " " + (e.kind == Kind::kEvent && !e.event_type.empty() ? e.event_type : std::string(KindName(e.kind)));
-  if (!e.component.empty()) item.head += " · " + e.component;
+  if (!e.component.empty()) item.head += " · " + FenceLine(e.component);
   item.head += " · " + std::string(CriticalityName(e.criticality));
+  // Stored text is data: its source and trust lead, its text is fenced.
+  if (!e.source.empty()) item.head += " · from " + FenceLine(e.source);
+  item.head += trusted ? " · trusted" : " · untrusted";
   if (e.duplicates > 1) {
     item.head += " · ×" + std::to_string(e.duplicates) + " near-identical, " + ShortTime(e.first_at) + " – " +
                  ShortTime(e.last_at);
   }
   item.head += ": ";
-  item.text = IndentLines(e.text, "  ");
+  item.text = FenceBody(e.text);
   item.tail = "\n  provenance: " + ProvenanceText(e.provenance, e.source) + " · id " + e.id;
   // Over budget: the passage that matched, and where the whole is.
   const std::string passage = ExcerptOf(e.text, query);
-  if (!passage.empty()) item.excerpt = IndentLines(passage, "  ");
+  if (!passage.empty()) item.excerpt = FenceBody(passage);
   // The excerpt's tail is short (it must fit small budgets): documents by
   // their file name; the id leads to everything else.
   std::vector<ProvenanceRef> brief = e.provenance;
@@ -416,7 +420,8 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
   for (const Candidate& c : candidates) {
     entries.push_back(EntryOf(c));
     layout.items.push_back(
-        ItemOf(entries.back(), section_of[c.memory.layer], load.degraded, q.task_description, *counter_));
+        ItemOf(entries.back(), section_of[c.memory.layer], load.degraded, q.task_description, *counter_,
+               IsTrustedSource(c.memory.source, trusted_sources_)));
   }
   const bool none = candidates.empty();
   layout.footer = [&](const DigestTally& t) {

@@ -214,6 +214,7 @@ Result<Decision> DecisionFromMemory(const Memory& m) {
   d.superseded_by = m.superseded_by;
   d.ns = m.ns;
   d.created_at = m.created_at;
+  d.source = m.source;
   d.updated_at = m.updated_at;
   d.seq = m.seq;
   return d;

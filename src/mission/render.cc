@@ -4,44 +4,14 @@
 #include <cstdio>
 
 #include "mission/digest_builder.h"
+#include "util/fence.h"
 
 namespace msp {
 
 std::string OneLineText(std::string_view text, size_t max_chars) {
-  std::string flat;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
-      space = !flat.empty();
-      continue;
-    }
-    if (space) flat += ' ';
-    space = false;
-    flat += c;
-  }
+  const std::string flat = FenceLine(text);
   if (CountCodePoints(flat) <= max_chars) return flat;
   return CutUtf8(flat, max_chars == 0 ? 0 : max_chars - 1) + "…";
-}
-
-std::string IndentLines(std::string_view text, std::string_view indent) {
-  std::string out;
-  size_t start = 0;
-  bool first = true;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\r' || line.back() == '\t')) {
-      line.remove_suffix(1);
-    }
-    if (!first) out += "\n";
-    if (!first && !line.empty()) out += indent;
-    out += line;
-    first = false;
-    start = end + 1;
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
 }
 
 std::string FormatScore(double x) {

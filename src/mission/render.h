@@ -12,13 +12,10 @@
 
 namespace msp {
 
-// `text` on one line: whitespace runs collapsed to one space, trimmed, cut at
+// `text` on one line (util/fence.h's FenceLine: every line break, Unicode
+// ones included, as a space, invisible characters removed), cut at
 // `max_chars` code points with "…".
 std::string OneLineText(std::string_view text, size_t max_chars);
-// `text` with every line after the first indented by `indent` (so a
-// multi-line text stays inside its Markdown list item); trailing whitespace
-// trimmed.
-std::string IndentLines(std::string_view text, std::string_view indent);
 // "0.82".
 std::string FormatScore(double x);
 // "commit abc123; document spec.pdf (p. 4)", or without references

@@ -28,6 +28,8 @@ struct RestOptions {
   int stats_cache_ms = 5000;   // /metrics reuses a tenant's record counts this long
   MissionOptions mission;      // the mission routes: degraded mode, escalation, candidates
   TokenOptions tokens;         // the token counter of the mission routes' budgets
+  // policy.context_trusted_sources: the trust label of served records.
+  std::vector<std::string> trusted_sources = WritePolicyOptions{}.context_trusted_sources;
 };
 
 // Registers every REST route, GET /openapi.json, and the record counts of

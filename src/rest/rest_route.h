@@ -68,6 +68,7 @@ class RestApi {
 
   MemoryLayer& engine() { return engine_; }
   const std::string& actor() const { return options_.actor; }
+  const RestOptions& options() const { return options_; }
 
   // A tenant's Stats as seen with `clearance` (nullopt: everything), at most
   // stats_cache_ms old.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "util/fence.h"
+
 namespace msp {
 namespace {
 
@@ -30,10 +32,14 @@ std::string_view RoleLabel(EpisodeType type) {
 
 std::string EpisodeLineImpl(const WorkingEpisode& e) {
   std::string line(RoleLabel(e.type));
-  if (!e.tool_name.empty()) line += " (" + e.tool_name + ")";
-  line += ": ";
-  line += e.text;
+  if (!e.tool_name.empty()) line += " (" + FenceLine(e.tool_name) + ")";
+  line += " " + FenceLabelText({"episode", e.source, ShortId(e.id), e.trusted}) + ": ";
+  line += FenceBody(e.text);
   return line;
+}
+
+std::string FactLine(const WorkingFact& f) {
+  return "- " + FenceLabelText({"fact", f.source, ShortId(f.id), f.trusted}) + " " + FenceBody(f.text);
 }
 
 // A header line followed by one line per item; empty when there are no items.
@@ -79,9 +85,12 @@ size_t CountChars(std::string_view s) {
 std::string CoreSection(const std::vector<WorkingBlock>& blocks) {
   std::vector<std::string> lines;
   for (const WorkingBlock& b : blocks) {
-    lines.push_back("<" + b.label + " chars=\"" + std::to_string(CountChars(b.value)) + "/" +
-                    std::to_string(b.limit) + "\">\n" + b.value + (b.value.empty() ? "" : "\n") + "</" + b.label +
-                    ">");
+    // The value behind the gutter: a stored "</persona>" cannot close the block.
+    const std::string label = FenceLine(b.label);
+    const std::string value = FenceBody(b.value);
+    lines.push_back("<" + label + " chars=\"" + std::to_string(CountChars(b.value)) + "/" +
+                    std::to_string(b.limit) + "\">" + (value.empty() ? "" : "\n" + std::string(kFenceGutter)) +
+                    value + "\n</" + label + ">");
   }
   return ListSection(kCoreHeader, lines);
 }
@@ -101,7 +110,7 @@ std::vector<std::string> SectionTexts(const WorkingMemoryInput& in, const FixedT
           f.core,
           f.facts,
           HistorySection(kRetrievedHeader, in.retrieved, drop_retrieved),
-          summary.empty() ? "" : std::string(kSummaryHeader) + "\n" + summary,
+          summary.empty() ? "" : std::string(kSummaryHeader) + "\n" + std::string(kFenceGutter) + FenceBody(summary),
           HistorySection(kRecentHeader, in.recent, drop_recent),
           f.tools,
           f.request,
@@ -173,6 +182,7 @@ Result<WorkingEpisode> WorkingEpisodeFromMemory(const Memory& m) {
   e.type = *type;
   e.text = m.text;
   e.step_number = m.step_number;
+  e.source = m.source;
   const auto meta = body.find("metadata");
   if (meta != body.end() && meta->is_object()) {
     const auto tool = meta->find("tool_name");
@@ -224,7 +234,7 @@ std::string WorkingMemory::Report() const {
     out += ") ==\n";
     if (s.id == WorkingSectionId::kFacts) {
       for (const auto& f : facts) {
-        out += "- " + f.text + "  [id " + f.id + ", score " + FormatScore(f.score) + "]\n";
+        out += FactLine(f) + "  [id " + f.id + ", score " + FormatScore(f.score) + "]\n";
       }
     } else {
       out += s.text + "\n";
@@ -262,9 +272,11 @@ Result<WorkingMemory> PackWorkingMemory(const WorkingMemoryInput& input, const W
   f.system = input.system_prompt.empty() ? "" : "System: " + input.system_prompt;
   f.core = CoreSection(input.core_blocks);
   std::vector<std::string> fact_lines;
-  for (const auto& fact : input.facts) fact_lines.push_back("- " + fact.text);
+  for (const auto& fact : input.facts) fact_lines.push_back(FactLine(fact));
   f.facts = ListSection(kFactsHeader, fact_lines);
-  f.tools = ListSection(kToolsHeader, input.tool_schemas);
+  std::vector<std::string> tool_lines;
+  for (const auto& t : input.tool_schemas) tool_lines.push_back(FenceLine(t));
+  f.tools = ListSection(kToolsHeader, tool_lines);
   f.request = input.request.empty() ? "" : "User's current request: " + input.request;
   f.turn = ListSection(kTurnHeader, input.turn);
 

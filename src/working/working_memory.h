@@ -5,9 +5,11 @@
 //   system             "System: {system prompt}"
 //   core memory        "Core memory (...):" and one <label chars="n/limit">
 //                      block per core memory block (seed 000, 4.6)
-//   facts              "Relevant facts from memory:" and "- {fact}" lines
+//   facts              "Relevant facts from memory:" and "- {label} {fact}"
+//                      lines
 //   retrieved history  "Earlier conversation (retrieved from memory):" and
-//                      "{role}: {text}" lines of older episodes found by retrieval
+//                      "{role} {label}: {text}" lines of older episodes found
+//                      by retrieval
 //   summary            "Summary of earlier conversation:" and the summary of
 //                      history the budget left out (only when summarising)
 //   recent history     "Recent conversation history:" and the last K steps
@@ -17,6 +19,13 @@
 //                      the current turn
 // An empty section is left out of the prompt. Sections are separated by one
 // empty line.
+//
+// Stored text is data (util/fence.h): every fact and history entry carries a
+// label with its kind, source, trust and short id (the last 8 characters of
+// its record id, to keep the label cheap), and its text is fenced, so that
+// a further line of it starts with the gutter "  > " and can never pass for
+// one of the headers above; core memory values and the summary are fenced
+// the same way, tool schemas are put on one line.
 //
 // Budget = context_tokens - reply_reserve. When the prompt is over budget,
 // history is dropped oldest first (FIFO): the retrieved episodes first, then
@@ -48,6 +57,8 @@ struct WorkingFact {
   std::string id;
   std::string text;
   double score = 0.0;  // the retrieval score, shown in the report
+  std::string source;  // the record's source, shown in its label
+  bool trusted = false;  // source in policy.context_trusted_sources
 };
 
 // One step of history as the model sees it.
@@ -57,6 +68,8 @@ struct WorkingEpisode {
   std::string text;
   std::string tool_name;  // tool calls and results: shown beside the role
   int64_t step_number = 0;
+  std::string source;     // the record's source, shown in its label
+  bool trusted = false;   // source in policy.context_trusted_sources
 };
 
 // The episode an episodic Memory holds: its type and tool name come from
@@ -155,7 +168,9 @@ Result<WorkingMemory> PackWorkingMemory(const WorkingMemoryInput& input, const W
                                         const TokenCounter& counter,
                                         const WorkingMemoryPackOptions& options = {});
 
-// The text of one history line as the prompt shows it: "{Role} ({tool}): {text}".
+// The text of one history entry as the prompt shows it:
+// "{Role} ({tool}) [episode · from {source} · {trust} · id {short id}]:
+// {text}", the text fenced (util/fence.h; ShortId: the id's last 8 characters).
 std::string WorkingEpisodeLine(const WorkingEpisode& e);
 
 }  // namespace msp

@@ -28,7 +28,7 @@ WorkingEpisode Ep(std::string id, EpisodeType type, std::string text, int64_t st
 WorkingMemoryInput SampleInput() {
   WorkingMemoryInput in;
   in.system_prompt = "You are a support agent.";
-  in.facts = {{"f1", "User uses Windows 11.", 0.91}, {"f2", "User uses Python 3.11.", 0.87}};
+  in.facts = {{"f1", "User uses Windows 11.", 0.91, "", false}, {"f2", "User uses Python 3.11.", 0.87, "", false}};
   in.retrieved = {Ep("r1", EpisodeType::kUserMessage, "pip install numpy fails on my laptop", 3),
                   Ep("r2", EpisodeType::kAgentResponse, "Try installing the Visual C++ build tools.", 4)};
   in.recent = {Ep("e1", EpisodeType::kUserMessage, "Hi, the same script fails again", 1),
@@ -60,10 +60,13 @@ TEST(WorkingMemoryTest, KeepsEverythingWhenItFitsInSectionOrder) {
   EXPECT_EQ(wm->total_tokens, counter.Count(prompt));
   // The six sections appear in the documented order.
   const std::vector<std::string> markers = {"System: You are a support agent.",
-                                            "Relevant facts from memory:\n- User uses Windows 11.\n- User uses Python 3.11.",
-                                            "Earlier conversation (retrieved from memory):\nUser: pip install numpy",
-                                            "Recent conversation history:\nUser: Hi, the same script fails again\n"
-                                            "Tool call (web_search): {\"query\"",
+                                            "Relevant facts from memory:\n- [fact · untrusted · id f1] User uses Windows "
+                                            "11.\n- [fact · untrusted · id f2] User uses Python 3.11.",
+                                            "Earlier conversation (retrieved from memory):\nUser [episode · untrusted · id "
+                                            "r1]: pip install numpy",
+                                            "Recent conversation history:\nUser [episode · untrusted · id e1]: Hi, the same "
+                                            "script fails again\nTool call (web_search) [episode · untrusted · id e2]: "
+                                            "{\"query\"",
                                             "Available tools:\n{\"name\": \"web_search\"",
                                             "User's current request: Yes, the same error"};
   size_t pos = 0;
@@ -157,7 +160,7 @@ TEST(WorkingMemoryTest, DropsNoMoreThanNeeded) {
                Ep("c", EpisodeType::kUserMessage, "cccc", 3)};
   const std::string request = "User's current request: go";
   const std::string header = "Recent conversation history:";
-  const std::string line = "User: aaaa";  // every line is 10 bytes
+  const std::string line = WorkingEpisodeLine(in.recent[0]);  // every line is as long
   // Room for the request, the header and two lines: exactly "a" goes.
   const size_t two_lines = request.size() + 2 + header.size() + 2 * (1 + line.size());
   auto wm = PackWorkingMemory(in, Budget(static_cast<int64_t>(two_lines)), counter);
@@ -167,7 +170,8 @@ TEST(WorkingMemoryTest, DropsNoMoreThanNeeded) {
   EXPECT_EQ(wm->dropped[0].step_number, 1);
   EXPECT_EQ(wm->dropped[0].tokens, line.size());
   EXPECT_EQ(wm->total_tokens, two_lines);
-  EXPECT_EQ(wm->Render(), header + "\nUser: bbbb\nUser: cccc\n\n" + request);
+  EXPECT_EQ(wm->Render(), header + "\n" + WorkingEpisodeLine(in.recent[1]) + "\n" + WorkingEpisodeLine(in.recent[2]) +
+                             "\n\n" + request);
   // One byte less: "b" goes too.
   auto tighter = PackWorkingMemory(in, Budget(static_cast<int64_t>(two_lines - 1)), counter);
   ASSERT_TRUE(tighter.ok());
@@ -184,7 +188,7 @@ TEST(WorkingMemoryTest, FailsWhenFactsAndRequestAloneAreOverBudget) {
   ByteCounter counter;
   WorkingMemoryInput in = SampleInput();
   std::string big(500, 'x');
-  in.facts.push_back({"f3", big, 0.5});
+  in.facts.push_back({"f3", big, 0.5, "", false});
   auto wm = PackWorkingMemory(in, Budget(600, 100), counter);
   ASSERT_FALSE(wm.ok());
   EXPECT_EQ(wm.status().code(), StatusCode::kFailedPrecondition);
@@ -256,7 +260,7 @@ TEST(WorkingMemoryTest, CoreMemoryAndTurnAreShownAndNeverCut) {
   auto full = PackWorkingMemory(in, Budget(10000), counter);
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   const std::string prompt = full->Render();
-  EXPECT_NE(prompt.find("<persona chars=\"9/100\">\nI am Sam.\n</persona>\n<task chars=\"0/50\">\n</task>"),
+  EXPECT_NE(prompt.find("<persona chars=\"9/100\">\n  > I am Sam.\n</persona>\n<task chars=\"0/50\">\n</task>"),
             std::string::npos)
       << prompt;
   EXPECT_LT(prompt.find("System: S"), prompt.find("Core memory"));
@@ -265,7 +269,8 @@ TEST(WorkingMemoryTest, CoreMemoryAndTurnAreShownAndNeverCut) {
   EXPECT_EQ(full->section(WorkingSectionId::kCoreMemory).items, 2u);
   EXPECT_EQ(full->RenderBefore(WorkingSectionId::kTools), prompt.substr(0, prompt.find("\n\nUser's current request")));
   // Squeezed: the history goes, the core memory and the turn stay.
-  const size_t without_history = full->total_tokens - (std::string("\n\nRecent conversation history:\nUser: aaaa")).size();
+  const size_t without_history =
+      full->total_tokens - ("\n\nRecent conversation history:\n" + WorkingEpisodeLine(in.recent[0])).size();
   auto squeezed = PackWorkingMemory(in, Budget(static_cast<int64_t>(without_history)), counter);
   ASSERT_TRUE(squeezed.ok()) << squeezed.status().ToString();
   EXPECT_EQ(squeezed->total_tokens, without_history) << "an exact fit is accepted";
