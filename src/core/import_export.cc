@@ -78,21 +78,28 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
     line_of.push_back(line_no);
   }
   if (in.bad()) return Status::IoError("reading the import stream failed; nothing was imported");
-  // An existing id may only be replaced within its own tenant. The check is
-  // made atomic with the write by compare-and-swap conditions: each id must
-  // still be at the seq read here (or still absent).
+  // An existing id may only be replaced within its own tenant. A line whose
+  // id is another tenant's record is imported as a new record under a fresh
+  // id, exactly as a line with an unknown id is imported under its own: the
+  // answer is the same for both, so an import cannot tell whether an id
+  // exists in another tenant (docs/cli.md, import). The check is made atomic
+  // with the write by compare-and-swap conditions: each id must still be at
+  // the seq read here (or still absent).
   std::vector<std::string> line_ids;
   for (const Memory& m : batch.puts) line_ids.push_back(m.id);
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> existing, store.GetMany(line_ids, /*with_embeddings=*/false));
   std::map<std::string, const Memory*> existing_by_id;
   for (const Memory& e : existing) existing_by_id[e.id] = &e;
   for (size_t i = 0; i < batch.puts.size(); ++i) {
-    const Memory& m = batch.puts[i];
+    Memory& m = batch.puts[i];
     auto it = existing_by_id.find(m.id);
     if (it != existing_by_id.end() && it->second->ns.tenant != m.ns.tenant) {
-      return Status::InvalidArgument("line " + std::to_string(line_of[i]) + ": id " + m.id +
-                                     " belongs to a record outside tenant '" + m.ns.tenant +
-                                     "', which an import cannot replace (nothing was imported)");
+      m.id = NewUuid(now);
+      while (ids.count(m.id) != 0) m.id = NewUuid(now);
+      ids.insert(m.id);
+      batch.audit[i].record_id = m.id;
+      batch.expect_seq.emplace_back(m.id, 0);
+      continue;
     }
     batch.expect_seq.emplace_back(m.id, it == existing_by_id.end() ? 0 : it->second->seq);
   }
