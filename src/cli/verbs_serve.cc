@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "rest/rest_api.h"
 #include "server/auth.h"
+#include "util/data_file.h"
 #include "server/http_server.h"
 #ifdef MSP_HAVE_MCP
 #include "mcp/mcp_http.h"
@@ -61,6 +62,11 @@ Status RunServe(Invocation& inv) {
   const Options& options = inv.config.options;
   const ServerOptions& so = options.server;
   MSP_ASSIGN_OR_RETURN(ApiKeys keys, ApiKeys::Load(so.api_keys, so.api_keys_file));
+  if (!so.api_keys_file.empty()) {
+    if (const std::string exposed = SecretsFileExposure(so.api_keys_file, "server.api_keys_file"); !exposed.empty()) {
+      *inv.err << "msp: warning: " << exposed << "\n";
+    }
+  }
   const size_t key_count = keys.size();
   // Declared before the server: the server's handlers use it until it stops.
   std::unique_ptr<MemoryLayer> engine;
@@ -72,6 +78,7 @@ Status RunServe(Invocation& inv) {
   rest.stats_cache_ms = so.stats_cache_ms;
   rest.mission = options.mission;
   rest.tokens = options.tokens;
+  rest.trusted_sources = options.policy.context_trusted_sources;
   MountRestApi(*server, *engine, rest);
   MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
 

@@ -11,6 +11,7 @@
 #include "store/postgres/postgres_module.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "util/data_file.h"
 #include "util/module.h"
 
 #ifndef MSP_POSTGRES_MODULE_BUILD_PATH
@@ -74,12 +75,18 @@ Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
   }
   const std::filesystem::path dir(options.data_dir);
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  CreatePrivateDirectories(options.data_dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) {
     const std::string why = ec ? ec.message() : "it exists and is not a directory";
     return Status::IoError("cannot create data directory " + options.data_dir + ": " + why);
   }
-  return OpenSqliteStore((dir / "msp.db").string(), options);
+  // 0600 from the start: SQLite gives msp.db-wal and msp.db-shm its mode. A
+  // refused open (bad settings) leaves no file behind.
+  const std::string path = (dir / "msp.db").string();
+  const bool created = PrecreatePrivateFile(path);
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(path, options);
+  if (!store.ok() && created && std::filesystem::file_size(path, ec) == 0 && !ec) std::filesystem::remove(path, ec);
+  return store;
 }
 
 }  // namespace msp

@@ -1,5 +1,6 @@
 // Tests for the small utilities: time, text, ids, hashes, UTF-8, data files,
 // names and namespaces.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -304,4 +305,37 @@ TEST(ModuleTest, LooksBesideTheLibraryHoldingTheLoader) {
   }
 }
 
+}  // namespace msp
+
+namespace msp {
+namespace {
+
+TEST(FilesAtRestTest, PrivateDirectoriesFilesAndExposedSecrets) {
+  testing::TempDir dir("private");
+  ASSERT_TRUE(dir.ok());
+  namespace fs = std::filesystem;
+  auto mode = [](const std::string& p) { return static_cast<unsigned>(fs::status(p).permissions()) & 0777u; };
+  // Only the directories it creates are made private.
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  std::error_code ec;
+  CreatePrivateDirectories(dir.path() + "/a/b", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(mode(dir.path()), 0755u);
+  EXPECT_EQ(mode(dir.path() + "/a"), 0700u);
+  EXPECT_EQ(mode(dir.path() + "/a/b"), 0700u);
+  const std::string file = dir.path() + "/a/b/f";
+  PrecreatePrivateFile(file);
+  EXPECT_EQ(mode(file), 0600u);
+  EXPECT_EQ(fs::file_size(file), 0u);
+  EXPECT_EQ(SecretsFileExposure(file, "server.api_keys_file"), "");
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  PrecreatePrivateFile(file);  // an existing file is left alone
+  EXPECT_EQ(mode(file), 0640u);
+  const std::string warning = SecretsFileExposure(file, "server.api_keys_file");
+  EXPECT_NE(warning.find("server.api_keys_file '" + file + "'"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("mode 0640"), std::string::npos) << warning;
+  EXPECT_EQ(SecretsFileExposure(dir.path() + "/none", "x"), "");
+}
+
+}  // namespace
 }  // namespace msp

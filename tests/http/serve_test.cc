@@ -2,9 +2,11 @@
 // listens on; a write and a search go through it over HTTP; SIGTERM stops it
 // cleanly (exit 0). Without API keys it refuses to start.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,37 @@ TEST(ServeTest, RefusesAnonymousOnANonLoopbackAddress) {
   const std::string err = ReadToEnd(child);
   EXPECT_EQ(msp::testing::Stop(child), 1) << err;
   EXPECT_NE(err.find("loopback"), std::string::npos) << err;
+}
+
+// A keys file its group or others can read is used, with one clear warning;
+// a private one gets none. (Both stop after reading the keys: keys and
+// allow_anonymous together are refused, exit 2.)
+TEST(ServeTest, WarnsOnceAboutAKeysFileOthersCanRead) {
+  msp::testing::TempDir dir("msp-serve");
+  ASSERT_TRUE(dir.ok());
+  const std::string keys = dir.path() + "/keys";
+  for (const mode_t mode : {0644, 0600}) {
+    {
+      std::ofstream out(keys, std::ios::trunc);
+      out << kKey << " acme\n";
+    }
+    ASSERT_EQ(chmod(keys.c_str(), mode), 0);
+    ChildProcess child = SpawnMsp({"serve", "--data-dir", dir.path() + "/data", "--port", "0", "--api-keys-file",
+                                   keys, "--allow-anonymous", "true"});
+    ASSERT_GT(child.pid, 0);
+    const std::string err = ReadToEnd(child);
+    EXPECT_EQ(msp::testing::Stop(child), 2) << err;
+    EXPECT_NE(err.find("allow_anonymous is set but API keys"), std::string::npos) << err;
+    const size_t at = err.find("warning: server.api_keys_file");
+    if (mode == 0644) {
+      ASSERT_NE(at, std::string::npos) << err;
+      EXPECT_NE(err.find("mode 0644"), std::string::npos) << err;
+      EXPECT_NE(err.find("chmod 600 " + keys), std::string::npos) << err;
+      EXPECT_EQ(err.find("warning: server.api_keys_file", at + 1), std::string::npos) << "warned twice: " << err;
+    } else {
+      EXPECT_EQ(at, std::string::npos) << err;
+    }
+  }
 }
 
 }  // namespace

@@ -67,6 +67,7 @@
 #include <xapian.h>
 
 #include "index/index.h"
+#include "util/data_file.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -421,7 +422,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       fs::rename(dir_, aside, ec);
       if (ec) return Status::IoError("lexical index " + dir_ + ": cannot move it aside to " + aside + ": " + ec.message());
     }
-    fs::create_directories(dir_, ec);
+    CreatePrivateDirectories(dir_, ec);
     if (ec) return Status::IoError("lexical index " + dir_ + ": cannot create directory: " + ec.message());
     try {
       Xapian::WritableDatabase db(dir_, write_flags_);
@@ -457,7 +458,7 @@ class XapianLexicalIndex final : public LexicalIndex {
     }
     if (read_only_) return InitReadOnly();
     std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
+    CreatePrivateDirectories(dir_, ec);
     if (ec) return Status::Ok();  // something else is in the way: see above
     for (int attempt = 0;; ++attempt) {
       try {

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "util/data_file.h"
 #include "util/hash.h"
 
 namespace msp {
@@ -98,13 +99,13 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
   if (identity.size() > kMaxIdentity) return Status::InvalidArgument("vector file: identity too long");
   const std::filesystem::path target(path);
   std::error_code ec;
-  std::filesystem::create_directories(target.parent_path(), ec);
+  CreatePrivateDirectories(target.parent_path().string(), ec);
   if (ec) return Status::IoError("cannot create " + target.parent_path().string() + ": " + ec.message());
 
   StagedVectorFile staged;
   staged.path_ = path;
   const std::string lock_path = path + ".lock";
-  staged.lock_fd_ = OwnedFd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  staged.lock_fd_ = OwnedFd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode));
   if (!staged.lock_fd_.valid()) return Status::IoError(Errno("cannot open", lock_path));
   if (flock(staged.lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     return Status::Unavailable("another process is saving " + path);
@@ -136,7 +137,7 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
   h.header_checksum = HeaderChecksum(h);
 
   const std::string tmp = path + ".tmp";
-  staged.fd_ = OwnedFd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  staged.fd_ = OwnedFd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
   if (!staged.fd_.valid()) return Status::IoError(Errno("cannot create", tmp));
   staged.tmp_ = tmp;  // removed by the destructor from here on, unless committed
   const int fd = staged.fd_.get();
