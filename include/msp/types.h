@@ -152,6 +152,12 @@ struct WriteRequest {
   TimeMs valid_at = 0;
   std::vector<ProvenanceRef> provenance;
   std::string actor;            // who asked, for the audit log
+  // An idempotency key (--request-id, Idempotency-Key, request_id): a
+  // repeat with the same key in the same tenant within
+  // store.idempotency_ttl_hours answers the first result and writes
+  // nothing; the same key with another request is a Conflict. Only for a
+  // write on its own (WriteMany of one request). Empty: none.
+  std::string request_id;
 };
 
 struct WriteResult {

@@ -10,6 +10,7 @@
 
 #include "codec/memory_json.h"
 #include "msp/mission.h"
+#include "util/data_file.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
@@ -66,6 +67,9 @@ const std::vector<Verb>& Verbs() {
            {"--confidence", "X", "0..1 (default 1)"},
            {"--ttl-days", "N", "expire after N days (within policy.ttl_min_days..ttl_max_days)"},
            {"--body", "JSON", "typed body, a JSON object"},
+           {"--request-id", "ID",
+            "idempotency key: a repeat with the same ID answers the first write's result and writes nothing "
+            "(store.idempotency_ttl_hours); the same ID with another write fails (exit 1)"},
        }),
        {"TEXT"},
        1,
@@ -840,7 +844,7 @@ Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool crea
     if (!create && options.store.backend != "postgres") {
       return Status::NotFound("no msp store in " + named + "; run `msp init` first or pass --data-dir");
     }
-    fs::create_directories(dir, ec);
+    CreatePrivateDirectories(dir, ec);
     if (ec) return Status::IoError("cannot create " + named + ": " + ec.message());
   } else if (!fs::is_directory(dir, ec)) {
     return Status::IoError(named + " is not a directory");

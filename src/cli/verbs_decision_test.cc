@@ -49,6 +49,52 @@ class DecisionVerbsTest : public ::testing::Test {
   std::string data_;
 };
 
+// An import line carrying another tenant's record id gets the same answer as
+// one carrying an unknown id (no existence oracle across tenants): both are
+// applied, the first under a fresh id; the other tenant's record is untouched.
+TEST_F(DecisionVerbsTest, ImportAnswersAnotherTenantsIdAsAnUnknownOne) {
+  const std::string theirs = "0190e5c2-0000-7000-8000-0000000000b1";
+  const std::string unknown = "0190e5c2-0000-7000-8000-0000000000b2";
+  auto line = [](const std::string& id, const std::string& tenant, const std::string& text) {
+    return R"({"id": ")" + id + R"(", "namespace": {"tenant": ")" + tenant + R"("}, "kind": "fact", "text": ")" +
+           text + "\"}\n";
+  };
+  ASSERT_EQ(Run({"import", "-"}, line(theirs, "acme", "acme keeps the ledger in the vault")).code, 0);
+  const CliRun foreign = Run({"import", "-"}, line(theirs, "evil", "probing for the acme id"));
+  const CliRun fresh = Run({"import", "-"}, line(unknown, "evil", "probing for the acme id"));
+  EXPECT_EQ(foreign.code, 0) << foreign.err;
+  EXPECT_EQ(foreign.code, fresh.code);
+  EXPECT_EQ(foreign.out, fresh.out);
+  EXPECT_EQ(foreign.err, fresh.err);
+  const json kept = RunJson({"get", theirs, "--tenant", "acme"});
+  EXPECT_EQ(kept["text"], "acme keeps the ledger in the vault");
+  EXPECT_EQ(kept["namespace"]["tenant"], "acme");
+  EXPECT_EQ(Run({"get", theirs, "--tenant", "evil"}).code, 4);
+  EXPECT_EQ(RunJson({"get", unknown, "--tenant", "evil"})["text"], "probing for the acme id");
+  EXPECT_EQ(RunJson({"stats", "--tenant", "evil"})["records"], 2);
+}
+
+// --request-id: a repeat prints the first write's id and writes nothing; the
+// id with another write fails and writes nothing; tenants keep their own.
+TEST_F(DecisionVerbsTest, WriteWithARequestIdIsIdempotent) {
+  const std::vector<std::string> write = {"write", "Ann keeps the spare keys under the blue pot", "--tag", "profile",
+                                          "--tenant", "acme", "--request-id", "cli-req-1"};
+  const json first = RunJson(write);
+  const json again = RunJson(write);
+  EXPECT_EQ(again["id"], first["id"]);
+  EXPECT_EQ(RunJson({"stats", "--tenant", "acme"})["records"], 1);
+  std::vector<std::string> other = write;
+  other[1] = "Ann keeps the spare keys under the red pot";
+  const CliRun conflict = Run(other);
+  EXPECT_EQ(conflict.code, 1) << conflict.err;
+  EXPECT_NE(conflict.err.find("cli-req-1"), std::string::npos) << conflict.err;
+  EXPECT_EQ(RunJson({"stats", "--tenant", "acme"})["records"], 1);
+  std::vector<std::string> beta = write;
+  beta[5] = "beta";
+  EXPECT_NE(RunJson(beta)["id"], first["id"]);
+  EXPECT_EQ(Run({"write", "Ann keeps the spare keys", "--request-id", "two words"}).code, 2);
+}
+
 TEST_F(DecisionVerbsTest, AddShowListWithFlags) {
   json d = RunJson({"decision", "add", "--mission", "mars", "--operator", "ann", "--title", "Route north",
                     "--context", "The south sector is jammed.", "--decision", "Take the northern route.",

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "codec/memory_json.h"
+#include "core/idempotency.h"
 
 namespace msp {
 namespace {
@@ -118,6 +119,10 @@ Status RunWrite(Invocation& inv) {
   r.valid_at = f.valid_at;
   r.provenance = std::move(f.provenance);
   r.actor = inv.actor;
+  if (inv.flags.Has("--request-id")) {
+    r.request_id = inv.flags.Get("--request-id");
+    if (Status s = ValidateRequestId(r.request_id); !s.ok()) return Usage(inv, "--request-id: " + s.message());
+  }
 
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
   MSP_ASSIGN_OR_RETURN(WriteResult result, engine->Write(r));

@@ -109,23 +109,47 @@ TEST_F(EngineTest, ImportNeverReplacesAnotherTenantsRecord) {
   ASSERT_OK_AND_ASSIGN(Memory replaced, engine_->Get(acme, theirs.id));
   EXPECT_EQ(replaced.text, "Ann keeps the launch codes in the red binder");
 
-  // Another tenant naming the same id is refused, and nothing lands.
+  // Another tenant naming the same id gets the answer an unknown id gets
+  // (no existence oracle): its line lands under a fresh id of its own, and
+  // the first tenant's record is untouched.
   std::istringstream other(
       "{\"text\":\"an innocent record of another tenant\",\"namespace\":{\"tenant\":\"evil\"}}\n"
       "{\"id\":\"" + theirs.id +
       "\",\"text\":\"overwritten by another tenant\",\"namespace\":{\"tenant\":\"evil\"}}\n");
-  auto before = engine_->GetStats(Namespace{});
-  ASSERT_TRUE(before.ok());
-  auto rep = engine_->Import(other, "evil");
-  ASSERT_FALSE(rep.ok());
-  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(rep.status().message().find("line 2"), std::string::npos) << rep.status().message();
+  ASSERT_OK_AND_ASSIGN(ImportReport rep, engine_->Import(other, "evil"));
+  EXPECT_EQ(rep.lines, 2);
+  EXPECT_EQ(rep.applied, 2);
   ASSERT_OK_AND_ASSIGN(Memory kept, engine_->Get(acme, theirs.id));
   EXPECT_EQ(kept.text, "Ann keeps the launch codes in the red binder");
   EXPECT_EQ(kept.ns.tenant, "acme");
-  auto after = engine_->GetStats(Namespace{});
-  ASSERT_TRUE(after.ok());
-  EXPECT_EQ(after->last_seq, before->last_seq);
+  Namespace evil;
+  evil.tenant = "evil";
+  ASSERT_OK_AND_ASSIGN(auto stats, engine_->GetStats(evil));
+  EXPECT_EQ(stats.records, 2);
+}
+
+// Files at rest: the data directory and every directory msp makes in it are
+// 0700; msp.db, its WAL and shared-memory files and the vector index files
+// are 0600 (the lexical index's files are Xapian's, inside its 0700 folder).
+TEST_F(EngineTest, DataDirectoryAndFilesArePrivate) {
+  ASSERT_OK(engine_->Write(Req("Ann keeps the launch codes in the blue binder", Ns("acme"))).status());
+  ASSERT_OK(engine_->Reindex());
+  namespace fs = std::filesystem;
+  const fs::path data(options_.store.data_dir);
+  auto mode = [](const fs::path& p) { return static_cast<unsigned>(fs::status(p).permissions()) & 0777u; };
+  EXPECT_EQ(mode(data), 0700u);
+  EXPECT_EQ(mode(data / "msp.db"), 0600u);
+  EXPECT_EQ(mode(data / "msp.db-wal"), 0600u);
+  size_t files = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(data)) {
+    if (e.is_directory()) {
+      EXPECT_EQ(mode(e.path()), 0700u) << e.path();
+    } else if (e.is_regular_file() && e.path().parent_path().filename() != "lexical") {
+      EXPECT_EQ(mode(e.path()), 0600u) << e.path();
+      ++files;
+    }
+  }
+  EXPECT_GE(files, 3u);  // msp.db, its WAL and shared memory at least
 }
 
 TEST_F(EngineTest, AnotherEmbedderIsRefused) {

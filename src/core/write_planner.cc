@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/idempotency.h"
 #include "core/import_export.h"
 #include "core/write_policy.h"
 #include "util/time.h"
@@ -55,6 +56,15 @@ struct WritePlanner::WriteJob {
 };
 
 Result<std::vector<WriteResult>> WritePlanner::WriteMany(const std::vector<WriteRequest>& requests) {
+  for (const WriteRequest& r : requests) {
+    if (r.request_id.empty()) continue;
+    if (requests.size() != 1) {
+      return Status::InvalidArgument("a request_id applies to a write on its own, not to a batch of " +
+                                     std::to_string(requests.size()) + " (nothing in this batch was stored)");
+    }
+    MSP_ASSIGN_OR_RETURN(WriteResult result, WriteKeyed(r));
+    return std::vector<WriteResult>{std::move(result)};
+  }
   const TimeMs now = ctx_.clock.NowMs();
   std::vector<Memory> records;
   records.reserve(requests.size());
@@ -129,6 +139,45 @@ Result<std::vector<WriteResult>> WritePlanner::WriteAlone(WriteJob& job) {
   if (!results.empty()) results.back().evicted_ids = std::move(evicted);
   MSP_RETURN_IF_ERROR(ctx_.ApplyBatch(batch));
   return results;
+}
+
+Result<WriteResult> WritePlanner::WriteKeyed(const WriteRequest& r) {
+  MSP_RETURN_IF_ERROR(ValidateRequestId(r.request_id));
+  const TimeMs now = ctx_.clock.NowMs();
+  const std::string hash = WriteRequestHash(r);
+  // A repeat is answered before anything else is checked or embedded.
+  const std::string& tenant = r.ns.tenant;
+  auto held = [&]() { return ctx_.store.GetIdempotencyKey(tenant, r.request_id, now); };
+  MSP_ASSIGN_OR_RETURN(std::optional<IdempotencyKey> first, held());
+  if (first) return AnswerRepeat(*first, hash);
+  MSP_ASSIGN_OR_RETURN(Memory m, PrepareWrite(r, now));
+  std::vector<Memory> records{std::move(m)};
+  MSP_RETURN_IF_ERROR(EmbedRecords(ctx_.embedder, &records));
+  std::lock_guard<std::mutex> lock(ctx_.write_mu);
+  MSP_ASSIGN_OR_RETURN(first, held());  // a repeat that raced this one in this process
+  if (first) return AnswerRepeat(*first, hash);
+  WriteBatch batch;
+  std::vector<Memory> pending;
+  const std::vector<WriteRequest> requests{r};
+  MSP_ASSIGN_OR_RETURN(auto results, PlanWrites(requests, std::move(records), now, &batch, &pending));
+  MSP_ASSIGN_OR_RETURN(auto evicted, PlanEvictions(&batch, ctx_.ActorOf(""), now));
+  results.back().evicted_ids = std::move(evicted);
+  IdempotencyKey key;
+  key.tenant = tenant;
+  key.key = r.request_id;
+  key.request_hash = hash;
+  key.reply = WriteReplyJson(results.back());
+  key.created_at = now;
+  key.expires_at = now + static_cast<TimeMs>(ctx_.options.store.idempotency_ttl_hours) * 3600 * 1000;
+  batch.idempotency = std::move(key);
+  Status applied = ctx_.ApplyBatch(batch);
+  if (applied.code() == StatusCode::kAlreadyExists) {
+    // Another process claimed the key first: answer as a repeat of its write.
+    MSP_ASSIGN_OR_RETURN(first, held());
+    if (first) return AnswerRepeat(*first, hash);
+  }
+  MSP_RETURN_IF_ERROR(applied);
+  return std::move(results.back());
 }
 
 void WritePlanner::RunWriteGroup(const std::vector<WriteJob*>& group) {

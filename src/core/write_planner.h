@@ -91,6 +91,9 @@ class WritePlanner {
                                               std::vector<Memory> records, TimeMs now, WriteBatch* batch,
                                               std::vector<Memory>* pending);
   Result<std::vector<WriteResult>> WriteAlone(WriteJob& job);
+  // A write with an idempotency key (core/idempotency.h): alone, not in a
+  // group, its key claimed in its own batch.
+  Result<WriteResult> WriteKeyed(const WriteRequest& r);
   void RunWriteGroup(const std::vector<WriteJob*>& group);
 
   static constexpr size_t kMaxGroupRecords = 1000;  // a group stops growing past this many

@@ -263,6 +263,28 @@ TEST_F(McpToolsTest, MemoryWriteSearchAndHistory) {
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("not_found"), std::string::npos);
 }
 
+// request_id: a repeat answers the first result and writes nothing; the key
+// with another write is a tool error that writes nothing.
+TEST_F(McpToolsTest, MemoryWriteWithARequestIdIsIdempotent) {
+  const json args = {{"text", "Ann keeps her passport in the top drawer"}, {"tags", {"profile"}},
+                     {"request_id", "mcp-req-1"}};
+  json first = Call("memory_write", args);
+  ASSERT_FALSE(first.value("isError", false)) << first.dump();
+  json again = Call("memory_write", args);
+  ASSERT_FALSE(again.value("isError", false)) << again.dump();
+  EXPECT_EQ(again["structuredContent"], first["structuredContent"]);
+  json other = args;
+  other["text"] = "Ann keeps her passport in the bottom drawer";
+  json conflict = Call("memory_write", other);
+  EXPECT_TRUE(conflict.value("isError", false)) << conflict.dump();
+  EXPECT_NE(conflict["content"][0]["text"].get<std::string>().find("mcp-req-1"), std::string::npos);
+  ListRequest list;
+  list.scope = session_.ns;
+  list.limit = 0;
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> all, engine_->List(list));
+  EXPECT_EQ(all.size(), 1u);
+}
+
 TEST_F(McpToolsTest, EpisodeAdd) {
   json out = Call("episode_add", {{"text", "hello there"}});
   EXPECT_EQ(out["isError"], true);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codec/memory_json.h"
+#include "core/idempotency.h"
 #include "mcp/schema_builder.h"
 #include "mcp/tool_args.h"
 #include "util/time.h"
@@ -64,6 +65,9 @@ Tool MemoryWrite() {
           {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
           {"ttl_days", s::Integer("Expire after this many days (0: the configured default).", 0, 36500)},
           {"body", s::AnyObject("Typed JSON body for the kind (optional).")},
+          {"request_id",
+           s::String("Idempotency key (1..200 printable ASCII, e.g. a UUID): calling again with the same key "
+                     "answers the first result and writes nothing; the same key with another write is an error.")},
       },
       {"text"});
   t.output_schema = s::Object(
@@ -88,6 +92,8 @@ Tool MemoryWrite() {
     r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
     r.ttl_days = args.value("ttl_days", 0);
     if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
+    r.request_id = args.value("request_id", std::string());
+    if (args.contains("request_id")) MSP_RETURN_IF_ERROR(ValidateRequestId(r.request_id));
     MSP_ASSIGN_OR_RETURN(WriteResult w, engine.Write(r));
     return ToolOutput{WriteResultToJson(w), std::nullopt};
   };

@@ -12,6 +12,7 @@
 
 #include "api/operations.h"
 #include "codec/memory_json.h"
+#include "core/idempotency.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
 #include "server/http_status.h"
@@ -23,6 +24,7 @@ RestApi::RestApi(MemoryLayer& engine, RestOptions options) : engine_(engine), op
   Options o;
   o.mission = options_.mission;
   o.tokens = options_.tokens;
+  o.policy.context_trusted_sources = options_.trusted_sources;
   Result<std::unique_ptr<WorkflowMemory>> wm = WorkflowMemory::Open(engine_, o);
   if (wm.ok()) {
     workflow_ = std::move(wm).value();
@@ -81,14 +83,27 @@ Result<Namespace> QueryScope(const RestRequest& r) { return NamespaceFromQuery(r
 // --- Handlers ---
 
 Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
+  // Idempotency-Key: a repeat answers the first result (201, the same body)
+  // and writes nothing; the key with another body is 409.
+  const bool keyed = r.call.req.has_header("Idempotency-Key");
   if (!r.body.contains("memories")) {
     MSP_ASSIGN_OR_RETURN(WriteRequest w, WriteRequestFromJson(r.body, r.tenant()));
     w.actor = api.actor();
+    if (keyed) {
+      w.request_id = r.call.req.get_header_value("Idempotency-Key");
+      if (Status s = ValidateRequestId(w.request_id); !s.ok()) {
+        return Status::InvalidArgument("header Idempotency-Key: " + s.message());
+      }
+    }
     MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().Write(w));
     return Reply::Json(201, WriteResultToJson(result));
   }
   if (r.body.size() != 1) {
     return Status::InvalidArgument("a batch body holds only 'memories' (an array of records to write)");
+  }
+  if (keyed) {
+    return Status::InvalidArgument("header Idempotency-Key applies to the write of one record, not to a batch "
+                                   "('memories'): send each record on its own with its own key");
   }
   const json& items = r.body.at("memories");
   if (!items.is_array() || items.empty() || items.size() > kMaxBatch) {
@@ -144,6 +159,7 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   };
   context.ns.tenant = r.tenant();
   context.caller = r.caller;
+  context.trusted_sources = api.options().trusted_sources;
   MSP_ASSIGN_OR_RETURN(json answer, op.Call(context, r.body));
   return Reply::Json(200, std::move(answer));
 }

@@ -38,6 +38,17 @@ struct Change {
   std::string tenant;
 };
 
+// A write's idempotency key as stored (Store::GetIdempotencyKey): what the
+// request was and what it was answered, kept until expires_at.
+struct IdempotencyKey {
+  std::string tenant;
+  std::string key;           // the caller's request id
+  std::string request_hash;  // identifies the request's content
+  std::string reply;         // the first answer, JSON text
+  TimeMs created_at = 0;
+  TimeMs expires_at = 0;
+};
+
 // One atomic unit of writes.
 struct WriteBatch {
   std::vector<Memory> puts;              // insert, or replace the whole record by id
@@ -49,8 +60,13 @@ struct WriteBatch {
   // when no record has that id. One that fails makes Apply() return
   // kConflict naming the record and its current seq; nothing is written.
   std::vector<std::pair<std::string, int64_t>> expect_seq;
+  // Claimed in the same transaction: keys that expired by its created_at are
+  // pruned first; then, if (tenant, key) is still held, Apply() returns
+  // kAlreadyExists naming the key and nothing is written.
+  std::optional<IdempotencyKey> idempotency;
   bool empty() const {
-    return puts.empty() && deletes.empty() && audit.empty() && meta.empty() && expect_seq.empty();
+    return puts.empty() && deletes.empty() && audit.empty() && meta.empty() && expect_seq.empty() &&
+           !idempotency;
   }
 };
 
@@ -125,6 +141,10 @@ class Store {
   virtual Result<int64_t> CountAudit(const std::string& tenant) = 0;
 
   virtual Result<std::optional<std::string>> GetMeta(const std::string& key) = 0;
+
+  // The idempotency key (tenant, key) unless absent or expired at `now`.
+  virtual Result<std::optional<IdempotencyKey>> GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                                  TimeMs now) = 0;
 
   // Waits until a change with seq > `after` may have committed (through any
   // process) or `timeout_ms` passes, then returns the last seq known. For

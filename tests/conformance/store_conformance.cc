@@ -960,6 +960,58 @@ TEST_P(StoreConformanceTest, MetaIsUpserted) {
   EXPECT_EQ(last, 0);  // meta is not a change
 }
 
+// ---- Idempotency keys ----
+
+// A key is claimed in the batch's transaction: while it is held (per tenant,
+// until it expires) a second claim writes nothing; an expired key is pruned
+// and may be claimed again.
+TEST_P(StoreConformanceTest, IdempotencyKeysAreClaimedWithTheWriteOncePerTenant) {
+  auto keyed = [](const std::string& id, const std::string& tenant, const std::string& key, TimeMs at) {
+    WriteBatch b = Puts({Rec(id, at, Kind::kFact, tenant)});
+    IdempotencyKey k;
+    k.tenant = tenant;
+    k.key = key;
+    k.request_hash = "hash of " + id;
+    k.reply = "{\"id\":\"" + id + "\"}";
+    k.created_at = at;
+    k.expires_at = at + 1000;
+    b.idempotency = k;
+    return b;
+  };
+  ASSERT_OK_AND_ASSIGN(std::optional<IdempotencyKey> none, store_->GetIdempotencyKey("t1", "req-1", 100));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_OK(store_->Apply(keyed("idem-1", "t1", "req-1", 100)).status());
+  ASSERT_OK_AND_ASSIGN(std::optional<IdempotencyKey> got, store_->GetIdempotencyKey("t1", "req-1", 500));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->request_hash, "hash of idem-1");
+  EXPECT_EQ(got->reply, "{\"id\":\"idem-1\"}");
+  EXPECT_EQ(got->created_at, 100);
+  EXPECT_EQ(got->expires_at, 1100);
+
+  // Held: a second claim fails and writes nothing, records included.
+  ASSERT_OK_AND_ASSIGN(int64_t before, store_->LastSeq());
+  Result<std::vector<int64_t>> again = store_->Apply(keyed("idem-2", "t1", "req-1", 200));
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> second, store_->Get("idem-2"));
+  EXPECT_FALSE(second.has_value());
+  ASSERT_OK_AND_ASSIGN(int64_t after, store_->LastSeq());
+  EXPECT_EQ(after, before);
+
+  // Another tenant's key of the same name is its own.
+  ASSERT_OK(store_->Apply(keyed("idem-3", "t2", "req-1", 200)).status());
+  ASSERT_OK_AND_ASSIGN(std::optional<IdempotencyKey> other, store_->GetIdempotencyKey("t2", "req-1", 500));
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->request_hash, "hash of idem-3");
+
+  // Expired: not found, and pruned by the next claim, which may reuse it.
+  ASSERT_OK_AND_ASSIGN(std::optional<IdempotencyKey> expired, store_->GetIdempotencyKey("t1", "req-1", 1100));
+  EXPECT_FALSE(expired.has_value());
+  ASSERT_OK(store_->Apply(keyed("idem-4", "t1", "req-1", 1200)).status());
+  ASSERT_OK_AND_ASSIGN(std::optional<IdempotencyKey> reused, store_->GetIdempotencyKey("t1", "req-1", 1300));
+  ASSERT_TRUE(reused.has_value());
+  EXPECT_EQ(reused->request_hash, "hash of idem-4");
+}
+
 // ---- Several handles ----
 
 TEST_P(StoreConformanceTest, SecondHandleSeesWrites) {

@@ -38,6 +38,19 @@ Options OptionsFor(const std::string& dir) {
 // A unique word per record, so a search for it must find exactly that record.
 std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "x" + std::to_string(i) + "w"; }
 
+// Write i of `writer`; the endless (killed) writer's carry an idempotency
+// key, so that they can be retried after the kill.
+WriteRequest WriteOf(int writer, int i, bool keyed) {
+  WriteRequest r;
+  r.ns.tenant = "procs";
+  r.ns.user = "u" + std::to_string(writer);
+  r.kind = Kind::kArtifact;
+  r.text = "memory written by a concurrent process " + Marker(writer, i);
+  r.tags = {"profile"};
+  if (keyed) r.request_id = "w" + std::to_string(writer) + "-" + std::to_string(i);
+  return r;
+}
+
 // The child's work: write records, each acknowledged on `fd` as "<id>\n" only
 // after the engine returned ok; also run searches so index catch-up happens
 // in every process while the others write. Never returns.
@@ -62,13 +75,7 @@ std::string Marker(int writer, int i) { return "zq" + std::to_string(writer) + "
       if (!e.ok()) Fail(11, e.status());
       id = e->id;
     } else {
-      WriteRequest r;
-      r.ns.tenant = "procs";
-      r.ns.user = "u" + std::to_string(writer);
-      r.kind = Kind::kArtifact;
-      r.text = "memory written by a concurrent process " + Marker(writer, i);
-      r.tags = {"profile"};
-      auto w = (*mem)->Write(r);
+      auto w = (*mem)->Write(WriteOf(writer, i, /*keyed=*/endless));
       if (!w.ok()) Fail(12, w.status());
       id = w->id;
     }
@@ -172,6 +179,29 @@ TEST(EngineProcessesTest, ConcurrentWritersAndAKilledOneLoseNothing) {
     for (const auto& s : *steps) EXPECT_TRUE(numbers.insert(s.step_number).second);
     EXPECT_EQ(steps->size(), static_cast<size_t>(kPerWriter / 3));
   }
+
+  // The killed writer's writes retried with their keys: an acknowledged one
+  // answers its id, the one the kill may have committed unacknowledged is
+  // not written twice, and none is written again.
+  const size_t acked_killed = acked[kWriters].size();
+  std::set<std::string> retried;
+  for (size_t i = 0; i <= acked_killed + 1; ++i) {
+    if (i % 3 == 2) continue;  // episodes carry no key
+    auto w = (*mem)->Write(WriteOf(kWriters, static_cast<int>(i), /*keyed=*/true));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    if (i < acked_killed) {
+      EXPECT_EQ(w->id, acked[kWriters][i]) << "retry " << i;
+    }
+    retried.insert(w->id);
+  }
+  ListRequest list;
+  list.scope.tenant = "procs";
+  list.scope.user = "u" + std::to_string(kWriters);
+  list.filter.kinds = {Kind::kArtifact};
+  list.limit = 0;
+  auto artifacts = (*mem)->List(list);
+  ASSERT_TRUE(artifacts.ok()) << artifacts.status().ToString();
+  EXPECT_EQ(artifacts->size(), retried.size()) << "a retried write was stored twice";
 }
 
 TEST(EngineProcessesTest, ProcessesAppendingToOneSessionNeverShareAStep) {

@@ -194,11 +194,62 @@ TEST_F(RestHttpTest, TenantIsolation) {
   EXPECT_EQ(imported.j["applied"], 1);
   EXPECT_EQ(CountRecords(kKeyB), 2u);
   EXPECT_EQ(CountRecords(kKeyA), 3u);
+  // A line with alpha's record id is answered as one with an unknown id (no
+  // existence oracle across tenants): both land in beta, alpha's is untouched.
+  const Answer alpha_before = Get("/v1/memories/" + decision, kKeyA);
+  Answer foreign = Post("/v1/import", kKeyB,
+                        R"({"id": ")" + decision + R"(", "text": "Beta probes for an id of alpha"})" "\n",
+                        "application/x-ndjson");
+  Answer unknown = Post("/v1/import", kKeyB,
+                        R"({"id": "0190e5c2-0000-7000-8000-00000000c0de", "text": "Beta probes for an id of alpha"})"
+                        "\n",
+                        "application/x-ndjson");
+  EXPECT_EQ(foreign.status, 200) << foreign.body;
+  EXPECT_EQ(foreign.status, unknown.status);
+  EXPECT_EQ(foreign.body, unknown.body);
+  EXPECT_EQ(Get("/v1/memories/" + decision, kKeyA).body, alpha_before.body);
+  EXPECT_EQ(CountRecords(kKeyB), 4u);
+  EXPECT_EQ(CountRecords(kKeyA), 3u);
 
   // /metrics shows only the caller's record counts.
   Answer metrics_b = Get("/metrics", kKeyB);
   EXPECT_NE(metrics_b.body.find("msp_records_active{tenant=\"beta\"} 2"), std::string::npos) << metrics_b.body;
   EXPECT_EQ(metrics_b.body.find("tenant=\"alpha\""), std::string::npos);
+}
+
+// Idempotency-Key: a repeat answers the first result (201, the same body)
+// and writes nothing; the key with another body is 409 and writes nothing;
+// another tenant's key of the same name is its own; a batch takes none.
+TEST_F(RestHttpTest, IdempotencyKeyAnswersARepeatWithTheFirstResult) {
+  auto post = [&](const std::string& key, const std::string& idem, const json& body) {
+    return From(client_->Post("/v1/memories", Auth(key, {{"Idempotency-Key", idem}}), body.dump(), "application/json"));
+  };
+  const json body = {{"text", "Alpha keeps the nightly backups for thirty days"}, {"tags", {"constraint"}}};
+  Answer first = post(kKeyA, "req-0001", body);
+  ASSERT_EQ(first.status, 201) << first.body;
+  const size_t count = CountRecords(kKeyA);
+  Answer repeat = post(kKeyA, "req-0001", body);
+  EXPECT_EQ(repeat.status, 201) << repeat.body;
+  EXPECT_EQ(repeat.body, first.body);
+  EXPECT_EQ(CountRecords(kKeyA), count);
+
+  json other = body;
+  other["text"] = "Alpha keeps the nightly backups for ninety days";
+  Answer conflict = post(kKeyA, "req-0001", other);
+  EXPECT_EQ(conflict.status, 409) << conflict.body;
+  EXPECT_NE(conflict.body.find("req-0001"), std::string::npos) << conflict.body;
+  EXPECT_EQ(CountRecords(kKeyA), count);
+
+  Answer beta = post(kKeyB, "req-0001", body);
+  EXPECT_EQ(beta.status, 201) << beta.body;
+  EXPECT_NE(beta.j.value("id", ""), first.j.value("id", ""));
+  EXPECT_EQ(CountRecords(kKeyA), count);
+
+  Answer batch = post(kKeyA, "req-0002", {{"memories", {body}}});
+  EXPECT_EQ(batch.status, 400) << batch.body;
+  Answer bad = post(kKeyA, "two words", body);
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(CountRecords(kKeyA), count);
 }
 
 TEST_F(RestHttpTest, MalformedBodiesAndWrongTypesAre400AndStoreNothing) {

@@ -106,6 +106,11 @@ Result<int64_t> FaultStore::CountAudit(const std::string& tenant) { return base_
 
 Result<std::optional<std::string>> FaultStore::GetMeta(const std::string& key) { return base_->GetMeta(key); }
 
+Result<std::optional<IdempotencyKey>> FaultStore::GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                                    TimeMs now) {
+  return base_->GetIdempotencyKey(tenant, key, now);
+}
+
 Result<int64_t> FaultStore::WaitForChange(int64_t after, int timeout_ms) {
   return base_->WaitForChange(after, timeout_ms);
 }

@@ -86,6 +86,8 @@ class FaultStore final : public Store {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
   Result<int64_t> CountAudit(const std::string& tenant) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  Result<std::optional<IdempotencyKey>> GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                          TimeMs now) override;
   Result<int64_t> WaitForChange(int64_t after, int timeout_ms) override;
   Result<std::unique_ptr<StoreLease>> TryLease(const std::string& name) override;
   std::string Describe() const override;

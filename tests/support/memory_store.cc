@@ -81,6 +81,7 @@ struct MemoryStore::Tables {
   std::vector<AuditEvent> audit;          // ascending seq
   int64_t last_audit_seq = 0;
   std::map<std::string, std::string> meta;
+  std::map<std::pair<std::string, std::string>, IdempotencyKey> idempotency;  // by (tenant, key)
 };
 
 MemoryStore::MemoryStore() : tables_(std::make_shared<Tables>()) {}
@@ -115,6 +116,14 @@ Result<std::vector<int64_t>> MemoryStore::Apply(const WriteBatch& batch) {
           "record " + id + (it != t.records.end() ? " is at seq " + std::to_string(actual) : " does not exist") +
           (expected == 0 ? ", expected it not to exist" : ", expected seq " + std::to_string(expected)) +
           "; it was changed concurrently: read it again and retry");
+    }
+  }
+  if (batch.idempotency) {
+    const IdempotencyKey& k = *batch.idempotency;
+    const auto it = t.idempotency.find({k.tenant, k.key});
+    if (it != t.idempotency.end() && it->second.expires_at > k.created_at) {
+      return Status::AlreadyExists("idempotency key '" + k.key + "' of tenant '" + k.tenant +
+                                   "' is already used; nothing in the batch was applied");
     }
   }
 
@@ -194,6 +203,11 @@ Result<std::vector<int64_t>> MemoryStore::Apply(const WriteBatch& batch) {
     t.audit.push_back(std::move(e));
   }
   for (const auto& [key, value] : batch.meta) t.meta[key] = value;
+  if (batch.idempotency) {
+    const TimeMs now = batch.idempotency->created_at;
+    std::erase_if(t.idempotency, [now](const auto& e) { return e.second.expires_at <= now; });
+    t.idempotency[{batch.idempotency->tenant, batch.idempotency->key}] = *batch.idempotency;
+  }
   return seqs;
 }
 
@@ -312,6 +326,14 @@ Result<int64_t> MemoryStore::CountAudit(const std::string& tenant) {
   std::lock_guard<std::mutex> lock(tables_->mu);
   return static_cast<int64_t>(std::count_if(tables_->audit.begin(), tables_->audit.end(),
                                             [&](const AuditEvent& e) { return e.tenant == tenant; }));
+}
+
+Result<std::optional<IdempotencyKey>> MemoryStore::GetIdempotencyKey(const std::string& tenant,
+                                                                     const std::string& key, TimeMs now) {
+  std::lock_guard<std::mutex> lock(tables_->mu);
+  const auto it = tables_->idempotency.find({tenant, key});
+  if (it == tables_->idempotency.end() || it->second.expires_at <= now) return std::optional<IdempotencyKey>();
+  return std::optional<IdempotencyKey>(it->second);
 }
 
 Result<std::optional<std::string>> MemoryStore::GetMeta(const std::string& key) {

@@ -44,6 +44,8 @@ class MemoryStore final : public Store {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
   Result<int64_t> CountAudit(const std::string& tenant) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  Result<std::optional<IdempotencyKey>> GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                          TimeMs now) override;
   std::string Describe() const override { return "memory"; }
 
  private:

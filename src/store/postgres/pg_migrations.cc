@@ -155,10 +155,26 @@ Status MigrateLocked(PgConnection& conn, const std::vector<PgMigration>& migrati
 
 }  // namespace
 
+// Version 3: idempotency keys of writes (WriteBatch::idempotency), per
+// tenant, pruned when they expire.
+constexpr std::string_view kPgSchemaV3 = R"sql(
+CREATE TABLE idempotency_keys (
+  tenant       text COLLATE "C" NOT NULL,
+  key          text COLLATE "C" NOT NULL,
+  request_hash text NOT NULL,
+  reply        text NOT NULL,
+  created_at   bigint NOT NULL,
+  expires_at   bigint NOT NULL,
+  PRIMARY KEY (tenant, key)
+);
+CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
+)sql";
+
 const std::vector<PgMigration>& PgSchemaMigrations() {
   static const std::vector<PgMigration> kMigrations = {
       {1, "records, changes, change counter, audit, meta", kPgSchemaV1},
       {2, "the tenant of each change", kPgSchemaV2},
+      {3, "idempotency keys of writes", kPgSchemaV3},
   };
   return kMigrations;
 }

@@ -245,6 +245,8 @@ class PostgresStoreImpl final : public PostgresStore {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
   Result<int64_t> CountAudit(const std::string& tenant) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  Result<std::optional<IdempotencyKey>> GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                          TimeMs now) override;
   std::string Describe() const override { return where_; }
 
   Result<int64_t> WaitForChange(int64_t after, int timeout_ms) override;
@@ -367,6 +369,12 @@ Result<std::vector<int64_t>> PostgresStoreImpl::Apply(const WriteBatch& batch) {
   }
   for (const auto& [id, expected] : batch.expect_seq) {
     if (HasNul(id)) return Status::InvalidArgument("expect: an id holds a NUL byte");
+  }
+  if (batch.idempotency) {
+    const IdempotencyKey& k = *batch.idempotency;
+    for (const std::string* s : {&k.tenant, &k.key, &k.request_hash, &k.reply}) {
+      if (HasNul(*s)) return Status::InvalidArgument("idempotency key: a field holds a NUL byte");
+    }
   }
 
   MSP_RETURN_IF_ERROR(Transact("apply", [&](PgConnection& c) {
@@ -521,6 +529,26 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
                    .Text(PgTextArray(details)),
                "apply (audit)")
             .status());
+  }
+
+  if (batch.idempotency) {
+    // Expired keys go first, so that one may be used again; a key still held
+    // (committed, or in a concurrent transaction that commits) inserts nothing.
+    const IdempotencyKey& k = *batch.idempotency;
+    MSP_RETURN_IF_ERROR(c.Exec("DELETE FROM idempotency_keys WHERE expires_at <= $1", PgParams().Int(k.created_at),
+                               "apply (prune idempotency keys)")
+                            .status());
+    MSP_ASSIGN_OR_RETURN(
+        PgResult claimed,
+        c.Exec("INSERT INTO idempotency_keys (tenant, key, request_hash, reply, created_at, expires_at) "
+               "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, key) DO NOTHING RETURNING 1",
+               PgParams().Text(k.tenant).Text(k.key).Text(k.request_hash).Text(k.reply).Int(k.created_at).Int(
+                   k.expires_at),
+               "apply (idempotency key)"));
+    if (claimed.rows() == 0) {
+      return Status::AlreadyExists("idempotency key '" + k.key + "' of tenant '" + k.tenant +
+                                   "' is already used; nothing in the batch was applied");
+    }
   }
 
   if (!meta.empty()) {
@@ -786,6 +814,32 @@ Result<std::optional<std::string>> PostgresStoreImpl::GetMeta(const std::string&
                                             PgParams().Text(key), "get meta"));
     out.reset();
     if (r.rows() > 0) out = std::string(r.Text(0, 0));
+    return Status::Ok();
+  });
+  MSP_RETURN_IF_ERROR(run_status);
+  return out;
+}
+
+Result<std::optional<IdempotencyKey>> PostgresStoreImpl::GetIdempotencyKey(const std::string& tenant,
+                                                                           const std::string& key, TimeMs now) {
+  if (HasNul(tenant) || HasNul(key)) return Status::InvalidArgument("idempotency key: a NUL byte in the key");
+  std::optional<IdempotencyKey> out;
+  const Status run_status = Run("get idempotency key", [&](PgConnection& c) -> Status {
+    MSP_ASSIGN_OR_RETURN(PgResult r,
+                         c.Exec("SELECT request_hash, reply, created_at, expires_at FROM idempotency_keys "
+                                "WHERE tenant = $1 AND key = $2 AND expires_at > $3",
+                                PgParams().Text(tenant).Text(key).Int(now), "get idempotency key"));
+    out.reset();
+    if (r.rows() > 0) {
+      IdempotencyKey k;
+      k.tenant = tenant;
+      k.key = key;
+      k.request_hash = std::string(r.Text(0, 0));
+      k.reply = std::string(r.Text(0, 1));
+      k.created_at = r.Int(0, 2);
+      k.expires_at = r.Int(0, 3);
+      out = std::move(k);
+    }
     return Status::Ok();
   });
   MSP_RETURN_IF_ERROR(run_status);

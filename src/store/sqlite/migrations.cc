@@ -150,6 +150,21 @@ constexpr std::string_view kSchemaV4 = R"sql(
 ALTER TABLE changes ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 5: idempotency keys of writes (WriteBatch::idempotency), per
+// tenant, pruned when they expire.
+constexpr std::string_view kSchemaV5 = R"sql(
+CREATE TABLE idempotency_keys (
+  tenant       TEXT NOT NULL,
+  key          TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  reply        TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  PRIMARY KEY (tenant, key)
+);
+CREATE INDEX idempotency_keys_expires ON idempotency_keys(expires_at);
+)sql";
+
 constexpr std::string_view kCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     INTEGER PRIMARY KEY,
@@ -173,6 +188,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {2, "unique step numbers within a session", kSchemaV2},
       {3, "access levels on records", kSchemaV3},
       {4, "the tenant of each change", kSchemaV4},
+      {5, "idempotency keys of writes", kSchemaV5},
   };
   return kMigrations;
 }

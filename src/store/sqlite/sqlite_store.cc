@@ -191,6 +191,8 @@ class SqliteStore final : public Store {
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
   Result<int64_t> CountAudit(const std::string& tenant) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;
+  Result<std::optional<IdempotencyKey>> GetIdempotencyKey(const std::string& tenant, const std::string& key,
+                                                          TimeMs now) override;
   std::string Describe() const override { return db_->path(); }
   bool read_only() const override { return read_only_; }
 
@@ -268,6 +270,35 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
             "; it was changed concurrently: read it again and retry");
       }
     }
+  }
+
+  if (batch.idempotency) {
+    const IdempotencyKey& k = *batch.idempotency;
+    MSP_ASSIGN_OR_RETURN(Statement prune, db_->Prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?",
+                                                       "apply (prune idempotency keys)"));
+    prune.BindInt(1, k.created_at);
+    MSP_RETURN_IF_ERROR(prune.Run());
+    MSP_ASSIGN_OR_RETURN(Statement held, db_->Prepare("SELECT 1 FROM idempotency_keys WHERE tenant = ? AND key = ?",
+                                                      "apply (idempotency key)"));
+    held.BindText(1, k.tenant);
+    held.BindText(2, k.key);
+    MSP_ASSIGN_OR_RETURN(bool row, held.Step());
+    if (row) {
+      return Status::AlreadyExists("idempotency key '" + k.key + "' of tenant '" + k.tenant +
+                                   "' is already used; nothing in the batch was applied");
+    }
+    held.Reset();
+    MSP_ASSIGN_OR_RETURN(Statement insert,
+                         db_->Prepare("INSERT INTO idempotency_keys (tenant, key, request_hash, reply, created_at, "
+                                      "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                      "apply (idempotency key)"));
+    insert.BindText(1, k.tenant);
+    insert.BindText(2, k.key);
+    insert.BindText(3, k.request_hash);
+    insert.BindText(4, k.reply);
+    insert.BindInt(5, k.created_at);
+    insert.BindInt(6, k.expires_at);
+    MSP_RETURN_IF_ERROR(insert.Run());
   }
 
   if (!batch.puts.empty()) {
@@ -611,6 +642,28 @@ Result<std::optional<std::string>> SqliteStore::GetMeta(const std::string& key) 
   MSP_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<std::string>();
   return std::optional<std::string>(s.ColumnText(0));
+}
+
+Result<std::optional<IdempotencyKey>> SqliteStore::GetIdempotencyKey(const std::string& tenant,
+                                                                     const std::string& key, TimeMs now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MSP_ASSIGN_OR_RETURN(Statement s,
+                       db_->Prepare("SELECT request_hash, reply, created_at, expires_at FROM idempotency_keys "
+                                    "WHERE tenant = ? AND key = ? AND expires_at > ?",
+                                    "get idempotency key"));
+  s.BindText(1, tenant);
+  s.BindText(2, key);
+  s.BindInt(3, now);
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<IdempotencyKey>();
+  IdempotencyKey k;
+  k.tenant = tenant;
+  k.key = key;
+  k.request_hash = s.ColumnText(0);
+  k.reply = s.ColumnText(1);
+  k.created_at = s.ColumnInt(2);
+  k.expires_at = s.ColumnInt(3);
+  return std::optional<IdempotencyKey>(std::move(k));
 }
 
 // Sets WAL mode, synchronous and foreign keys, and migrates the schema.
