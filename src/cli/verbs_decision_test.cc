@@ -421,7 +421,7 @@ TEST_F(DecisionVerbsTest, WalkthroughOnMadrsOwnDecisions) {
   // With room for everything: 0013 is there, carrying 0008 inside it.
   CliRun roomy = Run({"handoff", "--mission", "madr", "--from", "ann", "--to", "bob", "--budget", "40000"});
   ASSERT_EQ(roomy.code, 0) << roomy.err;
-  EXPECT_TRUE(Contains(roomy.out, "**Use YAML front matter for metadata**\n  Replaces (superseded): Add Status Field"))
+  EXPECT_TRUE(Contains(roomy.out, "**Use YAML front matter for metadata**\n  > Replaces (superseded): Add Status Field"))
       << roomy.out;
   EXPECT_FALSE(Contains(roomy.out, "**Add Status Field**")) << roomy.out;
 }

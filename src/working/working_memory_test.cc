@@ -299,7 +299,9 @@ TEST(WorkingMemoryTest, SummarisesWhatTheBudgetLeavesOut) {
     for (const auto& e : dropped) seen.push_back(e.id);
     return std::string("short summary");
   };
-  const int64_t budget = static_cast<int64_t>(full->total_tokens) - 100;
+  // Two lines and a bit over: three lines go.
+  const int64_t line = static_cast<int64_t>(WorkingEpisodeLine(in.recent[0]).size()) + 1;
+  const int64_t budget = static_cast<int64_t>(full->total_tokens) - (2 * line + 10);
   auto wm = PackWorkingMemory(in, Budget(budget), counter, opts);
   ASSERT_TRUE(wm.ok()) << wm.status().ToString();
   EXPECT_TRUE(wm->summarised);
@@ -307,7 +309,7 @@ TEST(WorkingMemoryTest, SummarisesWhatTheBudgetLeavesOut) {
   EXPECT_EQ(seen, (std::vector<std::string>{"e1", "e2", "e3"})) << "the oldest entries, in order";
   EXPECT_LE(wm->total_tokens, static_cast<size_t>(budget));
   const std::string prompt = wm->Render();
-  EXPECT_NE(prompt.find("Summary of earlier conversation:\nshort summary"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("Summary of earlier conversation:\n  > short summary"), std::string::npos) << prompt;
   EXPECT_LT(prompt.find("short summary"), prompt.find("Recent conversation history:"));
   for (size_t i = 0; i < wm->dropped.size(); ++i) EXPECT_EQ(wm->dropped[i].summarised, i < seen.size());
   EXPECT_NE(wm->Report().find("[summarised]"), std::string::npos);

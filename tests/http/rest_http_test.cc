@@ -213,7 +213,7 @@ TEST_F(RestHttpTest, TenantIsolation) {
 
   // /metrics shows only the caller's record counts.
   Answer metrics_b = Get("/metrics", kKeyB);
-  EXPECT_NE(metrics_b.body.find("msp_records_active{tenant=\"beta\"} 2"), std::string::npos) << metrics_b.body;
+  EXPECT_NE(metrics_b.body.find("msp_records_active{tenant=\"beta\"} 4"), std::string::npos) << metrics_b.body;
   EXPECT_EQ(metrics_b.body.find("tenant=\"alpha\""), std::string::npos);
 }
 
