@@ -204,6 +204,7 @@ TEST(DecisionMemoryTest, RoundTripWithCyrillic) {
   want.created_at = 5;
   want.updated_at = 6;
   want.seq = 7;
+  want.source = m.source;  // a decision carries its record's source (the fence's trust label)
   EXPECT_EQ(back, want);
 
   const json body = json::parse(m.body_json);

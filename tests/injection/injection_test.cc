@@ -349,17 +349,21 @@ TEST_F(DigestInjectionTest, QueryHandoffSessionStartAndMcp) {
   ASSERT_OK_AND_ASSIGN(HandoffDigest forged_handoff, wm_->Handoff(h));
   ExpectFenced("handoff digest", forged_handoff.markdown, harmless_handoff.markdown, 2);
 
-  // SessionStart: the query digest of the repository's mission (cwd radar2).
+  // SessionStart: the query digest of the session's mission. Named, not
+  // taken from cwd: the test directory may sit inside a git work tree (a
+  // build tree in a clone), whose name would then be the mission.
   HookInput in;
   in.session_id = "s1";
   in.cwd = dir_ + "/radar2";
   ASSERT_EQ(::mkdir(in.cwd.c_str(), 0700), 0);
   Namespace scope;
   scope.tenant = "acme";
+  scope.mission = "radar2";
   const std::vector<std::string> prompts = {"radar calibration procedure for sector north"};
   ASSERT_OK_AND_ASSIGN(std::string start,
                        SessionStartDigest(*engine_, options_, in, scope, 200000, "tester", prompts));
   in.cwd = dir_ + "/radar";
+  scope.mission = "radar";
   ASSERT_EQ(::mkdir(in.cwd.c_str(), 0700), 0);
   ASSERT_OK_AND_ASSIGN(std::string start_harmless,
                        SessionStartDigest(*engine_, options_, in, scope, 200000, "tester", prompts));
