@@ -35,12 +35,14 @@ struct ConnectionLoop::Connection {
   int local_port = 0;
   std::string in;  // received, not yet handed to a worker
   // kIdle: no byte of the next request yet; kHead / kBody: the request is
-  // arriving; kBusy: a worker has it.
-  enum class State { kIdle, kHead, kBody, kBusy } state = State::kIdle;
+  // arriving; kBusy: a worker has it; kDraining: answered and shut for
+  // writing, the client's late bytes read and dropped until it closes.
+  enum class State { kIdle, kHead, kBody, kBusy, kDraining } state = State::kIdle;
   Clock::time_point since;     // when the state began
   Clock::time_point deadline;  // of the state (not kBusy)
   size_t scanned = 0;          // bytes of `in` searched for the head's end
   size_t request_size = 0;     // kBody: head and body
+  size_t drained = 0;          // kDraining: bytes dropped
   bool close_after = false;    // the body is not read ahead
   int served = 0;              // requests answered
 };
@@ -379,15 +381,16 @@ std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
   for (int fd : fresh) {
     if (auto it = conns_.find(fd); it != conns_.end()) OnReadable(it->second.get());
   }
-  // The victim: the oldest connection not being answered that has not
-  // finished a request (stalled part-way, or silent since it opened), else
-  // the oldest idle kept-alive one.
+  // The victim: one already answered and draining, else the oldest
+  // connection not being answered that has not finished a request (stalled
+  // part-way, or silent since it opened), else the oldest idle kept-alive
+  // one.
   auto oldest = [this](const std::string* only) -> Connection* {
     Connection* best = nullptr;
     int best_rank = 0;
     for (const auto& [fd, c] : conns_) {
       if (c->state == State::kBusy || (only != nullptr && c->client != *only)) continue;
-      const int rank = c->state == State::kIdle && c->served > 0 ? 1 : 0;
+      const int rank = c->state == State::kDraining ? -1 : c->state == State::kIdle && c->served > 0 ? 1 : 0;
       if (best == nullptr || rank < best_rank || (rank == best_rank && c->since < best->since)) {
         best = c.get();
         best_rank = rank;
@@ -399,16 +402,24 @@ std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
   if (count != per_client_.end() && count->second >= limits_.max_connections_per_client) {
     Connection* victim = oldest(&client);
     if (victim == nullptr) return DropReason::kClientLimit;
-    Refuse(victim, 503, "unavailable",
-           "closed to make room for a newer connection from the same address "
-           "(server.max_connections_per_client); retry",
-           DropReason::kClientLimit);
+    if (victim->state == State::kDraining) {
+      Close(victim);  // answered already
+    } else {
+      Refuse(victim, 503, "unavailable",
+             "closed to make room for a newer connection from the same address "
+             "(server.max_connections_per_client); retry",
+             DropReason::kClientLimit);
+    }
   }
   if (static_cast<int>(conns_.size()) >= limits_.max_connections) {
     Connection* victim = oldest(nullptr);
     if (victim == nullptr) return DropReason::kServerLimit;
-    Refuse(victim, 503, "unavailable", "closed to make room for a newer connection (server.max_connections); retry",
-           DropReason::kServerLimit);
+    if (victim->state == State::kDraining) {
+      Close(victim);
+    } else {
+      Refuse(victim, 503, "unavailable",
+             "closed to make room for a newer connection (server.max_connections); retry", DropReason::kServerLimit);
+    }
   }
   return std::nullopt;
 }
@@ -422,6 +433,7 @@ void ConnectionLoop::Arm(Connection* c) {
 
 void ConnectionLoop::OnReadable(Connection* c) {
   if (c->state == Connection::State::kBusy) return;  // a worker has it
+  if (c->state == Connection::State::kDraining) return Drain(c);
   char buf[16384];
   for (;;) {
     const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
@@ -546,8 +558,13 @@ void ConnectionLoop::TakeBackReturned() {
   const Clock::time_point now = Clock::now();
   for (auto [c, keep] : back) {
     ++c->served;
-    if (!keep || stopping_) {
+    if (stopping_) {
       Close(c);
+      continue;
+    }
+    if (!keep) {
+      Arm(c);  // a worker's connection is out of the epoll set
+      Linger(c);
       continue;
     }
     c->state = Connection::State::kIdle;
@@ -564,8 +581,8 @@ void ConnectionLoop::Expire(Clock::time_point now) {
     if (c->state != Connection::State::kBusy && c->deadline <= now) due.push_back(c.get());
   }
   for (Connection* c : due) {
-    if (c->state == Connection::State::kIdle && c->served > 0) {
-      Close(c);  // keep-alive ended
+    if ((c->state == Connection::State::kIdle && c->served > 0) || c->state == Connection::State::kDraining) {
+      Close(c);  // keep-alive ended, or the client never closed after its answer
       continue;
     }
     const bool body = c->state == Connection::State::kBody;
@@ -585,9 +602,50 @@ void ConnectionLoop::Refuse(Connection* c, int status, std::string_view code, st
   const std::string answer = ErrorAnswer(status, code, message);
   // Best effort: a client that reads nothing must not hold the loop.
   (void)send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  shutdown(c->fd, SHUT_WR);
-  Close(c);
+  // A connection closed to make room for another goes at once; the others
+  // linger, so that the client reads the answer.
+  if (reason == DropReason::kClientLimit || reason == DropReason::kServerLimit) {
+    shutdown(c->fd, SHUT_WR);
+    Close(c);
+  } else {
+    Linger(c);
+  }
   if (on_drop_) on_drop_(reason);
+}
+
+void ConnectionLoop::Linger(Connection* c) {
+  // Closing a socket with unread bytes in its receive queue, or receiving
+  // bytes after the close, makes the kernel send a reset, and a reset makes
+  // the client's kernel drop the answer it has not read yet: a client still
+  // sending a body the server refused (chunked, too large) would see no
+  // answer at all. So the server shuts its side for writing (the client
+  // reads the answer, then end of stream) and reads and drops what still
+  // comes until the client closes, for at most kLingerTime and
+  // kLingerBytes.
+  shutdown(c->fd, SHUT_WR);
+  c->state = Connection::State::kDraining;
+  c->in.clear();
+  c->in.shrink_to_fit();
+  c->drained = 0;
+  c->since = Clock::now();
+  c->deadline = c->since + kLingerTime;
+  Drain(c);
+}
+
+void ConnectionLoop::Drain(Connection* c) {
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      c->drained += static_cast<size_t>(n);
+      if (c->drained > kLingerBytes) break;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // more may come
+    break;  // the client closed, or the connection failed
+  }
+  Close(c);
 }
 
 void ConnectionLoop::Close(Connection* c) {

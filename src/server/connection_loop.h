@@ -24,6 +24,10 @@
 // Content-Length over max_body_bytes) goes to a worker as soon as its head
 // is in, with no body: the handlers refuse it (411, 413) and the connection
 // is closed after the answer.
+// A connection closed after an answer (Connection: close, a refusal) is shut
+// for writing first and its late bytes are read and dropped until the client
+// closes (at most kLingerTime, kLingerBytes): closing with bytes unread would
+// reset the connection and lose the answer on the client's side.
 //
 // Thread-safe: Start / Stop from one thread; the processor runs on the
 // worker threads, concurrently.
@@ -113,7 +117,14 @@ class ConnectionLoop {
   // connection not being answered; the cap that is full when there is none.
   std::optional<DropReason> MakeRoom(const std::string& client);
   void Refuse(Connection* c, int status, std::string_view code, std::string_view message, DropReason reason);
+  // Shuts `c` for writing and drops what the client still sends until it
+  // closes (Drain), or kLingerTime passes, or kLingerBytes arrived.
+  void Linger(Connection* c);
+  void Drain(Connection* c);
   void Close(Connection* c);
+
+  static constexpr std::chrono::milliseconds kLingerTime{2000};
+  static constexpr size_t kLingerBytes = 16u << 20;
   void TakeBackReturned();
   void Arm(Connection* c);
 

@@ -10,25 +10,31 @@
 
 namespace msp {
 
-std::string ProgramDirectory() {
+namespace {
+
+// The running program's path, from /proc ("" when it cannot be read).
+std::string ProgramPath() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  const std::string path(buf, static_cast<size_t>(n));
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::string DirectoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
+
+}  // namespace
+
+std::string ProgramDirectory() { return DirectoryOf(ProgramPath()); }
 
 std::string LibraryDirectory() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&LibraryDirectory), &info) == 0 || info.dli_fname == nullptr) return "";
   const std::string path = info.dli_fname;
   if (path.empty() || path[0] != '/') return "";  // the program itself, named as it was started
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n > 0 && path == std::string(buf, static_cast<size_t>(n))) return "";
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
+  if (path == ProgramPath()) return "";
+  return DirectoryOf(path);
 }
 
 std::vector<std::string> ModuleCandidates(const ModuleSpec& spec) {
