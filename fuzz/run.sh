@@ -9,11 +9,20 @@
 #                               (poppler takes ~50 ms an input) (scripts/test.sh)
 #   fuzz/run.sh -runs=100000    more, every target
 #   fuzz/run.sh -runs=4000 adr  one target
+#   fuzz/run.sh --build-only    builds every target, runs none
+#   fuzz/run.sh --no-build      runs what --build-only built (scripts/test.sh
+#                               builds while ctest runs, then runs)
 # To fuzz for long (hours, new inputs kept in a corpus of your own):
 # docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=
+build=1
+run=1
+case ${1:-} in
+  --build-only) build=1 run=0; shift ;;
+  --no-build) build=0 run=1; shift ;;
+esac
 if [[ $# -gt 0 && $1 == -runs=* ]]; then runs=$1; shift; fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
@@ -26,8 +35,11 @@ if [[ -z $cxx ]]; then
 fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-CXX=$cxx cmake -S fuzz -B build/fuzz "${launcher[@]}" >/dev/null
-cmake --build build/fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
+if [[ $build == 1 ]]; then
+  CXX=$cxx cmake -S fuzz -B build/fuzz "${launcher[@]}" >/dev/null
+  cmake --build build/fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
+fi
+if [[ $run == 0 ]]; then exit 0; fi
 mkdir -p build/fuzz/crashes
 failed=()
 for t in "${targets[@]}"; do

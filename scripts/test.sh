@@ -28,11 +28,24 @@ trap 'bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
 echo "== sanitizer build (ASan + UBSan) and every test =="
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_UNITY_BUILD=ON -DMSP_SHARED_LIBS=ON >/dev/null
 cmake --build build/asan -j"$jobs"
-(cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure -j"$jobs")
 
 # The parsers of outside input under libFuzzer (fuzz/, docs/fuzzing.md): clang
 # compiles only the parser sources the targets need, and each target runs a
-# fixed number of inputs from its seed corpus under ASan + UBSan.
+# fixed number of inputs from its seed corpus under ASan + UBSan. The clang
+# build (about 90 s of two cores) runs at low priority beside ctest, whose
+# tests spend much of their time waiting on processes, sockets and fsync.
+mkdir -p build
+# (its own process group, stopped with the script when a test fails)
+setsid nice -n 10 bash fuzz/run.sh --build-only >build/fuzz-build.log 2>&1 &
+fuzz_build=$!
+trap 'kill -- -"$fuzz_build" 2>/dev/null || true; bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure -j"$jobs")
+
 echo "== fuzz targets (libFuzzer, a fixed number of runs each) =="
-bash fuzz/run.sh
+if ! wait "$fuzz_build"; then
+  echo "fuzz: the clang build failed (build/fuzz-build.log):" >&2
+  tail -40 build/fuzz-build.log >&2
+  exit 1
+fi
+bash fuzz/run.sh --no-build
