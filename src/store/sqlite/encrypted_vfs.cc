@@ -28,6 +28,10 @@ constexpr int kTagBytes = 16;
 constexpr int kSqliteHeaderBytes = 100;
 constexpr int kWalHeaderBytes = 32;
 constexpr int kWalFrameHeaderBytes = 24;
+// The shared-memory lock SQLite holds exclusively while it rebuilds the
+// WAL index from the WAL (its recovery; lock slot 2 of the WAL-index
+// format, https://sqlite.org/walformat.html).
+constexpr int kWalRecoverLock = 2;
 constexpr char kSqliteMagic[] = "SQLite format 3";  // 15 chars and the NUL
 static_assert(sizeof(kEncryptedMagic) == 16 && sizeof(kSqliteMagic) == 16);
 static_assert(kNonceBytes + kTagBytes <= kReserveBytes);
@@ -126,6 +130,12 @@ struct CipherFile {
   sqlite3_file* real;  // the base VFS's file, allocated right after this struct
   FileKind kind;
   int wal_page_size;  // 0 until known
+  // The main database file: the shared-memory lock slots this connection
+  // holds exclusively (bit i: slot i), as SQLite takes them through it.
+  unsigned shm_exclusive;
+  // The WAL: its connection's main database file (opened before the WAL
+  // and closed after it), whose locks tell when SQLite is recovering.
+  CipherFile* db;
   PageCipher* cipher;
   std::vector<unsigned char>* scratch;
 };
@@ -133,6 +143,14 @@ struct CipherFile {
 // The base file follows at an 8-byte boundary, as SQLite aligns its files.
 static_assert(sizeof(CipherFile) % 8 == 0);
 CipherFile* Cast(sqlite3_file* f) { return reinterpret_cast<CipherFile*>(f); }
+
+// True while SQLite recovers the WAL of `wal`'s connection: it then reads
+// every frame, header and page in one read, up to the end of the file, and
+// takes the first one whose salts or checksum do not match for the end of
+// the log.
+bool Recovering(const CipherFile* wal) {
+  return wal->db != nullptr && (wal->db->shm_exclusive & (1u << kWalRecoverLock)) != 0;
+}
 
 // The page size of a WAL, from its header (read once).
 int WalPageSize(CipherFile* f) {
@@ -199,8 +217,20 @@ int CipherRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offse
   if (page_size == 0) return offset + amount <= kWalHeaderBytes ? SQLITE_OK : SQLITE_IOERR_READ;
   return ForEachWalPage(page_size, amount, offset, [&](int64_t region) {
     if (region >= offset && region + page_size <= offset + amount) {
-      return f->cipher->Open(data + (region - offset), page_size, 0, FileKind::kWal, region) ? SQLITE_OK
-                                                                                            : SQLITE_IOERR_DATA;
+      if (f->cipher->Open(data + (region - offset), page_size, 0, FileKind::kWal, region)) return SQLITE_OK;
+      // A kill -9 can cut a frame's page write short (the kernel stops a
+      // write between memory pages for a fatal signal), leaving the frame
+      // after the last commit with a page that fails its tag. In recovery
+      // such a frame is shown to SQLite as zeros, header included: page
+      // number 0 is never a valid frame, so the log ends before it, as it
+      // would at a frame failing SQLite's own checksum. Its plaintext is
+      // never used. Outside recovery a page that fails its tag is damage.
+      const int64_t frame = region - kWalFrameHeaderBytes;
+      if (frame >= offset && Recovering(f)) {
+        std::memset(data + (frame - offset), 0, static_cast<size_t>(kWalFrameHeaderBytes + page_size));
+        return SQLITE_OK;
+      }
+      return SQLITE_IOERR_DATA;
     }
     // Part of a page: read it whole, decrypt, copy the part asked for.
     std::vector<unsigned char> page(static_cast<size_t>(page_size));
@@ -288,8 +318,19 @@ int CipherDeviceCharacteristics(sqlite3_file* f) {
 int CipherShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
   return Cast(f)->real->pMethods->xShmMap(Cast(f)->real, region, size, extend, out);
 }
-int CipherShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return Cast(f)->real->pMethods->xShmLock(Cast(f)->real, offset, n, flags);
+int CipherShmLock(sqlite3_file* file, int offset, int n, int flags) {
+  CipherFile* f = Cast(file);
+  const int rc = f->real->pMethods->xShmLock(f->real, offset, n, flags);
+  if (rc == SQLITE_OK && (flags & SQLITE_SHM_EXCLUSIVE) != 0 && offset >= 0 && n > 0 &&
+      offset + n <= SQLITE_SHM_NLOCK) {
+    const unsigned bits = ((1u << n) - 1) << offset;
+    if ((flags & SQLITE_SHM_LOCK) != 0) {
+      f->shm_exclusive |= bits;
+    } else {
+      f->shm_exclusive &= ~bits;
+    }
+  }
+  return rc;
 }
 void CipherShmBarrier(sqlite3_file* f) { Cast(f)->real->pMethods->xShmBarrier(Cast(f)->real); }
 int CipherShmUnmap(sqlite3_file* f, int delete_flag) {
@@ -333,6 +374,8 @@ int CipherOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int 
     f->kind = FileKind::kMainDb;
   } else if (flags & SQLITE_OPEN_WAL) {
     f->kind = FileKind::kWal;
+    sqlite3_file* db = sqlite3_database_file_object(name);
+    if (db != nullptr && db->pMethods == &kCipherMethods) f->db = Cast(db);
   } else if (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL)) {
     f->kind = FileKind::kJournal;
   } else {

@@ -18,7 +18,12 @@
 // The tag authenticates the page's offset in its file, so pages cannot be
 // swapped. The WAL's own header and frame headers (page numbers, salts,
 // checksums) stay readable; the frame's page is encrypted the same way. A
-// page that fails its tag reads as SQLITE_IOERR_DATA. Temporary files are
+// page that fails its tag reads as SQLITE_IOERR_DATA, but for one case:
+// while SQLite recovers the WAL (after a crash), a frame whose page fails
+// its tag reads as zeros, which SQLite takes for the end of the log, as it
+// does a frame failing its checksum: a writer killed in the middle of a
+// frame's page write leaves such a frame after its last commit, and the
+// store must open. Temporary files are
 // kept in memory by the store (temp_store = MEMORY); a rollback journal is
 // never written (the store uses WAL) and a page image written to one is
 // refused.
