@@ -275,14 +275,7 @@ TEST_P(StoreCrashTest, AcknowledgedBatchesSurviveSigkill) {
   std::filesystem::remove_all(dir, ec);
 }
 
-// KNOWN DEFECT, found at the end of session 11 (closing note; the first
-// thing to fix): run beside other tests (ctest -j2, loaded machine), the
-// encrypted variant fails: after a kill -9 a writer's OpenStore of the
-// existing encrypted store fails ("writer exited early with code 2"), i.e.
-// an encrypted store can be left unopenable by a crash. The writer now
-// prints why on stderr. Until it is fixed only the plain store runs here;
-// ::testing::Bool() brings the encrypted one back.
-INSTANTIATE_TEST_SUITE_P(PlainAndEncrypted, StoreCrashTest, ::testing::Values(false),
+INSTANTIATE_TEST_SUITE_P(PlainAndEncrypted, StoreCrashTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& param) {
                            return param.param ? "Encrypted" : "Plain";
                          });
