@@ -7,22 +7,17 @@
 // under a running store is still corruption.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "msp/status.h"
-#include "store/sqlite/encrypted_vfs.h"
 #include "store/store.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kKey[] = "2b7e151628aed2a6abf7158809cf4f3c762e7160f38b4da56a784d9045190cfe";
 constexpr int kPageSize = 4096;  // SQLite's default, which the store keeps
@@ -121,18 +116,14 @@ TEST(EncryptedVfsTest, CommittedFrameDamagedUnderARunningStoreIsCorruption) {
   // cold cache reads these frames as pages (no recovery): each fails its
   // tag, and that must be an error, never a silently older store.
   const std::string path = dir.path() + "/msp.db-wal";
-  const auto size = static_cast<std::streamoff>(fs::file_size(path));
-  ASSERT_GE(size, kWalHeader + kFrame);
+  std::string wal = Bytes(path);
+  ASSERT_GE(wal.size(), static_cast<size_t>(kWalHeader + kFrame));
+  for (size_t at = kWalHeader + kFrameHeader + kPageSize / 2; at < wal.size(); at += kFrame) {
+    wal[at] = static_cast<char>(wal[at] ^ 0x5a);
+  }
   {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    for (std::streamoff at = kWalHeader + kFrameHeader + kPageSize / 2; at < size; at += kFrame) {
-      char c = 0;
-      f.seekg(at);
-      f.read(&c, 1);
-      c = static_cast<char>(c ^ 0x5a);
-      f.seekp(at);
-      f.write(&c, 1);
-    }
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);  // in place, no truncation
+    f.write(wal.data(), static_cast<std::streamsize>(wal.size()));
     ASSERT_TRUE(f.good());
   }
   auto reader = OpenStore(Options(dir.path()));
