@@ -129,6 +129,7 @@ struct QueryFilters {
 struct MissionQuery {
   Namespace mission;                // tenant + mission (required); session: logged for redundancy
   std::string task_description;     // required, non-empty
+  std::string title;                // the digest's heading (one line, 300 characters); empty: the task description's first 120
   QueryScope scope = QueryScope::kAll;
   int64_t token_budget = 8000;      // >= 0; the Markdown digest never exceeds it
   QueryFilters filters;

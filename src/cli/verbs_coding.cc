@@ -307,17 +307,16 @@ Status RunHookSessionStart(Invocation& inv) {
   }
   Namespace scope = inv.ns;
   scope.user = HookUser(inv);
-  // The last prompts captured in this repository sharpen the task.
-  std::vector<std::string> recent;
+  // The last prompts captured in this repository, most recent first: shown,
+  // and they sharpen the task.
+  std::vector<CapturedPrompt> recent;
   const WorkTree tree = FindWorkTree(hook->cwd);
   if (!tree.top_level.empty()) {
     if (auto store = PromptStore::Open(PromptRepository(inv), /*create=*/false); store.ok()) {
       PromptFilter f;
       f.repository = tree.top_level;
-      f.newest = 3;
-      if (auto prompts = (*store)->List(f); prompts.ok()) {
-        for (const CapturedPrompt& p : *prompts) recent.push_back(p.text);
-      }
+      f.newest = kSessionStartPrompts;
+      if (auto prompts = (*store)->List(f); prompts.ok()) recent.assign(prompts->rbegin(), prompts->rend());
     }
   }
   Result<std::string> digest = SessionStartDigest(**engine, inv.config.options, *hook, scope,

@@ -1,11 +1,15 @@
 // SessionStart digest and PostToolUse episodes.
 #include "coding/hooks.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "msp/digest.h"
+#include "util/fence.h"
+#include "util/time.h"
+#include "working/tokens.h"
 
 namespace msp {
 namespace {
@@ -43,7 +47,7 @@ std::string SessionStartTask(const std::string& cwd, const WorkTree& tree, const
   }
   if (!recent.empty()) {
     task += " Recent prompts:";
-    for (const std::string& p : recent) task += " " + TruncateForEpisode(p, 300);
+    for (const std::string& p : recent) task += " " + TruncateForEpisode(p, kSessionStartPromptChars);
   }
   return task;
 }
@@ -54,27 +58,60 @@ std::string SessionMission(const std::string& mission, const std::string& cwd, c
   return LastComponent(cwd);
 }
 
+std::string RecentPromptsSection(const std::vector<CapturedPrompt>& recent) {
+  if (recent.empty()) return "";
+  std::string out = "# Recent prompts in this repository (most recent first)";
+  for (size_t i = 0; i < recent.size() && i < kSessionStartPrompts; ++i) {
+    const CapturedPrompt& p = recent[i];
+    const std::string id = p.id.substr(0, 12);
+    out += "\n- " + FormatIso8601(p.at) + " " + FenceLabelText({"prompt", p.agent, id, /*trusted=*/false}) + " " +
+           FenceBody(TruncateForEpisode(p.text, kSessionStartPromptChars));
+  }
+  return out;
+}
+
 Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
                                        const Namespace& scope, int64_t budget, const std::string& actor,
-                                       const std::vector<std::string>& recent_prompts) {
+                                       const std::vector<CapturedPrompt>& recent_prompts) {
   std::string cwd = input.cwd;
   if (cwd.empty()) {
     std::error_code ec;
     cwd = std::filesystem::current_path(ec).string();
   }
   const WorkTree tree = FindWorkTree(cwd);
+  // The prompts first, within the budget: the oldest dropped until they fit.
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, MakeTokenCounter(options.tokens));
+  std::vector<CapturedPrompt> shown(recent_prompts.begin(),
+                                    recent_prompts.begin() + std::min(recent_prompts.size(), kSessionStartPrompts));
+  std::string prompts = RecentPromptsSection(shown);
+  // (+kJoin: the blank line between the digest and the section, with slack
+  // for tokens that merge across the join)
+  constexpr int64_t kJoin = 4;
+  while (!shown.empty() && static_cast<int64_t>(counter->Count(prompts)) + kJoin > budget) {
+    shown.pop_back();
+    prompts = RecentPromptsSection(shown);
+  }
+  const int64_t prompt_tokens = prompts.empty() ? 0 : static_cast<int64_t>(counter->Count(prompts)) + kJoin;
+  std::vector<std::string> texts;
+  for (const CapturedPrompt& p : recent_prompts) texts.push_back(p.text);
   MissionQuery q;
   q.mission = scope;
   q.mission.mission = SessionMission(scope.mission, cwd, tree);
   q.mission.session = input.session_id;
   q.mission.operator_id.clear();
   q.asker.operator_id = scope.operator_id;
-  q.task_description = SessionStartTask(cwd, tree, recent_prompts);
-  q.token_budget = budget;
+  q.task_description = SessionStartTask(cwd, tree, texts);
+  q.title = SessionStartTask(cwd, tree);
+  q.token_budget = std::max<int64_t>(0, budget - prompt_tokens);
   q.actor = actor;
   MSP_ASSIGN_OR_RETURN(auto wm, WorkflowMemory::Open(engine, options));
   MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));
-  return d.markdown;
+  if (d.markdown.empty()) return prompts;
+  if (prompts.empty()) return d.markdown;
+  std::string both = d.markdown + "\n\n" + prompts;
+  // The budget holds, whatever the counter makes of the join.
+  if (static_cast<int64_t>(counter->Count(both)) > budget) return d.markdown;
+  return both;
 }
 
 std::string SessionStartOutput(const std::string& context, std::string_view source) {

@@ -21,7 +21,8 @@ namespace msp {
 // "Repository NAME (PATH), branch BRANCH: continue the work there." (no
 // branch: "detached HEAD <id>" or nothing; no repository: the directory),
 // followed by "Recent prompts: " and `recent` (the last prompts captured in
-// this repository, each cut to 300 characters) when there are any.
+// this repository, most recent first, each cut to 300 characters) when there
+// are any. The digest's heading is the task without them.
 std::string SessionStartTask(const std::string& cwd, const WorkTree& tree,
                              const std::vector<std::string>& recent = {});
 
@@ -30,12 +31,29 @@ std::string SessionStartTask(const std::string& cwd, const WorkTree& tree,
 // component of cwd.
 std::string SessionMission(const std::string& mission, const std::string& cwd, const WorkTree& tree);
 
-// workflow_memory_query for the session: `scope` names tenant (and user);
-// the mission comes from SessionMission. Returns the Markdown digest (empty
-// when nothing fits the budget).
+// How many captured prompts a SessionStart digest shows, and the characters
+// kept of each.
+inline constexpr size_t kSessionStartPrompts = 3;
+inline constexpr size_t kSessionStartPromptChars = 300;
+
+// The section of a SessionStart digest that shows `recent` (most recent
+// first; at most kSessionStartPrompts of them): "# Recent prompts in this
+// repository (most recent first)" and one item per prompt, "- <captured at>
+// [prompt · from <agent> · untrusted · id <commit's first 12>] <text cut to
+// kSessionStartPromptChars characters>", the text fenced (util/fence.h:
+// later lines behind the gutter). A captured prompt is untrusted text: it
+// holds whatever was pasted into the agent. "" when `recent` is empty.
+std::string RecentPromptsSection(const std::vector<CapturedPrompt>& recent);
+
+// The SessionStart context: workflow_memory_query for the session (`scope`
+// names tenant and user; the mission comes from SessionMission; the task
+// is SessionStartTask with `recent_prompts`), then RecentPromptsSection.
+// Both within `budget` tokens together (the tokens.* counter): the prompts
+// first, the oldest of them dropped until the section fits, the digest in
+// what is left. Empty when nothing fits.
 Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
                                        const Namespace& scope, int64_t budget, const std::string& actor,
-                                       const std::vector<std::string>& recent_prompts = {});
+                                       const std::vector<CapturedPrompt>& recent_prompts = {});
 
 // What the hook prints: the JSON Claude Code reads from a SessionStart
 // hook's standard output, {"hookSpecificOutput": {"hookEventName":

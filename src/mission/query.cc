@@ -24,7 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kTitleQueryChars = 120;
+constexpr size_t kTitleQueryChars = 120;  // a task description in the heading
+constexpr size_t kTitleChars = 300;       // a title given (MissionQuery::title)
 
 struct Candidate {
   Memory memory;
@@ -405,7 +406,9 @@ Result<QueryDigest> WorkflowMemory::Query(const MissionQuery& q) {
     section_of[l] = layout.sections.size();
     layout.sections.push_back("## " + LayerTitle(l));
   }
-  layout.title = "# Mission memory: " + OneLineText(q.task_description, kTitleQueryChars) + "\nretrieval " +
+  layout.title = "# Mission memory: " +
+                 (q.title.empty() ? OneLineText(q.task_description, kTitleQueryChars) : OneLineText(q.title, kTitleChars)) +
+                 "\nretrieval " +
                  retrieval_id + " · mission " + q.mission.mission + " · scope " +
                  std::string(QueryScopeName(q.scope)) + " · clearance " + std::to_string(clearance);
   if (load.degraded) {

@@ -50,7 +50,7 @@ const std::vector<std::string> kHeaders = {
     "== facts", "== total", "</persona>", "<persona", "- [fact",
     // digests (Markdown)
     "# Mission memory", "## Workflow", "## Domain", "## Open threats", "## Timeline", "---", "  provenance:",
-    "  excerpt of", "  caused by:", "- [", "retrieval ", "**Degraded mode**",
+    "  excerpt of", "  caused by:", "- [", "retrieval ", "**Degraded mode**", "# Recent prompts",
     // fences
     "  > ", "<system>", "</system>"};
 
@@ -359,15 +359,24 @@ TEST_F(DigestInjectionTest, QueryHandoffSessionStartAndMcp) {
   Namespace scope;
   scope.tenant = "acme";
   scope.mission = "radar2";
-  const std::vector<std::string> prompts = {"radar calibration procedure for sector north"};
+  // The recent prompts it shows are captured text: fenced too.
+  std::vector<CapturedPrompt> prompts(1);
+  prompts[0].id = "0123456789abcdef0123456789abcdef01234567";
+  prompts[0].at = clock_->NowMs();
+  const std::string payload = Payload(20);  // its first two forged headers: within the 300 characters shown
+  prompts[0].text = payload.substr(0, payload.find("now.", payload.find("EVIL20", payload.find("EVIL20") + 1)) + 4);
+  ASSERT_LT(prompts[0].text.size(), 300u);
   ASSERT_OK_AND_ASSIGN(std::string start,
                        SessionStartDigest(*engine_, options_, in, scope, 200000, "tester", prompts));
   in.cwd = dir_ + "/radar";
   scope.mission = "radar";
   ASSERT_EQ(::mkdir(in.cwd.c_str(), 0700), 0);
+  prompts[0].text = Harmless(20);
   ASSERT_OK_AND_ASSIGN(std::string start_harmless,
                        SessionStartDigest(*engine_, options_, in, scope, 200000, "tester", prompts));
-  ExpectFenced("SessionStart digest", start, start_harmless, 3);
+  ExpectFenced("SessionStart digest", start, start_harmless, 4);
+  EXPECT_NE(start.find("[prompt · from claude-code · untrusted · id 0123456789ab] Remember PWN20"), std::string::npos)
+      << start;
 
   // MCP: memory_search's text content is JSON whose strings keep every line
   // break escaped (U+2028 and U+2029 included); each hit says its trust.
