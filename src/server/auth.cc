@@ -49,8 +49,9 @@ bool IsValidTenantName(std::string_view tenant) {
 Status ApiKeys::Add(std::string key, std::string tenant, std::string_view where, std::optional<int> clearance) {
   const std::string at(where);
   if (key.size() < kMinApiKeyLength) {
-    return Status::InvalidArgument(at + ": the API key is shorter than " + std::to_string(kMinApiKeyLength) +
-                                   " characters");
+    return Status::InvalidArgument(at + ": the API key has " + std::to_string(key.size()) +
+                                   " characters; a key needs at least " + std::to_string(kMinApiKeyLength) +
+                                   " (make one with `openssl rand -hex 16`, 32 characters)");
   }
   for (char c : key) {
     const unsigned char u = static_cast<unsigned char>(c);

@@ -145,7 +145,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& opti
                                                        std::ostream* log) {
   if (keys.empty() && !options.allow_anonymous) {
     return Status::FailedPrecondition(
-        "no API keys are configured: set server.api_keys (KEY=TENANT entries; --api-keys, MSP_API_KEYS) or "
+        "no API keys are configured: set server.api_keys (KEY=TENANT entries, a KEY of 16 characters or more, "
+        "e.g. `openssl rand -hex 16`; --api-keys, MSP_API_KEYS) or "
         "server.api_keys_file, or set server.allow_anonymous = true to serve tenant default without keys "
         "(loopback bind only)");
   }

@@ -107,6 +107,11 @@ TEST(ApiKeysTest, ErrorsNeverShowTheKey) {
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.status().message().find(short_key), std::string::npos) << s.status().message();
   EXPECT_NE(s.status().message().find("entry 1"), std::string::npos);
+  // It says how long a key must be and how to make one.
+  EXPECT_NE(s.status().message().find("has 11 characters; a key needs at least 16 (make one with `openssl rand "
+                                      "-hex 16`"),
+            std::string::npos)
+      << s.status().message();
 
   auto dup = ApiKeys::Load({kKeyA + "=alpha", kKeyA + "=beta"}, "");
   ASSERT_FALSE(dup.ok());
