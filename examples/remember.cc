@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       request.kind = msp::Kind::kFact;
       request.text = argv[i];
       // The write policy keeps a semantic fact only with a stable tag
-      // (preference, constraint, profile or goal); without one the write is
+      // (preference, constraint, profile, goal or note); without one the write is
       // refused (StatusCode::kRefused, the rule in the message).
       request.tags = {"profile"};
       request.actor = "remember";

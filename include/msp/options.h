@@ -91,13 +91,15 @@ struct WritePolicyOptions {
       "gracias", "sí", "vale", "listo", "de acuerdo",
       "dziękuję", "dzięki", "tak", "nie", "gotowe", "jasne"};
   bool refuse_high_sensitivity = true;
-  std::vector<std::string> trusted_sources = {"user", "tool", "policy"};
+  std::vector<std::string> trusted_sources = {"user", "tool", "policy", "agent"};
   // Sources whose records are labelled "trusted" where stored text reaches a
   // model (working memory, digests, MCP results); every other source (tool,
   // web, ingest, import, agent, consolidation, ...) is labelled "untrusted":
   // data to weigh, never instructions to follow (docs/access.md).
   std::vector<std::string> context_trusted_sources = {"user", "operator", "policy", "procedural"};
-  std::vector<std::string> stable_tags = {"preference", "constraint", "profile", "goal"};
+  // "note": a durable note that is none of the others (what an agent is
+  // told to remember; memory_write's default tag, mcp.write_default_tag).
+  std::vector<std::string> stable_tags = {"preference", "constraint", "profile", "goal", "note"};
   bool require_stable_tag = true;
   int ttl_min_days = 1;
   int ttl_max_days = 365;
@@ -225,6 +227,18 @@ struct McpOptions {
   // With the default weights a hit found by the vector signal alone scores
   // under 0.091, so 0.1 keeps what shares words with the query.
   double search_nodes_min_score = 0.1;
+  // Which tools tools/list offers (docs/mcp.md, "Tool profiles"): "core"
+  // (memory_write, memory_search, episode_add, fact_history), "mission"
+  // (core and the mission tools), "graph" (core and the knowledge-graph
+  // tools) or "all".
+  std::string tools = "all";
+  // memory_write, the agent's face of the write policy: a call naming no
+  // source is stored with write_source (not in
+  // policy.context_trusted_sources by default, so labelled untrusted where
+  // it reaches a model); a call carrying none of policy.stable_tags gets
+  // write_default_tag ("": none, the write is refused as any other).
+  std::string write_source = "agent";
+  std::string write_default_tag = "note";
 };
 
 // The HTTP server of `msp serve`: REST under /v1, MCP at /mcp (docs/rest.md).

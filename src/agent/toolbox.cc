@@ -136,7 +136,7 @@ void AgentToolbox::AddBuiltins() {
       [search](const json& a) { return search(a, {}); });
   add("memory_write",
       "Store something worth remembering through msp's write policy. Give a tag among preference, constraint, "
-      "profile, goal; trivial or short texts are refused with the reason.",
+      "profile, goal, note; trivial or short texts are refused with the reason.",
       ObjectSchema({{"text", {{"type", "string"}}}, {"tags", tags}}, {"text", "tags"}),
       [this](const json& a) -> ToolOutcome {
         Result<std::string> text = StringArg(a, "text");

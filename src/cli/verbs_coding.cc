@@ -437,6 +437,10 @@ Status RunSetupClaudeCode(Invocation& inv) {
   if (inv.ns.tenant != "default") r.mcp_args.insert(r.mcp_args.end(), {"--tenant", inv.ns.tenant});
   if (!inv.ns.user.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--user", inv.ns.user});
   if (!inv.ns.mission.empty()) r.mcp_args.insert(r.mcp_args.end(), {"--mission", inv.ns.mission});
+  // A tool profile given to setup is the server's (docs/mcp.md, "Tool profiles").
+  if (inv.config.OriginOf("mcp.tools").source != SettingSource::kDefault) {
+    r.mcp_args.insert(r.mcp_args.end(), {"--mcp-tools", inv.config.options.mcp.tools});
+  }
   MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, SetupClaudeCode(r));
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();

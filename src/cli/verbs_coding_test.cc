@@ -68,7 +68,8 @@ TEST_F(SetupClaudeCodeTest, FromASubdirectoryWithSpacesInPathsAndAUser) {
   fs::create_directories(repo / "src" / "deep");
   fs::current_path(repo / "src" / "deep");
 
-  CliRun run = RunCliCapture({"setup", "claude-code", "--msp", (tools / "msp").string(), "--user", "o'neil"});
+  CliRun run = RunCliCapture(
+      {"setup", "claude-code", "--msp", (tools / "msp").string(), "--user", "o'neil", "--mcp-tools", "core"});
   ASSERT_EQ(run.code, 0) << run.err;
 
   // Written at the repository's top, where Claude Code reads them.
@@ -88,7 +89,8 @@ TEST_F(SetupClaudeCodeTest, FromASubdirectoryWithSpacesInPathsAndAUser) {
   EXPECT_NE(session_start.find("--user 'o'\\''neil'"), std::string::npos) << session_start;
   // The MCP server finds the repository's store from wherever it starts.
   EXPECT_EQ(mcp["mcpServers"]["msp"]["args"],
-            json::array({"mcp", "--data-dir", ".msp", "--data-dir-base", "repository", "--user", "o'neil"}));
+            json::array({"mcp", "--data-dir", ".msp", "--data-dir-base", "repository", "--user", "o'neil",
+                         "--mcp-tools", "core"}));
   // The store is kept out of git.
   EXPECT_NE(ReadText(repo / ".git" / "info" / "exclude").find("\n/.msp/\n"), std::string::npos);
 

@@ -31,6 +31,7 @@ Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Options& op
   mcp_options.mcp = options.mcp;
   mcp_options.mission = options.mission;
   mcp_options.tokens = options.tokens;
+  mcp_options.policy = options.policy;
   mcp_options.max_body_bytes = options.server.max_body_bytes;
   auto authenticate = [&server](const httplib::Request& req) -> Result<mcp::McpCaller> {
     std::optional<ApiPrincipal> key = server.Identify(req);

@@ -461,6 +461,19 @@ const std::vector<Setting>& Table() {
                  "MCP search_nodes: ranked hits below this score are dropped (0..1; 0.1 drops hits found only "
                  "by the vector signal at the default weights)."),
             0, 1),
+      NonEmpty(Make("mcp.tools", "MSP_MCP_TOOLS", "--mcp-tools", +[](Options& o) { return &o.mcp.tools; },
+                    "The tools MCP clients are offered: core (memory_write, memory_search, episode_add, "
+                    "fact_history), mission (core and the mission tools), graph (core and the knowledge-graph "
+                    "tools) or all."),
+               "core|mission|graph|all"),
+      NonEmpty(Make("mcp.write_source", "MSP_MCP_WRITE_SOURCE", "--mcp-write-source",
+                    +[](Options& o) { return &o.mcp.write_source; },
+                    "The source of an MCP memory_write that names none (agent: labelled untrusted where it "
+                    "reaches a model, policy.context_trusted_sources).")),
+      Make("mcp.write_default_tag", "MSP_MCP_WRITE_DEFAULT_TAG", "--mcp-write-default-tag",
+           +[](Options& o) { return &o.mcp.write_default_tag; },
+           "The tag an MCP memory_write carrying none of policy.stable_tags gets (empty: none; the write is then "
+           "refused by policy.require_stable_tag)."),
       NonEmpty(Make("tokens.counter", "MSP_TOKENS_COUNTER", "--tokens-counter",
                     +[](Options& o) { return &o.tokens.counter; },
                     "Token counter of every budget: auto (cl100k when its vocabulary is found, else estimate), "

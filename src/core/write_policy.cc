@@ -209,7 +209,7 @@ Status CheckWorthStoring(const WriteRequest& r, const WritePolicyOptions& policy
     if (!found) {
       std::string stable;
       for (const auto& s : policy.stable_tags) stable += (stable.empty() ? "" : ", ") + s;
-      return Refuse("stable_tag", "no stable tag; tag the record with one of: " + stable);
+      return Refuse("stable_tag", "no stable tag: add one of " + stable + " to its tags");
     }
   }
   if (r.ttl_days != 0 && (r.ttl_days < policy.ttl_min_days || r.ttl_days > policy.ttl_max_days)) {

@@ -56,6 +56,7 @@ McpServerOptions ServerOptions(const McpHttpOptions& o) {
   s.options.mcp = o.mcp;
   s.options.mission = o.mission;
   s.options.tokens = o.tokens;
+  s.options.policy = o.policy;
   return s;
 }
 

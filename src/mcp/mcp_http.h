@@ -50,6 +50,7 @@ struct McpHttpOptions {
   McpOptions mcp;  // allowed_origins, read_graph page size, search_nodes limits
   MissionOptions mission;  // the mission tools
   TokenOptions tokens;     // the token counter of the mission tools' budgets
+  WritePolicyOptions policy;  // stable tags (memory_write) and the trust labels of served records
   size_t max_body_bytes = 8u << 20;  // larger POST bodies get 413
   size_t max_sessions = 1000;        // initialize beyond this (after idle ones expire) gets 503
   int session_idle_seconds = 3600;   // a session unused this long is ended

@@ -18,11 +18,22 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kInstructions =
-    "msp is a persistent memory for agents. Search it (memory_search) before answering questions about "
-    "earlier work, record durable facts, preferences and decisions (memory_write), and log the steps of a "
-    "session (episode_add). The knowledge-graph tools (create_entities, add_observations, search_nodes, ...) "
-    "keep entities and relations; read_graph returns the graph a page at a time.";
+// What initialize tells the model, the sentences of the profile's tools.
+std::string Instructions(std::string_view profile) {
+  std::string out =
+      "msp is a persistent memory for agents. Search it (memory_search) before answering questions about "
+      "earlier work, record durable facts, preferences and decisions (memory_write), and log the steps of a "
+      "session (episode_add).";
+  if (ProfileOffers(profile, "mission")) {
+    out += " Before a task in a mission, workflow_memory_query returns a digest of its decisions, events and "
+           "corrections; decision_record and the task tools keep them.";
+  }
+  if (ProfileOffers(profile, "graph")) {
+    out += " The knowledge-graph tools (create_entities, add_observations, search_nodes, ...) keep entities "
+           "and relations; read_graph returns the graph a page at a time.";
+  }
+  return out;
+}
 
 json TextContent(std::string text) { return json::array({json{{"type", "text"}, {"text", std::move(text)}}}); }
 
@@ -44,13 +55,36 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
               {"openWorldHint", false}};
 }
 
+std::string_view ToolProfileOf(std::string_view name) {
+  static const std::vector<std::string_view> core = {"memory_write", "memory_search", "episode_add",
+                                                     "fact_history"};
+  static const std::vector<std::string_view> graph = {
+      "create_entities",  "create_relations", "add_observations", "delete_entities", "delete_observations",
+      "delete_relations", "read_graph",       "search_nodes",     "open_nodes"};
+  if (std::find(core.begin(), core.end(), name) != core.end()) return "core";
+  if (std::find(graph.begin(), graph.end(), name) != graph.end()) return "graph";
+  return "mission";
+}
+
+bool ProfileOffers(std::string_view profile, std::string_view group) {
+  return profile == "all" || group == "core" || profile == group;
+}
+
 McpServer::McpServer(MemoryLayer& engine, McpServerOptions options)
     : options_(std::move(options)), engine_(&engine) {
   std::shared_ptr<MissionMemory> mission = OpenMissionMemory(engine, options_.options);
-  AddMemoryTools(tools_);
-  AddApiTools(mission, tools_);
-  AddGraphTools(engine, options_.options.mcp, tools_);
-  AddMissionTools(mission, tools_);
+  ToolSet all;
+  AddMemoryTools(all, options_.options);
+  AddApiTools(mission, all);
+  AddGraphTools(engine, options_.options.mcp, all);
+  AddMissionTools(mission, all);
+  for (Tool& t : all) {
+    if (ProfileOffers(options_.options.mcp.tools, ToolProfileOf(t.name))) {
+      tools_.push_back(std::move(t));
+    } else {
+      hidden_.push_back(t.name);
+    }
+  }
 }
 
 McpServer::McpServer(ToolSet tools, McpServerOptions options)
@@ -105,7 +139,7 @@ json McpServer::Initialize(McpSession& session, const JsonRpcMessage& m) {
       {"protocolVersion", session.protocol_version},
       {"capabilities", json{{"tools", json{{"listChanged", false}}}}},
       {"serverInfo", json{{"name", "msp"}, {"title", "msp memory"}, {"version", options_.server_version}}},
-      {"instructions", std::string(kInstructions)},
+      {"instructions", Instructions(engine_ ? options_.options.mcp.tools : "all")},
   };
   return MakeResult(m.id, std::move(result));
 }
@@ -134,6 +168,12 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   const std::string& tool_name = name->get_ref<const std::string&>();
   auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == tool_name; });
   if (tool == tools_.end()) {
+    if (std::find(hidden_.begin(), hidden_.end(), tool_name) != hidden_.end()) {
+      return MakeError(m.id, kInvalidParams,
+                       "Invalid params: tool '" + tool_name + "' is not offered by the tool profile '" +
+                           options_.options.mcp.tools + "' (mcp.tools, msp mcp --mcp-tools); profile " +
+                           std::string(ToolProfileOf(tool_name)) + " or all offers it");
+    }
     return MakeError(m.id, kInvalidParams, "Invalid params: unknown tool '" + tool_name + "'; tools/list names them");
   }
   json arguments = json::object();

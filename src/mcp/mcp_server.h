@@ -28,6 +28,16 @@ namespace msp::mcp {
 const std::vector<std::string>& SupportedProtocolVersions();
 constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
+// The smallest tool profile (mcp.tools) that offers the tool `name`:
+// "core" (memory_write, memory_search, episode_add, fact_history), "graph"
+// (the knowledge-graph tools) or "mission" (the mission tools). Profile
+// "graph" offers core and graph, "mission" core and mission, "all" every
+// tool.
+std::string_view ToolProfileOf(std::string_view name);
+// True when profile `profile` (core, mission, graph, all) offers a tool of
+// ToolProfileOf `group`.
+bool ProfileOffers(std::string_view profile, std::string_view group);
+
 struct McpServerOptions {
   std::string server_version = "0.0.0";  // serverInfo.version
   // The settings the tools read: mcp.* (the graph tools), mission.* and
@@ -39,8 +49,9 @@ class McpServer {
  public:
   // A server with msp's tools (memory_*, episode_add, fact_history, the
   // knowledge-graph tools, the mission tools) over `engine`, which must
-  // outlive it. When the mission memory cannot be opened (tokens.counter
-  // cl100k without its vocabulary), the mission tools report why on call.
+  // outlive it: those of the profile options.mcp.tools (ToolProfileOf).
+  // When the mission memory cannot be opened (tokens.counter cl100k without
+  // its vocabulary), the mission tools report why on call.
   McpServer(MemoryLayer& engine, McpServerOptions options);
   // A server with exactly `tools` (for tests of the protocol core).
   McpServer(ToolSet tools, McpServerOptions options);
@@ -59,6 +70,7 @@ class McpServer {
   nlohmann::json CallTool(const McpSession& session, const JsonRpcMessage& m) const;
 
   ToolSet tools_;
+  std::vector<std::string> hidden_;  // msp's tools the profile leaves out
   McpServerOptions options_;
   MemoryLayer* engine_ = nullptr;  // null for a server of given tools
 };

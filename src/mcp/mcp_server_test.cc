@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -261,6 +262,90 @@ TEST_F(McpToolsTest, MemoryWriteSearchAndHistory) {
   out = Call("fact_history", {{"id", "0190a0a0-0000-7000-8000-000000000000"}});
   EXPECT_EQ(out["isError"], true);
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("not_found"), std::string::npos);
+}
+
+// memory_write is the agent's face: a note without a stable tag gets
+// mcp.write_default_tag and, naming no source, source mcp.write_source
+// (untrusted where it reaches a model); with no default tag, or one the
+// policy does not count as stable, the refusal names the tags to add.
+TEST_F(McpToolsTest, AgentWritesGetTheDefaultTagAndAreLabelledAgent) {
+  json out = Call("memory_write", {{"text", "The integration tests need Docker running"}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["tags"], json::array({"note"}));
+  EXPECT_EQ(out["structuredContent"]["source"], "agent");
+  out = Call("memory_search", {{"query", "what do the integration tests need"}, {"top_k", 1}});
+  ASSERT_EQ(out["structuredContent"]["hits"].size(), 1u) << out.dump();
+  const json hit = out["structuredContent"]["hits"][0];
+  EXPECT_EQ(hit["memory"]["source"], "agent");
+  EXPECT_EQ(hit["memory"]["tags"], json::array({"note"}));
+  EXPECT_EQ(hit["trust"], "untrusted");
+  // Other tags are kept beside it; a stable tag makes it unneeded.
+  out = Call("memory_write", {{"text", "The staging cluster runs in eu-west-1"}, {"tags", {"infra"}}});
+  EXPECT_EQ(out["structuredContent"]["tags"], json::array({"infra", "note"})) << out.dump();
+  out = Call("memory_write", {{"text", "Never push to main without review"}, {"tags", {"constraint"}},
+                              {"source", "user"}});
+  EXPECT_EQ(out["structuredContent"]["tags"], json::array({"constraint"})) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["source"], "user");
+
+  auto refusal = [&](const std::string& default_tag) {
+    McpServerOptions o;
+    o.options.mcp.write_default_tag = default_tag;
+    McpServer server(*engine_, o);
+    McpSession session = session_;
+    session.protocol_version.clear();
+    EXPECT_TRUE(json::parse(*server.Handle(session, Request(1, "initialize", InitParams("2025-06-18")).dump()))
+                    .contains("result"));
+    json r = json::parse(*server.Handle(
+        session, Request(2, "tools/call", {{"name", "memory_write"},
+                                           {"arguments", {{"text", "The release branch is cut on Mondays"}}}})
+                     .dump()));
+    EXPECT_EQ(r["result"]["isError"], true) << r.dump();
+    return r["result"]["content"][0]["text"].get<std::string>();
+  };
+  EXPECT_EQ(refusal(""), "refused: policy rule stable_tag: no stable tag: add one of preference, constraint, "
+                         "profile, goal, note to its tags");
+  EXPECT_EQ(refusal("scratch"), "refused: policy rule stable_tag: no stable tag: add one of preference, "
+                                "constraint, profile, goal, note to its tags (the default tag "
+                                "mcp.write_default_tag = 'scratch' is not one of policy.stable_tags)");
+}
+
+// mcp.tools: each profile lists its tools; a tool of another profile is
+// named as such when called.
+TEST_F(McpToolsTest, ToolProfiles) {
+  std::map<std::string, std::set<std::string>> listed;
+  for (const char* profile : {"core", "mission", "graph", "all"}) {
+    McpServerOptions o;
+    o.options.mcp.tools = profile;
+    McpServer server(*engine_, o);
+    McpSession session;
+    session.ns.tenant = "acme";
+    json init = json::parse(*server.Handle(session, Request(1, "initialize", InitParams("2025-06-18")).dump()));
+    const std::string instructions = init["result"]["instructions"];
+    EXPECT_EQ(instructions.find("search_nodes") != std::string::npos, profile == std::string("graph") ||
+                                                                          profile == std::string("all"))
+        << profile;
+    json r = json::parse(*server.Handle(session, Request(2, "tools/list").dump()));
+    for (const json& t : r["result"]["tools"]) listed[profile].insert(t["name"].get<std::string>());
+    if (profile == std::string("core")) {
+      r = json::parse(*server.Handle(
+          session, Request(3, "tools/call", {{"name", "create_entities"}, {"arguments", json::object()}}).dump()));
+      EXPECT_EQ(r["error"]["code"], kInvalidParams);
+      EXPECT_EQ(r["error"]["message"], "Invalid params: tool 'create_entities' is not offered by the tool profile "
+                                       "'core' (mcp.tools, msp mcp --mcp-tools); profile graph or all offers it");
+    }
+  }
+  const std::set<std::string> core = {"memory_write", "memory_search", "episode_add", "fact_history"};
+  EXPECT_EQ(listed["core"], core);
+  EXPECT_EQ(listed["graph"].size(), 13u);
+  EXPECT_EQ(listed["mission"].size(), 15u);
+  EXPECT_EQ(listed["all"].size(), 24u);
+  for (const std::string& name : listed["all"]) {
+    const std::string_view group = ToolProfileOf(name);
+    EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;
+    EXPECT_EQ(listed["mission"].contains(name), group != "graph") << name;
+  }
+  EXPECT_TRUE(listed["mission"].contains("workflow_memory_query"));
+  EXPECT_TRUE(listed["graph"].contains("search_nodes"));
 }
 
 // request_id: a repeat answers the first result and writes nothing; the key

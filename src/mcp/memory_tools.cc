@@ -44,22 +44,34 @@ std::vector<Kind> WritableKinds() {
   return out;
 }
 
-Tool MemoryWrite() {
+// memory_write is the agent's face of the write policy (docs/mcp.md,
+// "Agent writes"): a note with no stable tag gets mcp.write_default_tag, and
+// a write naming no source is labelled mcp.write_source ("agent": untrusted
+// where it reaches a model).
+Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_tags) {
+  const std::string tag = mcp.write_default_tag;
   Tool t;
   t.name = "memory_write";
   t.title = "Write memory";
   t.description =
-      "Store a durable memory (a fact, preference, decision, procedure...) in msp. The write policy may refuse "
-      "it: text under the minimum length, a trivial acknowledgement, sensitivity high, an untrusted source, or "
-      "no stable tag (preference, constraint, profile, goal) - the refusal names the rule. A fact close to an "
+      "Remember something durable across sessions: a fact about the project or the user, a preference, a "
+      "constraint, a decision, a procedure (\"the tests need Docker\", \"the user prefers tabs\"). Write one "
+      "self-contained sentence. Tag it with what it is: preference, constraint, profile or goal" +
+      (tag.empty() ? std::string(" (required)")
+                   : "; without one of them it is tagged " + tag) +
+      ". It is stored with source " + mcp.write_source +
+      " unless you name another. The write policy may refuse it (text under the minimum length, a trivial "
+      "acknowledgement, sensitivity high): the refusal names the rule and what to change. A fact close to an "
       "existing one updates it (merged: true).";
   t.input_schema = s::Object(
       {
           {"text", s::NonEmptyString("What to remember, as a self-contained sentence.")},
           {"kind", s::Enum("Record kind (default fact).", Names(WritableKinds(), &KindName))},
-          {"tags", s::ArrayOf(s::String("a tag"), "Tags; the policy may require one of preference, constraint, "
-                                                   "profile, goal.")},
-          {"source", s::String("Where it came from (default user; the policy trusts user, tool, policy).")},
+          {"tags", s::ArrayOf(s::String("a tag"),
+                              "Tags: preference, constraint, profile, goal" +
+                                  (tag.empty() ? std::string(" (one is required).")
+                                               : " (default " + tag + ") and any others."))},
+          {"source", s::String("Where it came from (default " + mcp.write_source + ").")},
           {"confidence", s::Number("0..1 (default 1).", 0, 1)},
           {"criticality", s::Enum("Default normal.", Names(AllOf(&CriticalityName), &CriticalityName))},
           {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
@@ -75,10 +87,12 @@ Tool MemoryWrite() {
           {"id", s::String("The stored record (or the fact it merged into).")},
           {"merged", s::Boolean("A near-duplicate fact was updated instead of adding one.")},
           {"evicted_ids", s::ArrayOf(s::String("id"), "Records evicted by the per-user limit.")},
+          {"tags", s::ArrayOf(s::String("a tag"), "The tags it was stored with (the default tag added).")},
+          {"source", s::String("The source it was stored with.")},
       },
       {"id", "merged", "evicted_ids"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [mcp, stable_tags](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     WriteRequest r;
     r.ns = session.ns;
@@ -86,7 +100,7 @@ Tool MemoryWrite() {
     r.text = args.at("text").get<std::string>();
     r.kind = EnumArg(args, "kind", Kind::kFact, &ParseKind);
     r.tags = StringList(args, "tags");
-    r.source = args.value("source", r.source);
+    r.source = args.value("source", mcp.write_source);
     r.confidence = args.value("confidence", r.confidence);
     r.criticality = EnumArg(args, "criticality", r.criticality, &ParseCriticality);
     r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
@@ -94,8 +108,24 @@ Tool MemoryWrite() {
     if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
     r.request_id = args.value("request_id", std::string());
     if (args.contains("request_id")) MSP_RETURN_IF_ERROR(ValidateRequestId(r.request_id));
-    MSP_ASSIGN_OR_RETURN(WriteResult w, engine.Write(r));
-    return ToolOutput{WriteResultToJson(w), std::nullopt};
+    const bool stable = std::any_of(r.tags.begin(), r.tags.end(), [&](const std::string& name) {
+      return std::find(stable_tags.begin(), stable_tags.end(), name) != stable_tags.end();
+    });
+    if (!stable && !mcp.write_default_tag.empty()) r.tags.push_back(mcp.write_default_tag);
+    Result<WriteResult> w = engine.Write(r);
+    if (!w.ok()) {
+      // A default tag the policy does not count as stable: say which setting.
+      if (w.status().IsRefused() && !stable && !mcp.write_default_tag.empty() &&
+          w.status().message().find("policy rule stable_tag") != std::string::npos) {
+        return Status::Refused(w.status().message() + " (the default tag mcp.write_default_tag = '" +
+                               mcp.write_default_tag + "' is not one of policy.stable_tags)");
+      }
+      return w.status();
+    }
+    json out = WriteResultToJson(*w);
+    out["tags"] = r.tags;
+    out["source"] = r.source;
+    return ToolOutput{std::move(out), std::nullopt};
   };
   return t;
 }
@@ -233,8 +263,8 @@ json RecordSummarySchema(const json& extra) {
   return o;
 }
 
-void AddMemoryTools(ToolSet& tools) {
-  tools.push_back(MemoryWrite());
+void AddMemoryTools(ToolSet& tools, const Options& options) {
+  tools.push_back(MemoryWrite(options.mcp, options.policy.stable_tags));
   tools.push_back(EpisodeAdd());
   tools.push_back(FactHistory());
 }

@@ -8,12 +8,14 @@
 
 #include "mcp/tool.h"
 #include "msp/memory.h"
+#include "msp/options.h"
 
 namespace msp::mcp {
 
 // Appends the three tools to `tools`; they run on the session's caller layer
-// (McpSession::engine).
-void AddMemoryTools(ToolSet& tools);
+// (McpSession::engine). memory_write follows mcp.write_source and
+// mcp.write_default_tag (a stable tag is one of policy.stable_tags).
+void AddMemoryTools(ToolSet& tools, const Options& options);
 
 // A record as the tools show it: id, kind, layer, text, tags, source, state,
 // confidence, created_at, updated_at, valid_at, invalid_at (ISO 8601 or

@@ -76,6 +76,20 @@ describe('msp mcp with the SDK client (stdio)', () => {
     assert.match(missing.content[0].text, /^not_found: /);
   });
 
+  test("an agent's plain note is stored, tagged note and labelled agent (untrusted)", async () => {
+    const note = await conn.client.callTool({
+      name: 'memory_write', arguments: { text: 'Remember: the integration tests need Docker running' },
+    });
+    assert.equal(note.isError, false, note.content[0].text);
+    assert.deepEqual(note.structuredContent.tags, ['note']);
+    assert.equal(note.structuredContent.source, 'agent');
+    const found = await conn.client.callTool({
+      name: 'memory_search', arguments: { query: 'what do the integration tests need', top_k: 1 },
+    });
+    assert.equal(found.structuredContent.hits[0].memory.id, note.structuredContent.id);
+    assert.equal(found.structuredContent.hits[0].trust, 'untrusted');
+  });
+
   test('episode_add numbers the steps of a session', async () => {
     const first = await conn.client.callTool({
       name: 'episode_add', arguments: { session: 's1', text: 'The user asked to rotate the API keys' },
@@ -108,6 +122,22 @@ describe('msp mcp with the SDK client (stdio)', () => {
 
   test('log lines go to stderr, never to stdout', () => {
     assert.match(conn.stderr(), /msp mcp: serving .* on stdio/);
+  });
+});
+
+describe('msp mcp --mcp-tools core (stdio)', () => {
+  test('lists the four memory tools and names the profile of the others', async () => {
+    const scratch = tempDir('mcp-core');
+    const core = await connectStdio(`${scratch.dir}/data`, ['--mcp-tools', 'core']);
+    try {
+      const { tools } = await core.client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), [...MSP_TOOLS].sort());
+      await assert.rejects(core.client.callTool({ name: 'read_graph', arguments: {} }),
+        /not offered by the tool profile 'core'/);
+    } finally {
+      await core.client.close();
+      scratch.cleanup();
+    }
   });
 });
 
