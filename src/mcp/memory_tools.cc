@@ -50,13 +50,17 @@ std::vector<Kind> WritableKinds() {
 // where it reaches a model).
 Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_tags) {
   const std::string tag = mcp.write_default_tag;
+  std::string kinds;  // the stable tags but the default, for the model
+  for (const std::string& k : stable_tags) {
+    if (k != tag) kinds += (kinds.empty() ? "" : ", ") + k;
+  }
   Tool t;
   t.name = "memory_write";
   t.title = "Write memory";
   t.description =
       "Remember something durable across sessions: a fact about the project or the user, a preference, a "
       "constraint, a decision, a procedure (\"the tests need Docker\", \"the user prefers tabs\"). Write one "
-      "self-contained sentence. Tag it with what it is: preference, constraint, profile or goal" +
+      "self-contained sentence. Tag it with what it is (one of " + kinds + ")" +
       (tag.empty() ? std::string(" (required)")
                    : "; without one of them it is tagged " + tag) +
       ". It is stored with source " + mcp.write_source +
@@ -68,7 +72,7 @@ Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_t
           {"text", s::NonEmptyString("What to remember, as a self-contained sentence.")},
           {"kind", s::Enum("Record kind (default fact).", Names(WritableKinds(), &KindName))},
           {"tags", s::ArrayOf(s::String("a tag"),
-                              "Tags: preference, constraint, profile, goal" +
+                              "Tags: " + kinds +
                                   (tag.empty() ? std::string(" (one is required).")
                                                : " (default " + tag + ") and any others."))},
           {"source", s::String("Where it came from (default " + mcp.write_source + ").")},
