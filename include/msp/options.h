@@ -105,7 +105,18 @@ struct WritePolicyOptions {
   int ttl_max_days = 365;
   int default_ttl_days = 0;              // 0: records without a TTL never expire
   size_t max_items_per_user = 200;       // kind fact per (tenant, user); 0: no limit
-  size_t max_text_bytes = 32768;         // every write, episodes included
+  size_t max_text_bytes = 32768;         // every write but episodes and imported records
+  // Episodes and imported records: a text up to this is stored whole, and
+  // the lexical index holds a long one as passages (retrieval.passage_bytes)
+  // so that a hit shows the part that matched.
+  size_t max_record_bytes = size_t{1} << 20;
+  // An imported record over max_record_bytes: "refuse" (the import fails,
+  // nothing imported), "split" (stored as consecutive records of at most
+  // max_record_bytes, each after the first a new id with provenance
+  // "split_from" naming the first) or "truncate" (its first
+  // max_record_bytes, cut at a character boundary). msp import
+  // --on-oversize.
+  std::string on_oversize = "refuse";
 };
 
 struct RetrievalOptions {
@@ -184,6 +195,24 @@ struct RetrievalOptions {
   // document, core/rank/episode_context.h) over the best session's +
   // (1 - session_mix) x its best episode's own score.
   double session_mix = 0.5;
+  // A record whose text is longer than this is indexed as passages of
+  // about this many bytes (cut at sentence or word ends), one lexical
+  // document each with its byte offsets, so that it ranks by its best
+  // passage and a hit shows that passage (SearchHit::passage). 0: the
+  // measured default (src/index/lexical/passages.h, bench/README.md).
+  // Changing it rebuilds the lexical index on the next open.
+  size_t passage_bytes = 0;
+  // The most a hit shows of its record, in tokens (tokens.counter): a
+  // longer passage or text is cut around where it matched. 0: no bound.
+  int max_tokens_per_hit = 200;
+  // What SearchHit::score means. "calibrated" (default): an estimate of the
+  // chance that the hit is relevant, comparable across queries, from the
+  // hit's score over the query's best and how much of the query the best
+  // hit matches (the fitted curve: src/core/calibration.h; bench/README.md):
+  // a query that nothing matches well scores low throughout, so min_score
+  // 0.7 returns nothing for it. The order is the same as "relative": the
+  // fused score over the query's best (1: the query's best hit).
+  std::string scores = "calibrated";
 };
 
 struct FactOptions {

@@ -201,7 +201,7 @@ struct RetrieveRequest {
   Namespace scope;
   std::string query;
   int top_k = 10;
-  double min_score = 0.0;            // on the normalised scale of SearchHit::score
+  double min_score = 0.0;            // on the scale of SearchHit::score (retrieval.scores)
   // Sessions to rank beside the hits (MemoryLayer::Search,
   // RetrieveResult::sessions); 0: none. Retrieve ignores it.
   int top_sessions = 5;
@@ -227,7 +227,10 @@ struct SignalContribution {
 
 struct SearchHit {
   Memory memory;
-  // On [0, 1]. With retrieval.fusion "score" (the default) the weighted
+  // On [0, 1]. With retrieval.scores "calibrated" (the default), the
+  // relative score below mapped through a curve fitted against relevance
+  // (RetrievalOptions::scores): the same order, comparable across queries.
+  // The relative score: with retrieval.fusion "score" (the default) the weighted
   // mean of the lexical score over the query's best and the cosine (clipped
   // at 0): the best lexical hit with cosine c scores (1 + 0.1 c) / 1.1 with
   // the default weights, a hit of the vector signal alone at most 0.1/1.1.
@@ -239,6 +242,17 @@ struct SearchHit {
   // their parts, so the explain entries always sum to the score.
   double score = 0.0;
   std::vector<SignalContribution> explain;
+  // What the hit shows of its record when that is not the whole text: a
+  // record longer than retrieval.passage_bytes is indexed as passages and
+  // its hit shows the passage that matched; any hit shows at most
+  // retrieval.max_tokens_per_hit tokens, cut around where it matched.
+  // [passage_begin, passage_end) are byte offsets into memory.text, which
+  // the library leaves whole; the faces serve the passage as the hit's text
+  // with its offsets (the whole record: msp get <id>, GET /v1/memories/<id>,
+  // MCP memory_get). Empty, with both offsets 0: the hit shows the whole text.
+  std::string passage;
+  int64_t passage_begin = 0;
+  int64_t passage_end = 0;
 };
 
 // One session of a search's session ranking (RetrieveResult::sessions):
@@ -297,6 +311,10 @@ struct ConsolidationReport {
 struct ImportReport {
   int lines = 0;
   int applied = 0;
+  // Lines whose text was over policy.max_record_bytes, with
+  // policy.on_oversize "split" (stored as several records) or "truncate".
+  int split = 0;
+  int truncated = 0;
 };
 
 struct Stats {
