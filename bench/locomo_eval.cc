@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,7 @@ struct EvalConfig {
   int dimension = EmbedderOptions().dimension;
   std::string embedder = EmbedderOptions().provider;
   std::string vectors_path;
+  std::string features_out;  // JSONL for the calibration fit (bench/calibrate.py)
 };
 
 template <typename T>
@@ -163,6 +166,23 @@ const std::vector<Flag>& Flags() {
        [](EvalConfig* c, std::string_view v) {
          return ParseNumber("--session-weight", v, &c->retrieval.session_weight);
        }},
+      {"--passage-bytes", "N", "retrieval.passage_bytes of msp (0: the default)",
+       [](EvalConfig* c, std::string_view v) { return ParseNumber("--passage-bytes", v, &c->retrieval.passage_bytes); }},
+      {"--max-tokens-per-hit", "N", "retrieval.max_tokens_per_hit of msp (0: no bound)",
+       [](EvalConfig* c, std::string_view v) {
+         return ParseNumber("--max-tokens-per-hit", v, &c->retrieval.max_tokens_per_hit);
+       }},
+      {"--scores", "calibrated|relative", "retrieval.scores of msp",
+       [](EvalConfig* c, std::string_view v) {
+         if (v != "calibrated" && v != "relative") return Status::InvalidArgument("--scores is calibrated or relative");
+         c->retrieval.scores = v;
+         return Status::Ok();
+       }},
+      {"--features-out", "OUT",
+       "write, per question, its top 10 with each hit's relative score and the query's match (the calibration's "
+       "inputs, from explain) as JSONL, also for each question asked of the next conversation and for word-salad "
+       "queries (negatives), for bench/calibrate.py",
+       [](EvalConfig* c, std::string_view v) { c->features_out = v; return Status::Ok(); }},
       {"--session-mix", "X", "retrieval.session_mix of msp",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--session-mix", v, &c->retrieval.session_mix); }},
       {"--bm25-k1", "X", "retrieval.bm25_k1 of msp",
@@ -361,6 +381,90 @@ std::string EvidenceSession(const std::string& session) {
   return "D" + (session.rfind(kPrefix, 0) == 0 ? session.substr(kPrefix.size()) : session);
 }
 
+// What a hit shows: its passage, or the whole text.
+std::string_view ShownText(const SearchHit& h) { return h.passage.empty() ? h.memory.text : h.passage; }
+
+// The calibration's inputs for each of a search's first 10 hits: its
+// relative score and the query's match (SearchHit::explain's "calibration"
+// entry: raw = the match, contribution = calibrated - relative), with the
+// turn it is and the tokens it shows.
+Result<json> HitFeatures(const RetrieveResult& result, const TokenCounter& counter) {
+  json hits = json::array();
+  for (const SearchHit& h : result.hits) {
+    if (hits.size() >= static_cast<size_t>(kTopK)) break;
+    double relative = h.score, match = 0.0;
+    for (const SignalContribution& c : h.explain) {
+      if (c.signal == "calibration") {
+        relative = h.score - c.contribution;
+        match = c.raw;
+      }
+    }
+    MSP_ASSIGN_OR_RETURN(std::string dia_id, DiaIdOf(h.memory));
+    hits.push_back({{"id", dia_id}, {"relative", relative}, {"match", match}, {"score", h.score},
+                    {"tokens", counter.Count(ShownText(h))}});
+  }
+  return hits;
+}
+
+// bench/calibrate.py's input: every question of every conversation with its
+// top 10 (kind "question"), the same question asked of the next
+// conversation, whose people and events it is not about ("wrong"), and
+// word-salad queries of the questions' words (5 a conversation, "salad"),
+// about nothing.
+Status WriteFeatures(MemoryLayer& mem, const Dataset& data, const TokenCounter& counter, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) return Status::IoError("cannot write " + path);
+  std::vector<std::string> words;
+  for (const Conversation& c : data.conversations) {
+    for (const Question& q : c.questions) {
+      std::string w;
+      for (char ch : q.question + " ") {
+        if (std::isalpha(static_cast<unsigned char>(ch))) {
+          w.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+        } else if (!w.empty()) {
+          if (w.size() > 3) words.push_back(w);
+          w.clear();
+        }
+      }
+    }
+  }
+  std::mt19937 rng(23);
+  auto ask = [&](const Conversation& scope, const std::string& query) -> Result<json> {
+    RetrieveRequest r;
+    r.scope = ConversationScope(scope);
+    r.query = query;
+    r.top_k = kTopK;
+    r.top_sessions = 0;
+    r.record_access = false;
+    r.explain = true;
+    MSP_ASSIGN_OR_RETURN(RetrieveResult result, mem.Search(r));
+    return HitFeatures(result, counter);
+  };
+  const size_t n = data.conversations.size();
+  for (size_t ci = 0; ci < n; ++ci) {
+    const Conversation& c = data.conversations[ci];
+    const Conversation& next = data.conversations[(ci + 1) % n];
+    for (const Question& q : c.questions) {
+      MSP_ASSIGN_OR_RETURN(json hits, ask(c, q.question));
+      out << json{{"conversation", ci}, {"kind", "question"}, {"category", q.category}, {"question", q.question},
+                  {"evidence", q.evidence}, {"hits", hits}}.dump() << "\n";
+      if (n > 1) {
+        MSP_ASSIGN_OR_RETURN(json wrong, ask(next, q.question));
+        out << json{{"conversation", ci}, {"kind", "wrong"}, {"category", q.category}, {"question", q.question},
+                    {"hits", wrong}}.dump() << "\n";
+      }
+    }
+    for (int k = 0; k < 5 && !words.empty(); ++k) {
+      std::string query;
+      const int len = 3 + static_cast<int>(rng() % 4);
+      for (int w = 0; w < len; ++w) query += (w ? " " : "") + words[rng() % words.size()];
+      MSP_ASSIGN_OR_RETURN(json hits, ask(c, query));
+      out << json{{"conversation", ci}, {"kind", "salad"}, {"question", query}, {"hits", hits}}.dump() << "\n";
+    }
+  }
+  return out ? Status::Ok() : Status::IoError("writing " + path + " failed");
+}
+
 Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build) {
   MSP_ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
   Options o;
@@ -444,7 +548,7 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
         if (!c.turn_by_id.count(dia_id)) {
           return Status::Internal("hit " + dia_id + " is not a turn of " + c.sample_id);
         }
-        if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(h.memory.text));
+        if (ranked.size() < 10) tokens += static_cast<double>(counter->Count(ShownText(h)));
         ranked.push_back(std::move(dia_id));
       }
       if (ranks_out.is_open()) {
@@ -464,6 +568,7 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
       boards.hits.AddTurnRanking(ci, q.category, q.evidence, ranked, tokens, latency);
     }
   }
+  if (!cfg.features_out.empty()) MSP_RETURN_IF_ERROR(WriteFeatures(*mem, data, *counter, cfg.features_out));
   return boards;
 }
 
@@ -598,6 +703,9 @@ int Main(int argc, char** argv) {
                                            {"context_sessions", cfg.retrieval.context_sessions},
                                            {"session_weight", cfg.retrieval.session_weight},
                                            {"session_mix", cfg.retrieval.session_mix},
+                                           {"passage_bytes", cfg.retrieval.passage_bytes},
+                                           {"max_tokens_per_hit", cfg.retrieval.max_tokens_per_hit},
+                                           {"scores", cfg.retrieval.scores},
                                            {"dimension", cfg.dimension},
                                            {"embedder", cfg.embedder}};
     std::printf("%s\n", boards->hits.Table().c_str());

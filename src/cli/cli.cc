@@ -143,8 +143,11 @@ const std::vector<Verb>& Verbs() {
        {{"--batch-size", "N", "records per batch, each one atomic write (default embedder.batch_size)"},
         {"--max-batches", "N", "stop after N batches; run again to continue (default: all)"}},
        {}, 0, kTakesJson | kTakesSettings, &RunReembed},
-      {"import", "FILE|- [flags]", "load records from JSONL (all or nothing)", {}, {"FILE"}, 1,
-       kTakesJson | kTakesSettings, &RunImport},
+      {"import", "FILE|- [--on-oversize refuse|split|truncate] [flags]", "load records from JSONL (all or nothing)",
+       {{"--on-oversize", "refuse|split|truncate",
+         "a record over policy.max_record_bytes: fail the import (default), store it as several records, or "
+         "keep its first policy.max_record_bytes (policy.on_oversize)"}},
+       {"FILE"}, 1, kTakesJson | kTakesSettings, &RunImport},
       {"export", "[FILE|-] [flags]", "write the records visible to the namespace as JSONL", {}, {"FILE"}, 0,
        kTakesNamespace | kTakesSettings, &RunExport},
       {"stats", "[flags]", "record counts and index state", {}, {}, 0, kRecordVerb, &RunStats},

@@ -54,13 +54,22 @@ Status RunImport(Invocation& inv) {
     if (!in_file) return Status::IoError("cannot read import file '" + file + "': " + std::strerror(errno));
     in = &in_file;
   }
+  if (const std::string oversize = inv.flags.Get("--on-oversize"); !oversize.empty()) {
+    if (oversize != "refuse" && oversize != "split" && oversize != "truncate") {
+      return Status::InvalidArgument("--on-oversize must be refuse, split or truncate, got '" + oversize + "'");
+    }
+    inv.config.options.policy.on_oversize = oversize;
+  }
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
   MSP_ASSIGN_OR_RETURN(ImportReport report, engine->Import(*in, inv.actor));
   if (inv.json) {
     PrintJson(inv, ImportReportToJson(report));
   } else {
     *inv.out << "imported " << report.applied << " records from " << (file == "-" ? "standard input" : file) << " ("
-             << report.lines << " lines)\n";
+             << report.lines << " lines";
+    if (report.split > 0) *inv.out << ", " << report.split << " split";
+    if (report.truncated > 0) *inv.out << ", " << report.truncated << " truncated";
+    *inv.out << ")\n";
   }
   return Status::Ok();
 }

@@ -177,6 +177,11 @@ Status RunSearch(Invocation& inv) {
       const json& m = h["memory"];
       *inv.out << Fixed(h["score"].get<double>(), 3) << "  " << m["kind"].get<std::string>() << "  "
                << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
+      if (h.contains("passage")) {
+        const json& p = h["passage"];
+        *inv.out << "       passage: bytes " << p["begin"].get<int64_t>() << ".." << p["end"].get<int64_t>() << " of "
+                 << p["text_bytes"].get<int64_t>() << " (msp get " << m["id"].get<std::string>() << ": the whole)\n";
+      }
       for (const json& c : h["explain"]) {
         const int rank = c["rank"].get<int>();
         *inv.out << "       " << c["signal"].get<std::string>() << ": "

@@ -512,9 +512,16 @@ nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding) {
     explain.push_back(
         json{{"signal", c.signal}, {"rank", c.rank}, {"raw", c.raw}, {"contribution", c.contribution}});
   }
-  return json{{"memory", MemoryToJson(hit.memory, with_embedding)},
-              {"score", hit.score},
-              {"explain", std::move(explain)}};
+  json out{{"memory", MemoryToJson(hit.memory, with_embedding)}, {"score", hit.score}, {"explain", std::move(explain)}};
+  // A hit that shows part of its record: the part is the memory's text, and
+  // where it lies in the whole says passage.
+  if (!hit.passage.empty()) {
+    out["memory"]["text"] = hit.passage;
+    out["passage"] = json{{"begin", hit.passage_begin},
+                          {"end", hit.passage_end},
+                          {"text_bytes", hit.memory.text.size()}};
+  }
+  return out;
 }
 
 nlohmann::json AuditEventToJson(const AuditEvent& e) {
@@ -561,7 +568,7 @@ nlohmann::json WriteResultToJson(const WriteResult& r) {
 }
 
 nlohmann::json ImportReportToJson(const ImportReport& r) {
-  return json{{"lines", r.lines}, {"applied", r.applied}};
+  return json{{"lines", r.lines}, {"applied", r.applied}, {"split", r.split}, {"truncated", r.truncated}};
 }
 
 }  // namespace msp

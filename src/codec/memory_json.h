@@ -80,7 +80,10 @@ Result<Memory> MemoryFromJson(const nlohmann::json& j);
 // ParseJsonObject then MemoryFromJson; errors are prefixed with `what`.
 Result<Memory> MemoryFromJsonText(std::string_view text, std::string_view what);
 
-// {"memory": {...}, "score": 0.83, "explain": [{signal, rank, raw, contribution}]}.
+// {"memory": {...}, "score": 0.83, "explain": [{signal, rank, raw, contribution}]}; a hit
+// that shows part of its record (SearchHit::passage) has that part as the
+// memory's text and "passage": {"begin", "end", "text_bytes"} (byte offsets
+// into the whole text, and its length).
 nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding = false);
 
 // {seq, at (ISO 8601), actor, action, record_id, tenant, reason, details (object)}.

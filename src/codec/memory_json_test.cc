@@ -508,7 +508,13 @@ TEST(ReportJsonTest, SearchHitAuditStatsWriteResult) {
   EXPECT_EQ(cr["episodes_read"], 20);
   EXPECT_EQ(cr["fact_ids"][2], "c");
 
-  EXPECT_EQ(ImportReportToJson({3, 2})["applied"], 2);
+  ImportReport report;
+  report.lines = 3;
+  report.applied = 2;
+  report.split = 1;
+  EXPECT_EQ(ImportReportToJson(report)["applied"], 2);
+  EXPECT_EQ(ImportReportToJson(report)["split"], 1);
+  EXPECT_EQ(ImportReportToJson(report)["truncated"], 0);
 }
 
 }  // namespace

@@ -221,8 +221,19 @@ const std::vector<Setting>& Table() {
            "Facts kept per (tenant, user); past it the least valuable are evicted (0: no limit)."),
       Range(Make("policy.max_text_bytes", "MSP_POLICY_MAX_TEXT_BYTES", "--policy-max-text-bytes",
                  +[](Options& o) { return &o.policy.max_text_bytes; },
-                 "Largest text of any write, episodes included, in bytes (>= 1)."),
+                 "Largest text of a write (fact, decision, document...), in bytes (>= 1); episodes and imported "
+                 "records: policy.max_record_bytes."),
             1, kInf),
+      Range(Make("policy.max_record_bytes", "MSP_POLICY_MAX_RECORD_BYTES", "--policy-max-record-bytes",
+                 +[](Options& o) { return &o.policy.max_record_bytes; },
+                 "Largest text of an episode or an imported record, in bytes (>= 1): stored whole, a long one "
+                 "indexed as passages (retrieval.passage_bytes); over it an import does as policy.on_oversize says."),
+            1, kInf),
+      NonEmpty(Make("policy.on_oversize", "MSP_POLICY_ON_OVERSIZE", "--policy-on-oversize",
+                    +[](Options& o) { return &o.policy.on_oversize; },
+                    "An imported record over policy.max_record_bytes: refuse (the import fails), split (stored as "
+                    "consecutive records, provenance split_from) or truncate. msp import --on-oversize."),
+               "refuse|split|truncate"),
       NonEmpty(Make("retrieval.fusion", "MSP_RETRIEVAL_FUSION", "--retrieval-fusion",
                     +[](Options& o) { return &o.retrieval.fusion; },
                     "How the lexical and vector signals are fused: score (weighted mean of their scores on [0, 1]) "
@@ -297,6 +308,22 @@ const std::vector<Setting>& Table() {
                  "Session match = mix x session BM25 (its matching episodes as one document, relative) + "
                  "(1 - mix) x best episode score (0..1)."),
             0, 1),
+      Range(Make("retrieval.passage_bytes", "MSP_RETRIEVAL_PASSAGE_BYTES", "--retrieval-passage-bytes",
+                 +[](Options& o) { return &o.retrieval.passage_bytes; },
+                 "A record longer than this is indexed as passages of about this many bytes, and its hit shows "
+                 "the passage that matched (0: the measured default, 256; changing it rebuilds the lexical index)."),
+            0, 1048576),
+      Range(Make("retrieval.max_tokens_per_hit", "MSP_RETRIEVAL_MAX_TOKENS_PER_HIT", "--retrieval-max-tokens-per-hit",
+                 +[](Options& o) { return &o.retrieval.max_tokens_per_hit; },
+                 "The most a hit shows of its record, in tokens (tokens.counter); a longer passage or text is cut "
+                 "(0: no bound)."),
+            0, 1000000),
+      NonEmpty(Make("retrieval.scores", "MSP_RETRIEVAL_SCORES", "--retrieval-scores",
+                    +[](Options& o) { return &o.retrieval.scores; },
+                    "What a hit's score means: calibrated (an estimate of the chance it is relevant, comparable "
+                    "across queries, so min_score 0.7 drops a query that nothing matches well) or relative (over "
+                    "the query's best hit). The order is the same."),
+               "calibrated|relative"),
       Range(Make("facts.dedup_cosine", "MSP_FACTS_DEDUP_COSINE", "--facts-dedup-cosine",
                  +[](Options& o) { return &o.facts.dedup_cosine; },
                  "A new fact above this cosine to an active fact merges into it (in (0, 1])."),

@@ -28,6 +28,9 @@ class EngineTest : public ::testing::Test {
     options_.store.synchronous = "normal";
     options_.consolidation.every_n_episodes = 4;
     options_.actor = "tester";
+    // Most tests check the relative scale's values (the fusion's
+    // arithmetic); the calibrated default has tests of its own.
+    options_.retrieval.scores = "relative";
     engine_ = Open(options_);
   }
   void TearDown() override {

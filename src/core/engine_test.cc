@@ -496,5 +496,169 @@ TEST_F(EngineTest, PerUserLimitEvictsLeastValuable) {
   EXPECT_EQ(audit->front().action, AuditAction::kEvict);
 }
 
+// An episode longer than policy.max_text_bytes (up to max_record_bytes) is
+// stored whole; the index holds it as passages, so a hit shows the passage
+// that matched, with its offsets, and max_tokens_per_hit bounds what it shows.
+TEST_F(EngineTest, LongEpisodesAreStoredWholeAndHitsShowThePassageThatMatched) {
+  std::string text;
+  for (int i = 0; text.size() < 80000; ++i) {
+    text += "Filler sentence number " + std::to_string(i) + " talks about the weather again. ";
+    if (i == 700) text += "The zebra named Quillon ate blue apples by the canal. ";
+  }
+  EpisodeStep step;
+  step.ns = Ns();
+  step.ns.session = "long";
+  step.text = text;
+  ASSERT_OK_AND_ASSIGN(Memory stored, engine_->AddEpisode(step));
+  ASSERT_OK_AND_ASSIGN(Memory whole, engine_->Get(Ns(), stored.id));
+  EXPECT_EQ(whole.text, text);
+  ASSERT_TRUE(engine_->Write(Req("Quillon is a name Ann likes for pets", Ns())).ok());
+
+  std::vector<SearchHit> hits = Search(*engine_, Ns(), "zebra Quillon blue apples");
+  ASSERT_EQ(hits.size(), 2u);
+  const SearchHit& hit = hits[0];
+  ASSERT_EQ(hit.memory.id, stored.id);
+  EXPECT_EQ(hit.memory.text, text);  // the library keeps the whole record
+  ASSERT_FALSE(hit.passage.empty());
+  EXPECT_EQ(text.substr(hit.passage_begin, hit.passage_end - hit.passage_begin), hit.passage);
+  EXPECT_NE(hit.passage.find("zebra named Quillon"), std::string::npos) << hit.passage;
+  EXPECT_LE(hit.passage.size(), 256u);  // the default passage size
+  EXPECT_TRUE(hits[1].passage.empty());  // a short record shows itself whole
+  EXPECT_EQ(hits[1].passage_end, 0);
+
+  // A bound of 4 tokens a hit: a prefix of the same passage, and the short
+  // record (more than 4 tokens) cut from its start.
+  engine_.reset();
+  Options o = options_;
+  o.retrieval.max_tokens_per_hit = 4;
+  engine_ = Open(o);
+  std::vector<SearchHit> cut = Search(*engine_, Ns(), "zebra Quillon blue apples");
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_EQ(cut[0].passage_begin, hit.passage_begin);
+  EXPECT_LT(cut[0].passage_end, hit.passage_end);
+  EXPECT_FALSE(cut[0].passage.empty());
+  EXPECT_EQ(hit.passage.find(cut[0].passage), 0u);
+  EXPECT_EQ(cut[1].passage_begin, 0);
+  EXPECT_FALSE(cut[1].passage.empty());
+  EXPECT_EQ(cut[1].memory.text.find(cut[1].passage), 0u);
+  EXPECT_LT(cut[1].passage.size(), cut[1].memory.text.size());
+
+  // Over max_record_bytes an episode is refused, naming the setting.
+  step.text = std::string(o.policy.max_record_bytes + 1, 'x');
+  auto refused = engine_->AddEpisode(step);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("policy.max_record_bytes"), std::string::npos)
+      << refused.status().message();
+}
+
+// An imported record over policy.max_record_bytes: refused by default (the
+// error names --on-oversize, nothing lands), else split into records that
+// name the first, or truncated.
+TEST_F(EngineTest, ImportOfAnOversizedRecordRefusesSplitsOrTruncates) {
+  std::string text;
+  while (text.size() < 2500) text += "A long imported turn about harbour cranes and tides. ";
+  const std::string line = "{\"id\":\"0190a0b0-0000-7000-8000-000000000001\",\"kind\":\"episode\",\"step_number\":3,"
+                           "\"namespace\":{\"tenant\":\"acme\",\"user\":\"ann\",\"session\":\"s1\"},\"text\":\"" +
+                           text + "\"}\n";
+  Options o = options_;
+  o.policy.max_record_bytes = 1000;
+  engine_.reset();
+  engine_ = Open(o);
+  ASSERT_OK_AND_ASSIGN(Stats before, engine_->GetStats(Namespace{}));
+  std::istringstream refuse_in(line);
+  auto refused = engine_->Import(refuse_in, "restorer");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--on-oversize"), std::string::npos) << refused.status().message();
+  ASSERT_OK_AND_ASSIGN(Stats after, engine_->GetStats(Namespace{}));
+  EXPECT_EQ(after.last_seq, before.last_seq);
+
+  o.policy.on_oversize = "split";
+  engine_.reset();
+  engine_ = Open(o);
+  std::istringstream split_in(line);
+  ASSERT_OK_AND_ASSIGN(ImportReport split, engine_->Import(split_in, "restorer"));
+  EXPECT_EQ(split.split, 1);
+  EXPECT_EQ(split.applied, 3);  // 2,500 bytes in parts of at most 1,000
+  Namespace acme;
+  acme.tenant = "acme";
+  std::ostringstream exported;
+  ASSERT_TRUE(engine_->Export(acme, exported).ok());
+  std::string joined;
+  std::istringstream lines(exported.str());
+  int parts = 0, naming_first = 0;
+  for (std::string l; std::getline(lines, l);) {
+    ++parts;
+    naming_first += l.find("\"split_from\"") != std::string::npos &&
+                    l.find("\"ref\":\"0190a0b0-0000-7000-8000-000000000001\"") != std::string::npos;
+  }
+  EXPECT_EQ(parts, 3);
+  EXPECT_EQ(naming_first, 2);
+  ASSERT_OK_AND_ASSIGN(Memory first, engine_->Get(acme, "0190a0b0-0000-7000-8000-000000000001"));
+  EXPECT_LE(first.text.size(), 1000u);
+  EXPECT_EQ(text.find(first.text), 0u);
+
+  o.policy.on_oversize = "truncate";
+  engine_.reset();
+  engine_ = Open(o);
+  std::istringstream truncate_in(line);
+  ASSERT_OK_AND_ASSIGN(ImportReport truncated, engine_->Import(truncate_in, "restorer"));
+  EXPECT_EQ(truncated.truncated, 1);
+  EXPECT_EQ(truncated.applied, 1);
+  ASSERT_OK_AND_ASSIGN(Memory cut, engine_->Get(acme, "0190a0b0-0000-7000-8000-000000000001"));
+  EXPECT_LE(cut.text.size(), 1000u);
+  EXPECT_EQ(text.find(cut.text), 0u);
+}
+
+// Calibrated scores (the default) keep the relative ranking's order, and a
+// query that nothing in memory is about scores low throughout, so min_score
+// 0.7 returns nothing for it while a well-matched query keeps its best hit.
+TEST_F(EngineTest, CalibratedScoresKeepTheOrderAndLetNothingRelevantReturnNothing) {
+  std::vector<WriteRequest> batch;
+  for (const char* t : {"Ann prefers dark roast coffee in the morning", "The deploy pipeline runs on GitHub Actions",
+                        "Ann's cat is called Miso and likes tuna", "The coffee machine on floor three is broken",
+                        "Quarterly planning happens in the second week of March"}) {
+    batch.push_back(Req(t, Ns()));
+  }
+  ASSERT_TRUE(engine_->WriteMany(batch).ok());
+  engine_.reset();
+  Options o = options_;
+  o.retrieval.scores = "calibrated";
+  engine_ = Open(o);
+  auto ask = [&](MemoryLayer& e, const std::string& q, double min_score) {
+    RetrieveRequest r;
+    r.scope = Ns();
+    r.query = q;
+    r.min_score = min_score;
+    r.record_access = false;
+    r.explain = true;
+    auto hits = e.Retrieve(r);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    return hits.ok() ? *hits : std::vector<SearchHit>{};
+  };
+  const std::vector<SearchHit> calibrated = ask(*engine_, "dark roast coffee", 0.0);
+  ASSERT_GE(calibrated.size(), 2u);
+  for (const SearchHit& h : calibrated) {
+    double sum = 0;
+    for (const SignalContribution& c : h.explain) sum += c.contribution;
+    EXPECT_NEAR(sum, h.score, 1e-9);  // the calibration's part is in explain
+    EXPECT_EQ(h.explain.back().signal, "calibration");
+  }
+  EXPECT_GE(calibrated[0].score, 0.7);
+  EXPECT_EQ(ask(*engine_, "dark roast coffee", 0.7).front().memory.id, calibrated[0].memory.id);
+  EXPECT_TRUE(ask(*engine_, "volcanic basalt tectonics seismograph", 0.7).empty());
+  EXPECT_FALSE(ask(*engine_, "volcanic basalt tectonics seismograph", 0.0).empty());  // the vector's faint hits
+  // One shared word in a query about something else: nothing at 0.7.
+  EXPECT_TRUE(ask(*engine_, "volcanic basalt tectonics seismograph of March", 0.7).empty());
+  engine_.reset();
+  engine_ = Open(options_);  // relative
+  const std::vector<SearchHit> relative = ask(*engine_, "dark roast coffee", 0.0);
+  ASSERT_EQ(relative.size(), calibrated.size());
+  for (size_t i = 0; i < relative.size(); ++i) {
+    EXPECT_EQ(relative[i].memory.id, calibrated[i].memory.id) << i;
+    EXPECT_LE(calibrated[i].score, 1.0);
+  }
+  EXPECT_DOUBLE_EQ(relative[0].score, (1.0 + 0.1 * relative[0].explain[1].raw) / 1.1);
+}
+
 }  // namespace
 }  // namespace msp

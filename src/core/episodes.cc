@@ -48,7 +48,7 @@ Result<Memory> Episodes::Add(const EpisodeStep& step) {
     if (!content.is_object()) return Status::InvalidArgument("content must be a JSON object");
   }
   const std::string text = EpisodeText(step, content);
-  MSP_RETURN_IF_ERROR(ValidateText("text", text, ctx_.options.policy.max_text_bytes));
+  MSP_RETURN_IF_ERROR(ValidateText("text", text, ctx_.options.policy.max_record_bytes, "policy.max_record_bytes"));
   MSP_RETURN_IF_ERROR(ValidateCommon(step.ns, step.tags, step.source, 1.0, "", {}));
   if (step.step_number < 0) return Status::InvalidArgument("step_number must be >= 0");
   if (step.duration_ms < 0 || step.token_count < 0) {

@@ -11,6 +11,7 @@
 
 #include "codec/memory_json.h"
 #include "core/write_policy.h"
+#include "util/passages.h"
 #include "util/uuid.h"
 
 namespace msp {
@@ -32,6 +33,11 @@ Status EmbedRecords(Embedder& embedder, std::vector<Memory>* records) {
 
 Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embedder,
                                  const Options& options, TimeMs now, const std::string& actor) {
+  const std::string& oversize = options.policy.on_oversize;
+  if (oversize != "refuse" && oversize != "split" && oversize != "truncate") {
+    return Status::InvalidArgument("policy.on_oversize (--on-oversize) must be refuse, split or truncate, got '" +
+                                   oversize + "'");
+  }
   ImportReport report;
   WriteBatch batch;
   std::set<std::string> ids;
@@ -55,7 +61,7 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
     if (m.id.empty()) m.id = NewUuid(now);
     if (!IsUuid(m.id)) return fail(Status::InvalidArgument("id '" + m.id + "' is not a UUID"));
     if (!ids.insert(m.id).second) return fail(Status::InvalidArgument("id " + m.id + " appears twice"));
-    if (Status s = ValidateText("text", m.text, options.policy.max_text_bytes); !s.ok()) return fail(s);
+    if (Status s = ValidateText("text", m.text, 0); !s.ok()) return fail(s);
     if (Status s = ValidateCommon(m.ns, m.tags, m.source, m.confidence, m.body_json, m.provenance); !s.ok()) {
       return fail(s);
     }
@@ -66,16 +72,53 @@ Result<ImportReport> ImportJsonl(std::istream& in, Store& store, Embedder& embed
     if (m.created_at == 0) m.created_at = now;
     if (m.updated_at == 0) m.updated_at = m.created_at;
     m.seq = 0;
-    AuditEvent e;
-    e.at = now;
-    e.actor = actor;
-    e.action = AuditAction::kImport;
-    e.record_id = m.id;
-    e.tenant = m.ns.tenant;
-    e.reason = "import line " + std::to_string(line_no);
-    batch.audit.push_back(std::move(e));
-    batch.puts.push_back(std::move(m));
-    line_of.push_back(line_no);
+    std::vector<Memory> parts;
+    const size_t max_bytes = options.policy.max_record_bytes;
+    if (max_bytes > 0 && m.text.size() > max_bytes) {
+      if (options.policy.on_oversize == "truncate") {
+        m.text.resize(Utf8Prefix(m.text, max_bytes));
+        ++report.truncated;
+      } else if (options.policy.on_oversize == "split") {
+        // The first part keeps the id; each other part is a new record
+        // naming the first (an episode's other parts take no step: a
+        // session's steps are unique).
+        const std::vector<TextSpan> spans = SplitPassages(m.text, max_bytes);
+        for (size_t k = 1; k < spans.size(); ++k) {
+          Memory part = m;
+          part.id = NewUuid(now);
+          ids.insert(part.id);
+          part.text = m.text.substr(spans[k].begin, spans[k].end - spans[k].begin);
+          if (part.kind == Kind::kEpisode) part.step_number = 0;
+          part.provenance.push_back(ProvenanceRef{"split_from", m.id,
+                                                  "part " + std::to_string(k + 1) + " of " +
+                                                      std::to_string(spans.size()) + ", bytes " +
+                                                      std::to_string(spans[k].begin) + ".." +
+                                                      std::to_string(spans[k].end)});
+          parts.push_back(std::move(part));
+        }
+        m.text.resize(spans.front().end);
+        ++report.split;
+      } else {
+        return fail(Status::InvalidArgument(
+            "text is " + std::to_string(m.text.size()) + " bytes, over policy.max_record_bytes (" +
+            std::to_string(max_bytes) + "); import with --on-oversize split (several records) or --on-oversize "
+            "truncate (policy.on_oversize), or raise policy.max_record_bytes"));
+      }
+    }
+    parts.insert(parts.begin(), std::move(m));
+    for (Memory& p : parts) {
+      if (Status s = ValidateText("text", p.text, 0); !s.ok()) return fail(s);
+      AuditEvent e;
+      e.at = now;
+      e.actor = actor;
+      e.action = AuditAction::kImport;
+      e.record_id = p.id;
+      e.tenant = p.ns.tenant;
+      e.reason = "import line " + std::to_string(line_no);
+      batch.audit.push_back(std::move(e));
+      batch.puts.push_back(std::move(p));
+      line_of.push_back(line_no);
+    }
   }
   if (in.bad()) return Status::IoError("reading the import stream failed; nothing was imported");
   // An existing id may only be replaced within its own tenant. A line whose

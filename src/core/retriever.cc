@@ -12,8 +12,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/calibration.h"
 #include "core/rank/episode_context.h"
 #include "core/write_policy.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -25,6 +27,55 @@ namespace {
 constexpr size_t kMatchSessions = 20;
 
 }  // namespace
+
+const TokenCounter& Retriever::Counter() const {
+  std::call_once(counter_once_, [this] {
+    Result<std::unique_ptr<TokenCounter>> c = MakeTokenCounter(ctx_.options.tokens);
+    counter_ = c.ok() ? std::move(c).value() : std::make_unique<EstimateTokenCounter>();
+  });
+  return *counter_;
+}
+
+void Retriever::ShowPassage(SearchHit& hit, TextSpan span) const {
+  const std::string& text = hit.memory.text;
+  if (span.end == 0 || span.end > text.size() || span.begin >= span.end) span = TextSpan{0, text.size()};
+  const int max_tokens = ctx_.options.retrieval.max_tokens_per_hit;
+  std::string_view shown = std::string_view(text).substr(span.begin, span.end - span.begin);
+  // A token is at least one byte: a text of at most max_tokens bytes fits
+  // uncounted (so short records never load the counter).
+  if (max_tokens > 0 && shown.size() > static_cast<size_t>(max_tokens)) {
+    const TokenCounter& counter = Counter();
+    const size_t max = static_cast<size_t>(max_tokens);
+    // Look no further than 16 bytes a token (cl100k's tokens are shorter).
+    shown = shown.substr(0, Utf8Prefix(shown, max * 16));
+    if (counter.Count(shown) > max) {
+      size_t lo = 0, hi = shown.size();  // the longest prefix that fits: within (lo, hi]
+      while (lo < hi) {
+        const size_t mid = Utf8Prefix(shown, lo + (hi - lo + 1) / 2);
+        if (mid <= lo) break;
+        if (counter.Count(shown.substr(0, mid)) <= max) {
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      size_t cut = lo;
+      // End at a word's end when one lies in the second half.
+      for (size_t i = cut; i > lo / 2; --i) {
+        if (IsAsciiSpace(shown[i - 1])) {
+          cut = i - 1;
+          break;
+        }
+      }
+      shown = shown.substr(0, cut);
+    }
+    span.end = span.begin + shown.size();
+  }
+  if (span.begin == 0 && span.end == text.size()) return;  // the whole text
+  hit.passage = std::string(shown);
+  hit.passage_begin = static_cast<int64_t>(span.begin);
+  hit.passage_end = static_cast<int64_t>(span.end);
+}
 
 // Fills signals[1], the vector signal of a retrieval whose lexical signal
 // is signals[0] (scores on [0, 1] when `by_score`). Returns whether the
@@ -170,22 +221,25 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
 
   const RetrievalOptions& ro = ctx_.options.retrieval;
   MSP_ASSIGN_OR_RETURN(auto lexical_hits, SearchLexical(q));
+  // How much of the query its best lexical hit matches, for the calibration
+  // (core/calibration.h).
+  const double match = lexical_hits.empty() ? 0.0 : lexical_hits.front().query_match;
   // The session BM25 of the first sessions the hits reach, over their
   // episodes that match the query: it picks the context sessions and
-  // feeds the session boost. `match` views the strings of `matched`.
+  // feeds the session boost. `session_match` views the strings of `matched`.
   std::vector<LexicalHit> matched;
-  SessionScores match;
+  SessionScores session_match;
   if (ro.context_sessions > 0 || (ro.session_weight > 0 && ro.session_mix > 0)) {
     IndexQuery in_sessions = q;
     in_sessions.sessions = HitSessions(lexical_hits, kMatchSessions);
     in_sessions.session_terms = true;
     if (!in_sessions.sessions.empty()) {
       MSP_ASSIGN_OR_RETURN(matched, SearchLexical(in_sessions));
-      match = SessionBm25(matched, ro.bm25_k1);
+      session_match = SessionBm25(matched, ro.bm25_k1);
     }
     if (ro.context_sessions > 0) {
       IndexQuery around = q;
-      around.sessions = TopSessions(in_sessions.sessions, match, ro.context_sessions);
+      around.sessions = TopSessions(in_sessions.sessions, session_match, ro.context_sessions);
       if (!around.sessions.empty()) {
         MSP_ASSIGN_OR_RETURN(auto more, SearchLexical(around));
         lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
@@ -199,7 +253,7 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   const bool with_neighbours = context_options.neighbour_weight_1 > 0 || context_options.neighbour_weight_2 > 0;
   std::vector<SessionRank> session_ranks;
   std::vector<ContextScore> context =
-      ScoreEpisodeContext(lexical_hits, context_options, &match, r.top_sessions > 0 ? &session_ranks : nullptr);
+      ScoreEpisodeContext(lexical_hits, context_options, &session_match, r.top_sessions > 0 ? &session_ranks : nullptr);
   // The session ranking, copied before the candidates' ids move out.
   std::vector<SessionHit> sessions;
   for (const SessionRank& s : session_ranks) {
@@ -210,6 +264,12 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   RankedSignal& lexical = signals[0];
   lexical = RankedSignal{"bm25", ro.lexical_weight, {}};
   lexical.hits.reserve(context.size());
+  // The passages that matched, of records indexed as passages (the
+  // candidates' first hit of each: their best).
+  std::unordered_map<std::string, TextSpan> passages;
+  for (const LexicalHit& h : lexical_hits) {
+    if (h.passage_end > 0) passages.try_emplace(h.hit.id, TextSpan{h.passage_begin, h.passage_end});
+  }
   // The ids move out of the candidates (context[i].id, a view, is not used again).
   for (ContextScore& c : context) {
     lexical.hits.push_back(IndexHit{std::move(lexical_hits[c.candidate].hit.id), c.bm25});
@@ -238,9 +298,21 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   std::optional<std::vector<FusedHit>> direct;
   MSP_ASSIGN_OR_RETURN(bool scanned,
                        VectorSignal(query_vector, q, r, by_score, /*force_scan=*/false, signals, &direct));
+  // Calibrated scores: each fused score mapped through the curve (rising
+  // in it, so the order stays), the relative score kept for explain.
+  const bool calibrated = ro.scores != "relative";
+  std::unordered_map<std::string, double> relative;
+  auto calibrate = [&](std::vector<FusedHit>& hits) {
+    if (!calibrated) return;
+    for (size_t i = 0; i < hits.size(); ++i) {
+      if (r.explain) relative[std::string(hits[i].id)] = hits[i].score;
+      hits[i].score = CalibratedScore(hits[i].score, match, i);
+    }
+  };
   std::vector<FusedHit> fused = direct     ? std::move(*direct)
                                 : by_score ? FuseScores(signals, r.explain)
                                            : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+  calibrate(fused);
   std::unordered_map<std::string_view, const ContextScore*> context_by_id;
   if (r.explain) {
     for (size_t i = 0; i < context.size(); ++i) context_by_id.emplace(lexical.hits[i].id, &context[i]);
@@ -263,6 +335,7 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
                            VectorSignal(query_vector, q, r, by_score, /*force_scan=*/true, signals, &direct));
       std::vector<FusedHit> again = by_score ? FuseScores(signals, r.explain)
                                              : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+      calibrate(again);
       std::unordered_set<std::string_view> done;
       for (size_t i = 0; i < next; ++i) done.insert(fused[i].id);
       std::vector<FusedHit> rest;
@@ -296,6 +369,8 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
       SearchHit hit;
       hit.memory = std::move(*it->second);
       hit.score = f.score;
+      auto passage = passages.empty() ? passages.end() : passages.find(std::string(f.id));
+      ShowPassage(hit, passage == passages.end() ? TextSpan{} : passage->second);
       if (r.explain) {
         for (SignalContribution c : f.contributions) {
           auto ctx = context_by_id.find(f.id);
@@ -307,6 +382,12 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
           for (auto& part : ExplainContext(c, *ctx->second, with_neighbours, ro.session_weight > 0)) {
             hit.explain.push_back(std::move(part));
           }
+        }
+        // The calibration's part: raw, how much of the query its best hit
+        // matches; contribution, what the curve changed (so the entries
+        // still sum to the score).
+        if (auto rel = relative.find(std::string(f.id)); rel != relative.end()) {
+          hit.explain.push_back(SignalContribution{"calibration", 0, match, f.score - rel->second});
         }
       }
       out.push_back(std::move(hit));

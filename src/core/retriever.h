@@ -8,11 +8,15 @@
 #ifndef MSP_CORE_RETRIEVER_H_
 #define MSP_CORE_RETRIEVER_H_
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "core/engine_context.h"
 #include "core/fusion.h"
+#include "util/passages.h"
+#include "working/tokens.h"
 
 namespace msp {
 
@@ -47,7 +51,16 @@ class Retriever {
                                                   std::vector<SessionHit> ranked,
                                                   const std::vector<SearchHit>& hits) const;
 
+  // What `hit` shows of its record (SearchHit::passage): `span` (the
+  // passage that matched, or the whole text) cut to max_tokens_per_hit.
+  void ShowPassage(SearchHit& hit, TextSpan span) const;
+  // The tokens.* counter, made on first use (a cl100k vocabulary takes a
+  // while to load, and most hits are short enough not to need it).
+  const TokenCounter& Counter() const;
+
   const EngineContext& ctx_;
+  mutable std::once_flag counter_once_;
+  mutable std::unique_ptr<TokenCounter> counter_;
 };
 
 }  // namespace msp

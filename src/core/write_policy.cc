@@ -112,7 +112,7 @@ Status Refuse(std::string_view rule, const std::string& why) {
 
 }  // namespace
 
-Status ValidateText(std::string_view field, std::string_view text, size_t max_bytes) {
+Status ValidateText(std::string_view field, std::string_view text, size_t max_bytes, std::string_view setting) {
   size_t bad = 0;
   if (!IsValidUtf8(text, &bad)) {
     return Status::InvalidArgument(std::string(field) + " is not valid UTF-8 (first bad byte at offset " +
@@ -125,8 +125,8 @@ Status ValidateText(std::string_view field, std::string_view text, size_t max_by
   if (TrimAsciiSpace(text).empty()) return Status::InvalidArgument(std::string(field) + " is empty");
   if (max_bytes > 0 && text.size() > max_bytes) {
     return Status::InvalidArgument(std::string(field) + " is " + std::to_string(text.size()) +
-                                   " bytes; the limit is " + std::to_string(max_bytes) +
-                                   " (policy.max_text_bytes)");
+                                   " bytes; the limit is " + std::to_string(max_bytes) + " (" + std::string(setting) +
+                                   ")");
   }
   return Status::Ok();
 }

@@ -25,7 +25,9 @@
 namespace msp {
 
 // The field must be non-empty after trimming, valid UTF-8, within max bytes.
-Status ValidateText(std::string_view field, std::string_view text, size_t max_bytes);
+// `setting` names the limit in the error (an episode's is policy.max_record_bytes).
+Status ValidateText(std::string_view field, std::string_view text, size_t max_bytes,
+                    std::string_view setting = "policy.max_text_bytes");
 // Namespace parts, tags, source and provenance are valid UTF-8 without
 // control characters; tenant non-empty; confidence in [0, 1]; body_json is
 // empty or a JSON object.

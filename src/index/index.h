@@ -63,6 +63,17 @@ struct TermMatch {
 struct LexicalHit {
   IndexHit hit;
   EpisodePosition position;
+  // A record indexed as passages (RetrievalOptions::passage_bytes): the
+  // passage this hit is, as byte offsets into its text; both 0 otherwise.
+  // Search and a search of `sessions` give each record once, by its best
+  // passage; with session_terms each matching passage is a hit of its own.
+  size_t passage_begin = 0;
+  size_t passage_end = 0;
+  // How much of the query the search's best hit matches: the share of the
+  // query terms' inverse document frequency (a term no document holds
+  // counts its most) that its terms hold, on [0, 1]; the same in every hit
+  // of one search, and only of a search without `sessions` (else 0).
+  double query_match = 0.0;
   std::vector<TermMatch> terms;  // with IndexQuery::session_terms only
 };
 

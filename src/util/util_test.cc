@@ -20,6 +20,7 @@
 #include "util/data_file.h"
 #include "util/hash.h"
 #include "util/module.h"
+#include "util/passages.h"
 #include "util/text.h"
 #include "util/time.h"
 #include "util/utf8.h"
@@ -270,6 +271,32 @@ TEST(HostCheck, BindAddressLoopbackNamesAndAllowList) {
   EXPECT_TRUE(HostAllowed("10.0.0.5:8420", "10.0.0.5", none));
   EXPECT_FALSE(HostAllowed("10.0.0.6", "10.0.0.5", none));
   EXPECT_FALSE(HostAllowed("localhost", "10.0.0.5", none));
+}
+
+// Passages cover the text in order, each within the size, cut at sentence
+// ends when one lies in the second half, never inside a character.
+TEST(PassagesTest, CoverTheTextAtSentenceAndCharacterBoundaries) {
+  EXPECT_TRUE(SplitPassages("short text", 64).empty());
+  const std::string text = "One sentence here. Another one follows, longer than the first! Then a third?\nend";
+  const auto spans = SplitPassages(text, 40);
+  ASSERT_GE(spans.size(), 2u);
+  size_t at = 0;
+  for (const TextSpan& s : spans) {
+    EXPECT_EQ(s.begin, at);
+    EXPECT_GT(s.end, s.begin);
+    EXPECT_LE(s.end - s.begin, 40u);
+    at = s.end;
+  }
+  EXPECT_EQ(at, text.size());
+  EXPECT_EQ(text.substr(0, spans[0].end), "One sentence here. ");
+  // A word longer than the piece: cut at a character boundary (U+00E9 is 2 bytes).
+  std::string long_word;
+  for (int i = 0; i < 30; ++i) long_word += "\xc3\xa9";
+  for (const TextSpan& s : SplitPassages(long_word, 7)) {
+    EXPECT_TRUE(IsValidUtf8(std::string_view(long_word).substr(s.begin, s.end - s.begin)));
+  }
+  EXPECT_EQ(Utf8Prefix(long_word, 7), 6u);
+  EXPECT_EQ(Utf8Prefix("abc", 7), 3u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The Store conformance tests (see store_conformance.h).
 #include "tests/conformance/store_conformance.h"
 #include "tests/support/test_util.h"
+#include "index/index.h"
 
 #include <stdlib.h>
 
@@ -758,6 +759,43 @@ TEST_P(StoreConformanceTest, ListRejectsNegativeLimitOrOffset) {
   auto counted = store_->Count(q);
   ASSERT_FALSE(counted.ok());
   EXPECT_EQ(counted.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A long record (policy.max_record_bytes, 1 MiB by default) is stored whole,
+// and a lexical index rebuilt from the store's scan (as reindex and the
+// repair of a damaged index do) holds it as passages: found once, by the
+// passage that holds the words asked for.
+TEST_P(StoreConformanceTest, LongRecordsRoundTripAndReindexAsPassages) {
+  Memory m = Rec("long-1", 1000, Kind::kEpisode);
+  m.ns.session = "s1";
+  m.step_number = 1;
+  m.text.clear();
+  for (int i = 0; m.text.size() < (size_t{1} << 20) - 200; ++i) {
+    m.text += "Sentence " + std::to_string(i) + " of a very long turn, ünïcode included. ";
+    if (i == 9000) m.text += "The heron waded past the lighthouse. ";
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> seqs, store_->Apply(Puts({m})));
+  m.seq = seqs[0];
+  ASSERT_OK_AND_ASSIGN(std::optional<Memory> got, store_->Get(m.id));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, m);
+
+  std::vector<Memory> scanned;
+  ASSERT_OK(store_->Scan([&](const Memory& r) {
+    scanned.push_back(r);
+    return true;
+  }));
+  ASSERT_OK_AND_ASSIGN(auto index, OpenLexicalIndex(dir_ + "/lexical", RetrievalOptions{}));
+  ASSERT_OK(index->Apply(scanned, {}, seqs[0]));
+  IndexQuery q;
+  q.scope.tenant = "t1";
+  q.text = "heron lighthouse";
+  q.limit = 10;
+  ASSERT_OK_AND_ASSIGN(std::vector<LexicalHit> hits, index->SearchEpisodes(q));
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].hit.id, m.id);
+  const std::string passage = m.text.substr(hits[0].passage_begin, hits[0].passage_end - hits[0].passage_begin);
+  EXPECT_NE(passage.find("The heron waded past the lighthouse."), std::string::npos) << passage;
 }
 
 // ---- GetMany, Scan ----

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string_view>
 #include <unordered_map>
+#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -194,9 +195,15 @@ SessionScores SessionBm25(const std::vector<LexicalHit>& hits, double k1) {
     std::vector<double> idf;  // by query term
   };
   std::unordered_map<std::string_view, Terms> sessions;
-  std::unordered_set<std::string_view> counted;  // each id once
+  // Each hit once: a record's id, and its passage's offset for a record
+  // indexed as passages (whose passages are hits of their own).
+  std::unordered_set<std::string_view> counted;
+  std::set<std::pair<std::string_view, size_t>> counted_passages;  // passages after a record's first
   for (const LexicalHit& h : hits) {
-    if (h.position.session.empty() || h.terms.empty() || !counted.insert(h.hit.id).second) continue;
+    if (h.position.session.empty() || h.terms.empty()) continue;
+    const bool first = h.passage_begin == 0 ? counted.insert(h.hit.id).second
+                                            : counted_passages.emplace(h.hit.id, h.passage_begin).second;
+    if (!first) continue;
     Terms& st = sessions[h.position.session];
     for (const TermMatch& t : h.terms) {
       if (st.tf.size() <= t.term) {

@@ -20,7 +20,10 @@ namespace msp {
 namespace {
 
 LexicalHit Hit(const std::string& id, double bm25, const std::string& session = "", int64_t step = 0) {
-  return LexicalHit{IndexHit{id, bm25}, EpisodePosition{session, step}, {}};
+  LexicalHit h;
+  h.hit = IndexHit{id, bm25};
+  h.position = EpisodePosition{session, step};
+  return h;
 }
 
 std::vector<std::string> Order(const std::vector<ContextScore>& scores) {

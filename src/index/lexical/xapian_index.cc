@@ -1,7 +1,7 @@
 // The lexical index on Xapian 1.4: BM25 over record text, with the visibility
 // rules of MatchesQuery encoded as boolean terms and value ranges.
 //
-// Layout of one document (one record):
+// Layout of one document (one record, or one passage of a long record):
 //   data           the record id
 //   "Q" id         the unique id term (replace / delete by term)
 //   "X?:" value    boolean filter terms, one family per prefix below (the
@@ -14,6 +14,12 @@
 //   value slot 3   episodes of a session: the step number, time encoding
 //   "XV:" level    the access level, only when above 0 (so the common
 //                  unrestricted case adds no term and costs no filter)
+//   value slot 4   a record longer than RetrievalOptions::passage_bytes is
+//                  several documents, one per passage (util/passages.h),
+//                  each with the terms above and its own text terms: its
+//                  byte offsets into the text, two times encoded as below
+//   value slot 5   such a record's id, the collapse key: a search returns
+//                  each record once, by its best passage
 //   text terms     TermGenerator with the stemmer and stop words: "Z" +
 //                  stem of every word that is not a stop word, no positions
 //   date terms     with RetrievalOptions::date_terms, when created_at is
@@ -52,6 +58,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -61,6 +68,7 @@
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -69,6 +77,7 @@
 #include "index/index.h"
 #include "util/data_file.h"
 #include "util/hash.h"
+#include "util/passages.h"
 #include "util/text.h"
 
 namespace msp {
@@ -80,7 +89,9 @@ constexpr Xapian::valueno kSlotSession = 2;
 constexpr Xapian::valueno kSlotStep = 3;
 constexpr char kLastSeqKey[] = "last_seq";
 constexpr char kFormatKey[] = "format";
-constexpr char kFormat[] = "3";  // 2: session key and step values; 3: access level terms
+constexpr Xapian::valueno kSlotPassage = 4;
+constexpr Xapian::valueno kSlotRecord = 5;
+constexpr char kFormat[] = "4";  // 2: session key and step values; 3: access level terms; 4: passages
 // The most documents a session-restricted search returns.
 constexpr Xapian::doccount kMaxSessionHits = 100000;
 constexpr int kModifiedRetries = 100;  // each retry is a cheap reopen; busy writers need several
@@ -333,6 +344,7 @@ struct Reader {
   struct CachedDoc {
     std::string id;
     EpisodePosition position;
+    size_t passage_begin = 0, passage_end = 0;
   };
   Xapian::rev cached_revision = 0;
   std::unordered_map<Xapian::docid, CachedDoc> docs;
@@ -353,7 +365,8 @@ class XapianLexicalIndex final : public LexicalIndex {
         date_terms_(options.date_terms),
         k1_(options.bm25_k1),
         b_(options.bm25_b),
-        format_(std::string(kFormat) + (options.date_terms ? "+dates" : "")) {}
+        passage_bytes_(options.passage_bytes > 0 ? options.passage_bytes : kDefaultPassageBytes),
+        format_(std::string(kFormat) + (options.date_terms ? "+dates" : "") + "+p" + std::to_string(passage_bytes_)) {}
 
   Result<int64_t> AppliedSeq() override {
     return Read<int64_t>("applied_seq", [&](Reader& r) -> Result<int64_t> {
@@ -382,8 +395,13 @@ class XapianLexicalIndex final : public LexicalIndex {
       generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
       if (!read_only_) db.begin_transaction(/*flushed=*/true);  // the in-memory backend has none
       for (const Memory& m : upserts) {
-        Xapian::Document doc = MakeDocument(m, generator);
-        db.replace_document(IdTerm(m.id), doc);
+        const std::vector<TextSpan> passages = SplitPassages(m.text, passage_bytes_);
+        if (passages.empty()) {
+          db.replace_document(IdTerm(m.id), MakeDocument(m, generator, nullptr));
+          continue;
+        }
+        db.delete_document(IdTerm(m.id));
+        for (const TextSpan& p : passages) db.add_document(MakeDocument(m, generator, &p));
       }
       for (const std::string& id : deletes) db.delete_document(IdTerm(id));
       db.set_metadata(kLastSeqKey, std::to_string(up_to_seq));
@@ -538,6 +556,47 @@ class XapianLexicalIndex final : public LexicalIndex {
     return Status::Ok();
   }
 
+  // What a search reads of the document at `it` (id, session, step,
+  // passage), cached by docid for the reader's revision.
+  static const Reader::CachedDoc& ReadDoc(Reader& r, const Xapian::MSetIterator& it) {
+    auto [at, inserted] = r.docs.try_emplace(*it);
+    Reader::CachedDoc& d = at->second;
+    if (inserted) {
+      try {
+        Xapian::Document doc = it.get_document();
+        d.id = doc.get_data();
+        d.position.session = doc.get_value(kSlotSession);
+        if (!d.position.session.empty()) d.position.step = DecodeTime(doc.get_value(kSlotStep));
+        const std::string passage = doc.get_value(kSlotPassage);
+        if (passage.size() == 16) {
+          d.passage_begin = static_cast<size_t>(DecodeTime(passage.substr(0, 8)));
+          d.passage_end = static_cast<size_t>(DecodeTime(passage.substr(8)));
+        }
+      } catch (...) {
+        r.docs.erase(at);  // never keep a half-read entry
+        throw;
+      }
+    }
+    return d;
+  }
+
+  // LexicalHit::query_match of the best hit of `mset`: the share of the
+  // query terms' idf that it holds.
+  static double QueryMatch(const Xapian::Database& db, const Xapian::Enquire& enquire, const Xapian::MSet& mset,
+                           const std::vector<std::string>& query_terms) {
+    const double n = db.get_doccount();
+    const std::vector<std::string> in_best(enquire.get_matching_terms_begin(mset.begin()),
+                                           enquire.get_matching_terms_end(mset.begin()));
+    double total = 0.0, matched = 0.0;
+    for (const std::string& t : query_terms) {
+      const double df = db.get_termfreq(t);
+      const double weight = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+      total += weight;
+      if (std::find(in_best.begin(), in_best.end(), t) != in_best.end()) matched += weight;
+    }
+    return total > 0 ? matched / total : 0.0;
+  }
+
   // The search behind Search and SearchEpisodes (see IndexQuery::sessions).
   Result<std::vector<LexicalHit>> Find(const IndexQuery& q, bool with_position) {
     if (q.limit <= 0) return std::vector<LexicalHit>{};
@@ -559,6 +618,9 @@ class XapianLexicalIndex final : public LexicalIndex {
           idf.push_back(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
         }
       }
+      // The query's terms, for LexicalHit::query_match.
+      std::vector<std::string> query_terms;
+      if (q.sessions.empty()) query_terms.assign(text.get_unique_terms_begin(), text.get_unique_terms_end());
       Xapian::doccount limit = static_cast<Xapian::doccount>(q.limit);
       if (!q.sessions.empty()) {
         std::vector<Xapian::Query> keys;
@@ -576,29 +638,36 @@ class XapianLexicalIndex final : public LexicalIndex {
         enquire.set_weighting_scheme(Xapian::BoolWeight());
         enquire.set_docid_order(Xapian::Enquire::ASCENDING);
       }
-      Xapian::MSet mset = enquire.get_mset(0, limit);
-      hits.reserve(mset.size());
-      const Xapian::rev revision = r.in_memory ? 0 : r.db.get_revision();
-      if (r.in_memory || revision != r.cached_revision || r.docs.size() > kMaxCachedDocs) {
-        r.docs.clear();
-        r.cached_revision = revision;
-      }
-      for (auto it = mset.begin(); it != mset.end(); ++it) {
-        auto [at, inserted] = r.docs.try_emplace(*it);
-        Reader::CachedDoc& d = at->second;
-        if (inserted) {
-          try {
-            Xapian::Document doc = it.get_document();
-            d.id = doc.get_data();
-            d.position.session = doc.get_value(kSlotSession);
-            if (!d.position.session.empty()) d.position.step = DecodeTime(doc.get_value(kSlotStep));
-          } catch (...) {
-            r.docs.erase(at);  // never keep a half-read entry
-            throw;
-          }
+      // Each record once, by its best passage: the first hit of each
+      // record is kept. Records of several passages are the only documents
+      // with a record key, so an index without any pays nothing; with some,
+      // a ranked search reads twice `limit` documents, and more while
+      // duplicates leave fewer than `limit` records (Xapian's collapse
+      // key does the same but cost ~10x the search on LoCoMo).
+      const bool passages = !with_terms && r.db.get_value_freq(kSlotRecord) > 0;
+      const size_t want = q.sessions.empty() ? limit : SIZE_MAX;
+      Xapian::doccount fetch = passages && q.sessions.empty() ? 2 * limit : limit;
+      Xapian::MSet mset;
+      double query_match = 0.0;
+      for (;;) {
+        mset = enquire.get_mset(0, fetch);
+        hits.clear();
+        hits.reserve(mset.size());
+        if (q.sessions.empty() && !mset.empty()) query_match = QueryMatch(r.db, enquire, mset, query_terms);
+        const Xapian::rev revision = r.in_memory ? 0 : r.db.get_revision();
+        if (r.in_memory || revision != r.cached_revision || r.docs.size() > kMaxCachedDocs) {
+          r.docs.clear();
+          r.cached_revision = revision;
         }
-        hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()},
-                                  with_position ? d.position : EpisodePosition{}, {}});
+        std::unordered_set<std::string_view> seen;  // views of r.docs' ids, stable while this runs
+        for (auto it = mset.begin(); it != mset.end() && hits.size() < want; ++it) {
+          const Reader::CachedDoc& d = ReadDoc(r, it);
+          if (passages && d.passage_end > 0 && !seen.insert(d.id).second) continue;
+          hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()}, with_position ? d.position : EpisodePosition{},
+                                    d.passage_begin, d.passage_end, query_match, {}});
+        }
+        if (!passages || hits.size() >= want || mset.size() < fetch) break;
+        fetch *= 4;
       }
       if (with_terms) {
         // Each term's posting list, skipped along the hits' ascending docids
@@ -621,7 +690,8 @@ class XapianLexicalIndex final : public LexicalIndex {
     });
   }
 
-  Xapian::Document MakeDocument(const Memory& m, Xapian::TermGenerator& generator) const {
+  // The document of `m`, or of its `passage` when not null (see the layout).
+  Xapian::Document MakeDocument(const Memory& m, Xapian::TermGenerator& generator, const TextSpan* passage) const {
     Xapian::Document doc;
     doc.set_data(m.id);
     doc.add_boolean_term(IdTerm(m.id));
@@ -653,7 +723,15 @@ class XapianLexicalIndex final : public LexicalIndex {
       doc.add_value(kSlotStep, EncodeTime(m.step_number));
     }
     generator.set_document(doc);
-    generator.index_text_without_positions(m.text);
+    if (passage != nullptr) {
+      doc.add_value(kSlotPassage, EncodeTime(static_cast<int64_t>(passage->begin)) +
+                                      EncodeTime(static_cast<int64_t>(passage->end)));
+      doc.add_value(kSlotRecord, m.id);
+      generator.index_text_without_positions(
+          Xapian::Utf8Iterator(m.text.data() + passage->begin, passage->end - passage->begin));
+    } else {
+      generator.index_text_without_positions(m.text);
+    }
     if (date_terms_ && m.created_at > 0) {
       using namespace std::chrono;
       const year_month_day date{floor<days>(sys_time<milliseconds>(milliseconds(m.created_at)))};
@@ -807,6 +885,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   const bool date_terms_;
   const double k1_;  // BM25 parameters (RetrievalOptions::bm25_k1, bm25_b)
   const double b_;
+  const size_t passage_bytes_;  // RetrievalOptions::passage_bytes, or the default
   const std::string format_;
   std::mutex write_mu_;  // one writer per object; Xapian's lock orders processes
   // A read-only index once it has been written to: every read and write

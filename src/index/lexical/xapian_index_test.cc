@@ -814,3 +814,74 @@ TEST(XapianIndexFormatTest, DateTermsOffLeavesThemOutAndReopeningRebuilds) {
 
 }  // namespace
 }  // namespace msp
+
+namespace msp {
+namespace {
+
+// A record longer than passage_bytes is one document per passage: it ranks
+// by its best passage, is found once, and the hit names the passage; a
+// replace or delete takes every passage, and a Clear and replay (reindex)
+// makes them again.
+TEST(XapianIndexPassagesTest, LongRecordsAreFoundOnceByTheirBestPassage) {
+  TempDir dir;
+  RetrievalOptions options;
+  options.passage_bytes = 64;
+  auto opened = OpenLexicalIndex(dir.path() + "/lexical", options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  LexicalIndex& index = **opened;
+  const std::string text =
+      "We walked along the river to the old mill. The miller sold us bread. "
+      "Later the lighthouse keeper told stories about storms. "
+      "At night we counted stars over the river and the lighthouse.";
+  Memory long_step = Step("long", "s1", 1, text);
+  ASSERT_TRUE(index.Apply({long_step, Step("short", "s1", 2, "a story about the lighthouse")}, {}, 1).ok());
+  EXPECT_GT(*index.DocCount(), 3);  // the passages and the short step
+
+  auto hits = index.SearchEpisodes(Query("lighthouse keeper storms"));
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  std::map<std::string, int> seen;
+  for (const LexicalHit& h : *hits) ++seen[h.hit.id];
+  EXPECT_EQ(seen["long"], 1);  // once, though three of its passages match
+  EXPECT_EQ(seen["short"], 1);
+  const LexicalHit& best = (*hits)[0];
+  ASSERT_EQ(best.hit.id, "long");
+  ASSERT_GT(best.passage_end, best.passage_begin);
+  const std::string passage = text.substr(best.passage_begin, best.passage_end - best.passage_begin);
+  EXPECT_NE(passage.find("lighthouse keeper"), std::string::npos) << passage;
+  EXPECT_LE(passage.size(), 64u);
+  // Its passage holds "lighthouse" and "keeper", not "storms": two of the
+  // three terms' idf (each in one document but lighthouse, in three).
+  EXPECT_GT(best.query_match, 0.3);
+  EXPECT_LT(best.query_match, 0.9);
+  EXPECT_EQ((*hits)[1].passage_end, 0u);  // a short record is one document, no offsets
+
+  // session_terms: every matching passage is a hit of its own.
+  IndexQuery in_session = Query("river");
+  in_session.sessions = {best.position.session};
+  in_session.session_terms = true;
+  auto terms = index.SearchEpisodes(in_session);
+  ASSERT_TRUE(terms.ok());
+  EXPECT_EQ(terms->size(), 2u);  // the first and the last passage say "river"
+
+  // Replaced by a short text: one document, the old passages gone.
+  ASSERT_TRUE(index.Apply({Step("long", "s1", 1, "now short")}, {}, 2).ok());
+  EXPECT_EQ(*index.DocCount(), 2);
+  EXPECT_TRUE(index.Search(Query("miller")).value().empty());
+  // Long again, then deleted: nothing left of it.
+  ASSERT_TRUE(index.Apply({long_step}, {}, 3).ok());
+  EXPECT_EQ(index.Search(Query("miller")).value().size(), 1u);
+  ASSERT_TRUE(index.Apply({}, {"long"}, 4).ok());
+  EXPECT_EQ(*index.DocCount(), 1);
+  // Clear and replay, as a reindex does: the passages again.
+  ASSERT_TRUE(index.Clear().ok());
+  ASSERT_TRUE(index.Apply({long_step}, {}, 5).ok());
+  auto again = index.SearchEpisodes(Query("miller bread"));
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ(text.substr((*again)[0].passage_begin, (*again)[0].passage_end - (*again)[0].passage_begin)
+                .find("The miller sold us bread."),
+            0u);
+}
+
+}  // namespace
+}  // namespace msp
