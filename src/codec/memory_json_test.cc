@@ -517,5 +517,27 @@ TEST(ReportJsonTest, SearchHitAuditStatsWriteResult) {
   EXPECT_EQ(ImportReportToJson(report)["truncated"], 0);
 }
 
+// The one serialisation of a hit behind every face: a hit that shows part
+// of its record serves that part as the memory's text, with its offsets and
+// the whole text's length; any other hit has no passage.
+TEST(MemoryJsonTest, SearchHitServesItsPassage) {
+  SearchHit hit;
+  hit.memory.id = "0190a0b0-0000-7000-8000-000000000001";
+  hit.memory.text = "a long record whose middle part matched the query, and more";
+  hit.score = 0.8;
+  nlohmann::json whole = SearchHitToJson(hit);
+  EXPECT_EQ(whole["memory"]["text"], hit.memory.text);
+  EXPECT_FALSE(whole.contains("passage"));
+  hit.passage = "middle part matched";
+  hit.passage_begin = 20;
+  hit.passage_end = 39;
+  nlohmann::json part = SearchHitToJson(hit);
+  EXPECT_EQ(part["memory"]["text"], "middle part matched");
+  EXPECT_EQ(part["passage"]["begin"], 20);
+  EXPECT_EQ(part["passage"]["end"], 39);
+  EXPECT_EQ(part["passage"]["text_bytes"], hit.memory.text.size());
+  EXPECT_EQ(hit.memory.text.substr(20, 19), hit.passage);
+}
+
 }  // namespace
 }  // namespace msp
