@@ -278,13 +278,13 @@ TEST(HostCheck, BindAddressLoopbackNamesAndAllowList) {
 TEST(PassagesTest, CoverTheTextAtSentenceAndCharacterBoundaries) {
   EXPECT_TRUE(SplitPassages("short text", 64).empty());
   const std::string text = "One sentence here. Another one follows, longer than the first! Then a third?\nend";
-  const auto spans = SplitPassages(text, 40);
+  const auto spans = SplitPassages(text, 30);
   ASSERT_GE(spans.size(), 2u);
   size_t at = 0;
   for (const TextSpan& s : spans) {
     EXPECT_EQ(s.begin, at);
     EXPECT_GT(s.end, s.begin);
-    EXPECT_LE(s.end - s.begin, 40u);
+    EXPECT_LE(s.end - s.begin, 30u);
     at = s.end;
   }
   EXPECT_EQ(at, text.size());
