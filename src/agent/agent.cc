@@ -167,7 +167,7 @@ Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Option
     r.filter.kinds = {Kind::kFact};
     MSP_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, engine.Retrieve(r));
     for (const SearchHit& h : hits) {
-      in.facts.push_back({h.memory.id, h.memory.text, h.score, h.memory.source,
+      in.facts.push_back({h.memory.id, h.passage.empty() ? h.memory.text : h.passage, h.score, h.memory.source,
                           IsTrustedSource(h.memory.source, trusted)});
     }
   }

@@ -70,7 +70,8 @@ std::string HitLines(const std::vector<SearchHit>& hits) {
     if (!out.empty()) out += "\n";
     out += "[" + h.memory.id + "] (" + std::string(KindName(h.memory.kind)) + ", score " + Score(h.score);
     if (h.memory.kind == Kind::kEpisode) out += ", session " + h.memory.ns.session + " step " + std::to_string(h.memory.step_number);
-    out += ") " + h.memory.text;
+    // A long record's hit shows the passage that matched (SearchHit::passage).
+    out += ") " + (h.passage.empty() ? h.memory.text : h.passage);
   }
   return out;
 }

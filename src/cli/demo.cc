@@ -91,7 +91,7 @@ class Demo {
     if (hits.empty()) out_ << "  memory is empty: nothing is known about this user yet\n";
     for (const auto& h : hits) {
       out_ << "  " << std::fixed << std::setprecision(3) << h.score << "  " << std::setw(7) << std::left
-           << KindName(h.memory.kind) << std::right << "  " << h.memory.text << "\n";
+           << KindName(h.memory.kind) << std::right << "  " << (h.passage.empty() ? h.memory.text : h.passage) << "\n";
     }
 
     // 2. Inject: assemble working memory.
@@ -102,7 +102,8 @@ class Demo {
     for (const auto& h : hits) {
       if (h.memory.kind == Kind::kFact) {
         in.facts.push_back(
-            {h.memory.id, h.memory.text, h.score, h.memory.source, IsTrustedSource(h.memory.source, trusted)});
+            {h.memory.id, h.passage.empty() ? h.memory.text : h.passage, h.score, h.memory.source,
+             IsTrustedSource(h.memory.source, trusted)});
       } else if (h.memory.kind == Kind::kEpisode && h.memory.ns.session != session) {
         auto ep = WorkingEpisodeFromMemory(h.memory);
         if (!ep.ok()) continue;
