@@ -409,7 +409,18 @@ TEST_F(DigestInjectionTest, QueryHandoffSessionStartAndMcp) {
     EXPECT_EQ(hit["trust"], IsTrustedSource(source, options_.policy.context_trusted_sources) ? "trusted" : "untrusted")
         << hit.dump();
     if (text.find("PWN") == std::string::npos) continue;
-    EXPECT_NE(text.find("\u2028"), std::string::npos) << "the record's text itself is kept as stored";
+    // A long record's hit shows the passage that matched (retrieval.passage_bytes):
+    // a byte-exact slice of the stored text, at the offsets the hit names.
+    auto stored = engine_->Get(mission_, hit["memory"]["id"].get<std::string>());
+    ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+    EXPECT_NE(stored->text.find("\u2028"), std::string::npos) << "the record's text itself is kept as stored";
+    if (hit.contains("passage")) {
+      const size_t begin = hit["passage"]["begin"].get<size_t>();
+      const size_t end = hit["passage"]["end"].get<size_t>();
+      EXPECT_EQ(text, stored->text.substr(begin, end - begin)) << "the passage is the stored text's bytes";
+    } else {
+      EXPECT_EQ(text, stored->text) << "the record's text itself is kept as stored";
+    }
     if (source == "web" || source == "tool") {
       EXPECT_EQ(hit["trust"], "untrusted");
       ++untrusted;
