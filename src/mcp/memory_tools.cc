@@ -47,8 +47,12 @@ std::vector<Kind> WritableKinds() {
 // memory_write is the agent's face of the write policy (docs/mcp.md,
 // "Agent writes"): a note with no stable tag gets mcp.write_default_tag, and
 // a write naming no source is labelled mcp.write_source ("agent": untrusted
-// where it reaches a model).
-Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_tags) {
+// where it reaches a model). The model cannot name a trusted source
+// (policy.context_trusted_sources) itself: trust is the operator's to give,
+// through mcp.write_source.
+Tool MemoryWrite(const McpOptions& mcp, const WritePolicyOptions& policy) {
+  const std::vector<std::string>& stable_tags = policy.stable_tags;
+  const std::vector<std::string>& trusted = policy.context_trusted_sources;
   const std::string tag = mcp.write_default_tag;
   std::string kinds;  // the stable tags but the default, for the model
   for (const std::string& k : stable_tags) {
@@ -64,7 +68,7 @@ Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_t
       (tag.empty() ? std::string(" (required)")
                    : "; without one of them it is tagged " + tag) +
       ". It is stored with source " + mcp.write_source +
-      " unless you name another. The write policy may refuse it (text under the minimum length, a trivial "
+      " unless you name another (not a trusted one: those are the operator's to give). The write policy may refuse it (text under the minimum length, a trivial "
       "acknowledgement, sensitivity high): the refusal names the rule and what to change. A fact close to an "
       "existing one updates it (merged: true).";
   t.input_schema = s::Object(
@@ -75,7 +79,8 @@ Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_t
                               "Tags: " + kinds +
                                   (tag.empty() ? std::string(" (one is required).")
                                                : " (default " + tag + ") and any others."))},
-          {"source", s::String("Where it came from (default " + mcp.write_source + ").")},
+          {"source", s::String("Where it came from (default " + mcp.write_source +
+                               "); a trusted source (policy.context_trusted_sources) is refused.")},
           {"confidence", s::Number("0..1 (default 1).", 0, 1)},
           {"criticality", s::Enum("Default normal.", Names(AllOf(&CriticalityName), &CriticalityName))},
           {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
@@ -96,7 +101,7 @@ Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_t
       },
       {"id", "merged", "evicted_ids"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [mcp, stable_tags](const McpSession& session, const json& args) -> Result<ToolOutput> {
+  t.handler = [mcp, stable_tags, trusted](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     WriteRequest r;
     r.ns = session.ns;
@@ -105,6 +110,12 @@ Tool MemoryWrite(const McpOptions& mcp, const std::vector<std::string>& stable_t
     r.kind = EnumArg(args, "kind", Kind::kFact, &ParseKind);
     r.tags = StringList(args, "tags");
     r.source = args.value("source", mcp.write_source);
+    if (r.source != mcp.write_source && std::find(trusted.begin(), trusted.end(), r.source) != trusted.end()) {
+      return Status::InvalidArgument("source '" + r.source +
+                                     "' is trusted (policy.context_trusted_sources) and cannot be claimed by a "
+                                     "memory_write call: omit source (stored as '" + mcp.write_source +
+                                     "') or name an untrusted one; nothing was written");
+    }
     r.confidence = args.value("confidence", r.confidence);
     r.criticality = EnumArg(args, "criticality", r.criticality, &ParseCriticality);
     r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
@@ -268,7 +279,7 @@ json RecordSummarySchema(const json& extra) {
 }
 
 void AddMemoryTools(ToolSet& tools, const Options& options) {
-  tools.push_back(MemoryWrite(options.mcp, options.policy.stable_tags));
+  tools.push_back(MemoryWrite(options.mcp, options.policy));
   tools.push_back(EpisodeAdd());
   tools.push_back(FactHistory());
 }
