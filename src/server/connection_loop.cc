@@ -130,6 +130,23 @@ class BufferedRequest final : public httplib::Stream {
   int write_timeout_ms_;
 };
 
+// Reads what `fd` (non-blocking) has now and hands it to `take` a piece at
+// a time until nothing more is waiting or `take` returns false. Returns
+// false when the peer closed or the connection failed.
+template <typename Take>
+bool ReadAvailable(int fd, Take&& take) {
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      if (!take(std::string_view(buf, static_cast<size_t>(n)))) return true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+}
+
 void AddressOf(const sockaddr_storage& a, std::string* ip, int* port) {
   char text[INET6_ADDRSTRLEN] = {0};
   if (a.ss_family == AF_INET) {
@@ -434,21 +451,13 @@ void ConnectionLoop::Arm(Connection* c) {
 void ConnectionLoop::OnReadable(Connection* c) {
   if (c->state == Connection::State::kBusy) return;  // a worker has it
   if (c->state == Connection::State::kDraining) return Drain(c);
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      c->in.append(buf, static_cast<size_t>(n));
-      // Enough to decide: a head over the limit, or the whole request.
-      if (c->in.size() > limits_.max_header_bytes + limits_.max_body_bytes) break;
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    // The client closed or the connection failed: nothing to answer.
-    Close(c);
-    return;
-  }
+  const bool open = ReadAvailable(c->fd, [&](std::string_view bytes) {
+    c->in.append(bytes);
+    // Enough to decide: a head over the limit, or the whole request.
+    return c->in.size() <= limits_.max_header_bytes + limits_.max_body_bytes;
+  });
+  // The client closed or the connection failed: nothing to answer.
+  if (!open) return Close(c);
   Advance(c);
 }
 
@@ -633,19 +642,14 @@ void ConnectionLoop::Linger(Connection* c) {
 }
 
 void ConnectionLoop::Drain(Connection* c) {
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      c->drained += static_cast<size_t>(n);
-      if (c->drained > kLingerBytes) break;
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // more may come
-    break;  // the client closed, or the connection failed
-  }
-  Close(c);
+  bool more = true;
+  const bool open = ReadAvailable(c->fd, [&](std::string_view bytes) {
+    c->drained += bytes.size();
+    more = c->drained <= kLingerBytes;
+    return more;
+  });
+  // The client closed, the connection failed, or it sent too much.
+  if (!open || !more) Close(c);
 }
 
 void ConnectionLoop::Close(Connection* c) {
