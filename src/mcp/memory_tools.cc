@@ -10,6 +10,7 @@
 #include "core/idempotency.h"
 #include "mcp/schema_builder.h"
 #include "mcp/tool_args.h"
+#include "util/fence.h"
 #include "util/time.h"
 
 namespace msp::mcp {
@@ -110,7 +111,7 @@ Tool MemoryWrite(const McpOptions& mcp, const WritePolicyOptions& policy) {
     r.kind = EnumArg(args, "kind", Kind::kFact, &ParseKind);
     r.tags = StringList(args, "tags");
     r.source = args.value("source", mcp.write_source);
-    if (r.source != mcp.write_source && std::find(trusted.begin(), trusted.end(), r.source) != trusted.end()) {
+    if (r.source != mcp.write_source && IsTrustedSource(r.source, trusted)) {
       return Status::InvalidArgument("source '" + r.source +
                                      "' is trusted (policy.context_trusted_sources) and cannot be claimed by a "
                                      "memory_write call: omit source (stored as '" + mcp.write_source +
