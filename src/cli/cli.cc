@@ -124,7 +124,7 @@ const std::vector<Verb>& Verbs() {
        "hybrid retrieval (BM25 + vectors, fused by score by default: retrieval.fusion; each episode by its own "
        "match, its context a bounded prior: retrieval.context), then the sessions the query is about; "
        "docs/operations.md",
-       ApiFlags("search", {{"--timing", "", "print open, catch-up, query and render times (ms) on stderr"}}),
+       ApiFlags("search", {{"--timing", "", "print open, catch-up, query, render and close times (ms) on stderr"}}),
        {"QUERY"},
        1,
        kRecordVerb,

@@ -67,7 +67,7 @@ class Engine final : public MemoryLayer {
         clock_(parts.clock ? std::move(parts.clock) : SystemClock()),
         warn_(parts.warn ? std::move(parts.warn) : StderrWarn),
         index_sync_(*store_, *lexical_, *vector_, embedder_->id(), std::move(parts.vector_file), warn_),
-        access_(*store_),
+        access_(*store_, std::move(parts.access_spool)),
         ctx_{options_, *store_, *embedder_, *lexical_, *vector_, *clock_, index_sync_, access_, write_mu_,
              disk_full_},
         reembedder_(ctx_),
@@ -77,7 +77,7 @@ class Engine final : public MemoryLayer {
         consolidator_(ctx_, *extractor_, writes_, retriever_),
         episodes_(ctx_, consolidator_) {}
 
-  ~Engine() override { access_.Flush(); }
+  ~Engine() override { access_.Close(); }
 
   // The embedder check (core/reembedder.h), then the persisted vector
   // index is loaded. Before any other call.
@@ -290,6 +290,9 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   // only at save points, never by a process that replays a few changes.
   parts.vector = MakeVectorIndex(parts.embedder->dimension(), VectorIndexOptions{});
   if (!encrypted) parts.vector_file = options.store.data_dir + "/vector/index.msv";
+  // Access bumps a closing process has not written wait beside the store
+  // (in the clear, so not beside an encrypted one).
+  if (!encrypted && options.store.backend == "sqlite") parts.access_spool = options.store.data_dir + "/access.spool";
   // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
   const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));

@@ -29,6 +29,9 @@ struct EngineParts {
   // Where the vector index is persisted ("": in memory only); see
   // core/index_sync.h.
   std::string vector_file;
+  // Where a closing engine spools its pending access bumps ("": it writes
+  // them to the store); see core/access_log.h.
+  std::string access_spool;
   // Where warnings go (a damaged index rebuilt, ...); empty: standard error.
   WarnFn warn;
 };
