@@ -52,6 +52,7 @@
 #include "embed/dot.h"
 #include "embed/embedder.h"
 #include "index/index.h"
+#include "index/vector/file_reads.h"
 #include "index/vector/graph.h"
 #include "index/vector/mapped_array.h"
 #include "index/vector/vector_file.h"
@@ -174,6 +175,14 @@ class ExactVectorIndex final : public VectorIndex {
   // With `cold`, what the search reads is read with pread (ColdQuery).
   std::optional<std::vector<uint32_t>> GraphCandidates(const std::vector<float>& query,
                                                        const CompiledQuery& cq, size_t k, bool cold) const;
+
+  // Score for a cold query (ColdQuery): what it needs of the file (the id
+  // table's probe runs, ids, metadata, rows) read in a few batches
+  // (FileReads) rather than a pread each. False when a batch could not be
+  // read (`out` then partly filled; score through the mapping instead).
+  // REQUIRES: mu_ held (shared is enough).
+  bool ScoreCold(const std::vector<float>& query, const std::vector<std::string_view>& ids,
+                 const CompiledQuery& cq, std::vector<float>& out) const;
 
   NodeVectors Nodes() const {
     return NodeVectors{vectors_.data(),      ids_.size(),          dim_,
@@ -365,6 +374,9 @@ class ExactVectorIndex final : public VectorIndex {
   // pread (ColdQuery).
   OwnedFd file_fd_;
   mutable std::atomic<int> cold_queries_{0};
+  // The batched reads of cold queries (ScoreCold), one query at a time.
+  mutable std::mutex reads_mu_;
+  mutable FileReads reads_;
   const std::vector<uint32_t> empty_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <utility>
 
 namespace msp::exact_index {
 
@@ -63,23 +64,127 @@ Result<std::vector<float>> ExactVectorIndex::Score(const std::vector<float>& que
   std::shared_lock<std::shared_mutex> lock(mu_);
   const CompiledQuery cq = Compile(q);
   if (cq.impossible) return out;
-  const bool cold = ColdQuery();
-  std::vector<float> scratch(cold ? kBlock * dim_ : 0);
+  if (ColdQuery() && ScoreCold(query, ids, cq, out)) return out;
   const float* rows[kBlock];
   size_t at[kBlock];
   float scores[kBlock];
   for (size_t next = 0; next < ids.size();) {
     size_t m = 0;
     for (; next < ids.size() && m < kBlock; ++next) {
-      const uint32_t slot = FindSlot(ids[next], cold);
-      if (slot == kNoSlot || !Matches(meta_.At(slot, cold), cq)) continue;
-      rows[m] = vectors_.Read(size_t{slot} * dim_, dim_, cold ? scratch.data() + m * dim_ : nullptr, cold);
+      const uint32_t slot = FindSlot(ids[next]);
+      if (slot == kNoSlot || !Matches(meta_[slot], cq)) continue;
+      rows[m] = vectors_.data() + size_t{slot} * dim_;
       at[m++] = next;
     }
     DotRows(query.data(), rows, m, dim_, scores);
     for (size_t i = 0; i < m; ++i) out[at[i]] = scores[i];
   }
   return out;
+}
+
+bool ExactVectorIndex::ScoreCold(const std::vector<float>& query, const std::vector<std::string_view>& ids,
+                                 const CompiledQuery& cq, std::vector<float>& out) const {
+  std::lock_guard<std::mutex> reads_lock(reads_mu_);
+  const int fd = file_fd_.get();
+  const size_t n = ids_.size();
+  // Each id's probe run in the id table, read kProbeWindow entries at a
+  // time (a run at most half full is rarely longer), names the slots that
+  // can hold it.
+  struct Probe {
+    size_t id;  // index into ids
+    uint32_t slot;
+    IdRef ref;
+  };
+  std::vector<Probe> probes;
+  if (!table_.empty()) {
+    constexpr size_t kProbeWindow = 16;
+    const size_t size = table_.size(), mask = size - 1;
+    std::vector<size_t> pos(ids.size()), walked(ids.size(), 0), pending(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      pos[i] = IdHash(ids[i]) & mask;
+      pending[i] = i;
+    }
+    std::vector<uint32_t> window(ids.size() * kProbeWindow);
+    std::vector<const uint32_t*> entries(ids.size());
+    std::vector<size_t> len(ids.size()), still;
+    while (!pending.empty()) {
+      for (size_t k = 0; k < pending.size(); ++k) {
+        len[k] = std::min(kProbeWindow, size - pos[pending[k]]);
+        entries[k] = table_.Queue(pos[pending[k]], len[k], window.data() + k * kProbeWindow, reads_);
+      }
+      if (!reads_.Run(fd)) return false;
+      still.clear();
+      for (size_t k = 0; k < pending.size(); ++k) {
+        const size_t i = pending[k];
+        bool ended = false;
+        for (size_t j = 0; j < len[k] && !ended; ++j) {
+          const uint32_t e = entries[k][j];
+          ended = e == 0;
+          if (e != 0 && e <= n) probes.push_back(Probe{i, e - 1, {}});  // e > n: a damaged file's entry
+        }
+        walked[i] += len[k];
+        pos[i] = (pos[i] + len[k]) & mask;
+        if (!ended && walked[i] < size) still.push_back(i);
+      }
+      pending.swap(still);
+    }
+  }
+  // Their ids' references, then the bytes of those whose hash and size agree.
+  for (Probe& p : probes) {
+    if (const IdRef* r = ids_.Queue(p.slot, 1, &p.ref, reads_); r != &p.ref) p.ref = *r;
+  }
+  if (!reads_.Run(fd)) return false;
+  std::vector<size_t> bytes_at(probes.size(), 0);
+  std::string bytes;
+  for (size_t k = 0; k < probes.size(); ++k) {
+    const IdRef& r = probes[k].ref;
+    const std::string_view id = ids[probes[k].id];
+    const bool candidate = r.hash == IdHash(id) && r.size == id.size() && r.at <= id_chars_.size() &&
+                           r.size <= id_chars_.size() - r.at;
+    bytes_at[k] = candidate ? bytes.size() : std::string::npos;
+    if (candidate) bytes.resize(bytes.size() + r.size);
+  }
+  std::vector<const char*> chars(probes.size(), nullptr);
+  for (size_t k = 0; k < probes.size(); ++k) {
+    if (bytes_at[k] != std::string::npos) {
+      chars[k] = id_chars_.Queue(probes[k].ref.at, probes[k].ref.size, bytes.data() + bytes_at[k], reads_);
+    }
+  }
+  if (!reads_.Run(fd)) return false;
+  // The slot of each id (the first of its probe run that holds it), and
+  // the metadata of those slots.
+  std::vector<uint32_t> slot_of(ids.size(), kNoSlot);
+  for (size_t k = 0; k < probes.size(); ++k) {
+    const Probe& p = probes[k];
+    if (chars[k] != nullptr && slot_of[p.id] == kNoSlot && std::string_view(chars[k], p.ref.size) == ids[p.id]) {
+      slot_of[p.id] = p.slot;
+    }
+  }
+  std::vector<size_t> found;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (slot_of[i] != kNoSlot) found.push_back(i);
+  }
+  std::vector<SlotMeta> metas(found.size());
+  std::vector<const SlotMeta*> meta_of(found.size());
+  for (size_t k = 0; k < found.size(); ++k) meta_of[k] = meta_.Queue(slot_of[found[k]], 1, &metas[k], reads_);
+  if (!reads_.Run(fd)) return false;
+  // The matching slots' rows, a block at a time.
+  std::vector<float> scratch(kBlock * dim_);
+  const float* rows[kBlock];
+  size_t at[kBlock];
+  float scores[kBlock];
+  for (size_t next = 0; next < found.size();) {
+    size_t m = 0;
+    for (; next < found.size() && m < kBlock; ++next) {
+      if (!Matches(*meta_of[next], cq)) continue;
+      rows[m] = vectors_.Queue(size_t{slot_of[found[next]]} * dim_, dim_, scratch.data() + m * dim_, reads_);
+      at[m++] = found[next];
+    }
+    if (!reads_.Run(fd)) return false;
+    DotRows(query.data(), rows, m, dim_, scores);
+    for (size_t i = 0; i < m; ++i) out[at[i]] = scores[i];
+  }
+  return true;
 }
 
 std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, const CompiledQuery& cq,

@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "index/vector/file_reads.h"
 #include "util/owned_fd.h"
 
 namespace msp {
@@ -82,6 +83,14 @@ class MappedArray {
       return scratch;
     }
     return data_ + i;
+  }
+  // As Read(), but a read from the file is queued on `reads` (made when
+  // it runs; `scratch` must stay valid until then) rather than made now.
+  // Returns where the elements are, or will be once `reads` has run.
+  const T* Queue(size_t i, size_t n, T* scratch, FileReads& reads) const {
+    if (i + n > file_count_) return data_ + i;
+    reads.Add(file_offset_ + i * sizeof(T), scratch, n * sizeof(T));
+    return scratch;
   }
   // Element i, as Read() reads it. REQUIRES: i < size().
   T At(size_t i, bool from_file) const {

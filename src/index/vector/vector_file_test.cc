@@ -23,6 +23,7 @@
 
 #include "embed/embedder.h"
 #include "index/index.h"
+#include "index/vector/file_reads.h"
 #include "util/hash.h"
 
 namespace msp {
@@ -534,10 +535,14 @@ TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
   auto index = MakeExactVectorIndex(kDim);
   EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
   ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
-  for (const IndexQuery& q : Queries()) {
+  const std::vector<std::string_view> named = {"rec-1", "rec-7", "rec-399", "nobody", "rec-1"};
+  for (const IndexQuery& q : Queries()) {  // the first 16 calls are cold: batched reads
     auto hits = index->Search(RandomUnit(rng), q);
     ASSERT_TRUE(hits.ok());
     EXPECT_LE(hits->size(), 15u);
+    auto scores = index->Score(RandomUnit(rng), named, q);
+    ASSERT_TRUE(scores.ok());
+    EXPECT_TRUE(std::isnan((*scores)[3]));  // no such record
   }
   std::vector<Memory> upserts;
   std::vector<std::string> deletes;
@@ -549,6 +554,46 @@ TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
   auto again = MakeExactVectorIndex(kDim);
   ASSERT_TRUE(again->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
   for (const IndexQuery& q : Queries()) ASSERT_TRUE(again->Search(RandomUnit(rng), q).ok());
+}
+
+// Scattered pieces of a file (the small reads of a cold query) come back
+// as pread reads them, through the io_uring where the kernel gives one and
+// without it; a piece past the end fails the run.
+TEST_F(VectorFileTest, FileReadsReadScatteredPiecesWithOrWithoutTheRing) {
+  std::mt19937 rng(23);
+  std::string bytes(1 << 20, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+  WriteFile(bytes);
+  const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  for (const bool ring : {true, false}) {
+    FileReads reads(ring);
+    for (int round = 0; round < 2; ++round) {  // the ring is set up once and used again
+      std::vector<std::pair<size_t, std::string>> pieces(600);  // more than the ring holds at once
+      for (auto& [at, got] : pieces) {
+        got.assign(1 + rng() % 2000, '\0');
+        at = rng() % (bytes.size() - got.size() + 1);
+        reads.Add(at, got.data(), got.size());
+      }
+      char last[3];
+      reads.Add(bytes.size() - sizeof last, last, sizeof last);  // the last bytes exactly
+      ASSERT_TRUE(reads.Run(fd));
+      EXPECT_EQ(reads.queued(), 0u);
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        EXPECT_EQ(pieces[i].second, bytes.substr(pieces[i].first, pieces[i].second.size()));
+      }
+      EXPECT_EQ(std::string(last, sizeof last), bytes.substr(bytes.size() - sizeof last));
+    }
+    if (!ring) {
+      EXPECT_FALSE(reads.used_ring());
+    }
+    char past[8], first[1];
+    reads.Add(bytes.size() - 4, past, sizeof past);
+    reads.Add(0, first, sizeof first);
+    EXPECT_FALSE(reads.Run(fd));
+  }
+  close(fd);
 }
 
 TEST(Checksum64Test, IsStableAndSeesEveryByte) {
