@@ -2,16 +2,23 @@
 // and the loader of js-tiktoken's ranks file.
 #include "working/cl100k.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
-#include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "util/owned_fd.h"
 
 namespace msp {
 
@@ -268,7 +275,7 @@ uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
   }
 }
 
-void Cl100kVocabulary::Insert(std::string_view bytes, uint32_t rank) {
+bool Cl100kVocabulary::Insert(std::string_view bytes, uint32_t rank) {
   const size_t mask = slots_.size() - 1;
   for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
     Slot& s = slots_[at];
@@ -277,7 +284,10 @@ void Cl100kVocabulary::Insert(std::string_view bytes, uint32_t rank) {
       s.length = static_cast<uint32_t>(bytes.size());
       s.rank = rank;
       arena_.append(bytes);
-      return;
+      return true;
+    }
+    if (s.length == bytes.size() && std::memcmp(arena_.data() + s.offset, bytes.data(), bytes.size()) == 0) {
+      return false;
     }
   }
 }
@@ -392,12 +402,71 @@ std::vector<uint32_t> Cl100kVocabulary::Encode(std::string_view text) const {
   return out;
 }
 
+namespace {
+
+// The file, mapped read-only with its pages read in at once (it is read
+// whole, and a page fault each costs a short-lived process more).
+struct MappedFile {
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (addr != MAP_FAILED) munmap(addr, size);
+  }
+  std::string_view bytes() const {
+    return addr == MAP_FAILED ? std::string_view() : std::string_view(static_cast<const char*>(addr), size);
+  }
+  void* addr = MAP_FAILED;
+  size_t size = 0;
+};
+
+// Where the text of the JSON string member `name` of `object` lies (its
+// quotes excluded), when the member is there and its only escapes are
+// "\n": such a text (bpe_ranks: base64, digits, spaces, line breaks) is
+// read where it lies instead of unescaped into a copy of a megabyte.
+std::optional<std::pair<size_t, size_t>> PlainStringMember(std::string_view object, std::string_view name) {
+  const std::string key = "\"" + std::string(name) + "\"";
+  size_t at = object.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  at += key.size();
+  auto skip_space = [&] {
+    while (at < object.size() && std::strchr(" \t\n\r", object[at]) != nullptr && object[at] != '\0') ++at;
+  };
+  skip_space();
+  if (at >= object.size() || object[at] != ':') return std::nullopt;
+  ++at;
+  skip_space();
+  if (at >= object.size() || object[at] != '"') return std::nullopt;
+  const size_t begin = ++at;
+  for (; at < object.size(); ++at) {
+    const unsigned char c = static_cast<unsigned char>(object[at]);
+    if (c == '"') return std::make_pair(begin, at);
+    if (c < 0x20) return std::nullopt;
+    if (c == '\\') {
+      if (at + 1 >= object.size() || object[at + 1] != 'n') return std::nullopt;
+      ++at;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read the cl100k vocabulary file " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  MappedFile file;
+  {
+    OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return Status::IoError("cannot read the cl100k vocabulary file " + path);
+    }
+    file.size = static_cast<size_t>(st.st_size);
+    if (file.size > 0) file.addr = mmap(nullptr, file.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (file.size > 0 && file.addr == MAP_FAILED) {
+      return Status::IoError("cannot read the cl100k vocabulary file " + path + ": " + std::strerror(errno));
+    }
+  }
+  const std::string_view text = file.bytes();
   auto corrupt = [&](const std::string& what) {
     return Status::Corruption(path + " is not a cl100k_base ranks file of js-tiktoken: " + what);
   };
@@ -407,9 +476,22 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
   if (open == std::string::npos || close == std::string::npos || close < open) {
     return corrupt("no JSON object in it");
   }
-  const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(open),
-                                                 text.begin() + static_cast<std::ptrdiff_t>(close) + 1, nullptr,
-                                                 /*allow_exceptions=*/false);
+  const std::string_view object = text.substr(open, close - open + 1);
+  // bpe_ranks is read where it lies when it can be (its line breaks then
+  // still escaped), the rest of the object parsed without it.
+  std::string_view bpe;
+  std::string_view line_break = "\n";
+  std::string unescaped;
+  nlohmann::json j;
+  if (const auto plain = PlainStringMember(object, "bpe_ranks")) {
+    std::string rest(object.substr(0, plain->first));
+    rest.append(object.substr(plain->second));
+    j = nlohmann::json::parse(rest, nullptr, /*allow_exceptions=*/false);
+    bpe = object.substr(plain->first, plain->second - plain->first);
+    line_break = "\\n";
+  } else {
+    j = nlohmann::json::parse(object, nullptr, /*allow_exceptions=*/false);
+  }
   if (j.is_discarded() || !j.is_object()) return corrupt("its object is not valid JSON");
   const auto pat = j.find("pat_str");
   if (pat == j.end() || !pat->is_string()) return corrupt("no \"pat_str\"");
@@ -418,7 +500,10 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
   }
   const auto ranks = j.find("bpe_ranks");
   if (ranks == j.end() || !ranks->is_string()) return corrupt("no \"bpe_ranks\" text");
-  const std::string& bpe = ranks->get_ref<const std::string&>();
+  if (bpe.data() == nullptr) {
+    unescaped = ranks->get<std::string>();
+    bpe = unescaped;
+  }
 
   std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
   v->path_ = path;
@@ -434,10 +519,10 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
   size_t line_start = 0;
   size_t line_no = 0;
   while (line_start < bpe.size()) {
-    size_t line_end = bpe.find('\n', line_start);
+    size_t line_end = bpe.find(line_break, line_start);
     if (line_end == std::string::npos) line_end = bpe.size();
     const std::string_view line(bpe.data() + line_start, line_end - line_start);
-    line_start = line_end + 1;
+    line_start = line_end + line_break.size();
     ++line_no;
     if (line.empty()) continue;
     size_t field = 0;
@@ -467,13 +552,16 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
         return corrupt("token '" + std::string(word.substr(0, 40)) + "' is not base64");
       }
       if (rank >= kNoRank) return corrupt("rank out of range");
-      if (v->Rank(bytes) != kNoRank) return corrupt("token '" + std::string(word) + "' appears twice");
+      bool added = true;
       if (bytes.size() == 1) {
-        v->single_byte_[static_cast<unsigned char>(bytes[0])] = static_cast<uint32_t>(rank);
+        uint32_t& single = v->single_byte_[static_cast<unsigned char>(bytes[0])];
+        added = single == kNoRank;
+        single = static_cast<uint32_t>(rank);
       } else {
         if (2 * (v->entries_ + 2) > v->slots_.size()) return corrupt("more tokens than expected");
-        v->Insert(bytes, static_cast<uint32_t>(rank));
+        added = v->Insert(bytes, static_cast<uint32_t>(rank));
       }
+      if (!added) return corrupt("token '" + std::string(word) + "' appears twice");
       ++v->entries_;
       ++rank;
     }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "msp/status.h"
+#include "util/populated_allocator.h"
 
 namespace msp {
 
@@ -63,7 +64,8 @@ class Cl100kVocabulary {
   static constexpr uint32_t kNoRank = 0xFFFFFFFFu;
   // The rank of the byte string `bytes`, or kNoRank.
   uint32_t Rank(std::string_view bytes) const;
-  void Insert(std::string_view bytes, uint32_t rank);
+  // False (nothing inserted) when `bytes` is there already.
+  bool Insert(std::string_view bytes, uint32_t rank);
   // Appends the ranks of one piece (when `out` is set) and returns how many.
   size_t EncodePiece(std::string_view piece, std::vector<uint32_t>* out) const;
   size_t MergeSmall(std::string_view piece, std::vector<uint32_t>* out) const;
@@ -74,9 +76,12 @@ class Cl100kVocabulary {
     uint32_t length = 0;  // 0: empty slot
     uint32_t rank = 0;
   };
+  // Both filled at once by a short-lived process's first count: their
+  // pages are populated in one go (util/populated_allocator.h).
+  using Arena = std::basic_string<char, std::char_traits<char>, PopulatedAllocator<char>>;
   std::string path_;
-  std::string arena_;        // every token's bytes, back to back
-  std::vector<Slot> slots_;  // open addressing, power-of-two size
+  Arena arena_;                                      // every token's bytes, back to back
+  std::vector<Slot, PopulatedAllocator<Slot>> slots_;  // open addressing, power-of-two size
   size_t entries_ = 0;
   uint32_t single_byte_[256] = {};  // rank of each one-byte token
 };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -216,6 +217,30 @@ TEST(Cl100kTest, LoaderRefusesOtherFiles) {
   bad["bpe_ranks"] = "! 0 IQ== Ig==";
   const auto few = Cl100kVocabulary::Load(write("d.json", bad.dump()));
   EXPECT_EQ(few.status().code(), StatusCode::kCorruption) << "a vocabulary without every byte is refused";
+  bad["bpe_ranks"] = "! 0 IQ== IQ==";
+  const auto twice = Cl100kVocabulary::Load(write("e.json", bad.dump()));
+  EXPECT_NE(twice.status().message().find("appears twice"), std::string::npos) << twice.status().ToString();
+}
+
+// The ranks text is read where it lies in the file when its only escapes
+// are line breaks; with any other escape it is parsed as JSON: the same
+// vocabulary either way.
+TEST(Cl100kTest, EscapedRanksLoadAsThePlainOnes) {
+  auto v = Vocabulary();
+  ASSERT_NE(v, nullptr);
+  std::ifstream in(v->path(), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string plain = "\"bpe_ranks\":\"!";
+  const size_t at = text.find(plain);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, plain.size(), "\"bpe_ranks\":\"\\u0021");  // the same '!', escaped
+  testing::TempDir dir("cl100k-escaped");
+  const std::string path = dir.path() + "/escaped.js";
+  std::ofstream(path, std::ios::binary) << text;
+  auto escaped = Cl100kVocabulary::Load(path);
+  ASSERT_TRUE(escaped.ok()) << escaped.status().ToString();
+  EXPECT_EQ((*escaped)->size(), v->size());
+  for (const std::string& t : FixedCorpus()) EXPECT_EQ((*escaped)->Encode(t), v->Encode(t)) << t;
 }
 
 TEST(Cl100kTest, CounterFactory) {
