@@ -17,7 +17,13 @@
 namespace msp {
 namespace {
 
-bool PreadAll(int fd, uint64_t offset, void* out, size_t bytes) {
+// A ring position shared with the kernel.
+unsigned LoadAcquire(const unsigned* p) { return std::atomic_ref<const unsigned>(*p).load(std::memory_order_acquire); }
+void StoreRelease(unsigned* p, unsigned v) { std::atomic_ref<unsigned>(*p).store(v, std::memory_order_release); }
+
+}  // namespace
+
+bool ReadFileAt(int fd, uint64_t offset, void* out, size_t bytes) {
   char* p = static_cast<char*>(out);
   while (bytes > 0) {
     const ssize_t n = pread(fd, p, bytes, static_cast<off_t>(offset));
@@ -29,12 +35,6 @@ bool PreadAll(int fd, uint64_t offset, void* out, size_t bytes) {
   }
   return true;
 }
-
-// A ring position shared with the kernel.
-unsigned LoadAcquire(const unsigned* p) { return std::atomic_ref<const unsigned>(*p).load(std::memory_order_acquire); }
-void StoreRelease(unsigned* p, unsigned v) { std::atomic_ref<unsigned>(*p).store(v, std::memory_order_release); }
-
-}  // namespace
 
 struct FileReads::Ring {
   static constexpr unsigned kEntries = 256;
@@ -155,7 +155,7 @@ bool FileReads::Run(int fd) {
   }
   bool ok = true;
   for (size_t i = 0; i < pieces_.size(); ++i) {
-    if (!done[i]) ok = PreadAll(fd, pieces_[i].offset, pieces_[i].out, pieces_[i].bytes) && ok;
+    if (!done[i]) ok = ReadFileAt(fd, pieces_[i].offset, pieces_[i].out, pieces_[i].bytes) && ok;
   }
   pieces_.clear();
   return ok;

@@ -24,6 +24,10 @@
 
 namespace msp {
 
+// Reads `bytes` at `offset` of `fd` into `out` whole, through short reads
+// and EINTR. False on an error or end of file.
+bool ReadFileAt(int fd, uint64_t offset, void* out, size_t bytes);
+
 class FileReads {
  public:
   // `use_ring` false: pread only (what the fallback does; for tests).

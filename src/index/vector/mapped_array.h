@@ -79,7 +79,7 @@ class MappedArray {
   // where they lie in memory. REQUIRES: i + n <= size().
   const T* Read(size_t i, size_t n, T* scratch, bool from_file) const {
     if (from_file && i + n <= file_count_ &&
-        ReadAll(fd_, file_offset_ + i * sizeof(T), scratch, n * sizeof(T))) {
+        ReadFileAt(fd_, file_offset_ + i * sizeof(T), scratch, n * sizeof(T))) {
       return scratch;
     }
     return data_ + i;
@@ -140,7 +140,7 @@ class MappedArray {
         ok = mmap(base, file_span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
                   static_cast<off_t>(offset)) != MAP_FAILED;
       } else {
-        ok = ReadAll(fd, offset, base, bytes);
+        ok = ReadFileAt(fd, offset, base, bytes);
       }
       if (!ok) {
         munmap(base, reserve);
@@ -169,18 +169,6 @@ class MappedArray {
   T* Touched(T* p) {
     EndFileReads();
     return p;
-  }
-
-  static bool ReadAll(int fd, uint64_t offset, void* out, size_t bytes) {
-    char* p = static_cast<char*>(out);
-    while (bytes > 0) {
-      const ssize_t n = pread(fd, p, bytes, static_cast<off_t>(offset));
-      if (n <= 0) return false;
-      p += n;
-      offset += static_cast<uint64_t>(n);
-      bytes -= static_cast<size_t>(n);
-    }
-    return true;
   }
 
   void Grow(size_t need) {

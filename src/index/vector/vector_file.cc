@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "index/vector/file_reads.h"
 #include "util/data_file.h"
 #include "util/hash.h"
 
@@ -52,8 +53,8 @@ std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// Moves `bytes` between `buf` and `fd` at `offset` with `io` (pread or
-// pwrite), through short transfers and EINTR. False on an error or EOF.
+// Moves `bytes` from `buf` to `fd` at `offset` with `io` (pwrite), through
+// short transfers and EINTR. False on an error. (Reads: ReadFileAt.)
 template <typename Buf, typename Io>
 bool TransferAll(int fd, Buf* buf, uint64_t bytes, uint64_t offset, Io io) {
   auto* p = reinterpret_cast<std::conditional_t<std::is_const_v<Buf>, const char, char>*>(buf);
@@ -72,9 +73,6 @@ bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
   return TransferAll(fd, data, bytes, offset, &pwrite);
 }
 
-bool ReadAt(int fd, void* out, uint64_t bytes, uint64_t offset) {
-  return TransferAll(fd, out, bytes, offset, &pread);
-}
 
 }  // namespace
 
@@ -187,7 +185,7 @@ Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension,
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (!S_ISREG(st.st_mode)) return bad("not a regular file");
   Header h{};
-  if (size < kVectorFileAlign || !ReadAt(f.fd(), &h, sizeof h, 0)) return bad("shorter than its header");
+  if (size < kVectorFileAlign || !ReadFileAt(f.fd(), 0, &h, sizeof h)) return bad("shorter than its header");
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return bad("not an msp vector index");
   if (h.version != kVersion) return bad("format version " + std::to_string(h.version) + ", expected " + std::to_string(kVersion));
   if (h.header_checksum != HeaderChecksum(h)) return bad("header checksum mismatch");
@@ -199,7 +197,7 @@ Result<VectorFile> VectorFile::Open(const std::string& path, uint32_t dimension,
     return bad("holds " + std::to_string(h.dimension) + "-dimensional vectors; the index has " + std::to_string(dimension));
   }
   f.identity_.resize(h.identity_bytes);
-  if (!ReadAt(f.fd(), f.identity_.data(), h.identity_bytes, kHeaderBytes)) return bad("identity unreadable");
+  if (!ReadFileAt(f.fd(), kHeaderBytes, f.identity_.data(), h.identity_bytes)) return bad("identity unreadable");
   if (f.identity_ != identity) return bad("built for '" + f.identity_ + "', not '" + std::string(identity) + "'");
   uint64_t min_at = kVectorFileAlign;
   for (size_t i = 0; i < sections; ++i) {
@@ -220,7 +218,7 @@ uint64_t VectorFile::identity_checksum() const { return Checksum64(identity_.dat
 
 Result<std::string> VectorFile::Read(size_t section) const {
   std::string out(bytes(section), '\0');
-  if (!ReadAt(fd(), out.data(), out.size(), offset(section))) {
+  if (!ReadFileAt(fd(), offset(section), out.data(), out.size())) {
     return Status::Corruption("vector index file: section " + std::to_string(section) + " unreadable");
   }
   return out;
