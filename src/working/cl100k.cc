@@ -275,20 +275,18 @@ uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
   }
 }
 
-bool Cl100kVocabulary::Insert(std::string_view bytes, uint32_t rank) {
+bool Cl100kVocabulary::Insert(uint32_t offset, uint32_t length, uint64_t hash, uint32_t rank) {
   const size_t mask = slots_.size() - 1;
-  for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
+  const char* bytes = arena_.data() + offset;
+  for (size_t at = hash & mask;; at = (at + 1) & mask) {
     Slot& s = slots_[at];
     if (s.length == 0) {
-      s.offset = static_cast<uint32_t>(arena_.size());
-      s.length = static_cast<uint32_t>(bytes.size());
+      s.offset = offset;
+      s.length = length;
       s.rank = rank;
-      arena_.append(bytes);
       return true;
     }
-    if (s.length == bytes.size() && std::memcmp(arena_.data() + s.offset, bytes.data(), bytes.size()) == 0) {
-      return false;
-    }
+    if (s.length == length && std::memcmp(arena_.data() + s.offset, bytes, length) == 0) return false;
   }
 }
 
@@ -513,8 +511,19 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
   for (char c : bpe) tokens += c == ' ' ? 1 : 0;
   size_t slots = 1024;
   while (slots < 2 * tokens + 2) slots *= 2;
-  v->slots_.assign(slots, Slot{});
-  v->arena_.reserve(bpe.size());
+  v->slots_.resize(slots);  // a fresh mapping: zero bytes, empty slots
+  v->arena_.reserve(bpe.size());  // decoded tokens are shorter than their base64: never moves
+  // Tokens enter the table kAhead tokens after they are decoded, their
+  // slot prefetched meanwhile: each lands at a random place of 3 MB.
+  struct Decoded {
+    uint64_t hash;
+    uint32_t offset, length, rank;
+    std::string_view word;
+  };
+  constexpr size_t kAhead = 8;
+  Decoded ahead[kAhead];
+  size_t queued = 0;  // ahead[queued % kAhead] is the next free one once kAhead are queued
+  auto enter = [&](const Decoded& d) { return v->Insert(d.offset, d.length, d.hash, d.rank); };
   std::string bytes;
   size_t line_start = 0;
   size_t line_no = 0;
@@ -552,19 +561,26 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
         return corrupt("token '" + std::string(word.substr(0, 40)) + "' is not base64");
       }
       if (rank >= kNoRank) return corrupt("rank out of range");
-      bool added = true;
       if (bytes.size() == 1) {
         uint32_t& single = v->single_byte_[static_cast<unsigned char>(bytes[0])];
-        added = single == kNoRank;
+        if (single != kNoRank) return corrupt("token '" + std::string(word) + "' appears twice");
         single = static_cast<uint32_t>(rank);
       } else {
         if (2 * (v->entries_ + 2) > v->slots_.size()) return corrupt("more tokens than expected");
-        added = v->Insert(bytes, static_cast<uint32_t>(rank));
+        Decoded d{HashBytes(bytes), static_cast<uint32_t>(v->arena_.size()), static_cast<uint32_t>(bytes.size()),
+                  static_cast<uint32_t>(rank), word};
+        v->arena_.append(bytes);
+        __builtin_prefetch(&v->slots_[d.hash & (v->slots_.size() - 1)], 1);
+        Decoded& slot = ahead[queued++ % kAhead];
+        if (queued > kAhead && !enter(slot)) return corrupt("token '" + std::string(slot.word) + "' appears twice");
+        slot = d;
       }
-      if (!added) return corrupt("token '" + std::string(word) + "' appears twice");
       ++v->entries_;
       ++rank;
     }
+  }
+  for (size_t i = queued > kAhead ? queued - kAhead : 0; i < queued; ++i) {
+    if (!enter(ahead[i % kAhead])) return corrupt("token '" + std::string(ahead[i % kAhead].word) + "' appears twice");
   }
   for (uint32_t r : v->single_byte_) {
     if (r == kNoRank) return corrupt("a single byte has no token");

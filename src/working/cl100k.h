@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "msp/status.h"
@@ -64,8 +65,9 @@ class Cl100kVocabulary {
   static constexpr uint32_t kNoRank = 0xFFFFFFFFu;
   // The rank of the byte string `bytes`, or kNoRank.
   uint32_t Rank(std::string_view bytes) const;
-  // False (nothing inserted) when `bytes` is there already.
-  bool Insert(std::string_view bytes, uint32_t rank);
+  // Enters the `length` bytes at `offset` of arena_ (whose HashBytes is
+  // `hash`) with `rank`; false (nothing entered) when they are there already.
+  bool Insert(uint32_t offset, uint32_t length, uint64_t hash, uint32_t rank);
   // Appends the ranks of one piece (when `out` is set) and returns how many.
   size_t EncodePiece(std::string_view piece, std::vector<uint32_t>* out) const;
   size_t MergeSmall(std::string_view piece, std::vector<uint32_t>* out) const;
@@ -77,11 +79,27 @@ class Cl100kVocabulary {
     uint32_t rank = 0;
   };
   // Both filled at once by a short-lived process's first count: their
-  // pages are populated in one go (util/populated_allocator.h).
+  // pages are populated in one go (util/populated_allocator.h). The table
+  // is sized once, from empty, in a fresh mapping whose zero bytes are
+  // empty slots already: resizing it writes nothing.
+  template <typename T>
+  struct ZeroPages : PopulatedAllocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = ZeroPages<U>;
+    };
+    ZeroPages() = default;
+    template <typename U>
+    ZeroPages(const ZeroPages<U>&) {}  // NOLINT: allocators convert implicitly
+    template <typename U>
+    void construct(U*) noexcept {
+      static_assert(std::is_trivially_copyable_v<U>, "zero bytes must be a valid value");
+    }
+  };
   using Arena = std::basic_string<char, std::char_traits<char>, PopulatedAllocator<char>>;
   std::string path_;
-  Arena arena_;                                      // every token's bytes, back to back
-  std::vector<Slot, PopulatedAllocator<Slot>> slots_;  // open addressing, power-of-two size
+  Arena arena_;                             // every token's bytes, back to back
+  std::vector<Slot, ZeroPages<Slot>> slots_;  // open addressing, power-of-two size
   size_t entries_ = 0;
   uint32_t single_byte_[256] = {};  // rank of each one-byte token
 };
