@@ -16,23 +16,10 @@
 #include <utility>
 
 #include "util/data_file.h"
+#include "util/file_io.h"
 #include "util/owned_fd.h"
 
 namespace msp {
-namespace {
-
-bool WriteAll(int fd, const char* p, size_t n, off_t at) {
-  while (n > 0) {
-    const ssize_t w = pwrite(fd, p, n, at);
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-    at += w;
-  }
-  return true;
-}
-
-}  // namespace
 
 void AccessLog::Note(const std::vector<std::string>& ids, TimeMs at) {
   if (store_.read_only()) return;  // no bookkeeping on a store this process may not write
@@ -82,7 +69,7 @@ bool AccessLog::Append(const std::vector<std::string>& ids, TimeMs at, size_t* s
   if (!fd.valid() || flock(fd.get(), LOCK_EX) != 0) return false;  // closing fd unlocks
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return false;
-  if (!WriteAll(fd.get(), line.data(), line.size(), st.st_size)) {
+  if (!WriteFileAt(fd.get(), static_cast<uint64_t>(st.st_size), line.data(), line.size())) {
     (void)!ftruncate(fd.get(), st.st_size);  // no part of a batch may be folded twice
     return false;
   }
@@ -127,7 +114,7 @@ void AccessLog::FoldSpool() {
     begin = next;
   }
   const std::string rest = keep_from < text.size() ? text.substr(keep_from) : std::string();
-  if (ftruncate(fd.get(), 0) == 0 && !rest.empty()) (void)WriteAll(fd.get(), rest.data(), rest.size(), 0);
+  if (ftruncate(fd.get(), 0) == 0 && !rest.empty()) (void)WriteFileAt(fd.get(), 0, rest.data(), rest.size());
 }
 
 }  // namespace msp

@@ -23,19 +23,6 @@ void StoreRelease(unsigned* p, unsigned v) { std::atomic_ref<unsigned>(*p).store
 
 }  // namespace
 
-bool ReadFileAt(int fd, uint64_t offset, void* out, size_t bytes) {
-  char* p = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t n = pread(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 struct FileReads::Ring {
   static constexpr unsigned kEntries = 256;
 

@@ -20,13 +20,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/file_io.h"
 #include "util/owned_fd.h"
 
 namespace msp {
-
-// Reads `bytes` at `offset` of `fd` into `out` whole, through short reads
-// and EINTR. False on an error or end of file.
-bool ReadFileAt(int fd, uint64_t offset, void* out, size_t bytes);
 
 class FileReads {
  public:

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "index/vector/file_reads.h"
 #include "util/data_file.h"
+#include "util/file_io.h"
 #include "util/hash.h"
 
 namespace msp {
@@ -52,27 +52,6 @@ uint64_t AlignUp(uint64_t n) { return (n + kVectorFileAlign - 1) / kVectorFileAl
 std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
-
-// Moves `bytes` from `buf` to `fd` at `offset` with `io` (pwrite), through
-// short transfers and EINTR. False on an error. (Reads: ReadFileAt.)
-template <typename Buf, typename Io>
-bool TransferAll(int fd, Buf* buf, uint64_t bytes, uint64_t offset, Io io) {
-  auto* p = reinterpret_cast<std::conditional_t<std::is_const_v<Buf>, const char, char>*>(buf);
-  while (bytes > 0) {
-    const ssize_t n = io(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    offset += static_cast<uint64_t>(n);
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-bool WriteAt(int fd, const void* data, uint64_t bytes, uint64_t offset) {
-  return TransferAll(fd, data, bytes, offset, &pwrite);
-}
-
 
 }  // namespace
 
@@ -139,9 +118,9 @@ Result<StagedVectorFile> StageVectorFile(const std::string& path, const VectorFi
   if (!staged.fd_.valid()) return Status::IoError(Errno("cannot create", tmp));
   staged.tmp_ = tmp;  // removed by the destructor from here on, unless committed
   const int fd = staged.fd_.get();
-  bool ok = WriteAt(fd, &h, sizeof h, 0) && WriteAt(fd, identity.data(), identity.size(), kHeaderBytes);
+  bool ok = WriteFileAt(fd, 0, &h, sizeof h) && WriteFileAt(fd, kHeaderBytes, identity.data(), identity.size());
   for (size_t i = 0; ok && i < sections.size(); ++i) {
-    ok = WriteAt(fd, sections[i].data, sections[i].bytes, h.section[2 * i]);
+    ok = WriteFileAt(fd, h.section[2 * i], sections[i].data, sections[i].bytes);
   }
   // Padded to a page: every mapping rounded up to a page stays in the file.
   ok = ok && ftruncate(fd, static_cast<off_t>(file_bytes)) == 0;
