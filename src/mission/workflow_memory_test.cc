@@ -196,6 +196,39 @@ TEST_F(WorkflowMemoryTest, RoutesByScope) {
   EXPECT_EQ(j["tokens_used"], all.tokens_used);
 }
 
+// A query's scores depend on what is stored, never on the searches before
+// it: each query logs a retrieval (a record without text) and bumps the
+// access counts of what it served, and neither may move the lexical
+// statistics that BM25 and the calibrated scores read.
+TEST_F(WorkflowMemoryTest, AQueryScoresTheSameWhateverWasSearchedBefore) {
+  Put(Layer::kDomain, Kind::kDocumentChunk, "Radar calibration procedure for sector north");
+  Put(Layer::kDomain, Kind::kDocumentChunk, "Sector south radar maintenance window on Fridays");
+  AddDecisionRecord("Radar calibration every shift", "radar");
+  AddDecisionRecord("Antenna tilt for comms relay", "comms");
+  auto scores = [](const QueryDigest& d) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const DigestEntry& e : d.served) out.emplace_back(e.id, e.score);
+    return out;
+  };
+  RetrieveRequest search;
+  search.scope = mission_;
+  search.query = "radar calibration sector";
+  ASSERT_OK_AND_ASSIGN(RetrieveResult searched, engine_->Search(search));
+  ASSERT_OK_AND_ASSIGN(QueryDigest first, wm_->Query(Q("radar calibration sector")));
+  ASSERT_FALSE(first.served.empty());
+  for (const char* other : {"antenna tilt relay", "radar maintenance Fridays", "radar calibration sector"}) {
+    ASSERT_OK(wm_->Query(Q(other)).status());
+  }
+  ASSERT_OK_AND_ASSIGN(QueryDigest again, wm_->Query(Q("radar calibration sector")));
+  EXPECT_EQ(scores(again), scores(first));
+  ASSERT_OK_AND_ASSIGN(RetrieveResult searched_again, engine_->Search(search));
+  ASSERT_EQ(searched_again.hits.size(), searched.hits.size());
+  for (size_t i = 0; i < searched.hits.size(); ++i) {
+    EXPECT_EQ(searched_again.hits[i].memory.id, searched.hits[i].memory.id);
+    EXPECT_EQ(searched_again.hits[i].score, searched.hits[i].score) << "hit " << i;
+  }
+}
+
 TEST_F(WorkflowMemoryTest, FiltersByComponentCriticalityAndTime) {
   const std::string a = AddDecisionRecord("Antenna tilt for comms relay", "comms");
   const TimeMs split = clock_->NowMs();

@@ -1,7 +1,8 @@
 // The lexical index on Xapian 1.4: BM25 over record text, with the visibility
 // rules of MatchesQuery encoded as boolean terms and value ranges.
 //
-// Layout of one document (one record, or one passage of a long record):
+// Layout of one document (one record, or one passage of a long record; a
+// record whose text holds no word to index has none, see MakeDocument):
 //   data           the record id
 //   "Q" id         the unique id term (replace / delete by term)
 //   "X?:" value    boolean filter terms, one family per prefix below (the
@@ -91,7 +92,8 @@ constexpr char kLastSeqKey[] = "last_seq";
 constexpr char kFormatKey[] = "format";
 constexpr Xapian::valueno kSlotPassage = 4;
 constexpr Xapian::valueno kSlotRecord = 5;
-constexpr char kFormat[] = "4";  // 2: session key and step values; 3: access level terms; 4: passages
+constexpr char kFormat[] = "5";  // 2: session key and step values; 3: access level terms; 4: passages;
+                                 // 5: records without a word left out
 // The most documents a session-restricted search returns.
 constexpr Xapian::doccount kMaxSessionHits = 100000;
 constexpr int kModifiedRetries = 100;  // each retry is a cheap reopen; busy writers need several
@@ -397,11 +399,18 @@ class XapianLexicalIndex final : public LexicalIndex {
       for (const Memory& m : upserts) {
         const std::vector<TextSpan> passages = SplitPassages(m.text, passage_bytes_);
         if (passages.empty()) {
-          db.replace_document(IdTerm(m.id), MakeDocument(m, generator, nullptr));
+          std::optional<Xapian::Document> doc = MakeDocument(m, generator, nullptr);
+          if (doc) {
+            db.replace_document(IdTerm(m.id), *doc);
+          } else {
+            db.delete_document(IdTerm(m.id));
+          }
           continue;
         }
         db.delete_document(IdTerm(m.id));
-        for (const TextSpan& p : passages) db.add_document(MakeDocument(m, generator, &p));
+        for (const TextSpan& p : passages) {
+          if (std::optional<Xapian::Document> doc = MakeDocument(m, generator, &p)) db.add_document(*doc);
+        }
       }
       for (const std::string& id : deletes) db.delete_document(IdTerm(id));
       db.set_metadata(kLastSeqKey, std::to_string(up_to_seq));
@@ -690,8 +699,15 @@ class XapianLexicalIndex final : public LexicalIndex {
     });
   }
 
-  // The document of `m`, or of its `passage` when not null (see the layout).
-  Xapian::Document MakeDocument(const Memory& m, Xapian::TermGenerator& generator, const TextSpan* passage) const {
+  // The document of `m`, or of its `passage` when not null (see the layout);
+  // none when the text holds no word to index. Such a record (a retrieval
+  // log, an event without text) can match no query, and left out it
+  // cannot move the statistics every search reads: the document count, the
+  // mean length and the date terms' frequencies behind BM25 and the
+  // calibrated scores. So a search's scores depend on what is stored, not
+  // on the searches before it, whose logs are such records.
+  std::optional<Xapian::Document> MakeDocument(const Memory& m, Xapian::TermGenerator& generator,
+                                               const TextSpan* passage) const {
     Xapian::Document doc;
     doc.set_data(m.id);
     doc.add_boolean_term(IdTerm(m.id));
@@ -722,6 +738,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       doc.add_value(kSlotSession, session);
       doc.add_value(kSlotStep, EncodeTime(m.step_number));
     }
+    const Xapian::termcount boolean_terms = doc.termlist_count();
     generator.set_document(doc);
     if (passage != nullptr) {
       doc.add_value(kSlotPassage, EncodeTime(static_cast<int64_t>(passage->begin)) +
@@ -732,6 +749,7 @@ class XapianLexicalIndex final : public LexicalIndex {
     } else {
       generator.index_text_without_positions(m.text);
     }
+    if (doc.termlist_count() == boolean_terms) return std::nullopt;  // no word
     if (date_terms_ && m.created_at > 0) {
       using namespace std::chrono;
       const year_month_day date{floor<days>(sys_time<milliseconds>(milliseconds(m.created_at)))};
