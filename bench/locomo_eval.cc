@@ -57,6 +57,8 @@ struct EvalConfig {
   std::string embedder = EmbedderOptions().provider;
   std::string vectors_path;
   std::string features_out;  // JSONL for the calibration fit (bench/calibrate.py)
+  int context_steps = 0;     // > 0: also score top `context_hits` hits with their context
+  int context_hits = 5;
 };
 
 template <typename T>
@@ -183,6 +185,20 @@ const std::vector<Flag>& Flags() {
        "inputs, from explain) as JSONL, also for each question asked of the next conversation and for word-salad "
        "queries (negatives), for bench/calibrate.py",
        [](EvalConfig* c, std::string_view v) { c->features_out = v; return Status::Ok(); }},
+      {"--context-steps", "N",
+       "also ask each question for --context-hits hits, each with the steps up to N away as its context "
+       "(RetrieveRequest::context_steps), and report recall_all and tokens of what that shows",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_RETURN_IF_ERROR(ParseNumber("--context-steps", v, &c->context_steps));
+         if (c->context_steps < 0 || c->context_steps > 20) return Status::InvalidArgument("--context-steps is 0 to 20");
+         return Status::Ok();
+       }},
+      {"--context-hits", "K", "hits asked for with --context-steps (default 5)",
+       [](EvalConfig* c, std::string_view v) {
+         MSP_RETURN_IF_ERROR(ParseNumber("--context-hits", v, &c->context_hits));
+         if (c->context_hits < 1) return Status::InvalidArgument("--context-hits must be >= 1");
+         return Status::Ok();
+       }},
       {"--session-mix", "X", "retrieval.session_mix of msp",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--session-mix", v, &c->retrieval.session_mix); }},
       {"--bm25-k1", "X", "retrieval.bm25_k1 of msp",
@@ -525,9 +541,42 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
     ranks_out.open(cfg.ranks_out);
     if (!ranks_out) return Status::IoError("cannot write " + cfg.ranks_out);
   }
+  // With --context-steps: per half (0: tuning, 1: held out), questions,
+  // those with every evidence turn shown, and the tokens shown.
+  struct ContextTally {
+    int questions = 0;
+    int all_shown = 0;
+    double tokens = 0;
+  } context_tally[2];
   for (size_t ci = 0; ci < data.conversations.size(); ++ci) {
     const Conversation& c = data.conversations[ci];
     for (const Question& q : c.questions) {
+      if (cfg.context_steps > 0) {
+        RetrieveRequest with_context;
+        with_context.scope = ConversationScope(c);
+        with_context.query = q.question;
+        with_context.top_k = cfg.context_hits;
+        with_context.top_sessions = 0;
+        with_context.context_steps = cfg.context_steps;
+        with_context.record_access = false;
+        MSP_ASSIGN_OR_RETURN(RetrieveResult shown, mem->Search(with_context));
+        std::vector<std::string> shown_turns;
+        ContextTally& t = context_tally[ci < kTuningConversations ? 0 : 1];
+        auto show = [&](const SearchHit& part) -> Status {
+          MSP_ASSIGN_OR_RETURN(std::string dia_id, DiaIdOf(part.memory));
+          shown_turns.push_back(std::move(dia_id));
+          t.tokens += static_cast<double>(counter->Count(ShownText(part)));
+          return Status::Ok();
+        };
+        for (const SearchHit& h : shown.hits) {
+          MSP_RETURN_IF_ERROR(show(h));
+          for (const SearchHit& step : h.context) MSP_RETURN_IF_ERROR(show(step));
+        }
+        ++t.questions;
+        t.all_shown += std::all_of(q.evidence.begin(), q.evidence.end(), [&](const std::string& e) {
+          return std::find(shown_turns.begin(), shown_turns.end(), e) != shown_turns.end();
+        });
+      }
       RetrieveRequest r;
       r.scope = ConversationScope(c);
       r.query = q.question;
@@ -566,6 +615,25 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
         if (ranked.size() > static_cast<size_t>(kTopK)) ranked.resize(kTopK);
       }
       boards.hits.AddTurnRanking(ci, q.category, q.evidence, ranked, tokens, latency);
+    }
+  }
+  if (cfg.context_steps > 0) {
+    const char* names[2] = {"conversations 0-4", "conversations 5-9"};
+    ContextTally all;
+    for (int h = 0; h < 2; ++h) {
+      const ContextTally& t = context_tally[h];
+      all.questions += t.questions;
+      all.all_shown += t.all_shown;
+      all.tokens += t.tokens;
+      if (t.questions == 0) continue;
+      std::printf("msp, %d hits with context %d steps, %s: every evidence turn shown %.3f, tokens %.0f\n",
+                  cfg.context_hits, cfg.context_steps, names[h], static_cast<double>(t.all_shown) / t.questions,
+                  t.tokens / t.questions);
+    }
+    if (all.questions > 0) {
+      std::printf("msp, %d hits with context %d steps, all: every evidence turn shown %.3f, tokens %.0f\n\n",
+                  cfg.context_hits, cfg.context_steps, static_cast<double>(all.all_shown) / all.questions,
+                  all.tokens / all.questions);
     }
   }
   if (!cfg.features_out.empty()) MSP_RETURN_IF_ERROR(WriteFeatures(*mem, data, *counter, cfg.features_out));

@@ -205,6 +205,10 @@ struct RetrieveRequest {
   // Sessions to rank beside the hits (MemoryLayer::Search,
   // RetrieveResult::sessions); 0: none. Retrieve ignores it.
   int top_sessions = 5;
+  // > 0: each hit of an episode in a session also carries the steps up to
+  // this many before and after it (SearchHit::context), so an answer's
+  // neighbouring turns come as its context instead of taking hits' places.
+  int context_steps = 0;
   SearchFilter filter;
   bool explain = false;
   bool record_access = true;         // bump access_count / last_accessed
@@ -253,6 +257,11 @@ struct SearchHit {
   std::string passage;
   int64_t passage_begin = 0;
   int64_t passage_end = 0;
+  // With RetrieveRequest::context_steps: the episodes of the hit's session
+  // within that many steps of it, in step order, each shown as a hit is
+  // (passage, max_tokens_per_hit; score 0): those the query may see that
+  // are not hits themselves (a hit is not repeated as another's context).
+  std::vector<SearchHit> context;
 };
 
 // One session of a search's session ranking (RetrieveResult::sessions):

@@ -22,10 +22,14 @@ Status CheckSearch(const RetrieveRequest& r) {
 // AsCaller's layer).
 Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
   MSP_ASSIGN_OR_RETURN(RetrieveResult result, context.engine->Search(r));
+  auto trust = [&](const Memory& m) {
+    return IsTrustedSource(m.source, context.trusted_sources) ? "trusted" : "untrusted";
+  };
   json out = json::array();
   for (const SearchHit& h : result.hits) {
     json hit = SearchHitToJson(h);
-    hit["trust"] = IsTrustedSource(h.memory.source, context.trusted_sources) ? "trusted" : "untrusted";
+    hit["trust"] = trust(h.memory);
+    for (size_t i = 0; i < h.context.size(); ++i) hit["context"][i]["trust"] = trust(h.context[i].memory);
     out.push_back(std::move(hit));
   }
   json sessions = json::array();
@@ -65,7 +69,14 @@ json SearchAnswerSchema() {
                         {"properties",
                          {{"begin", {{"type", "integer"}}},
                           {"end", {{"type", "integer"}}},
-                          {"text_bytes", {{"type", "integer"}}}}}}}}},
+                          {"text_bytes", {{"type", "integer"}}}}}}},
+                      {"context",
+                       {{"type", "array"},
+                        {"description",
+                         "With context_steps: the episodes of the hit's session within that many steps of it, in "
+                         "step order, each {memory, trust, passage?} as a hit without a score; a step that is a "
+                         "hit itself is not repeated here."},
+                        {"items", {{"type", "object"}}}}}}},
                     {"required", {"memory", "score"}}};
   const json session = {
       {"type", "object"},
@@ -115,7 +126,7 @@ std::unique_ptr<Operation> SearchOperation() {
                   {"explain", true},
                   {"record_access", false}},
       .answer = "{hits: [{memory, score, trust, explain: [{signal, rank, raw, contribution}], passage?: {begin, "
-                "end, text_bytes}}], sessions: [{namespace, score, best_id}]}",
+                "end, text_bytes}, context?: [{memory, trust, passage?}]}], sessions: [{namespace, score, best_id}]}",
       .answer_schema = SearchAnswerSchema(),
   };
   d.fields = {
@@ -130,6 +141,10 @@ std::unique_ptr<Operation> SearchOperation() {
                 [](RetrieveRequest& r) -> auto& { return r.min_score; }),
       SearchField::Int({.name = "top_sessions", .doc = "Sessions to rank beside the hits (0: none)."}, 0, 1000,
                        [](RetrieveRequest& r) -> auto& { return r.top_sessions; }),
+      SearchField::Int({.name = "context_steps",
+                        .doc = "Give each episode hit the steps of its session up to this far before and after "
+                               "it as its context (0: none)."},
+                       0, 20, [](RetrieveRequest& r) -> auto& { return r.context_steps; }),
       SearchField::Scope({.name = "namespace", .doc = "Where to search: tenant (the caller's), user, agent, session, mission, "
                                             "operator; parts left out are the face's (MCP: the session's)."},
                [](RetrieveRequest& r) -> auto& { return r.scope; }),

@@ -521,6 +521,17 @@ nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding) {
                           {"end", hit.passage_end},
                           {"text_bytes", hit.memory.text.size()}};
   }
+  // Its neighbouring steps, shown as hits are, without scores of their own.
+  if (!hit.context.empty()) {
+    json context = json::array();
+    for (const SearchHit& step : hit.context) {
+      json c = SearchHitToJson(step, with_embedding);
+      c.erase("score");
+      c.erase("explain");
+      context.push_back(std::move(c));
+    }
+    out["context"] = std::move(context);
+  }
   return out;
 }
 

@@ -25,6 +25,8 @@ namespace {
 // episodes read. On LoCoMo (up to 35 sessions a conversation) 20 scores as
 // well as all of them.
 constexpr size_t kMatchSessions = 20;
+// The most steps a hit's context reaches on each side.
+constexpr int kMaxContextSteps = 20;
 
 }  // namespace
 
@@ -196,6 +198,33 @@ Result<std::vector<SessionHit>> Retriever::ResolveSessions(const RetrieveRequest
   return out;
 }
 
+Status Retriever::AddContext(const RetrieveRequest& r, const IndexQuery& q, std::vector<SearchHit>& hits) const {
+  std::unordered_set<std::string> shown;
+  for (const SearchHit& h : hits) shown.insert(h.memory.id);
+  for (SearchHit& h : hits) {
+    const Memory& m = h.memory;
+    if (m.kind != Kind::kEpisode || m.ns.session.empty() || m.step_number <= 0) continue;
+    RecordQuery around;
+    around.scope = m.ns;
+    around.kinds = {Kind::kEpisode};
+    around.session = m.ns.session;
+    around.min_step = std::max<int64_t>(1, m.step_number - r.context_steps);
+    around.order = RecordQuery::Order::kStepAsc;
+    around.limit = 2 * r.context_steps + 1;
+    around.with_embeddings = false;
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps, ctx_.store.List(around));
+    for (Memory& s : steps) {
+      if (s.step_number > m.step_number + r.context_steps || shown.count(s.id)) continue;
+      if (!MatchesQuery(s, q) || (r.as_of > 0 && !HeldAt(s, r.as_of))) continue;
+      SearchHit step;
+      step.memory = std::move(s);
+      ShowPassage(step, TextSpan{});
+      h.context.push_back(std::move(step));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   MSP_RETURN_IF_ERROR(ValidateText("query", r.query, ctx_.options.policy.max_text_bytes));
   MSP_RETURN_IF_ERROR(ValidateCommon(r.scope, r.filter.tags, "", 1.0, "", {}));
@@ -206,6 +235,10 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
     return Status::InvalidArgument("min_score must be between 0 and 1");
   }
   if (r.as_of < 0) return Status::InvalidArgument("as_of must be >= 0");
+  if (r.context_steps < 0 || r.context_steps > kMaxContextSteps) {
+    return Status::InvalidArgument("context_steps must be between 0 and " + std::to_string(kMaxContextSteps) +
+                                   ", got " + std::to_string(r.context_steps));
+  }
   if (r.top_sessions < 0 || r.top_sessions > 1000) {
     return Status::InvalidArgument("top_sessions must be between 0 and 1000, got " + std::to_string(r.top_sessions));
   }
@@ -405,6 +438,7 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
     }
     ctx_.access.Note(served, now);
   }
+  if (r.context_steps > 0) MSP_RETURN_IF_ERROR(AddContext(r, q, out));
   RetrieveResult result;
   if (!sessions.empty()) {
     MSP_ASSIGN_OR_RETURN(result.sessions, ResolveSessions(r, q, std::move(sessions), out));

@@ -51,6 +51,11 @@ class Retriever {
                                                   std::vector<SessionHit> ranked,
                                                   const std::vector<SearchHit>& hits) const;
 
+  // Fills SearchHit::context of each episode hit in `hits`: the episodes of
+  // its session within r.context_steps steps, read from the store, that `q`
+  // (and r.as_of) lets the caller see and that are not among `hits`.
+  Status AddContext(const RetrieveRequest& r, const IndexQuery& q, std::vector<SearchHit>& hits) const;
+
   // What `hit` shows of its record (SearchHit::passage): `span` (the
   // passage that matched, or the whole text) cut to max_tokens_per_hit.
   void ShowPassage(SearchHit& hit, TextSpan span) const;

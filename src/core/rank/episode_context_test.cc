@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -544,6 +545,54 @@ TEST_F(ContextRetrievalTest, NeighboursNeverBringInWhatTheQueryMayNotSee) {
   auto above = Search("dinner party cook", "acme", {}, cut);
   ASSERT_EQ(above.size(), 1u);
   EXPECT_EQ(above[0].memory.id, all[0].memory.id);
+}
+
+// context_steps: a hit carries its session's neighbouring steps, those the
+// query may see and that are not hits themselves, instead of them taking
+// hits' places.
+TEST_F(ContextRetrievalTest, AHitCarriesItsNeighbouringStepsAsContext) {
+  const Namespace s1 = Ns("s1");
+  const std::string first = Add(s1, 1, "Morning: the weather was grey.");
+  const std::string question = Add(s1, 2, "Where did you go on holiday?", {"travel"});
+  const std::string answer = Add(s1, 3, "We went to Lisbon for the azulejo tiles.");
+  const std::string food = Add(s1, 4, "Sounds lovely, how was the food?", {"travel"});
+  const std::string last = Add(s1, 5, "Grilled sardines every night.");
+  Add(s1, 6, "Out of reach of two steps.");
+  Add(Ns("s2"), 2, "Another session, the same step numbers.");
+  RetrieveRequest r;
+  r.scope.tenant = "acme";
+  r.scope.user = "ann";
+  r.query = "Lisbon azulejo tiles";
+  r.top_k = 1;
+  r.record_access = false;
+  r.context_steps = 2;
+  auto ids = [](const std::vector<SearchHit>& hits) {
+    std::vector<std::string> out;
+    for (const SearchHit& h : hits) out.push_back(h.memory.id);
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(RetrieveResult found, engine_->Search(r));
+  ASSERT_EQ(ids(found.hits), std::vector<std::string>{answer});
+  EXPECT_EQ(ids(found.hits[0].context), (std::vector<std::string>{first, question, food, last}));
+  for (const SearchHit& c : found.hits[0].context) EXPECT_EQ(c.score, 0.0);
+
+  // Only steps the query may see, and no hit twice: with the tag filter the
+  // untagged steps are out, and the two tagged ones are both hits.
+  r.query = "holiday food";
+  r.top_k = 10;
+  r.context_steps = 1;
+  r.filter.tags = {"travel"};
+  ASSERT_OK_AND_ASSIGN(found, engine_->Search(r));
+  const std::vector<std::string> tagged = ids(found.hits);
+  EXPECT_EQ(std::set<std::string>(tagged.begin(), tagged.end()), (std::set<std::string>{question, food}));
+  for (const SearchHit& h : found.hits) EXPECT_TRUE(h.context.empty()) << h.memory.text;
+
+  r.context_steps = 0;
+  r.filter.tags.clear();
+  ASSERT_OK_AND_ASSIGN(found, engine_->Search(r));
+  for (const SearchHit& h : found.hits) EXPECT_TRUE(h.context.empty());
+  r.context_steps = 21;
+  EXPECT_EQ(engine_->Search(r).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
