@@ -85,11 +85,7 @@ void AccessLog::FoldSpool() {
   if (!fd.valid() || flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return;
   if (fstat(fd.get(), &st) != 0 || st.st_size == 0) return;
   std::string text(static_cast<size_t>(st.st_size), '\0');
-  for (size_t got = 0; got < text.size();) {
-    const ssize_t r = pread(fd.get(), text.data() + got, text.size() - got, static_cast<off_t>(got));
-    if (r <= 0) return;
-    got += static_cast<size_t>(r);
-  }
+  if (!ReadFileAt(fd.get(), 0, text.data(), text.size())) return;
   // Each complete line that parses is a batch; the rest (a line torn by a
   // killed process, which has no newline yet or was followed by another
   // batch's) is skipped.
