@@ -22,6 +22,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   libpq-dev postgresql-15
+  libopenblas-dev  # the native embedder's matrix product (src/embed/native/gemm.h)
   libgit2-dev libpoppler-cpp-dev libzip-dev libpugixml-dev libcmark-dev libxml2-dev
   clang-14 libclang-rt-14-dev
 )
