@@ -33,27 +33,23 @@ void AccessLog::Note(const std::vector<std::string>& ids, TimeMs at) {
   Flush();
 }
 
+TimeMs AccessLog::TakePending(std::vector<std::string>* ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ids->swap(pending_);
+  return std::exchange(pending_at_, 0);
+}
+
 void AccessLog::Flush() {
   std::vector<std::string> ids;
-  TimeMs at = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ids.swap(pending_);
-    at = std::exchange(pending_at_, 0);
-  }
+  const TimeMs at = TakePending(&ids);
   if (!ids.empty()) (void)store_.RecordAccess(ids, at);
   FoldSpool();
 }
 
 void AccessLog::Close() {
   std::vector<std::string> ids;
-  TimeMs at = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (pending_.empty()) return;
-    ids.swap(pending_);
-    at = std::exchange(pending_at_, 0);
-  }
+  const TimeMs at = TakePending(&ids);
+  if (ids.empty()) return;
   size_t size = 0;
   if (spool_.empty() || !Append(ids, at, &size)) {
     (void)store_.RecordAccess(ids, at);

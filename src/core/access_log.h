@@ -59,6 +59,10 @@ class AccessLog {
  private:
   static constexpr TimeMs kFlushIntervalMs = 1000;
 
+  // Moves the pending bumps into *ids (empty when there are none) and
+  // returns the latest one's time.
+  TimeMs TakePending(std::vector<std::string>* ids);
+
   // Appends one batch to the spool; false (spool unchanged) when it cannot.
   // Sets *size to the spool's size after it.
   bool Append(const std::vector<std::string>& ids, TimeMs at, size_t* size);
