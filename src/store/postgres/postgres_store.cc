@@ -5,13 +5,9 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <array>
-#include <bit>
-#include <cctype>
 #include <charconv>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -22,19 +18,18 @@
 #include <unordered_map>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "store/postgres/pg_conn.h"
-#include "store/record_row.h"
 #include "store/postgres/pg_migrations.h"
+#include "store/postgres/pg_options.h"
 #include "store/postgres/pg_pool.h"
+#include "store/postgres/pg_rows.h"
+#include "store/record_row.h"
 #include "util/time.h"
 
 namespace msp {
 namespace {
 
 using namespace record_row;  // NOLINT: the row's columns name every statement here
-using Json = nlohmann::json;
 
 // Rows per multi-row INSERT of records (32 parameters each; PostgreSQL
 // allows 65535 parameters per statement).
@@ -44,164 +39,6 @@ constexpr int kScanPage = 256;
 // deadlock or serialization failure.
 constexpr int kLostConnectionAttempts = 3;
 constexpr int kConflictAttempts = 6;
-
-const std::string& PgSelectRecords(bool with_embedding) {
-  static const std::string kWith = "SELECT " + SelectList() + " FROM records";
-  static const std::string kWithout = "SELECT " + SelectList("NULL::bytea") + " FROM records";
-  return with_embedding ? kWith : kWithout;
-}
-
-// INSERT of `rows` records; a record whose id exists is replaced whole.
-std::string UpsertSql(int rows) {
-  std::string sql = "INSERT INTO records (" + SelectList();
-  sql += ") VALUES ";
-  int param = 1;
-  for (int r = 0; r < rows; ++r) {
-    sql += r == 0 ? "(" : ", (";
-    for (size_t i = 0; i < kColumns.size(); ++i) {
-      if (i > 0) sql += ", ";
-      sql += "$" + std::to_string(param++);
-    }
-    sql += ")";
-  }
-  sql += " ON CONFLICT (id) DO UPDATE SET ";
-  for (size_t i = 1; i < kColumns.size(); ++i) {
-    if (i > 1) sql += ", ";
-    sql += std::string(kColumns[i]) + " = EXCLUDED." + std::string(kColumns[i]);
-  }
-  return sql;
-}
-
-bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
-
-// PostgreSQL's own check on top of ValidatePut: text cannot hold NUL bytes.
-Status ValidatePgPut(const Memory& m) {
-  MSP_RETURN_IF_ERROR(ValidatePut(m));
-  for (const std::string* s :
-       {&m.id, &m.ns.tenant, &m.ns.user, &m.ns.agent, &m.ns.session, &m.ns.mission,
-        &m.ns.operator_id, &m.text, &m.body_json, &m.source, &m.supersedes, &m.superseded_by,
-        &m.embedder_id}) {
-    if (HasNul(*s)) {
-      return Status::InvalidArgument("put: record " + m.id +
-                                     " has a NUL byte in a text field, which PostgreSQL "
-                                     "text cannot hold");
-    }
-  }
-  return Status::Ok();
-}
-
-// A statement's parameters from a record, appended in column order.
-class ParamsWriter final : public RowWriter {
- public:
-  explicit ParamsWriter(PgParams& p) : p_(p) {}
-  void Text(int, std::string_view value) override { p_.Text(value); }
-  void Int(int, int64_t value) override { p_.Int(value); }
-  void Double(int, double value) override { p_.Double(value); }
-  void Blob(int, const void* data, size_t size) override { p_.Bytes(data, size); }
-  void Null(int) override { p_.Null(); }
-
- private:
-  PgParams& p_;
-};
-
-void BindRecord(PgParams& p, const Memory& m, const EncodedPut& enc, int64_t seq) {
-  ParamsWriter w(p);
-  WriteRow(m, enc, seq, w);
-}
-
-// Row `row` of a PgSelectRecords() result.
-class ResultReader final : public RowReader {
- public:
-  ResultReader(const PgResult& r, int row) : r_(r), row_(row) {}
-  std::string_view Text(int col) const override { return r_.Text(row_, col); }
-  int64_t Int(int col) const override { return r_.Int(row_, col); }
-  double Double(int col) const override { return r_.Double(row_, col); }
-  bool IsNull(int col) const override { return r_.IsNull(row_, col); }
-  bool Blob(int col, std::string_view* out) const override {
-    if (!r_.Bytea(row_, col, &bytes_)) return false;
-    *out = bytes_;
-    return true;
-  }
-
- private:
-  const PgResult& r_;
-  int row_;
-  mutable std::string bytes_;  // the decoded bytea
-};
-
-// Reads row `row` of a PgSelectRecords() result into *m.
-Status ReadRecord(const PgResult& r, int row, const std::string& where, Memory* m) {
-  return ReadRow(ResultReader(r, row), "postgres", where, m);
-}
-
-Result<std::vector<Memory>> ReadRecords(const PgResult& r, const std::string& where) {
-  std::vector<Memory> out(static_cast<size_t>(r.rows()));
-  for (int i = 0; i < r.rows(); ++i) {
-    MSP_RETURN_IF_ERROR(ReadRecord(r, i, where, &out[static_cast<size_t>(i)]));
-  }
-  return out;
-}
-
-// A WHERE clause and its parameters, built from a RecordQuery.
-struct PgFilter {
-  std::string sql;
-  PgParams params;
-
-  std::string Next() { return "$" + std::to_string(params.size() + 1); }
-  void Add(const std::string& clause) {
-    sql += sql.empty() ? " WHERE " : " AND ";
-    sql += clause;
-  }
-  void AddEquals(std::string_view column, const std::string& value) {
-    Add(std::string(column) + " = " + Next());
-    params.Text(value);
-  }
-  void AddAtLeast(std::string_view column, int64_t value, std::string_view op = ">=") {
-    Add(std::string(column) + " " + std::string(op) + " " + Next());
-    params.Int(value);
-  }
-  template <typename E>
-  void AddAnyOf(std::string_view column, const std::vector<E>& values,
-                std::string_view (*name)(E)) {
-    if (values.empty()) return;
-    std::vector<std::string> names;
-    for (E v : values) names.emplace_back(name(v));
-    Add(std::string(column) + " = ANY(" + Next() + "::text[])");
-    params.Text(PgTextArray(names));
-  }
-};
-
-PgFilter BuildPgFilter(const RecordQuery& q) {
-  PgFilter f;
-  f.AddEquals("tenant", q.scope.tenant);
-  if (!q.scope.user.empty()) f.AddEquals("user_id", q.scope.user);
-  if (!q.scope.agent.empty()) f.AddEquals("agent_id", q.scope.agent);
-  if (!q.scope.session.empty()) f.AddEquals("session_id", q.scope.session);
-  if (!q.scope.mission.empty()) f.AddEquals("mission_id", q.scope.mission);
-  if (!q.scope.operator_id.empty()) f.AddEquals("operator_id", q.scope.operator_id);
-  f.AddAnyOf("kind", q.kinds, &KindName);
-  f.AddAnyOf("layer", q.layers, &LayerName);
-  if (!q.session.empty()) f.AddEquals("session_id", q.session);
-  if (q.min_step > 0) f.AddAtLeast("step_number", q.min_step);
-  if (q.state) f.AddEquals("state", std::string(RecordStateName(*q.state)));
-  if (q.created_from > 0) f.AddAtLeast("created_at", q.created_from);
-  if (q.created_to > 0) f.AddAtLeast("created_at", q.created_to, "<");
-  if (q.not_expired_at > 0) {
-    f.Add("(expires_at = 0 OR expires_at > " + f.Next() + ")");
-    f.params.Int(q.not_expired_at);
-  }
-  if (q.max_access_level) f.AddAtLeast("access_level", *q.max_access_level, "<=");
-  return f;
-}
-
-// LIMIT n, or LIMIT NULL (no limit) for 0.
-void AddLimit(PgParams& p, int limit) {
-  if (limit > 0) {
-    p.Int(limit);
-  } else {
-    p.Null();
-  }
-}
 
 bool IsRetryableConflict(const std::string& sqlstate) {
   return sqlstate == kPgSerializationFailure || sqlstate == kPgDeadlockDetected;
@@ -444,10 +281,10 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
     }
     PgParams params;
     for (size_t i = begin; i < end; ++i) {
-      BindRecord(params, batch.puts[i], encoded[i], base + 1 + static_cast<int64_t>(i));
+      PgBindRecord(params, batch.puts[i], encoded[i], base + 1 + static_cast<int64_t>(i));
     }
     const int rows = static_cast<int>(end - begin);
-    auto done = c.Exec(UpsertSql(rows), params, "apply (put)", rows <= 4 || rows == kPutChunk);
+    auto done = c.Exec(PgUpsertSql(rows), params, "apply (put)", rows <= 4 || rows == kPutChunk);
     if (!done.ok()) {
       if (done.status().code() == StatusCode::kAlreadyExists) {
         return Status::AlreadyExists(
@@ -575,7 +412,7 @@ Result<std::optional<Memory>> PostgresStoreImpl::Get(const std::string& id) {
     out.reset();
     if (r.rows() == 0) return Status::Ok();
     Memory m;
-    MSP_RETURN_IF_ERROR(ReadRecord(r, 0, where_, &m));
+    MSP_RETURN_IF_ERROR(PgReadRecord(r, 0, where_, &m));
     out = std::move(m);
     return Status::Ok();
   });
@@ -593,7 +430,7 @@ Result<std::vector<Memory>> PostgresStoreImpl::GetMany(const std::vector<std::st
     MSP_ASSIGN_OR_RETURN(
         PgResult r, c.Exec(PgSelectRecords(with_embeddings) + " WHERE id = ANY($1::text[])",
                            PgParams().Text(PgTextArray(ids)), "get many"));
-    MSP_ASSIGN_OR_RETURN(found, ReadRecords(r, where_));
+    MSP_ASSIGN_OR_RETURN(found, PgReadRecords(r, where_));
     return Status::Ok();
   });
   MSP_RETURN_IF_ERROR(run_status);
@@ -611,7 +448,7 @@ Result<std::vector<Memory>> PostgresStoreImpl::List(const RecordQuery& query) {
   MSP_RETURN_IF_ERROR(ValidateQuery(query, "list"));
   PgFilter filter = BuildPgFilter(query);
   const std::string limit = filter.Next();
-  AddLimit(filter.params, query.limit);
+  PgAddLimit(filter.params, query.limit);
   const std::string offset = filter.Next();
   filter.params.Int(query.offset);
   const std::string sql = PgSelectRecords(query.with_embeddings) + filter.sql +
@@ -620,7 +457,7 @@ Result<std::vector<Memory>> PostgresStoreImpl::List(const RecordQuery& query) {
   std::vector<Memory> out;
   const Status run_status = Run("list", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, filter.params, "list"));
-    MSP_ASSIGN_OR_RETURN(out, ReadRecords(r, where_));
+    MSP_ASSIGN_OR_RETURN(out, PgReadRecords(r, where_));
     return Status::Ok();
   });
   MSP_RETURN_IF_ERROR(run_status);
@@ -635,7 +472,7 @@ Result<int64_t> PostgresStoreImpl::Count(const RecordQuery& query) {
     sql = "SELECT count(*) FROM records" + filter.sql;
   } else {
     const std::string limit = filter.Next();
-    AddLimit(filter.params, query.limit);
+    PgAddLimit(filter.params, query.limit);
     const std::string offset = filter.Next();
     filter.params.Int(query.offset);
     sql = "SELECT count(*) FROM (SELECT 1 FROM records" + filter.sql + " LIMIT " + limit +
@@ -662,7 +499,7 @@ Status PostgresStoreImpl::Scan(const std::function<bool(const Memory&)>& fn) {
     std::vector<Memory> page;
     const Status run_status = Run("scan", [&](PgConnection& c) -> Status {
       MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, PgParams().Text(after), "scan"));
-      MSP_ASSIGN_OR_RETURN(page, ReadRecords(r, where_));
+      MSP_ASSIGN_OR_RETURN(page, PgReadRecords(r, where_));
       return Status::Ok();
     });
     MSP_RETURN_IF_ERROR(run_status);
@@ -682,7 +519,7 @@ Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int l
   std::vector<Change> out;
   PgParams params;
   params.Int(after);
-  AddLimit(params, limit);
+  PgAddLimit(params, limit);
   const Status run_status = Run("changes since", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(
         PgResult r,
@@ -766,7 +603,7 @@ Result<std::vector<AuditEvent>> PostgresStoreImpl::ListAudit(const AuditQuery& q
   } else {
     sql += " ORDER BY seq DESC LIMIT $2";
   }
-  AddLimit(params, query.limit);
+  PgAddLimit(params, query.limit);
   std::vector<AuditEvent> out;
   const Status run_status = Run("list audit", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(PgResult r, c.Exec(sql, params, "list audit"));
@@ -902,39 +739,6 @@ Status PostgresStoreImpl::Migrate() {
   return PgMigrate(*conn, PgSchemaMigrations());
 }
 
-bool ValidSchemaName(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!(std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-           c == '_';
-  });
-}
-
-// "postgresql host=... port=... dbname=... user=... schema=...": the server
-// as messages name it, without the password.
-Result<std::string> DescribeConninfo(const std::string& conninfo, const std::string& schema) {
-  char* error = nullptr;
-  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
-  if (parsed == nullptr) {
-    std::string why = error != nullptr ? error : "out of memory";
-    if (error != nullptr) PQfreemem(error);
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-    return Status::InvalidArgument("store.postgres_url is not a connection string libpq reads: " +
-                                   why);
-  }
-  std::string out = "postgresql";
-  for (PQconninfoOption* o = parsed; o->keyword != nullptr; ++o) {
-    const std::string_view k = o->keyword;
-    if (o->val == nullptr || o->val[0] == '\0') continue;
-    if (k == "host" || k == "hostaddr" || k == "port" || k == "dbname" || k == "user") {
-      out += " " + std::string(k) + "=" + o->val;
-    }
-  }
-  PQconninfoFree(parsed);
-  return out + " schema=" + schema;
-}
-
 }  // namespace
 
 std::string ChangeChannel(const std::string& schema) {
@@ -947,28 +751,6 @@ std::string ChangeChannel(const std::string& schema) {
     channel = "msp_changes_" + schema.substr(0, 40) + "_" + hex;
   }
   return channel;
-}
-
-Status ValidatePostgresOptions(const StoreOptions& options) {
-  if (!ValidSchemaName(options.postgres_schema)) {
-    return Status::InvalidArgument(
-        "store.postgres_schema \"" + options.postgres_schema +
-        "\" is not a plain identifier: use lower-case letters, digits and '_' (at most 63), "
-        "starting with a letter or '_'");
-  }
-  if (options.postgres_pool_size < 1) {
-    return Status::InvalidArgument("store.postgres_pool_size must be >= 1, got " +
-                                   std::to_string(options.postgres_pool_size));
-  }
-  if (options.postgres_connect_timeout_ms < 0) {
-    return Status::InvalidArgument("store.postgres_connect_timeout_ms must be >= 0, got " +
-                                   std::to_string(options.postgres_connect_timeout_ms));
-  }
-  if (options.postgres_statement_timeout_ms < 0) {
-    return Status::InvalidArgument("store.postgres_statement_timeout_ms must be >= 0, got " +
-                                   std::to_string(options.postgres_statement_timeout_ms));
-  }
-  return DescribeConninfo(options.postgres_url, options.postgres_schema).status();
 }
 
 Result<std::unique_ptr<PostgresStore>> OpenPostgresStore(const StoreOptions& options) {
