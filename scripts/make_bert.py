@@ -15,7 +15,8 @@ computes what the model should output, independently of msp:
   make_bert.py bench DIR      a MiniLM-L6-shaped model (6 layers, hidden 384,
                               12 heads, intermediate 1536; ~90 MB, not
                               committed) and torch's CPU timings on it, as JSON
-                              on stdout (bench/native_bench.sh).
+                              on stdout (bench/native_bench.sh); bench-torch
+                              times torch again without writing the files.
 
 Needs Debian's python3-torch (bookworm: 1.13.1): run it with /usr/bin/python3.
 transformers is not used (not packaged in bookworm): the model below is
@@ -305,14 +306,15 @@ def fixtures(directory):
 # ---------------------------------------------------------------- bench
 
 
-def bench(directory):
+def bench(directory, write=True):
     cfg = {"vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
            "intermediate_size": 1536, "max_position_embeddings": 512, "type_vocab_size": 2,
            "layer_norm_eps": 1e-12, "pad_token_id": 0}
     vocab_list = ["[PAD]"] + ["[unused%d]" % i for i in range(99)] + ["[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     vocab_list += ["w%d" % i for i in range(cfg["vocab_size"] - len(vocab_list))]
     weights = make_weights(cfg, seed=6)
-    write_model(directory, cfg, weights, vocab_list)
+    if write:
+        write_model(directory, cfg, weights, vocab_list)
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(1)
 
@@ -324,25 +326,33 @@ def bench(directory):
 
     for _ in range(3):
         run(1, 32)
-    lat = []
+    lat, lat_cpu = [], []
     for _ in range(200):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run(1, 32)
         lat.append(time.perf_counter() - t0)
+        lat_cpu.append(time.process_time() - c0)
     lat.sort()
+    lat_cpu.sort()
     run(32, 128)
-    rounds, t0 = 5, time.perf_counter()
+    rounds, t0, c0 = 5, time.perf_counter(), time.process_time()
     for _ in range(rounds):
         run(32, 128)
     per_batch = (time.perf_counter() - t0) / rounds
-    json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(),
+    per_batch_cpu = (time.process_time() - c0) / rounds
+    json.dump({"backend": "torch " + torch.__version__, "threads": torch.get_num_threads(),
                "latency_p50_ms_seq32": lat[len(lat) // 2] * 1e3,
-               "batch32_seq128_texts_per_s": 32 / per_batch}, sys.stdout)
+               "latency_p50_cpu_ms_seq32": lat_cpu[len(lat_cpu) // 2] * 1e3,
+               "batch32_seq128_texts_per_s": 32 / per_batch,
+               "batch32_seq128_texts_per_cpu_s": 32 / per_batch_cpu}, sys.stdout)
     print()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("fixtures", "bench"):
-        sys.exit("usage: make_bert.py fixtures|bench DIR")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("fixtures", "bench", "bench-torch"):
+        sys.exit("usage: make_bert.py fixtures|bench|bench-torch DIR")
     os.makedirs(sys.argv[2], exist_ok=True)
-    (fixtures if sys.argv[1] == "fixtures" else bench)(sys.argv[2])
+    if sys.argv[1] == "fixtures":
+        fixtures(sys.argv[2])
+    else:
+        bench(sys.argv[2], write=sys.argv[1] == "bench")

@@ -30,19 +30,6 @@ void LayerNormRows(float* x, size_t rows, size_t h, const float* weight, const f
   }
 }
 
-float DotF(const float* a, const float* b, size_t n) {
-  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < n; ++i) s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
-}
-
 }  // namespace
 
 Result<BertConfig> ParseBertConfig(const std::string& json_text) {
@@ -197,27 +184,24 @@ void BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences, Poolin
     Linear(x.data(), t, h, l.query.weight, h, l.query.bias, q.data(), &scratch);
     Linear(x.data(), t, h, l.key.weight, h, l.key.bias, k.data(), &scratch);
     Linear(x.data(), t, h, l.value.weight, h, l.value.bias, v.data(), &scratch);
+    // Per text and head: scores = Q Kᵀ / sqrt(d), softmax by row, ctx = P V.
     for (size_t s = 0; s < sequences.size(); ++s) {
       const size_t n = sequences[s].size();
-      scores.resize(n);
+      scores.resize(n * n);
       for (size_t head = 0; head < heads; ++head) {
-        const size_t off = head * hd;
+        const size_t at = start[s] * h + head * hd;
+        MatMul(q.data() + at, h, k.data() + at, h, true, scores.data(), n, n, n, hd, &scratch);
         for (size_t i = 0; i < n; ++i) {
-          const float* qi = q.data() + (start[s] + i) * h + off;
+          float* row = scores.data() + i * n;
           float max = -INFINITY;
           for (size_t j = 0; j < n; ++j) {
-            scores[j] = DotF(qi, k.data() + (start[s] + j) * h + off, hd) * scale;
-            max = std::max(max, scores[j]);
+            row[j] *= scale;
+            max = std::max(max, row[j]);
           }
-          const float inv = 1.0f / ExpShiftSum(scores.data(), n, max);
-          float* c = ctx.data() + (start[s] + i) * h + off;
-          std::fill(c, c + hd, 0.0f);
-          for (size_t j = 0; j < n; ++j) {
-            const float pj = scores[j] * inv;
-            const float* vj = v.data() + (start[s] + j) * h + off;
-            for (size_t d = 0; d < hd; ++d) c[d] += pj * vj[d];
-          }
+          const float inv = 1.0f / ExpShiftSum(row, n, max);
+          for (size_t j = 0; j < n; ++j) row[j] *= inv;
         }
+        MatMul(scores.data(), n, v.data() + at, h, false, ctx.data() + at, h, n, hd, n, &scratch);
       }
     }
     Linear(ctx.data(), t, h, l.attention_out.weight, h, l.attention_out.bias, tmp.data(), &scratch);

@@ -20,6 +20,18 @@ namespace msp::native {
 void Linear(const float* a, size_t m, size_t k, const float* w, size_t n, const float* bias, float* c,
             std::vector<float>* scratch);
 
+// The general product: c[m, n] (row stride ldc) = a[m, k] (row stride lda)
+// times b, where b is [n, k] (row stride ldb) used transposed when
+// `b_transposed`, else [k, n]. Attention's two products per head.
+void MatMul(const float* a, size_t lda, const float* b, size_t ldb, bool b_transposed, float* c, size_t ldc,
+            size_t m, size_t n, size_t k, std::vector<float>* scratch);
+
+// msp's own blocked kernel whichever Linear uses (for the tests, and the
+// fallback without OpenBLAS): c = a times b (as MatMul) plus bias[n] per
+// row (bias may be null).
+void ProductBlocked(const float* a, size_t lda, const float* b, size_t ldb, bool b_transposed, const float* bias,
+                    float* c, size_t ldc, size_t m, size_t n, size_t k, std::vector<float>* scratch);
+
 // Which implementation Linear is: "openblas" or "blocked".
 const char* LinearBackend();
 

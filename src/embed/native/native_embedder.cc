@@ -13,8 +13,8 @@ namespace msp::native {
 namespace {
 
 // Tokens a forward pass holds at most (its activations: about
-// tokens * (6 * hidden + intermediate) floats, 25 MB at MiniLM's shape).
-constexpr size_t kMaxTokensPerPass = 4096;
+// tokens * (6 * hidden + intermediate) floats, 16 MB at MiniLM's shape).
+constexpr size_t kMaxTokensPerPass = 1024;
 
 // The JSON object in dir/name, or null when the file is not there.
 Result<nlohmann::json> ReadOptionalJson(const std::string& dir, const std::string& name) {

@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "embed/native/bert.h"
+#include "embed/native/gemm.h"
 #include "embed/native/native_embedder.h"
 #include "embed/native/native_loader.h"
 #include "embed/native/safetensors.h"
@@ -366,6 +368,53 @@ TEST(NativeBrokenModelTest, ConfigHiddenSizeMustDivideHeads) {
       "num_attention_heads": 4, "intermediate_size": 8, "max_position_embeddings": 8})");
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(Contains(c.status().message(), "multiple")) << c.status().ToString();
+}
+
+}  // namespace
+}  // namespace msp::native
+
+namespace msp::native {
+namespace {
+
+// The blocked kernel (used when OpenBLAS is absent) and Linear against a
+// plain triple loop, on sizes that are not multiples of its tiles.
+TEST(NativeGemmTest, BlockedKernelAndLinearMatchPlainProduct) {
+  uint32_t seed = 22;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  };
+  std::vector<float> scratch;
+  for (const auto& [m, n, k] : {std::tuple<size_t, size_t, size_t>{7, 45, 19}, {1, 1, 1}, {50, 33, 64}, {13, 96, 3}}) {
+    for (bool transposed : {true, false}) {
+      const size_t lda = k + 3, ldb = (transposed ? k : n) + 5, ldc = n + 2;
+      std::vector<float> a(m * lda), b((transposed ? n : k) * ldb), bias(n), c(m * ldc, 7.0f);
+      for (float& x : a) x = next();
+      for (float& x : b) x = next();
+      for (float& x : bias) x = next();
+      ProductBlocked(a.data(), lda, b.data(), ldb, transposed, bias.data(), c.data(), ldc, m, n, k, &scratch);
+      std::vector<float> d(m * ldc, 7.0f);
+      MatMul(a.data(), lda, b.data(), ldb, transposed, d.data(), ldc, m, n, k, &scratch);
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (size_t p = 0; p < k; ++p) want += a[i * lda + p] * (transposed ? b[j * ldb + p] : b[p * ldb + j]);
+          ASSERT_NEAR(c[i * ldc + j], want + bias[j], 1e-4) << m << "x" << n << "x" << k << " at " << i << "," << j;
+          ASSERT_NEAR(d[i * ldc + j], want, 1e-4) << m << "x" << n << "x" << k << " at " << i << "," << j;
+        }
+        for (size_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 7.0f) << "wrote past the row";
+      }
+      if (transposed) {
+        std::vector<float> wc(m * n), wa(m * k), wb(n * k);
+        for (size_t i = 0; i < m; ++i) std::copy_n(a.begin() + static_cast<std::ptrdiff_t>(i * lda), k, wa.begin() + static_cast<std::ptrdiff_t>(i * k));
+        for (size_t j = 0; j < n; ++j) std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(j * ldb), k, wb.begin() + static_cast<std::ptrdiff_t>(j * k));
+        Linear(wa.data(), m, k, wb.data(), n, bias.data(), wc.data(), &scratch);
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < n; ++j) ASSERT_NEAR(wc[i * n + j], c[i * ldc + j], 1e-4);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
