@@ -56,6 +56,7 @@ struct EvalConfig {
   int dimension = EmbedderOptions().dimension;
   std::string embedder = EmbedderOptions().provider;
   std::string vectors_path;
+  std::string model;         // embedder.model: the native embedder's model directory
   std::string features_out;  // JSONL for the calibration fit (bench/calibrate.py)
   int context_steps = 0;     // > 0: also score top `context_hits` hits with their context
   int context_hits = 5;
@@ -213,10 +214,18 @@ const std::vector<Flag>& Flags() {
        }},
       {"--dimension", "N", "embedder.dimension of msp's hashing embedder",
        [](EvalConfig* c, std::string_view v) { return ParseNumber("--dimension", v, &c->dimension); }},
-      {"--embedder", "hashing|static", "embedder.provider: the built-in lexical or word-vector embedder",
+      {"--embedder", "hashing|static|native",
+       "embedder.provider: the built-in lexical or word-vector embedder, or a local BERT-family model (--model)",
        [](EvalConfig* c, std::string_view v) {
-         if (v != "hashing" && v != "static") return Status::InvalidArgument("--embedder is hashing or static");
+         if (v != "hashing" && v != "static" && v != "native") {
+           return Status::InvalidArgument("--embedder is hashing, static or native");
+         }
          c->embedder = std::string(v);
+         return Status::Ok();
+       }},
+      {"--model", "DIR", "embedder.model: the native embedder's model directory (docs/embeddings.md)",
+       [](EvalConfig* c, std::string_view v) {
+         c->model = std::string(v);
          return Status::Ok();
        }},
       {"--vectors-path", "PATH", "embedder.vectors_path: the static embedder's word-vector table",
@@ -489,6 +498,7 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
   o.embedder.dimension = cfg.dimension;
   o.embedder.provider = cfg.embedder;
   o.embedder.vectors_path = cfg.vectors_path;
+  o.embedder.model = cfg.model;
   o.retrieval = cfg.retrieval;
   o.consolidation.every_n_episodes = 0;  // no facts: retrieval over the turns alone
   o.policy.min_chars = 0;                 // short turns ("Sure!") are kept

@@ -53,7 +53,9 @@ struct StoreOptions {
 struct EmbedderOptions {
   // "hashing": the built-in lexical hashing embedder; "static": the built-in
   // word-vector (GloVe) embedder, semantic, its table installed by
-  // scripts/deps.sh; "openai": an OpenAI-compatible server.
+  // scripts/deps.sh; "openai": an OpenAI-compatible server; "native": a
+  // BERT-family sentence encoder run in-process from a local model
+  // directory (`model`; docs/embeddings.md).
   std::string provider = "hashing";
   // Vector size. For "openai" it must equal what the model returns (768 for
   // nomic-embed-text, 1536 for text-embedding-3-small): a reply of another
@@ -66,13 +68,20 @@ struct EmbedderOptions {
   // The rest is for provider "openai" (any OpenAI-compatible POST
   // /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI).
   std::string base_url = "http://localhost:11434/v1";  // up to and including /v1
-  std::string model;                 // required for "openai"
+  // "openai": the model name (required); "native": the model directory
+  // (model.safetensors, config.json, vocab.txt or tokenizer.json; required).
+  std::string model;
   // Bearer token; empty: none, or $OPENAI_API_KEY when base_url is
   // https://api.openai.com.
   std::string api_key;
   int batch_size = 64;               // texts per request
   int timeout_ms = 60000;            // per request (connect and read)
   int max_retries = 3;               // on 408, 429, 5xx, malformed replies, transport errors
+  // For "native": threads one Embed call uses (0: one per core, at most 8),
+  // and the pooling ("auto": the model's 1_Pooling/config.json, else mean;
+  // "mean"; "cls"). The model sets the dimension; `dimension` is not used.
+  int threads = 0;
+  std::string pooling = "auto";
 };
 
 // The write policy of seed 004. Each rule can be switched off; each refusal

@@ -143,10 +143,12 @@ const std::vector<Setting>& Table() {
       NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
                     +[](Options& o) { return &o.embedder.provider; },
                     "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
-                    "vectors, semantic, no model server; its table: `scripts/deps.sh --word-vectors`) or openai "
-                    "(any OpenAI-compatible POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI). "
+                    "vectors, semantic, no model server; its table: `scripts/deps.sh --word-vectors`), openai "
+                    "(any OpenAI-compatible POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI) or "
+                    "native (a BERT-family sentence encoder such as all-MiniLM-L6-v2 run in-process from the "
+                    "model directory embedder.model; docs/embeddings.md). "
                     "Changing it needs `msp reembed` on an existing store."),
-               "hashing|static|openai"),
+               "hashing|static|openai|native"),
       Range(Make("embedder.dimension", "MSP_EMBEDDER_DIMENSION", "--embedder-dimension",
                  +[](Options& o) { return &o.embedder.dimension; },
                  "Embedding dimension (1..65536; hashing: 8..4096). For openai, the size of the model's vectors "
@@ -163,7 +165,9 @@ const std::vector<Setting>& Table() {
            "http://localhost:8080/v1, OpenAI https://api.openai.com/v1)."),
       Make("embedder.model", "MSP_EMBEDDER_MODEL", "--embedder-model",
            +[](Options& o) { return &o.embedder.model; },
-           "openai: the embedding model (required), e.g. nomic-embed-text, text-embedding-3-small."),
+           "openai: the embedding model (required), e.g. nomic-embed-text, text-embedding-3-small. native: the "
+           "model directory (required): model.safetensors, config.json, vocab.txt or tokenizer.json, as a "
+           "Hugging Face sentence-transformers repository has them (docs/embeddings.md)."),
       Make("embedder.api_key", "MSP_EMBEDDER_API_KEY", "--embedder-api-key",
            +[](Options& o) { return &o.embedder.api_key; },
            "openai: bearer token (empty: none; with base_url on https://api.openai.com, $OPENAI_API_KEY). "
@@ -181,6 +185,17 @@ const std::vector<Setting>& Table() {
                  "openai: retries after a 408, 429, 5xx, malformed reply or network error, with exponential "
                  "backoff (0..20)."),
             0, 20),
+      Range(Make("embedder.threads", "MSP_EMBEDDER_THREADS", "--embedder-threads",
+                 +[](Options& o) { return &o.embedder.threads; },
+                 "native: threads one embedding call uses, its texts split between them (0: one per core, at "
+                 "most 8; 0..256)."),
+            0, 256),
+      NonEmpty(Make("embedder.pooling", "MSP_EMBEDDER_POOLING", "--embedder-pooling",
+                    +[](Options& o) { return &o.embedder.pooling; },
+                    "native: how token vectors become the text's vector: auto (the model's "
+                    "1_Pooling/config.json, else mean), mean (all-MiniLM, e5, gte) or cls (bge). Part of the "
+                    "embedder's identity."),
+               "auto|mean|cls"),
       Make("policy.min_chars", "MSP_POLICY_MIN_CHARS", "--policy-min-chars",
            +[](Options& o) { return &o.policy.min_chars; },
            "Writes with shorter text are refused (0: rule off)."),

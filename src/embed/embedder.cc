@@ -1,10 +1,12 @@
-// The factory of the built-in embedder. (The dot product is in dot.cc;
+// The factory of the built-in embedders (and of the native one, through its
+// module). (The dot product is in dot.cc;
 // provider/embedder_factory.h opens every embedder by name.)
 #include "embed/embedder.h"
 
 #include <string>
 
 #include "embed/hashing/hashing_embedder.h"
+#include "embed/native/native_loader.h"
 #include "embed/static/static_embedder.h"
 
 namespace msp {
@@ -15,6 +17,9 @@ constexpr int kMaxDimension = 4096;
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
+  if (options.provider == "native") {
+    return OpenNativeEmbedder(options.model, options.threads, options.pooling);
+  }
   if (options.provider == "static") {
     MSP_ASSIGN_OR_RETURN(std::string path, FindWordVectors(options.vectors_path));
     MSP_ASSIGN_OR_RETURN(std::shared_ptr<const WordVectors> table, WordVectors::Load(path));
@@ -34,7 +39,7 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
         "(provider/embedder_factory.h); MakeEmbedder makes the built-in hashing embedder only");
   }
   return Status::InvalidArgument("unknown embedder provider '" + options.provider +
-                                 "'; available providers: hashing, static");
+                                 "'; available providers: hashing, static, native");
 }
 
 }  // namespace msp

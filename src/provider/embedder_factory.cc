@@ -20,7 +20,9 @@ std::string EffectiveApiKey(const EmbedderOptions& options, const std::string& o
 }
 
 Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options) {
-  if (options.provider == "hashing" || options.provider == "static") return MakeEmbedder(options);
+  if (options.provider == "hashing" || options.provider == "static" || options.provider == "native") {
+    return MakeEmbedder(options);
+  }
   if (options.provider == "openai") {
     EmbedderOptions o = options;
     const char* env = std::getenv("OPENAI_API_KEY");
@@ -30,7 +32,7 @@ Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options) {
   }
   return Status::InvalidArgument("unknown embedder.provider '" + options.provider +
                                  "'; available providers: hashing (built in, lexical), static (built in, word vectors), openai (any OpenAI-compatible "
-                                 "embeddings server)");
+                                 "embeddings server), native (a local BERT-family model in embedder.model)");
 }
 
 }  // namespace msp

@@ -1,7 +1,8 @@
 // The embedder factory by name: every embedder msp knows, for the engine's
-// Open. "hashing" is the built-in lexical embedder (embed/); "openai" is any
-// OpenAI-compatible embeddings server (openai_embedder.h). It lives here, not
-// in embed/, so that embed/ stays free of the network.
+// Open. "hashing" and "static" are built in (embed/), "native" is a local
+// BERT-family model run in-process (embed/native/, loaded as a module);
+// "openai" is any OpenAI-compatible embeddings server (openai_embedder.h).
+// It lives here, not in embed/, so that embed/ stays free of the network.
 #ifndef MSP_PROVIDER_EMBEDDER_FACTORY_H_
 #define MSP_PROVIDER_EMBEDDER_FACTORY_H_
 

@@ -315,6 +315,33 @@ TEST(ReembedTest, HashingToStubEndToEnd) {
   EXPECT_EQ(cs.stub().RequestCount(kEmbeddingsPath), requests);
 }
 
+// The native embedder (embedder.provider = "native") on the tiny random BERT
+// of tests/data/native_bert: the store moves onto it, records carry its id,
+// and a record's own text finds it by the vector signal first.
+TEST(ReembedTest, HashingToNativeEndToEnd) {
+  TempDir dir("reembed");
+  ASSERT_TRUE(dir.ok());
+  Seeded s = Seed(dir.path());
+  ASSERT_EQ(s.ids.size(), 16u);
+  Options native = HashingOptions(dir.path());
+  native.embedder.provider = "native";
+  native.embedder.model = std::string(MSP_SOURCE_DIR) + "/tests/data/native_bert";
+  native.embedder.threads = 2;
+  ASSERT_OK_AND_ASSIGN(ReembedProgress p, MemoryLayer::Reembed(native, ReembedOptions{}, nullptr));
+  EXPECT_TRUE(p.finished);
+  EXPECT_EQ(p.to_embedder, "native:native_bert:mean:32");
+  EXPECT_EQ(p.embedded, 16);
+  ASSERT_OK_AND_ASSIGN(auto e, MemoryLayer::Open(native));
+  EXPECT_EQ(EmbedderIds(*e, s), (std::map<std::string, int>{{"native:native_bert:mean:32", 16}}));
+  ExpectVectorFinds(*e, Namespace{}, s.texts[3]);
+  e.reset();
+  // A broken model directory is a clear error when the store opens.
+  native.embedder.model = dir.path() + "/no-such-model";
+  auto broken = MemoryLayer::Open(native);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("no-such-model"), std::string::npos) << broken.status().ToString();
+}
+
 TEST(ReembedTest, FailureAfterSomeBatchesResumesEmbeddingEachRecordOnce) {
   TempDir dir("reembed");
   ASSERT_TRUE(dir.ok());
@@ -550,6 +577,30 @@ TEST(ReembedCliTest, ShowsProgressAndSwitchesTheStore) {
   EXPECT_EQ(j["to_embedder"], kStubId);
   ASSERT_OK_AND_ASSIGN(auto e, MemoryLayer::Open(StubOptions(data, cs.stub())));
   EXPECT_EQ(EmbedderIds(*e, s), (std::map<std::string, int>{{kStubId, 16}}));
+}
+
+// `msp reembed --embedder native` in a process of its own: the msp binary
+// loads libmsp_native_embed.so from beside itself.
+TEST(ReembedCliTest, NativeEmbedderFromTheCommandLine) {
+  TempDir dir("reembed");
+  ASSERT_TRUE(dir.ok());
+  const std::string data = dir.path() + "/data";
+  Seeded s = Seed(data);
+  ASSERT_EQ(s.ids.size(), 16u);
+  const std::string model = std::string(MSP_SOURCE_DIR) + "/tests/data/native_bert";
+  ProcessRun r = Finish(Spawn({"reembed", "--data-dir", data, "--embedder", "native", "--embedder-model", model,
+                               "--embedder-threads", "2", "--embedder-pooling", "cls", "--json"},
+                              dir.path()),
+                        dir.path());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["embedded"], 16);
+  EXPECT_EQ(j["to_embedder"], "native:native_bert:cls:32");
+  r = Finish(Spawn({"reembed", "--data-dir", data, "--embedder", "native", "--embedder-pooling", "max"}, dir.path()),
+             dir.path());
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("--embedder-pooling must be one of auto, mean, cls"), std::string::npos) << r.err;
 }
 
 TEST(ReembedCliTest, KilledMidwayThenResumedEmbedsEachRecordOnce) {

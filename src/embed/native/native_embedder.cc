@@ -64,7 +64,7 @@ Result<std::unique_ptr<NativeEmbedder>> NativeEmbedder::Open(const NativeOptions
     e->max_tokens_ = std::clamp<size_t>(sbert["max_seq_length"].get<size_t>(), 2, e->max_tokens_);
   }
   std::string pooling = options.pooling;
-  if (pooling.empty()) {
+  if (pooling.empty() || pooling == "auto") {
     MSP_ASSIGN_OR_RETURN(nlohmann::json pool, ReadOptionalJson(dir, "1_Pooling/config.json"));
     const bool cls = pool.is_object() && pool.value("pooling_mode_cls_token", false) &&
                      !pool.value("pooling_mode_mean_tokens", false);
@@ -73,7 +73,7 @@ Result<std::unique_ptr<NativeEmbedder>> NativeEmbedder::Open(const NativeOptions
   if (pooling == "cls") {
     e->pooling_ = Pooling::kCls;
   } else if (pooling != "mean") {
-    return Status::InvalidArgument("embedder.pooling '" + pooling + "' is not one of mean, cls");
+    return Status::InvalidArgument("embedder.pooling '" + pooling + "' is not one of auto, mean, cls");
   }
   return e;
 }

@@ -29,7 +29,7 @@ namespace msp::native {
 struct NativeOptions {
   std::string model_dir;
   int threads = 1;          // texts of one Embed call are split over this many threads
-  std::string pooling;      // "", "mean" or "cls" ("": the model's 1_Pooling/config.json, else mean)
+  std::string pooling;      // "auto" or "", "mean", "cls" (auto: the model's 1_Pooling/config.json, else mean)
 };
 
 class NativeEmbedder final : public Embedder {

@@ -419,3 +419,29 @@ TEST(NativeGemmTest, BlockedKernelAndLinearMatchPlainProduct) {
 
 }  // namespace
 }  // namespace msp::native
+
+namespace msp {
+namespace {
+
+// embedder.provider = "native" through the factory (options.h's settings).
+TEST(NativeFactoryTest, MakeEmbedderOpensTheModelDirectory) {
+  EmbedderOptions o;
+  o.provider = "native";
+  o.model = msp::native::kFixture;
+  o.threads = 0;  // one per core
+  o.pooling = "cls";
+  ASSERT_OK_AND_ASSIGN(auto e, MakeEmbedder(o));
+  EXPECT_EQ(e->id(), "native:native_bert:cls:32");
+  o.model = "";
+  auto missing = MakeEmbedder(o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(msp::testing::Contains(missing.status().message(), "embedder.model")) << missing.status().ToString();
+  o.model = msp::native::kFixture;
+  o.pooling = "max";
+  auto bad = MakeEmbedder(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(msp::testing::Contains(bad.status().message(), "pooling")) << bad.status().ToString();
+}
+
+}  // namespace
+}  // namespace msp
