@@ -24,6 +24,15 @@ eval "$pg_env"
 trap 'bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
 # The npm packages of the MCP client tests, as pinned in the lock file.
 (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock)
+# The Claude Code CLI of tests/claude_code (about 380 MB unpacked, npm's cache
+# keeps it for the next run): fetched while msp compiles, waited for before
+# ctest. If it fails here, the test's own fixture (claude_code_npm_ci) tries
+# again and fails the run with npm's message.
+mkdir -p build
+(cd tests/claude_code && { cmp -s package-lock.json node_modules/.msp-installed-lock 2>/dev/null ||
+  { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock; }; }) \
+  >build/claude-code-npm.log 2>&1 &
+claude_code_npm=$!
 
 echo "== sanitizer build (ASan + UBSan) and every test =="
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_UNITY_BUILD=ON -DMSP_SHARED_LIBS=ON >/dev/null
@@ -39,6 +48,7 @@ mkdir -p build
 setsid nice -n 10 bash fuzz/run.sh --build-only >build/fuzz-build.log 2>&1 &
 fuzz_build=$!
 trap 'kill -- -"$fuzz_build" 2>/dev/null || true; bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
+wait "$claude_code_npm" || { echo "tests/claude_code: npm ci failed (build/claude-code-npm.log):" >&2; tail -20 build/claude-code-npm.log >&2; }
 # Three tests a core: the tests mostly wait (on msp processes they start,
 # sockets, fsync). Measured at d59e8a1 on the 2-core machine: ctest -j2 ran
 # 885 s of wall time for 632 s of CPU (1,769 s of test time); -j6 ran 310 s.
