@@ -21,6 +21,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 model="$(mktemp -d /tmp/msp-native-bench.XXXXXX)"
 trap 'rm -rf "$model"' EXIT
 rounds="${MSP_BENCH_ROUNDS:-3}"
+# One core each: torch.set_num_threads(1) does not reach the OpenBLAS that
+# Debian's torch calls (it would use every core), so both get one thread.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 out="$model/results.jsonl"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 "$here/../scripts/make_bert.py" bench "$model" | tee -a "$out"
