@@ -26,7 +26,7 @@ esac
 if [[ $# -gt 0 && $1 == -runs=* ]]; then runs=$1; shift; fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(json_import toml_config jsonrpc rest_body hook_payload adr html markdown docx pdf)
+  targets=(json_import toml_config jsonrpc rest_body hook_payload adr html markdown docx pdf safetensors wordpiece)
 fi
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 if [[ -z $cxx ]]; then

@@ -76,27 +76,52 @@ Result<std::unique_ptr<SafeTensorsFile>> SafeTensorsFile::Open(const std::string
     return Status::InvalidArgument(path + " is not a regular file");
   }
   f->size_ = static_cast<size_t>(st.st_size);
-  auto corrupt = [&path](const std::string& what) {
-    return Status::Corruption(path + " is not a valid safetensors file: " + what);
-  };
   if (f->size_ < 8) {
     ::close(fd);
-    return corrupt("it has " + std::to_string(f->size_) + " bytes, fewer than the 8 of the header length");
+    return Status::Corruption(path + " is not a valid safetensors file: it has " + std::to_string(f->size_) +
+                              " bytes, fewer than the 8 of the header length");
   }
   void* map = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_err = errno;
   ::close(fd);
   if (map == MAP_FAILED) return Status::IoError(path + " cannot be mapped: " + std::strerror(map_err));
   f->map_ = map;
-  const auto* bytes = static_cast<const uint8_t*>(map);
+  MSP_RETURN_IF_ERROR(f->Index(static_cast<const uint8_t*>(map)));
+  return f;
+}
+
+Result<std::unique_ptr<SafeTensorsFile>> SafeTensorsFile::FromBytes(const void* data, size_t size,
+                                                                    const std::string& name) {
+  std::unique_ptr<SafeTensorsFile> f(new SafeTensorsFile());
+  f->path_ = name;
+  f->size_ = size;
+  if (size < 8) {
+    return Status::Corruption(name + " is not a valid safetensors file: it has " + std::to_string(size) +
+                              " bytes, fewer than the 8 of the header length");
+  }
+  MSP_RETURN_IF_ERROR(f->Index(static_cast<const uint8_t*>(data)));
+  return f;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> SafeTensorsFile::Tensors() const {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  for (const auto& [name, e] : entries_) out.emplace_back(name, e.shape);
+  return out;
+}
+
+Status SafeTensorsFile::Index(const uint8_t* bytes) {
+  const std::string& path = path_;
+  auto corrupt = [&path](const std::string& what) {
+    return Status::Corruption(path + " is not a valid safetensors file: " + what);
+  };
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
-  if (header_len > kMaxHeaderBytes || header_len > f->size_ - 8) {
+  if (header_len > kMaxHeaderBytes || header_len > size_ - 8) {
     return corrupt("its header length " + std::to_string(header_len) + " exceeds the file (" +
-                   std::to_string(f->size_) + " bytes) or the format's 100 MB limit");
+                   std::to_string(size_) + " bytes) or the format's 100 MB limit");
   }
-  f->data_ = bytes + 8 + header_len;
-  const uint64_t data_size = f->size_ - 8 - header_len;
+  data_ = bytes + 8 + header_len;
+  const uint64_t data_size = size_ - 8 - header_len;
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(reinterpret_cast<const char*>(bytes + 8),
@@ -105,7 +130,9 @@ Result<std::unique_ptr<SafeTensorsFile>> SafeTensorsFile::Open(const std::string
     return corrupt(std::string("its header is not JSON: ") + e.what());
   }
   if (!header.is_object()) return corrupt("its header is not a JSON object");
-  for (const auto& [name, value] : header.items()) {
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const nlohmann::json& value = it.value();
     if (name == "__metadata__") continue;
     auto bad = [&](const std::string& what) { return corrupt("tensor '" + name + "': " + what); };
     if (!value.is_object()) return bad("its entry is not an object");
@@ -140,9 +167,9 @@ Result<std::unique_ptr<SafeTensorsFile>> SafeTensorsFile::Open(const std::string
       return bad("data_offsets hold " + std::to_string(e.end - e.begin) + " bytes, but " + e.dtype + " " +
                  ShapeText(e.shape) + " needs " + std::to_string(count * elem));
     }
-    f->entries_.emplace(name, std::move(e));
+    entries_.emplace(name, std::move(e));
   }
-  return f;
+  return Status::Ok();
 }
 
 Result<const float*> SafeTensorsFile::Float32(const std::string& name, const std::vector<int64_t>& shape) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "msp/status.h"
@@ -32,11 +33,16 @@ class SafeTensorsFile {
   // Corruption (naming the file and the entry) when it is not a well-formed
   // safetensors file.
   static Result<std::unique_ptr<SafeTensorsFile>> Open(const std::string& path);
+  // The same checks on bytes in memory (`name` for messages).
+  // REQUIRES: data[0, size) outlives the result.
+  static Result<std::unique_ptr<SafeTensorsFile>> FromBytes(const void* data, size_t size, const std::string& name);
   ~SafeTensorsFile();
   SafeTensorsFile(const SafeTensorsFile&) = delete;
   SafeTensorsFile& operator=(const SafeTensorsFile&) = delete;
 
   bool Has(const std::string& name) const { return entries_.count(name) != 0; }
+  // Every tensor's name and shape, in no particular order.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> Tensors() const;
   // The tensor `name` as F32 values, which must have exactly `shape`.
   // InvalidArgument naming the tensor when it is missing, of another shape,
   // or of a dtype other than F32, F16, BF16.
@@ -55,6 +61,8 @@ class SafeTensorsFile {
     uint64_t end = 0;
   };
   SafeTensorsFile() = default;
+  // Parses and checks the header of bytes_[0, size_).
+  Status Index(const uint8_t* bytes);
 
   std::string path_;
   void* map_ = nullptr;
