@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <system_error>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -118,8 +119,16 @@ Result<std::vector<std::vector<float>>> NativeEmbedder::Embed(const std::vector<
     run(0);
   } else {
     std::vector<std::thread> pool;
-    for (size_t w = 1; w < threads; ++w) pool.emplace_back(run, w);
+    std::vector<size_t> inline_workers;  // shares whose thread could not start
+    for (size_t w = 1; w < threads; ++w) {
+      try {
+        pool.emplace_back(run, w);
+      } catch (const std::system_error&) {
+        inline_workers.push_back(w);
+      }
+    }
     run(0);
+    for (size_t w : inline_workers) run(w);
     for (std::thread& t : pool) t.join();
   }
   std::vector<std::vector<float>> out(texts.size());
