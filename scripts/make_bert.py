@@ -26,6 +26,7 @@ algorithm (BasicTokenizer, then WordPiece) written out.
 import json
 import math
 import os
+import re
 import struct
 import sys
 import time
@@ -111,10 +112,20 @@ def wordpiece(token, vocab, unk="[UNK]", max_chars=100):
     return pieces
 
 
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
 def encode(text, vocab, lower, max_tokens):
+    """BertTokenizer's encode: special tokens written in the text (exactly,
+    case and all) are split out first and kept whole; the rest is tokenized."""
     ids = [vocab["[CLS]"]]
-    for token in basic_tokenize(text, lower, lower):
-        ids.extend(vocab[p] for p in wordpiece(token, vocab))
+    pattern = "(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS if t in vocab) + ")"
+    for i, part in enumerate(re.split(pattern, text)):
+        if i % 2 == 1:
+            ids.append(vocab[part])
+            continue
+        for token in basic_tokenize(part, lower, lower):
+            ids.extend(vocab[p] for p in wordpiece(token, vocab))
     ids = ids[:max_tokens - 1]
     ids.append(vocab["[SEP]"])
     return ids
@@ -228,6 +239,9 @@ def write_model(directory, cfg, weights, vocab_list, lower=True, pooling="mean")
         json.dump({"do_lower_case": lower, "tokenizer_class": "BertTokenizer"}, f, indent=2)
     tokenizer = {
         "version": "1.0",
+        "added_tokens": [{"id": vocab_list.index(t), "content": t, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}
+                         for t in SPECIAL_TOKENS if t in vocab_list],
         "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
                        "strip_accents": None, "lowercase": lower},
         "pre_tokenizer": {"type": "BertPreTokenizer"},
@@ -257,6 +271,7 @@ TEXTS = [
     " ".join("word%d" % (i % 10) for i in range(200)),
     "",
     "   \t\n  ",
+    "fill the [MASK] here,[SEP]then [mask] and [UNK]x [CLS",
     "unaffable 'quoted' [brackets] {braces} <angle> `tick` ~tilde~ ^caret^ |pipe| \\back\\",
 ]
 

@@ -141,10 +141,25 @@ bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 }  // namespace
 
 Result<WordPieceTokenizer> WordPieceTokenizer::FromVocab(std::unordered_map<std::string, int32_t> vocab,
-                                                         WordPieceOptions options) {
+                                                         WordPieceOptions options,
+                                                         std::vector<std::pair<std::string, int32_t>> specials) {
   WordPieceTokenizer t;
   t.vocab_ = std::move(vocab);
   t.options_ = std::move(options);
+  if (specials.empty()) {
+    for (const char* name : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
+      auto it = t.vocab_.find(name);
+      if (it != t.vocab_.end()) specials.emplace_back(name, it->second);
+    }
+  }
+  for (auto& [name, id] : specials) {
+    if (name.empty() || id < 0) return Status::InvalidArgument("a special token is empty or has a negative id");
+    t.max_id_ = std::max(t.max_id_, id);
+  }
+  // Longest first, so that of two specials at one place the longer wins.
+  std::sort(specials.begin(), specials.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  t.specials_ = std::move(specials);
   auto id_of = [&t](const std::string& token, int32_t* id) {
     auto it = t.vocab_.find(token);
     if (it == t.vocab_.end()) return false;
@@ -170,6 +185,7 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& dir) {
   const std::string vocab_path = dir + "/vocab.txt";
   WordPieceOptions options;
   std::unordered_map<std::string, int32_t> vocab;
+  std::vector<std::pair<std::string, int32_t>> specials;
   if (Exists(json_path)) {
     MSP_ASSIGN_OR_RETURN(std::string text, ReadWhole(json_path));
     try {
@@ -183,6 +199,11 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& dir) {
       options.prefix = model.value("continuing_subword_prefix", options.prefix);
       options.max_chars_per_word = model.value("max_input_chars_per_word", options.max_chars_per_word);
       for (const auto& [token, id] : model.at("vocab").items()) vocab[token] = id.get<int32_t>();
+      for (const nlohmann::json& added : j.value("added_tokens", nlohmann::json::array())) {
+        if (added.value("special", false) && added.contains("content") && added.contains("id")) {
+          specials.emplace_back(added["content"].get<std::string>(), added["id"].get<int32_t>());
+        }
+      }
       const nlohmann::json& norm = j.value("normalizer", nlohmann::json());
       if (!norm.is_null()) {
         if (norm.value("type", std::string()) != "BertNormalizer") {
@@ -227,7 +248,7 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& dir) {
     return Status::InvalidArgument("no tokenizer in " + dir + ": it needs tokenizer.json or vocab.txt");
   }
   if (vocab.empty()) return Status::InvalidArgument("the vocabulary in " + dir + " is empty");
-  auto t = FromVocab(std::move(vocab), std::move(options));
+  auto t = FromVocab(std::move(vocab), std::move(options), std::move(specials));
   if (!t.ok()) return t.status().WithContext(dir);
   return t;
 }
@@ -323,10 +344,26 @@ Result<std::vector<int32_t>> WordPieceTokenizer::Encode(std::string_view text, s
   }
   std::vector<int32_t> ids{cls_};
   const size_t limit = max_tokens < 2 ? 1 : max_tokens - 1;  // room for [SEP]
-  ForEachWord(text, [&](const std::u32string& w) {
-    WordPiece(w, &ids);
-    return ids.size() < limit;
-  });
+  auto words = [&](std::string_view part) {
+    ForEachWord(part, [&](const std::u32string& w) {
+      WordPiece(w, &ids);
+      return ids.size() < limit;
+    });
+  };
+  // Split out the special tokens written in the text (valid UTF-8 stays
+  // valid: a special token starts and ends on character boundaries).
+  size_t from = 0;
+  for (size_t i = 0; i < text.size() && ids.size() < limit; ++i) {
+    for (const auto& [name, id] : specials_) {
+      if (text.compare(i, name.size(), name) != 0) continue;
+      words(text.substr(from, i - from));
+      if (ids.size() < limit) ids.push_back(id);
+      i += name.size() - 1;
+      from = i + 1;
+      break;
+    }
+  }
+  if (ids.size() < limit && from < text.size()) words(text.substr(from));
   if (ids.size() > limit) ids.resize(limit);
   ids.push_back(sep_);
   return ids;

@@ -16,6 +16,9 @@
 //      matches, or longer than 100 characters, is [UNK];
 //   5. [CLS] ids [SEP], cut to the model's maximum length (the last id kept
 //      is always [SEP]).
+// Before step 1, special tokens written in the text exactly ([PAD], [UNK],
+// [CLS], [SEP], [MASK], or tokenizer.json's special added tokens) are split
+// out and kept whole, as BertTokenizer and tokenizers do.
 // The Unicode data are Python's (Unicode 14, unicode_tables.h); the
 // NFC step that recent Python transformers add before step 3 is not done
 // (it changes nothing for the uncased models msp was shaped for).
@@ -28,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "msp/status.h"
@@ -53,8 +57,11 @@ class WordPieceTokenizer {
   // normalizer or model type).
   static Result<WordPieceTokenizer> Load(const std::string& dir);
   // From a vocabulary (token -> id) and settings.
+  // The special tokens are [PAD], [UNK], [CLS], [SEP] and [MASK] where the
+  // vocabulary has them, unless `specials` names others.
   static Result<WordPieceTokenizer> FromVocab(std::unordered_map<std::string, int32_t> vocab,
-                                              WordPieceOptions options);
+                                              WordPieceOptions options,
+                                              std::vector<std::pair<std::string, int32_t>> specials = {});
 
   // [CLS] pieces [SEP], at most max_tokens ids (REQUIRES: max_tokens >= 2).
   // InvalidArgument when `text` is not valid UTF-8.
@@ -77,6 +84,7 @@ class WordPieceTokenizer {
   void ForEachWord(std::string_view text, Emit&& emit) const;
 
   std::unordered_map<std::string, int32_t> vocab_;
+  std::vector<std::pair<std::string, int32_t>> specials_;  // kept whole where the text has them
   WordPieceOptions options_;
   int32_t cls_ = 0, sep_ = 0, unk_ = 0, max_id_ = 0;
 };
