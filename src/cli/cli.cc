@@ -477,8 +477,13 @@ const std::vector<Verb>& Verbs() {
        "additionalContext JSON)",
        {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionStart},
       {"hook post-tool-use", "[flags] < HOOK_JSON",
-       "the PostToolUse hook: record the tool call as an episode of the hook's session (hooks.post_tool_use)",
+       "the PostToolUse hook: spool the tool use as an observation (an episode of the hook's session once "
+       "imported); msp-capture does the same, faster",
        {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookPostToolUse},
+      {"hook session-end", "[flags] < HOOK_JSON",
+       "the SessionEnd hook: write the session's summary record (prompts, files changed, commands and failures, "
+       "decisions mentioned), once per session",
+       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionEnd},
       {"setup claude-code", "[--scope project|user] [--remove] [flags]",
        "register msp's hooks and MCP server with Claude Code, merged into its settings files (--remove: take "
        "them out)",
@@ -488,7 +493,8 @@ const std::vector<Verb>& Verbs() {
         {"--project", "", "the same as --scope project"},
         {"--project-dir", "DIR", "the project's directory (default: the current one)"},
         {"--remove", "", "remove msp's hooks and MCP server, nothing else"},
-        {"--post-tool-use", "", "also register the PostToolUse hook (it records only with hooks.post_tool_use)"},
+        {"--post-tool-use", "", "register the PostToolUse hooks (the default; kept for old scripts)"},
+        {"--no-post-tool-use", "", "do not register the PostToolUse / PostToolUseFailure observation hooks"},
         {"--no-mcp", "", "do not register the MCP server"},
         {"--msp", "PATH", "the msp executable the hooks run (default: this one)"},
         {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp)"}},

@@ -248,6 +248,7 @@ Status RunPromptsIntents(Invocation& inv);
 Status RunPromptsImport(Invocation& inv);
 Status RunHookSessionStart(Invocation& inv);
 Status RunHookPostToolUse(Invocation& inv);
+Status RunHookSessionEnd(Invocation& inv);
 Status RunSetupClaudeCode(Invocation& inv);
 
 }  // namespace msp

@@ -1,7 +1,9 @@
 // Coding-agent verbs (docs/coding-agents.md): capture, prompts list /
 // search / topics / switches / intents / import, hook session-start /
 // post-tool-use, setup claude-code.
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -14,6 +16,7 @@
 #include "coding/hooks.h"
 #include "coding/prompt_analysis.h"
 #include "coding/prompt_store.h"
+#include "coding/session_summary.h"
 #include "config/config.h"
 #include "consolidate/llm_extractor.h"
 #include "provider/chat_client.h"
@@ -134,6 +137,12 @@ std::string HookUser(const Invocation& inv) {
   if (!inv.ns.user.empty()) return inv.ns.user;
   const char* user = std::getenv("USER");
   return user == nullptr ? "" : user;
+}
+
+// Imports the observation spool into the store (opened, created if new).
+Result<ObservationImportReport> ImportSpooledObservations(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<MemoryLayer> engine, OpenEngine(inv, /*create=*/true));
+  return ImportObservations(PromptRepository(inv), *engine, inv.actor);
 }
 
 }  // namespace
@@ -278,12 +287,34 @@ Status RunPromptsImport(Invocation& inv) {
     AppendToLog(CaptureLog(inv), "prompts import",
                 std::to_string(r->failed) + " spool files could not be read; moved to " + SpoolDir(repo) + "/bad");
   }
+  // Tool observations spooled by the PostToolUse hook: episodes.
+  ObservationImportReport obs;
+  if (HasSpooledObservations(repo)) {
+    Result<ObservationImportReport> o = ImportSpooledObservations(inv);
+    if (!o.ok()) {
+      if (!inv.flags.Has("--log-failures")) return o.status();
+      AppendToLog(CaptureLog(inv), "prompts import", o.status().ToString());
+    } else {
+      obs = *o;
+      if (obs.failed > 0 && inv.flags.Has("--log-failures")) {
+        AppendToLog(CaptureLog(inv), "prompts import",
+                    std::to_string(obs.failed) + " observation spool files could not be read; moved to " +
+                        ObservationSpoolDir(repo) + "/bad");
+      }
+    }
+  }
   if (inv.json) {
-    PrintJson(inv, {{"imported", r->imported}, {"failed", r->failed}, {"busy", r->busy}, {"repository", repo}});
+    PrintJson(inv, {{"imported", r->imported}, {"failed", r->failed}, {"busy", r->busy}, {"repository", repo},
+                    {"observations", {{"imported", obs.imported}, {"failed", obs.failed}, {"busy", obs.busy}}}});
   } else {
     *inv.out << "imported " << r->imported << " prompts into " << repo
              << (r->failed ? ", " + std::to_string(r->failed) + " unreadable (moved to msp-spool/bad)" : "")
              << (r->busy ? " (another importer is running)" : "") << "\n";
+    if (obs.imported + obs.failed > 0 || obs.busy) {
+      *inv.out << "imported " << obs.imported << " tool observations as episodes"
+               << (obs.failed ? ", " + std::to_string(obs.failed) + " unreadable" : "")
+               << (obs.busy ? " (another importer is running)" : "") << "\n";
+    }
   }
   return Status::Ok();
 }
@@ -319,8 +350,20 @@ Status RunHookSessionStart(Invocation& inv) {
       if (auto prompts = (*store)->List(f); prompts.ok()) recent.assign(prompts->rbegin(), prompts->rend());
     }
   }
+  // The index of the last sessions on this repository and branch.
+  std::vector<Memory> sessions;
+  if (!tree.top_level.empty()) {
+    Result<std::vector<Memory>> s =
+        RecentSessionSummaries(**engine, scope, tree.top_level, tree.branch, kSessionIndexSessions);
+    if (s.ok()) {
+      sessions = std::move(s).value();
+    } else {
+      AppendToLog(log, "hook session-start", s.status().ToString());
+    }
+  }
   Result<std::string> digest = SessionStartDigest(**engine, inv.config.options, *hook, scope,
-                                                  inv.config.options.coding.session_start_budget, inv.actor, recent);
+                                                  inv.config.options.coding.session_start_budget, inv.actor, recent,
+                                                  sessions);
   if (!digest.ok()) {
     AppendToLog(log, "hook session-start", digest.status().ToString());
     return Status::Ok();
@@ -330,27 +373,95 @@ Status RunHookSessionStart(Invocation& inv) {
 }
 
 Status RunHookPostToolUse(Invocation& inv) {
+  // The same fast path as msp-capture: the observation is spooled and a
+  // detached `msp prompts import` stores it (capture_command.cc).
   const std::string log = CaptureLog(inv);
-  if (!inv.config.options.coding.post_tool_use) return Status::Ok();  // off by default
+  const CodingOptions& coding = inv.config.options.coding;
+  if (!coding.post_tool_use && inv.config.OriginOf("hooks.post_tool_use").source != SettingSource::kDefault) {
+    return Status::Ok();
+  }
   Result<HookInput> hook = ReadHook(inv);
   if (!hook.ok()) {
     AppendToLog(log, "hook post-tool-use", hook.status().ToString());
     return Status::Ok();
   }
-  Namespace scope = inv.ns;
-  scope.user = HookUser(inv);
-  Result<EpisodeStep> step = ToolUseEpisode(*hook, scope, inv.config.options.coding.tool_max_chars, inv.actor);
-  if (!step.ok()) {
-    AppendToLog(log, "hook post-tool-use", step.status().ToString());
+  Result<Observation> o = ObservationFromHook(*hook, WallClockMs(), coding.tool_max_chars);
+  if (!o.ok()) {
+    AppendToLog(log, "hook post-tool-use", o.status().ToString());
     return Status::Ok();
+  }
+  ObservationScope scope{inv.ns.tenant, HookUser(inv), inv.ns.mission};
+  const std::string repo = PromptRepository(inv);
+  if (Result<std::string> spooled = SpoolObservation(*o, scope, repo); !spooled.ok()) {
+    AppendToLog(log, "hook post-tool-use", spooled.status().ToString());
+    return Status::Ok();
+  }
+  std::vector<std::string> argv = {SelfExecutable(), "prompts", "import", "--log-failures", "--data-dir",
+                                   AbsolutePath(inv.config.options.store.data_dir), "--capture-repository", repo,
+                                   "--capture-log-file", log};
+  if (!inv.config.config_file.empty()) argv.insert(argv.end(), {"--config", AbsolutePath(inv.config.config_file)});
+  if (Status s = SpawnDetached(argv); !s.ok()) AppendToLog(log, "hook post-tool-use", s.ToString());
+  return Status::Ok();
+}
+
+Status RunHookSessionEnd(Invocation& inv) {
+  const std::string log = CaptureLog(inv);
+  auto logged = [&](const Status& st) {
+    AppendToLog(log, "hook session-end", st.ToString());
+    return Status::Ok();
+  };
+  Result<HookInput> hook = ReadHook(inv);
+  if (!hook.ok()) return logged(hook.status());
+  if (hook->session_id.empty()) return logged(Status::InvalidArgument("the SessionEnd payload has no session_id"));
+  const std::string repo = PromptRepository(inv);
+  // What the hooks spooled a moment ago first; while a detached importer
+  // holds a spool (busy), wait for it (at most ~5 s).
+  for (int i = 0; i < 250; ++i) {
+    Result<SpoolImportReport> r = ImportSpool(repo);
+    if (!r.ok()) (void)logged(r.status());
+    if (!r.ok() || !r->busy) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   Result<std::unique_ptr<MemoryLayer>> engine = OpenEngine(inv, /*create=*/true);
-  if (!engine.ok()) {
-    AppendToLog(log, "hook post-tool-use", engine.status().ToString());
-    return Status::Ok();
+  if (!engine.ok()) return logged(engine.status());
+  for (int i = 0; i < 250; ++i) {
+    Result<ObservationImportReport> r = ImportObservations(repo, **engine, inv.actor);
+    if (!r.ok()) (void)logged(r.status());
+    if (!r.ok() || !r->busy) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (Result<Memory> m = (*engine)->AddEpisode(*step); !m.ok()) {
-    AppendToLog(log, "hook post-tool-use", m.status().ToString());
+  std::vector<CapturedPrompt> prompts;
+  if (auto store = PromptStore::Open(repo, /*create=*/false); store.ok()) {
+    PromptFilter f;
+    f.session_id = hook->session_id;
+    if (auto p = (*store)->List(f); p.ok()) prompts = std::move(p).value();
+  }
+  Namespace scope = inv.ns;
+  scope.user = HookUser(inv);
+  ListRequest req;
+  req.scope = scope;
+  req.scope.session = hook->session_id;
+  req.session = hook->session_id;
+  req.filter.kinds = {Kind::kEpisode};
+  req.limit = 0;
+  Result<std::vector<Memory>> episodes = (*engine)->List(req);
+  if (!episodes.ok()) return logged(episodes.status());
+  SessionSummary summary = SummarizeSession(hook->session_id, prompts, *episodes, WallClockMs());
+  if (summary.asked.empty() && summary.tool_uses == 0) return Status::Ok();  // nothing to summarise
+  if (summary.repository.empty()) {
+    const WorkTree tree = FindWorkTree(hook->cwd);
+    summary.repository = tree.top_level;
+    summary.branch = tree.branch;
+  }
+  if (!hook->other_json.empty()) {
+    const nlohmann::json other = nlohmann::json::parse(hook->other_json, nullptr, /*allow_exceptions=*/false);
+    if (other.is_object() && other.contains("reason") && other["reason"].is_string()) {
+      summary.reason = other["reason"].get<std::string>();
+    }
+  }
+  bool written = false;
+  if (Result<Memory> m = WriteSessionSummary(**engine, scope, summary, inv.actor, &written); !m.ok()) {
+    return logged(m.status());
   }
   return Status::Ok();
 }
@@ -375,7 +486,9 @@ Status RunSetupClaudeCode(Invocation& inv) {
   ClaudeSetupRequest r;
   r.user = scope == "user";
   r.remove = inv.flags.Has("--remove");
-  r.post_tool_use = inv.flags.Has("--post-tool-use");
+  // Tool observations are recorded by default now that they take the
+  // capture hook's fast path (docs/coding-agents.md, "Tool observations").
+  r.post_tool_use = !inv.flags.Has("--no-post-tool-use");
   r.mcp = !inv.flags.Has("--no-mcp");
   std::error_code ec;
   // The project is the repository holding the current directory (its top),
@@ -430,6 +543,9 @@ Status RunSetupClaudeCode(Invocation& inv) {
   // A command given with --capture is taken as written (it may be "msp
   // capture"); a path msp found is one word, whatever it holds.
   r.capture_command = (capture_given ? capture : ShellQuote(capture)) + data_flag;
+  // The observation hook is the same command; it names the namespace the
+  // episodes go to.
+  r.observe_command = r.capture_command + ns_flags;
   r.msp_command = ShellQuote(msp) + data_flag + ns_flags;
   r.mcp_program = msp;
   r.mcp_args = {"mcp", "--data-dir", r.user || !relative ? AbsolutePath(dir) : dir};

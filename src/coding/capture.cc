@@ -77,6 +77,9 @@ Result<HookInput> ParseHookInput(std::string_view json) {
       in.tool_input = Dump(*it);
     } else if (it.key() == "tool_response") {
       in.tool_response = Dump(*it);
+    } else if (it.key() == "error") {
+      // PostToolUseFailure: a message (any other value kept as JSON text).
+      in.error = it->is_string() ? it->get<std::string>() : it->is_null() ? "" : Dump(*it);
     } else {
       other[it.key()] = *it;
     }
@@ -147,18 +150,12 @@ Result<CapturedPrompt> PromptFromHook(const HookInput& in, TimeMs now) {
 
 std::string SpoolDir(const std::string& repository) { return (fs::path(repository) / "msp-spool").string(); }
 
-Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string& repository) {
-  if (repository.empty()) return Status::InvalidArgument("the prompt repository path is empty (capture.repository)");
-  const std::string dir = SpoolDir(repository);
+Result<std::string> WriteSpoolFile(const std::string& dir, TimeMs at, uint64_t random, const std::string& body) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create the spool '" + dir + "': " + ec.message());
-  const uint64_t random = RandomBits();
-  const std::string ref = PromptRefName(prompt.at, random);
-  nlohmann::json j = {{"ref", ref}, {"text", prompt.text}, {"meta", PromptMetadataJson(prompt)}};
-  const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   char name[64];
-  std::snprintf(name, sizeof name, "%013lld-%012llx", static_cast<long long>(prompt.at),
+  std::snprintf(name, sizeof name, "%013lld-%012llx", static_cast<long long>(at),
                 static_cast<unsigned long long>(random & 0xffffffffffffULL));
   const std::string tmp = dir + "/." + name + ".tmp";
   const std::string final_path = dir + "/" + name + ".json";
@@ -182,6 +179,15 @@ Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string&
     return Status::IoError("cannot write '" + final_path + "': " + std::strerror(e));
   }
   return final_path;
+}
+
+Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string& repository) {
+  if (repository.empty()) return Status::InvalidArgument("the prompt repository path is empty (capture.repository)");
+  const uint64_t random = RandomBits();
+  const std::string ref = PromptRefName(prompt.at, random);
+  nlohmann::json j = {{"ref", ref}, {"text", prompt.text}, {"meta", PromptMetadataJson(prompt)}};
+  const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return WriteSpoolFile(SpoolDir(repository), prompt.at, random, body);
 }
 
 Status SpawnDetached(const std::vector<std::string>& argv) {

@@ -31,6 +31,7 @@ struct HookInput {
   std::string tool_input;    // PostToolUse: JSON text
   std::string tool_response; // PostToolUse: JSON text
   std::string tool_use_id;   // PostToolUse
+  std::string error;         // PostToolUseFailure
   std::string other_json;    // every other field, a JSON object ("" when none)
 };
 
@@ -70,6 +71,10 @@ std::string SpoolDir(const std::string& repository);
 // Writes `prompt` to the spool of `repository` (directories created).
 // Returns the spool file's path.
 Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string& repository);
+
+// Writes `body` to <dir>/<at>-<12 hex of random>.json (directories
+// created) through a temporary file and a rename. Returns the path.
+Result<std::string> WriteSpoolFile(const std::string& dir, TimeMs at, uint64_t random, const std::string& body);
 
 // Starts `argv` (argv[0] a path, or a name looked up on PATH) detached: its
 // own session, scheduled SCHED_IDLE, standard streams on /dev/null, not

@@ -12,9 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
 #include "coding/capture.h"
+#include "coding/observation.h"
 #include "coding/prompt_store.h"
 #include "tests/support/test_util.h"
 
@@ -79,6 +81,15 @@ size_t LogLines(const std::string& path) {
   size_t n = 0;
   for (std::string line; std::getline(in, line);) ++n;
   return n;
+}
+
+bool HasFiles(const std::string& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.ends_with(".json")) return true;
+  }
+  return false;
 }
 
 // Waits (up to ~20 s) until the repository holds `want` prompts.
@@ -212,6 +223,122 @@ TEST_F(CaptureProcessTest, ConcurrentHookProcessesLoseNoPrompt) {
   for (const CapturedPrompt& p : all) texts.insert(p.text);
   EXPECT_EQ(all.size(), static_cast<size_t>(kProcesses));
   EXPECT_EQ(texts.size(), static_cast<size_t>(kProcesses));
+}
+
+// The observation hook as setup installs it (msp-capture, and the older
+// `msp hook post-tool-use`): silent, exit 0, and the detached importer turns
+// the spooled observation into an episode of the session, secrets redacted.
+TEST_F(CaptureProcessTest, ToolObservationsBecomeEpisodes) {
+  const std::string key = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+  const nlohmann::json bash = {{"session_id", "sess-obs"},
+                               {"transcript_path", "/tmp/t.jsonl"},
+                               {"cwd", dir_.path()},
+                               {"hook_event_name", "PostToolUse"},
+                               {"tool_name", "Bash"},
+                               {"tool_use_id", "toolu_01"},
+                               {"tool_input", {{"command", "GH_TOKEN=" + key + " gh pr list"}}},
+                               {"tool_response", {{"stdout", "#12 fix login"}, {"stderr", ""}, {"interrupted", false}}}};
+  std::vector<std::string> lean = Lean();
+  lean.insert(lean.end(), {"--user", "ann"});
+  HookRun a = RunHook(lean, bash.dump(), dir_.path());
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_EQ(a.out, "");
+  EXPECT_EQ(a.err, "");
+  nlohmann::json failure = {{"session_id", "sess-obs"},
+                            {"cwd", dir_.path()},
+                            {"hook_event_name", "PostToolUseFailure"},
+                            {"tool_name", "Bash"},
+                            {"tool_input", {{"command", "make test"}}},
+                            {"error", "Exit code 2\nmake: *** [test] Error 2"}};
+  HookRun b = RunHook({MSP_BIN, "hook", "post-tool-use", "--data-dir", data_, "--user", "ann"}, failure.dump(),
+                      dir_.path());
+  EXPECT_EQ(b.exit_code, 0);
+  EXPECT_EQ(b.out, "");
+  EXPECT_EQ(b.err, "");
+  // Wait for the detached importers to empty the spool.
+  for (int i = 0; i < 400 && HasFiles(ObservationSpoolDir(repo_)); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(HasFiles(ObservationSpoolDir(repo_)));
+  HookRun list = RunHook({MSP_BIN, "episode", "list", "--session", "sess-obs", "--user", "ann", "--data-dir", data_,
+                          "--json"},
+                         "", dir_.path());
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  nlohmann::json steps = nlohmann::json::parse(list.out);
+  ASSERT_EQ(steps.size(), 2u) << list.out;
+  for (const nlohmann::json& step : steps) {
+    EXPECT_EQ(list.out.find("AbCdEfGh"), std::string::npos);
+    const std::string text = step.dump();
+    EXPECT_NE(text.find("observation"), std::string::npos);
+  }
+  EXPECT_NE(list.out.find("GH_TOKEN=[REDACTED] gh pr list"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("make test"), std::string::npos);
+  const bool exit_two = list.out.find("\"exit_code\":2") != std::string::npos ||
+                        list.out.find("\\\"exit_code\\\":2") != std::string::npos;
+  EXPECT_TRUE(exit_two) << list.out;
+  EXPECT_EQ(LogLines(log_), 0u);
+}
+
+// A whole session through the installed commands: a prompt (msp-capture),
+// tool observations (msp-capture), SessionEnd twice (one summary record),
+// then the next SessionStart lists the session with the record's id, and
+// `msp get` opens it.
+TEST_F(CaptureProcessTest, SessionSummaryAndIndexThroughTheHooks) {
+  const std::string work = dir_.path() + "/repo";
+  fs::create_directories(work + "/.git");
+  fs::create_directories(work + "/src");
+  std::ofstream(work + "/.git/HEAD") << "ref: refs/heads/feature/login\n";
+  auto payload = [&](nlohmann::json j) {
+    j["session_id"] = "sess-sum";
+    j["cwd"] = work;
+    return j.dump();
+  };
+  std::vector<std::string> lean = Lean();
+  lean.insert(lean.end(), {"--user", "ann"});
+  EXPECT_EQ(RunHook(lean, payload({{"hook_event_name", "UserPromptSubmit"},
+                                    {"prompt", "Fix the login form. Let's use zod instead of yup."}}),
+                    dir_.path()).exit_code, 0);
+  EXPECT_EQ(RunHook(lean, payload({{"hook_event_name", "PostToolUse"}, {"tool_name", "Edit"},
+                                    {"tool_input", {{"file_path", work + "/src/login.ts"}}},
+                                    {"tool_response", {{"filePath", work + "/src/login.ts"}}}}),
+                    dir_.path()).exit_code, 0);
+  EXPECT_EQ(RunHook(lean, payload({{"hook_event_name", "PostToolUseFailure"}, {"tool_name", "Bash"},
+                                    {"tool_input", {{"command", "npm test"}}}, {"error", "Exit code 1"}}),
+                    dir_.path()).exit_code, 0);
+  const std::vector<std::string> end = {MSP_BIN, "hook", "session-end", "--data-dir", data_, "--user", "ann"};
+  const std::string end_payload = payload({{"hook_event_name", "SessionEnd"}, {"reason", "prompt_input_exit"}});
+  HookRun e1 = RunHook(end, end_payload, dir_.path());
+  EXPECT_EQ(e1.exit_code, 0);
+  EXPECT_EQ(e1.out, "");
+  EXPECT_EQ(e1.err, "");
+  HookRun e2 = RunHook(end, end_payload, dir_.path());
+  EXPECT_EQ(e2.exit_code, 0);
+
+  HookRun start = RunHook({MSP_BIN, "hook", "session-start", "--data-dir", data_, "--user", "ann"},
+                          R"({"session_id":"sess-next","hook_event_name":"SessionStart","source":"startup","cwd":")" +
+                              work + "\"}",
+                          dir_.path());
+  ASSERT_EQ(start.exit_code, 0) << start.err;
+  ASSERT_FALSE(start.out.empty()) << LogLines(log_);
+  const std::string context =
+      nlohmann::json::parse(start.out)["hookSpecificOutput"]["additionalContext"].get<std::string>();
+  EXPECT_NE(context.find("# Last sessions on this repository and branch"), std::string::npos) << context;
+  const size_t at = context.find("[session sess-sum · record ");
+  ASSERT_NE(at, std::string::npos) << context;
+  const std::string id = context.substr(at + std::string("[session sess-sum · record ").size(), 36);
+  EXPECT_NE(context.find("files: src/login.ts"), std::string::npos) << context;
+  EXPECT_NE(context.find("outcome: ended after a failing command (npm test)"), std::string::npos) << context;
+
+  // The id opens the record; one record however often the hook fired.
+  HookRun get = RunHook({MSP_BIN, "get", id, "--data-dir", data_, "--user", "ann", "--json"}, "", dir_.path());
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_NE(get.out.find("session-summary"), std::string::npos) << get.out;
+  EXPECT_NE(get.out.find("Let's use zod instead of yup."), std::string::npos) << get.out;
+  HookRun hist = RunHook({MSP_BIN, "history", id, "--data-dir", data_, "--user", "ann", "--json"}, "", dir_.path());
+  ASSERT_EQ(hist.exit_code, 0) << hist.err;
+  const nlohmann::json versions = nlohmann::json::parse(hist.out);
+  EXPECT_EQ(versions.is_array() ? versions.size() : versions["versions"].size(), 1u) << hist.out;
+  EXPECT_EQ(LogLines(log_), 0u);
 }
 
 }  // namespace

@@ -294,7 +294,8 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
   }
 
   std::vector<ClaudeSetupChange> changes;
-  const std::vector<std::string> events = {"UserPromptSubmit", "SessionStart", "PostToolUse"};
+  const std::vector<std::string> events = {"UserPromptSubmit", "SessionStart", "PostToolUse", "PostToolUseFailure",
+                                           "SessionEnd"};
   // Hooks.
   {
     Json& hooks = settings.json["hooks"];
@@ -306,8 +307,13 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
       std::vector<WantedHook> wanted = {
           {"UserPromptSubmit", "", r.capture_command, 10},
           {"SessionStart", "", r.msp_command + " hook session-start", 30},
+          {"SessionEnd", "", r.msp_command + " hook session-end", 30},
       };
-      if (r.post_tool_use) wanted.push_back({"PostToolUse", "*", r.msp_command + " hook post-tool-use", 10});
+      if (r.post_tool_use) {
+        const std::string& observe = r.observe_command.empty() ? r.capture_command : r.observe_command;
+        wanted.push_back({"PostToolUse", "*", observe, 10});
+        wanted.push_back({"PostToolUseFailure", "*", observe, 10});
+      }
       for (const WantedHook& w : wanted) {
         Json group = Json::object();
         if (!w.matcher.empty()) group["matcher"] = w.matcher;

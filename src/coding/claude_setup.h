@@ -31,7 +31,8 @@ struct ClaudeSetupRequest {
   std::string msp_command;       // e.g. "'/usr/bin/msp' --data-dir '/home/u/.msp'" (the other hooks)
   std::string mcp_program;       // the MCP server's command, e.g. "/usr/bin/msp"
   std::vector<std::string> mcp_args;  // its arguments, e.g. {"mcp", "--data-dir", "/home/u/.msp"}
-  bool post_tool_use = false;    // also register the PostToolUse hook
+  std::string observe_command;   // PostToolUse / PostToolUseFailure; empty: capture_command
+  bool post_tool_use = true;     // register the PostToolUse and PostToolUseFailure hooks
   bool mcp = true;               // register the MCP server
   bool remove = false;           // take msp's entries out instead
   // Project scope: the store's path inside the project (".msp"), kept out

@@ -69,6 +69,9 @@ TEST(ClaudeSetupTest, MergesIntoExistingSettingsAndRemovesExactlyItsOwn) {
   EXPECT_EQ(s["hooks"]["UserPromptSubmit"][1]["hooks"][0]["command"], r.capture_command);
   EXPECT_EQ(s["hooks"]["SessionStart"][0]["hooks"][0]["command"], r.msp_command + " hook session-start");
   EXPECT_EQ(s["hooks"]["PostToolUse"][0]["matcher"], "*");
+  // Observations take the capture hook's fast path: the same command.
+  EXPECT_EQ(s["hooks"]["PostToolUse"][0]["hooks"][0]["command"], r.capture_command);
+  EXPECT_EQ(s["hooks"]["PostToolUseFailure"][0]["hooks"][0]["command"], r.capture_command);
   nlohmann::json m = nlohmann::json::parse(Read(mcp));
   EXPECT_EQ(m["mcpServers"]["github"]["command"], "gh-mcp");
   EXPECT_EQ(m["mcpServers"]["msp"]["command"], "/opt/msp/bin/msp");

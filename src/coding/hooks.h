@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coding/capture.h"
+#include "coding/observation.h"
 #include "msp/memory.h"
 #include "msp/options.h"
 #include "msp/status.h"
@@ -51,9 +52,14 @@ std::string RecentPromptsSection(const std::vector<CapturedPrompt>& recent);
 // Both within `budget` tokens together (the tokens.* counter): the prompts
 // first, the oldest of them dropped until the section fits, the digest in
 // what is left. Empty when nothing fits.
+//
+// With `recent_sessions` (session summary records, most recent first:
+// session_summary.h), the session index comes first, within half of
+// `budget` (SessionIndexSection); the prompts and the digest share the rest.
 Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& options, const HookInput& input,
                                        const Namespace& scope, int64_t budget, const std::string& actor,
-                                       const std::vector<CapturedPrompt>& recent_prompts = {});
+                                       const std::vector<CapturedPrompt>& recent_prompts = {},
+                                       const std::vector<Memory>& recent_sessions = {});
 
 // What the hook prints: the JSON Claude Code reads from a SessionStart
 // hook's standard output, {"hookSpecificOutput": {"hookEventName":
@@ -70,6 +76,27 @@ std::string TruncateForEpisode(std::string_view text, size_t max_chars);
 // truncated text. InvalidArgument when the payload names no tool.
 Result<EpisodeStep> ToolUseEpisode(const HookInput& input, const Namespace& scope, size_t max_chars,
                                    const std::string& actor);
+
+// The episode of one tool observation (observation.h): type tool_call, the
+// tool's name, content the observation's JSON, at its time, in `scope`'s
+// tenant, user and mission and the observation's session; tags
+// "claude-code" and "observation".
+EpisodeStep ObservationEpisode(const Observation& o, const ObservationScope& scope, const std::string& actor);
+
+// Whether the observation spool of `repository` holds a file.
+bool HasSpooledObservations(const std::string& repository);
+
+// Imports the observation spool of `repository` into `engine`: each file
+// becomes an episode (ObservationEpisode) and is removed. One importer at a
+// time (a lock file; the others return busy). A file that cannot be parsed
+// goes to msp-spool/observations/bad/.
+struct ObservationImportReport {
+  size_t imported = 0;
+  size_t failed = 0;
+  bool busy = false;
+};
+Result<ObservationImportReport> ImportObservations(const std::string& repository, MemoryLayer& engine,
+                                                   const std::string& actor);
 
 }  // namespace msp
 

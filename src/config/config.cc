@@ -605,7 +605,8 @@ const std::vector<Setting>& Table() {
             0, 1000000),
       Make("hooks.post_tool_use", "MSP_HOOKS_POST_TOOL_USE", "--hooks-post-tool-use",
            +[](Options& o) { return &o.coding.post_tool_use; },
-           "Whether `msp hook post-tool-use` records tool calls as episodes (off: it does nothing)."),
+           "Set to false to stop the PostToolUse hooks (msp-capture, `msp hook post-tool-use`) recording tool "
+           "observations; left unset, registering the hook is what turns them on."),
       Range(Make("hooks.tool_max_chars", "MSP_HOOKS_TOOL_MAX_CHARS", "--hooks-tool-max-chars",
                  +[](Options& o) { return &o.coding.tool_max_chars; },
                  "Characters kept of a recorded tool call's input and of its response (100..100000)."),
