@@ -129,6 +129,13 @@ test('Claude Code with msp: prompts captured, SessionStart context, MCP write an
   assert.ok(context.includes('SessionStart hook additional context'), 'the SessionStart hook ran');
   assert.ok(context.includes('# Recent prompts in this repository'), 'SessionStart lists the recent prompts');
   assert.ok(context.includes('remember that the tests need Docker'), 'session 1\'s prompt reaches session 2');
+  // Session 1's tool uses were observed (PostToolUse) and its SessionEnd
+  // wrote a summary: session 2 opens with the index of the last sessions.
+  assert.ok(context.includes('# Last sessions on this repository and branch'), 'SessionStart lists the last sessions');
+  assert.ok(context.includes('asked: \\"remember that the tests need Docker\\"') ||
+            context.includes('asked: "remember that the tests need Docker"'), 'the index line of session 1');
+  const indexed = context.match(/record ([0-9a-f-]{36})\]/);
+  assert.ok(indexed, 'the index names the summary record');
   const found = second.requests.flatMap(lastToolResults).at(-1);
   assert.equal(found.is_error, false, found.text);
   const hits = JSON.parse(found.text).hits;
