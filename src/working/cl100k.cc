@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -265,11 +267,11 @@ constexpr size_t kSmallPiece = 128;
 
 uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
   if (bytes.size() == 1) return single_byte_[static_cast<unsigned char>(bytes[0])];
-  const size_t mask = slots_.size() - 1;
+  const size_t mask = slot_count_ - 1;
   for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
-    const Slot& s = slots_[at];
+    const Slot& s = slot_data_[at];
     if (s.length == 0) return kNoRank;
-    if (s.length == bytes.size() && std::memcmp(arena_.data() + s.offset, bytes.data(), bytes.size()) == 0) {
+    if (s.length == bytes.size() && std::memcmp(arena_data_ + s.offset, bytes.data(), bytes.size()) == 0) {
       return s.rank;
     }
   }
@@ -586,6 +588,145 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
     if (r == kNoRank) return corrupt("a single byte has no token");
   }
   if (v->entries_ < 1000) return corrupt("only " + std::to_string(v->entries_) + " tokens");
+  v->arena_data_ = v->arena_.data();
+  v->arena_size_ = v->arena_.size();
+  v->slot_data_ = v->slots_.data();
+  v->slot_count_ = v->slots_.size();
+  return std::shared_ptr<const Cl100kVocabulary>(std::move(v));
+}
+
+namespace {
+
+// The prebuilt table's file: this header, the slots, the arena.
+struct TableHeader {
+  char magic[8];
+  uint64_t source_size;
+  uint64_t source_inode;
+  int64_t source_mtime_ns;
+  uint64_t entries;
+  uint64_t slot_count;
+  uint64_t arena_size;
+  uint64_t checksum;  // HashBytes of the slots and of the arena, combined
+  uint32_t single_byte[256];
+};
+constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '1', '\0'};
+
+struct SourceStamp {
+  uint64_t size, inode;
+  int64_t mtime_ns;
+};
+
+std::optional<SourceStamp> StampOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return SourceStamp{static_cast<uint64_t>(st.st_size), static_cast<uint64_t>(st.st_ino),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+}  // namespace
+
+std::vector<std::string> Cl100kVocabulary::TablePaths(const std::string& path) {
+  std::vector<std::string> out{path + ".msp-table"};
+  std::string cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    cache = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    cache = std::string(home) + "/.cache";
+  }
+  if (!cache.empty()) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "/msp/cl100k-%016llx.msp-table",
+                  static_cast<unsigned long long>(HashBytes(path)));
+    out.push_back(cache + name);
+  }
+  return out;
+}
+
+Status Cl100kVocabulary::WriteTable(const std::string& source, const std::string& table) const {
+  const std::optional<SourceStamp> stamp = StampOf(source);
+  if (!stamp) return Status::IoError("cannot stat " + source);
+  TableHeader h{};
+  std::memcpy(h.magic, kTableMagic, sizeof(h.magic));
+  h.source_size = stamp->size;
+  h.source_inode = stamp->inode;
+  h.source_mtime_ns = stamp->mtime_ns;
+  h.entries = entries_;
+  h.slot_count = slot_count_;
+  h.arena_size = arena_size_;
+  const std::string_view slots(reinterpret_cast<const char*>(slot_data_), slot_count_ * sizeof(Slot));
+  const std::string_view arena(arena_data_, arena_size_);
+  h.checksum = HashBytes(slots) ^ (HashBytes(arena) * 0x9E3779B97F4A7C15ull);
+  std::memcpy(h.single_byte, single_byte_, sizeof(h.single_byte));
+  const std::string tmp = table + ".tmp." + std::to_string(::getpid());
+  OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Status::IoError("cannot create " + tmp + ": " + std::strerror(errno));
+  auto write_all = [&](std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  };
+  const bool ok = write_all(std::string_view(reinterpret_cast<const char*>(&h), sizeof(h))) && write_all(slots) &&
+                  write_all(arena) && ::fsync(fd.get()) == 0;
+  if (!ok || ::rename(tmp.c_str(), table.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::IoError("cannot write " + table + ": " + std::strerror(err));
+  }
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(const std::string& source,
+                                                                           const std::string& table) {
+  auto corrupt = [&](const std::string& what) { return Status::Corruption(table + ": " + what); };
+  const std::optional<SourceStamp> stamp = StampOf(source);
+  if (!stamp) return Status::IoError("cannot stat " + source);
+  auto file = std::make_shared<MappedFile>();
+  {
+    OwnedFd fd(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return corrupt("cannot be read");
+    if (static_cast<size_t>(st.st_size) < sizeof(TableHeader)) return corrupt("shorter than its header");
+    file->size = static_cast<size_t>(st.st_size);
+    file->addr = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (file->addr == MAP_FAILED) return corrupt("cannot be mapped");
+  }
+  const std::string_view bytes = file->bytes();
+  TableHeader h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (std::memcmp(h.magic, kTableMagic, sizeof(h.magic)) != 0) return corrupt("not a cl100k table");
+  if (h.source_size != stamp->size || h.source_inode != stamp->inode || h.source_mtime_ns != stamp->mtime_ns) {
+    return corrupt("made for another vocabulary file");
+  }
+  if (h.slot_count == 0 || (h.slot_count & (h.slot_count - 1)) != 0 || h.slot_count > (1u << 24) ||
+      h.arena_size > (1u << 30) || h.entries < 1000 || 2 * h.entries > h.slot_count ||
+      bytes.size() != sizeof(TableHeader) + h.slot_count * sizeof(Slot) + h.arena_size) {
+    return corrupt("torn or of another layout");
+  }
+  const std::string_view slots = bytes.substr(sizeof(TableHeader), h.slot_count * sizeof(Slot));
+  const std::string_view arena = bytes.substr(sizeof(TableHeader) + slots.size());
+  if ((HashBytes(slots) ^ (HashBytes(arena) * 0x9E3779B97F4A7C15ull)) != h.checksum) return corrupt("checksum differs");
+  std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
+  v->path_ = source;
+  v->entries_ = h.entries;
+  std::memcpy(v->single_byte_, h.single_byte, sizeof(v->single_byte_));
+  for (uint32_t r : v->single_byte_) {
+    if (r == kNoRank) return corrupt("a single byte has no token");
+  }
+  v->slot_data_ = reinterpret_cast<const Slot*>(slots.data());
+  v->slot_count_ = h.slot_count;
+  v->arena_data_ = arena.data();
+  v->arena_size_ = arena.size();
+  for (size_t i = 0; i < v->slot_count_; ++i) {  // no slot reads outside the arena
+    const Slot& s = v->slot_data_[i];
+    if (s.length != 0 && (s.offset > v->arena_size_ || s.length > v->arena_size_ - s.offset)) {
+      return corrupt("a slot points outside the arena");
+    }
+  }
+  v->mapping_ = std::move(file);
   return std::shared_ptr<const Cl100kVocabulary>(std::move(v));
 }
 
@@ -596,7 +737,24 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadShared(con
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(path);
   if (it != cache->end()) return it->second;
+  const std::vector<std::string> tables = TablePaths(path);
+  for (const std::string& table : tables) {
+    Result<std::shared_ptr<const Cl100kVocabulary>> mapped = LoadTable(path, table);
+    if (mapped.ok()) {
+      (*cache)[path] = *mapped;
+      return std::move(mapped).value();
+    }
+  }
   MSP_ASSIGN_OR_RETURN(std::shared_ptr<const Cl100kVocabulary> v, Load(path));
+  // Best effort: where no table can be written, the next process parses again.
+  for (const std::string& table : tables) {
+    if (table != tables.front()) {  // the cache directory and its msp/
+      const std::string dir = table.substr(0, table.rfind('/'));
+      ::mkdir(dir.substr(0, dir.rfind('/')).c_str(), 0700);
+      ::mkdir(dir.c_str(), 0700);
+    }
+    if (v->WriteTable(path, table).ok()) break;
+  }
   (*cache)[path] = v;
   return v;
 }

@@ -48,9 +48,24 @@ class Cl100kVocabulary {
   // read; Corruption (naming the file and what is wrong) when it is not a
   // cl100k ranks file.
   static Result<std::shared_ptr<const Cl100kVocabulary>> Load(const std::string& path);
-  // The vocabulary of `path`, loaded once per process and shared (the load
-  // takes tens of milliseconds).
+  // The vocabulary of `path`, loaded once per process and shared. The
+  // parse takes tens of milliseconds, so its hash table is kept beside the
+  // file (TablePath) and mapped in place by the next process; a missing,
+  // stale or corrupt table is parsed anew and rewritten (best effort,
+  // atomically), never an error.
   static Result<std::shared_ptr<const Cl100kVocabulary>> LoadShared(const std::string& path);
+  // Where the table of the vocabulary `path` is kept, in order of
+  // preference: `path` + ".msp-table", then (for a vocabulary in a place
+  // the user cannot write, e.g. after `cmake --install`) in the user's
+  // cache directory ($XDG_CACHE_HOME or ~/.cache, under msp/).
+  static std::vector<std::string> TablePaths(const std::string& path);
+  // Writes this vocabulary's table for `source` (the file it was loaded
+  // from) to `table`, atomically (a temporary file renamed into place).
+  Status WriteTable(const std::string& source, const std::string& table) const;
+  // The vocabulary of the table `table` written for `source`, mapped in
+  // place; Corruption when it is missing, torn, checksum-damaged or made
+  // for another file (size, inode or time of `source` differ).
+  static Result<std::shared_ptr<const Cl100kVocabulary>> LoadTable(const std::string& source, const std::string& table);
 
   // Token count of `text` (encode_ordinary(text).size()).
   size_t Count(std::string_view text) const;
@@ -102,6 +117,12 @@ class Cl100kVocabulary {
   std::vector<Slot, ZeroPages<Slot>> slots_;  // open addressing, power-of-two size
   size_t entries_ = 0;
   uint32_t single_byte_[256] = {};  // rank of each one-byte token
+  // What Rank reads: arena_ and slots_, or a mapped table (held by mapping_).
+  const char* arena_data_ = nullptr;
+  size_t arena_size_ = 0;
+  const Slot* slot_data_ = nullptr;
+  size_t slot_count_ = 0;
+  std::shared_ptr<const void> mapping_;
 };
 
 // ---- implementation of the template --------------------------------------

@@ -243,6 +243,64 @@ TEST(Cl100kTest, EscapedRanksLoadAsThePlainOnes) {
   for (const std::string& t : FixedCorpus()) EXPECT_EQ((*escaped)->Encode(t), v->Encode(t)) << t;
 }
 
+// The prebuilt table: LoadShared parses a vocabulary once and leaves its
+// table beside it; the table maps to the same vocabulary; a table that is
+// torn, damaged or made for another file is refused (LoadShared then
+// parses again), and a vocabulary file that changed is not read through
+// its old table.
+TEST(Cl100kTest, PrebuiltTableIsTheSameVocabularyAndRefusedWhenDamaged) {
+  auto v = Vocabulary();
+  ASSERT_NE(v, nullptr);
+  testing::TempDir dir("cl100k-table");
+  const std::string path = dir.path() + "/cl100k_base.js";
+  {
+    std::ifstream in(v->path(), std::ios::binary);
+    std::ofstream(path, std::ios::binary) << in.rdbuf();
+  }
+  const std::string table = Cl100kVocabulary::TablePaths(path).front();
+  EXPECT_EQ(table, path + ".msp-table");
+  EXPECT_FALSE(Cl100kVocabulary::LoadTable(path, table).ok()) << "no table yet";
+  auto shared = Cl100kVocabulary::LoadShared(path);  // parses and writes the table
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  auto mapped = Cl100kVocabulary::LoadTable(path, table);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  EXPECT_EQ((*mapped)->size(), v->size());
+  for (const std::string& t : FixedCorpus()) EXPECT_EQ((*mapped)->Encode(t), v->Encode(t)) << t;
+  for (const std::string& t : RandomCorpus()) EXPECT_EQ((*mapped)->Count(t), v->Count(t)) << t;
+
+  std::string bytes;
+  {
+    std::ifstream in(table, std::ios::binary);
+    bytes.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 4096u);
+  auto refused = [&](const std::string& damaged) {
+    std::ofstream(table, std::ios::binary | std::ios::trunc) << damaged;
+    return Cl100kVocabulary::LoadTable(path, table).status().code() == StatusCode::kCorruption;
+  };
+  EXPECT_TRUE(refused(bytes.substr(0, bytes.size() / 2))) << "torn";
+  EXPECT_TRUE(refused(bytes.substr(0, 100))) << "shorter than its header";
+  std::string flipped = bytes;
+  flipped[bytes.size() - 10] ^= 1;  // in the arena
+  EXPECT_TRUE(refused(flipped)) << "a damaged arena";
+  flipped = bytes;
+  flipped[bytes.size() / 3] ^= 0x40;  // in the slots
+  EXPECT_TRUE(refused(flipped)) << "a damaged slot";
+  flipped = bytes;
+  flipped[0] = 'X';
+  EXPECT_TRUE(refused(flipped)) << "another magic";
+  EXPECT_FALSE(refused(bytes)) << "the intact table maps again";
+
+  // The vocabulary file replaced: its table no longer belongs to it.
+  const std::string other = dir.path() + "/other.js";
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ofstream(other, std::ios::binary) << in.rdbuf();
+  }
+  ASSERT_EQ(std::rename(other.c_str(), path.c_str()), 0);
+  EXPECT_EQ(Cl100kVocabulary::LoadTable(path, table).status().code(), StatusCode::kCorruption);
+}
+
 TEST(Cl100kTest, CounterFactory) {
   ASSERT_NE(Vocabulary(), nullptr);
   auto exact = MakeTokenCounter("cl100k");
