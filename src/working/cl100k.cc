@@ -606,10 +606,31 @@ struct TableHeader {
   uint64_t entries;
   uint64_t slot_count;
   uint64_t arena_size;
-  uint64_t checksum;  // HashBytes of the slots and of the arena, combined
+  uint64_t checksum;  // TableChecksum of the slots and of the arena, combined
   uint32_t single_byte[256];
 };
-constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '1', '\0'};
+constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '2', '\0'};
+
+// The table's checksum: four independent lanes of 8 bytes (a quarter of
+// HashBytes' serial chain; the table is 3.8 MB and mapped by every
+// process), then the tail and the length.
+uint64_t TableChecksum(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  uint64_t lane[4] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      lane[k] = (lane[k] ^ w) * 0xFF51AFD7ED558CCDull;
+      lane[k] ^= lane[k] >> 32;
+    }
+  }
+  uint64_t h = HashBytes(s.substr(i)) ^ (n * 0x100000001B3ull);
+  for (uint64_t l : lane) h = (h ^ l) * 0xC4CEB9FE1A85EC53ull, h ^= h >> 29;
+  return h;
+}
 
 struct SourceStamp {
   uint64_t size, inode;
@@ -655,7 +676,7 @@ Status Cl100kVocabulary::WriteTable(const std::string& source, const std::string
   h.arena_size = arena_size_;
   const std::string_view slots(reinterpret_cast<const char*>(slot_data_), slot_count_ * sizeof(Slot));
   const std::string_view arena(arena_data_, arena_size_);
-  h.checksum = HashBytes(slots) ^ (HashBytes(arena) * 0x9E3779B97F4A7C15ull);
+  h.checksum = TableChecksum(slots) ^ (TableChecksum(arena) * 0x9E3779B97F4A7C15ull);
   std::memcpy(h.single_byte, single_byte_, sizeof(h.single_byte));
   const std::string tmp = table + ".tmp." + std::to_string(::getpid());
   OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -708,7 +729,7 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
   }
   const std::string_view slots = bytes.substr(sizeof(TableHeader), h.slot_count * sizeof(Slot));
   const std::string_view arena = bytes.substr(sizeof(TableHeader) + slots.size());
-  if ((HashBytes(slots) ^ (HashBytes(arena) * 0x9E3779B97F4A7C15ull)) != h.checksum) return corrupt("checksum differs");
+  if ((TableChecksum(slots) ^ (TableChecksum(arena) * 0x9E3779B97F4A7C15ull)) != h.checksum) return corrupt("checksum differs");
   std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
   v->path_ = source;
   v->entries_ = h.entries;
@@ -720,12 +741,14 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
   v->slot_count_ = h.slot_count;
   v->arena_data_ = arena.data();
   v->arena_size_ = arena.size();
-  for (size_t i = 0; i < v->slot_count_; ++i) {  // no slot reads outside the arena
+  // No slot reads outside the arena (one pass without branches: the
+  // offsets and lengths are 32-bit, their sum cannot wrap in 64 bits).
+  uint64_t beyond = 0;
+  for (size_t i = 0; i < v->slot_count_; ++i) {
     const Slot& s = v->slot_data_[i];
-    if (s.length != 0 && (s.offset > v->arena_size_ || s.length > v->arena_size_ - s.offset)) {
-      return corrupt("a slot points outside the arena");
-    }
+    beyond |= static_cast<uint64_t>(s.offset) + s.length > v->arena_size_;
   }
+  if (beyond != 0) return corrupt("a slot points outside the arena");
   v->mapping_ = std::move(file);
   return std::shared_ptr<const Cl100kVocabulary>(std::move(v));
 }
