@@ -2,7 +2,7 @@
 // the built-in defaults, a TOML file, MSP_* environment variables and
 // command-line flags.
 //
-// One table (config.cc) declares every setting exactly once: its TOML key,
+// One table (settings_table.cc) declares every setting exactly once: its TOML key,
 // environment variable, flag, type, description, bounds and the Options field
 // it sets. `msp help config` prints that table (SettingsHelp()).
 //

@@ -50,6 +50,20 @@ function oneToolModel(tool, input) {
   };
 }
 
+// The result Claude Code sent back for the model's call of `tool`, or
+// undefined: the tool_result whose tool_use_id is that call's.
+function resultOf(requests, tool) {
+  for (const request of requests) {
+    const calls = (request.messages ?? []).filter((m) => m.role === 'assistant' && Array.isArray(m.content))
+      .flatMap((m) => m.content).filter((b) => b.type === 'tool_use' && b.name === tool);
+    for (const call of calls) {
+      const result = lastToolResults(request).find((r) => r.tool_use_id === call.id);
+      if (result) return result;
+    }
+  }
+  return undefined;
+}
+
 // Runs `claude -p prompt` in `cwd` against `api`; resolves to its JSON result.
 async function claudePrint(api, cwd, home, prompt) {
   const {stdout} = await run(claude, ['-p', prompt, '--output-format', 'json', '--allowedTools', 'mcp__msp'], {
@@ -109,10 +123,12 @@ test('Claude Code with msp: prompts captured, SessionStart context, MCP write an
     await first.close();
   }
   assert.equal(result.is_error, false, JSON.stringify(result));
-  const written = first.requests.flatMap(lastToolResults);
-  assert.equal(written.length >= 2, true, `ToolSearch and memory_write results: ${JSON.stringify(written)}`);
-  const write = JSON.parse(written.at(-1).text);
-  assert.equal(written.at(-1).is_error, false, written.at(-1).text);
+  // (Claude Code defers MCP tools behind its tool search, but not always: the
+  // model may have loaded memory_write first or called it at once.)
+  const written = resultOf(first.requests, 'mcp__msp__memory_write');
+  assert.ok(written, `memory_write was called: ${JSON.stringify(first.requests.flatMap(lastToolResults))}`);
+  assert.equal(written.is_error, false, written.text);
+  const write = JSON.parse(written.text);
   assert.match(write.id, /^[0-9a-f-]{36}$/);
   assert.ok(write.tags.includes('note'), `stored with the default agent tag: ${JSON.stringify(write)}`);
 
@@ -136,7 +152,8 @@ test('Claude Code with msp: prompts captured, SessionStart context, MCP write an
             context.includes('asked: "remember that the tests need Docker"'), 'the index line of session 1');
   const indexed = context.match(/record ([0-9a-f-]{36})\]/);
   assert.ok(indexed, 'the index names the summary record');
-  const found = second.requests.flatMap(lastToolResults).at(-1);
+  const found = resultOf(second.requests, 'mcp__msp__memory_search');
+  assert.ok(found, 'memory_search was called');
   assert.equal(found.is_error, false, found.text);
   const hits = JSON.parse(found.text).hits;
   assert.ok(hits.length >= 1, found.text);
@@ -153,7 +170,8 @@ test('Claude Code with msp: prompts captured, SessionStart context, MCP write an
     await third.close();
   }
   assert.equal(result.is_error, false, JSON.stringify(result));
-  const fromSub = third.requests.flatMap(lastToolResults).at(-1);
+  const fromSub = resultOf(third.requests, 'mcp__msp__memory_search');
+  assert.ok(fromSub, 'memory_search was called');
   assert.equal(fromSub.is_error, false, fromSub.text);
   assert.equal(JSON.parse(fromSub.text).hits[0]?.memory.id, write.id, fromSub.text);
   assert.equal(fs.existsSync(path.join(repo, 'src', 'lib', '.msp')), false);
