@@ -143,6 +143,17 @@ const std::vector<Verb>& Verbs() {
        {{"--batch-size", "N", "records per batch, each one atomic write (default embedder.batch_size)"},
         {"--max-batches", "N", "stop after N batches; run again to continue (default: all)"}},
        {}, 0, kTakesJson | kTakesSettings, &RunReembed},
+      // The native embedder's models (verbs_model.cc; docs/embeddings.md).
+      {"model pull", "NAME|URL [--sha256 HEX] [--name NAME] [--retries N] [flags]",
+       "download a native embedder model into <data_dir>/models (resumable; progress on stderr)",
+       {{"--sha256", "HEX", "the expected sha256 of model.safetensors"},
+        {"--name", "NAME", "the model's name (default: from the catalogue or the URL)"},
+        {"--retries", "N", "retries per file, each resuming where the last stopped (default 3)"}},
+       {"NAME|URL"}, 1, kTakesJson | kTakesSettings, &RunModelPull},
+      {"model list", "[flags]", "the models in <data_dir>/models: size, source, whether they open", {}, {}, 0,
+       kTakesJson | kTakesSettings, &RunModelList},
+      {"model remove", "NAME [flags]", "delete a model from <data_dir>/models", {}, {"NAME"}, 1,
+       kTakesJson | kTakesSettings, &RunModelRemove},
       {"import", "FILE|- [--on-oversize refuse|split|truncate] [flags]", "load records from JSONL (all or nothing)",
        {{"--on-oversize", "refuse|split|truncate",
          "a record over policy.max_record_bytes: fail the import (default), store it as several records, or "

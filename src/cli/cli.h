@@ -179,6 +179,9 @@ Status RunImport(Invocation& inv);
 Status RunExport(Invocation& inv);
 Status RunReindex(Invocation& inv);
 Status RunReembed(Invocation& inv);
+Status RunModelPull(Invocation& inv);
+Status RunModelList(Invocation& inv);
+Status RunModelRemove(Invocation& inv);
 // verbs_decision.cc: mission records.
 Status RunDecisionAdd(Invocation& inv);
 Status RunDecisionList(Invocation& inv);

@@ -403,6 +403,14 @@ class Loader {
     MSP_RETURN_IF_ERROR(CheckCrossRules());
     StoreOptions& store = loaded_.options.store;
     store.data_dir = ResolveDataDir(store.data_dir, store.data_dir_base);
+    // A native model named without a '/' that `msp model pull` put in
+    // <data_dir>/models is that directory (docs/embeddings.md).
+    EmbedderOptions& embedder = loaded_.options.embedder;
+    if (embedder.provider == "native" && !embedder.model.empty() && embedder.model.find('/') == std::string::npos) {
+      const std::filesystem::path pulled = std::filesystem::path(store.data_dir) / "models" / embedder.model;
+      std::error_code ec;
+      if (embedder.model.front() != '.' && std::filesystem::is_directory(pulled, ec)) embedder.model = pulled.string();
+    }
     return std::move(loaded_);
   }
 

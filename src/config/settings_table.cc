@@ -127,7 +127,8 @@ const std::vector<Setting>& Table() {
            +[](Options& o) { return &o.embedder.model; },
            "openai: the embedding model (required), e.g. nomic-embed-text, text-embedding-3-small. native: the "
            "model directory (required): model.safetensors, config.json, vocab.txt or tokenizer.json, as a "
-           "Hugging Face sentence-transformers repository has them (docs/embeddings.md)."),
+           "Hugging Face sentence-transformers repository has them, or the name of a model `msp model pull` put "
+           "in <data_dir>/models (a name without '/'; docs/embeddings.md)."),
       Make("embedder.api_key", "MSP_EMBEDDER_API_KEY", "--embedder-api-key",
            +[](Options& o) { return &o.embedder.api_key; },
            "openai: bearer token (empty: none; with base_url on https://api.openai.com, $OPENAI_API_KEY). "

@@ -1,5 +1,6 @@
 // The libcrypto (OpenSSL) functions msp calls, loaded from libcrypto.so.3 on
 // first use (lazy.h): SHA-256 of ingested documents (ingest/documents.cc)
+// and of pulled model files (model/model_store.cc),
 // and of knowledge-graph keys (graph/graph_records.cc), and AES-256-GCM of
 // an encrypted store's pages (store/sqlite/encrypted_vfs.cc).
 #include <openssl/crypto.h>
@@ -19,6 +20,11 @@ constexpr msp::lazy::LazyLibrary kLibcrypto{"libcrypto.so.3", "libssl3",
 // clang-format off
 MSP_LAZY_FUNCTION(kLibcrypto, int, EVP_Digest, (const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl), (data, count, md, size, type, impl))
 MSP_LAZY_FUNCTION(kLibcrypto, const EVP_MD *, EVP_sha256, (void), ())
+MSP_LAZY_FUNCTION(kLibcrypto, EVP_MD_CTX *, EVP_MD_CTX_new, (void), ())
+MSP_LAZY_FUNCTION(kLibcrypto, void, EVP_MD_CTX_free, (EVP_MD_CTX *ctx), (ctx))
+MSP_LAZY_FUNCTION(kLibcrypto, int, EVP_DigestInit_ex, (EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl), (ctx, type, impl))
+MSP_LAZY_FUNCTION(kLibcrypto, int, EVP_DigestUpdate, (EVP_MD_CTX *ctx, const void *d, size_t cnt), (ctx, d, cnt))
+MSP_LAZY_FUNCTION(kLibcrypto, int, EVP_DigestFinal_ex, (EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s), (ctx, md, s))
 MSP_LAZY_FUNCTION(kLibcrypto, EVP_CIPHER_CTX *, EVP_CIPHER_CTX_new, (void), ())
 MSP_LAZY_FUNCTION(kLibcrypto, void, EVP_CIPHER_CTX_free, (EVP_CIPHER_CTX *c), (c))
 MSP_LAZY_FUNCTION(kLibcrypto, int, EVP_CIPHER_CTX_ctrl, (EVP_CIPHER_CTX *ctx, int type, int arg, void *ptr), (ctx, type, arg, ptr))

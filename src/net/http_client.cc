@@ -236,6 +236,54 @@ Result<HttpResponse> HttpClient::Send(const char* method, std::string_view path,
   }
 }
 
+Result<DownloadReply> HttpClient::Download(std::string_view path,
+                                           const std::vector<std::pair<std::string, std::string>>& headers,
+                                           const std::function<bool(const DownloadReply&, std::string_view)>& sink) const {
+  const std::string url = base_.Join(path);
+  const std::string full_path = base_.path_prefix + std::string(path);
+  httplib::Headers request_headers;
+  for (const auto& [name, value] : options_.headers) request_headers.emplace(name, value);
+  for (const auto& [name, value] : headers) request_headers.emplace(name, value);
+  if (!options_.api_key.empty()) request_headers.emplace("Authorization", "Bearer " + options_.api_key);
+  httplib::Client client(base_.Origin());
+  client.set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
+  client.set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
+  client.set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
+  client.set_keep_alive(false);
+  client.set_tcp_nodelay(true);
+  // Hugging Face's resolve/ URLs redirect to a content server.
+  client.set_follow_location(true);
+  DownloadReply reply;
+  bool sink_stopped = false;
+  httplib::Result result = client.Get(
+      full_path, request_headers,
+      [&](const httplib::Response& response) {
+        reply.status = response.status;
+        reply.headers.clear();
+        for (const auto& [name, value] : response.headers) reply.headers.emplace(AsciiLower(name), value);
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (reply.status < 200 || reply.status >= 300) {
+          if (reply.error_body.size() < 4096) reply.error_body.append(data, std::min<size_t>(n, 4096 - reply.error_body.size()));
+          return true;
+        }
+        if (!sink(reply, std::string_view(data, n))) {
+          sink_stopped = true;
+          return false;
+        }
+        reply.received += static_cast<int64_t>(n);
+        return true;
+      });
+  if (sink_stopped) return Status::IoError("GET " + url + ": stopped after " + std::to_string(reply.received) + " bytes");
+  if (!result) {
+    return Status::Unavailable("GET " + url + " failed after " + std::to_string(reply.received) +
+                               " bytes of the body: " + DescribeError(result.error()));
+  }
+  reply.status = result->status;
+  return reply;
+}
+
 Result<nlohmann::json> HttpClient::PostJson(std::string_view path, const nlohmann::json& body) const {
   const std::string url = base_.Join(path);
   std::string text;

@@ -8,6 +8,7 @@
 #define MSP_NET_HTTP_CLIENT_H_
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,6 +67,14 @@ struct HttpResponse {
   int attempts = 0;                                   // 1 + retries used
 };
 
+// The reply of a streamed GET (HttpClient::Download).
+struct DownloadReply {
+  int status = 0;
+  std::multimap<std::string, std::string> headers;  // names lowercased
+  std::string error_body;                           // a non-2xx reply's first 4 KB
+  int64_t received = 0;                             // body bytes given to the sink
+};
+
 // Thread-safe: each call opens its own connection.
 class HttpClient {
  public:
@@ -82,6 +91,17 @@ class HttpClient {
 
   // GET base + `path`, with the same retries.
   Result<HttpResponse> Get(std::string_view path) const;
+
+  // GET base + `path` with `headers` added (a Range, say), following
+  // redirects, also to another host (https needs OpenSSL); a 2xx reply's body
+  // goes to `sink` as it arrives, with the reply's status and headers (false
+  // from the sink stops: IoError). One
+  // attempt and no retries: the caller resumes with a Range from what its
+  // sink kept. Unavailable, naming the URL, for a transport error, also one
+  // in the middle of the body (a connection dropped).
+  Result<DownloadReply> Download(std::string_view path,
+                                 const std::vector<std::pair<std::string, std::string>>& headers,
+                                 const std::function<bool(const DownloadReply&, std::string_view)>& sink) const;
 
   // Post() then: a 2xx reply's body parsed as JSON; a non-2xx reply becomes a
   // Status (HttpStatusError). A 2xx body that is not JSON is retried like a

@@ -30,8 +30,8 @@ Result<const HttpClientModuleV1*> Module() {
     }
     using Entry = const HttpClientModuleV1* (*)();
     const HttpClientModuleV1* table = reinterpret_cast<Entry>(*entry)();
-    if (table == nullptr || table->version != 1) {
-      loaded = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp HTTP client module of version 1");
+    if (table == nullptr || table->version != 2) {
+      loaded = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp HTTP client module of version 2");
       return;
     }
     loaded = table;
@@ -72,6 +72,12 @@ Result<HttpResponse> HttpClient::Get(std::string_view path) const { return (*Mod
 
 Result<nlohmann::json> HttpClient::PostJson(std::string_view path, const nlohmann::json& body) const {
   return (*Module())->post_json(*this, path, body);
+}
+
+Result<DownloadReply> HttpClient::Download(std::string_view path,
+                                           const std::vector<std::pair<std::string, std::string>>& headers,
+                                           const std::function<bool(const DownloadReply&, std::string_view)>& sink) const {
+  return (*Module())->download(*this, path, headers, sink);
 }
 
 Status HttpStatusError(const std::string& url, const HttpResponse& response) {

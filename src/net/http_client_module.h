@@ -12,7 +12,7 @@
 namespace msp::net {
 
 struct HttpClientModuleV1 {
-  int version = 1;
+  int version = 2;  // 2: download
   Result<BaseUrl> (*parse_base_url)(std::string_view url) = nullptr;
   std::string (*origin)(const BaseUrl& base) = nullptr;
   std::string (*join)(const BaseUrl& base, std::string_view path) = nullptr;
@@ -23,6 +23,9 @@ struct HttpClientModuleV1 {
                                       const nlohmann::json& body) = nullptr;
   Status (*status_error)(const std::string& url, const HttpResponse& response) = nullptr;
   std::string (*error_snippet)(const std::string& body) = nullptr;
+  Result<DownloadReply> (*download)(const HttpClient& client, std::string_view path,
+                                    const std::vector<std::pair<std::string, std::string>>& headers,
+                                    const std::function<bool(const DownloadReply&, std::string_view)>& sink) = nullptr;
 };
 
 }  // namespace msp::net
