@@ -16,7 +16,11 @@ namespace {
 
 std::string ModelMegabytes(int64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  if (bytes < 1000000) {
+    std::snprintf(buf, sizeof buf, "%.1f KB", static_cast<double>(bytes) / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  }
   return buf;
 }
 
