@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_test_util.h"
 #include "model/model_store.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_util.h"
 
 #ifndef MSP_SOURCE_DIR
@@ -194,6 +195,59 @@ TEST_F(ModelVerbTest, ADroppedConnectionIsResumedWithinOnePull) {
   std::vector<std::string> reqs = server_.Requests();
   // Dropped at a third twice (the second resumed from there), then the rest.
   EXPECT_EQ(std::count(reqs.begin(), reqs.end(), "model.safetensors range=bytes=" + std::to_string(size / 3) + "-"), 2)
+      << ::testing::PrintToString(reqs);
+}
+
+// Python's http.server answers a Range request with the whole file (200): a
+// part left by an earlier pull is then written again from the start, not
+// appended to.
+TEST_F(ModelVerbTest, AServerThatIgnoresTheRangeSendsTheFileAgain) {
+  testing::ChildProcess server = testing::SpawnWithStderr(
+      {"/usr/bin/python3", "-u", "-c",
+       "import functools, http.server, sys\n"
+       "h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])\n"
+       "s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)\n"
+       "print('listening on http://127.0.0.1:%d' % s.server_address[1], file=sys.stderr, flush=True)\n"
+       "s.serve_forever()\n",
+       std::string(MSP_SOURCE_DIR) + "/tests/data"});
+  ASSERT_GT(server.pid, 0);
+  const int port = testing::WaitForListening(server);
+  ASSERT_GT(port, 0) << server.err;
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/native_bert";
+  const std::string partial = data_ + "/models/.native_bert.partial";
+  fs::create_directories(partial);
+  std::ofstream(partial + "/.source") << url << "\n";
+  std::ofstream(partial + "/model.safetensors.part") << std::string(1000, 'x');
+
+  CliRun r = Run({"model", "pull", url});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string& f : kServedFiles) {
+    EXPECT_EQ(ReadAll(ModelPath("native_bert") + "/" + f), ReadAll(kModelDir + "/" + f)) << f;
+  }
+  testing::ReadStderrUntil(server, [](const std::string& t) { return t.find("GET /native_bert/config.json") != std::string::npos; },
+                  std::chrono::seconds(10));
+  EXPECT_NE(server.err.find("\"GET /native_bert/model.safetensors HTTP/1.1\" 200"), std::string::npos) << server.err;
+  testing::Stop(server);
+}
+
+// A part that already holds the whole file (a pull stopped before renaming
+// it): the Range asks for nothing more and the file is kept.
+TEST_F(ModelVerbTest, ACompletePartIsKept) {
+  const std::string partial = data_ + "/models/.tiny.partial";
+  fs::create_directories(partial);
+  std::ofstream(partial + "/.source") << server_.Url() << "\n";
+  fs::copy_file(kModelDir + "/model.safetensors", partial + "/model.safetensors.part");
+  // An old time on the part tells whether the file was kept or written again.
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
+  fs::last_write_time(partial + "/model.safetensors.part", old_time);
+  CliRun r = Run({"model", "pull", server_.Url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectSameFiles("tiny");
+  EXPECT_EQ(fs::last_write_time(ModelPath("tiny") + "/model.safetensors"), old_time);
+  const size_t size = fs::file_size(kModelDir + "/model.safetensors");
+  std::vector<std::string> reqs = server_.Requests();
+  EXPECT_NE(std::find(reqs.begin(), reqs.end(), "model.safetensors range=bytes=" + std::to_string(size) + "-"),
+            reqs.end())
       << ::testing::PrintToString(reqs);
 }
 
