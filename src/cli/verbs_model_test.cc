@@ -2,7 +2,10 @@
 // (cpp-httplib on a real socket) serving the tiny BERT of
 // tests/data/native_bert: a pull, a dropped connection resumed with a Range
 // request, checksums, a 404, list, remove, and embedder.model by name.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <httplib.h>
 
 #include <atomic>
@@ -249,6 +252,22 @@ TEST_F(ModelVerbTest, ACompletePartIsKept) {
   EXPECT_NE(std::find(reqs.begin(), reqs.end(), "model.safetensors range=bytes=" + std::to_string(size) + "-"),
             reqs.end())
       << ::testing::PrintToString(reqs);
+}
+
+TEST_F(ModelVerbTest, OnePullOfANameAtATime) {
+  fs::create_directories(data_ + "/models");
+  const std::string lock_path = data_ + "/models/.tiny.lock";
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  CliRun busy = Run({"model", "pull", server_.Url()});
+  EXPECT_NE(busy.code, 0);
+  EXPECT_NE(busy.err.find("another `msp model pull`"), std::string::npos) << busy.err;
+  EXPECT_TRUE(server_.Requests().empty());
+  close(fd);
+  CliRun r = Run({"model", "pull", server_.Url()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectSameFiles("tiny");
 }
 
 TEST_F(ModelVerbTest, TheSha256IsVerified) {

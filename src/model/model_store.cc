@@ -1,7 +1,9 @@
 // Pull, list and remove the native embedder's models (model_store.h).
 #include "model/model_store.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/file.h>
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +19,7 @@
 
 #include "embed/native/native_loader.h"
 #include "net/http_client.h"
+#include "util/owned_fd.h"
 #include "util/time.h"
 
 namespace msp {
@@ -320,6 +323,19 @@ Result<PulledModel> PullModel(const std::string& data_dir, const PullOptions& op
   if (fs::exists(pulled.dir, ec)) {
     return Status::AlreadyExists("model '" + pulled.name + "' is already in " + pulled.dir +
                                  "; `msp model remove " + pulled.name + "` first to pull it again");
+  }
+  // One pull of a name at a time: <data_dir>/models/.<name>.lock, held
+  // (flock) until this pull returns.
+  fs::create_directories(ModelsDir(data_dir), ec);
+  if (ec) return Status::IoError("cannot create " + ModelsDir(data_dir) + ": " + ec.message());
+  const std::string lock_path = (fs::path(ModelsDir(data_dir)) / ("." + pulled.name + ".lock")).string();
+  OwnedFd lock(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!lock.valid()) return Status::IoError("cannot open " + lock_path);
+  if (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Status::Conflict("another `msp model pull` of '" + pulled.name + "' is running (it holds " + lock_path + ")");
+  }
+  if (fs::exists(pulled.dir, ec)) {  // pulled while this one waited for the lock
+    return Status::AlreadyExists("model '" + pulled.name + "' is already in " + pulled.dir);
   }
   // The partial directory of an earlier pull is resumed when it came from
   // the same source, else started again.
