@@ -110,6 +110,10 @@ Status RunWrite(Invocation& inv) {
                           "(the record then takes policy.default_ttl_days, " +
                           std::to_string(inv.config.options.policy.default_ttl_days) + ", and 0 there means never)");
   }
+  if (inv.flags.Has("--ttl-days") && (*ttl < 1 || *ttl > 36500)) {
+    return Usage(inv, "--ttl-days must be between 1 and 36500 (the same on REST and MCP), got " +
+                          std::to_string(*ttl));
+  }
   r.ttl_days = static_cast<int>(*ttl);
   r.tags = std::move(f.tags);
   r.source = std::move(f.source);

@@ -85,7 +85,9 @@ Tool MemoryWrite(const McpOptions& mcp, const WritePolicyOptions& policy) {
           {"confidence", s::Number("0..1 (default 1).", 0, 1)},
           {"criticality", s::Enum("Default normal.", Names(AllOf(&CriticalityName), &CriticalityName))},
           {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
-          {"ttl_days", s::Integer("Expire after this many days (0: the configured default).", 0, 36500)},
+          {"ttl_days", s::Integer("Expire after this many days (1..36500; leave it out for the configured "
+                                  "default, policy.default_ttl_days; 0 is refused).",
+                                  1, 36500)},
           {"body", s::AnyObject("Typed JSON body for the kind (optional).")},
           {"request_id",
            s::String("Idempotency key (1..200 printable ASCII, e.g. a UUID): calling again with the same key "
@@ -121,6 +123,11 @@ Tool MemoryWrite(const McpOptions& mcp, const WritePolicyOptions& policy) {
     r.criticality = EnumArg(args, "criticality", r.criticality, &ParseCriticality);
     r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
     r.ttl_days = args.value("ttl_days", 0);
+    if (args.contains("ttl_days") && (r.ttl_days < 1 || r.ttl_days > 36500)) {
+      return Status::InvalidArgument("ttl_days " + std::to_string(r.ttl_days) +
+                                     " is not a time to live: give 1..36500 days; to store without expiry leave it "
+                                     "out (policy.default_ttl_days applies); nothing was written");
+    }
     if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
     r.request_id = args.value("request_id", std::string());
     if (args.contains("request_id")) MSP_RETURN_IF_ERROR(ValidateRequestId(r.request_id));

@@ -6,6 +6,7 @@
 
 #include "codec/json_reader.h"
 #include "codec/memory_json.h"
+#include "core/idempotency.h"
 #include "util/time.h"
 
 namespace msp {
@@ -48,7 +49,7 @@ Result<WriteRequest> WriteRequestFromJson(const json& j, const std::string& tena
   Reader r(j, prefix);
   MSP_RETURN_IF_ERROR(r.Object());
   MSP_RETURN_IF_ERROR(r.Known({"namespace", "kind", "layer", "text", "body", "tags", "source", "sensitivity",
-                               "criticality", "confidence", "ttl_days", "valid_at", "provenance"}));
+                               "criticality", "confidence", "ttl_days", "valid_at", "provenance", "request_id"}));
   WriteRequest w;
   MSP_ASSIGN_OR_RETURN(w.ns, ReadNamespace(r, tenant, "namespace"));
   MSP_RETURN_IF_ERROR(r.Enum("kind", &w.kind, ParseKind, KindName));
@@ -65,9 +66,22 @@ Result<WriteRequest> WriteRequestFromJson(const json& j, const std::string& tena
   MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &w.sensitivity, ParseSensitivity, SensitivityName));
   MSP_RETURN_IF_ERROR(r.Enum("criticality", &w.criticality, ParseCriticality, CriticalityName));
   MSP_RETURN_IF_ERROR(r.Double("confidence", &w.confidence, 0.0, 1.0));
-  MSP_RETURN_IF_ERROR(r.Int("ttl_days", &w.ttl_days, 0, 36500));
+  // An explicit 0 reads as "expire after 0 days" but would mean "the configured
+  // default": refused on every face (CLI --ttl-days, MCP memory_write too).
+  if (auto t = j.find("ttl_days"); t != j.end() && t->is_number_integer() && t->get<int64_t>() == 0) {
+    return Status::InvalidArgument("field '" + prefix +
+                                   "ttl_days' 0 is not a time to live: give 1..36500 days; to store without "
+                                   "expiry leave it out (policy.default_ttl_days applies)");
+  }
+  MSP_RETURN_IF_ERROR(r.Int("ttl_days", &w.ttl_days, 1, 36500));
   MSP_RETURN_IF_ERROR(r.Time("valid_at", &w.valid_at));
   MSP_RETURN_IF_ERROR(r.Provenance("provenance", &w.provenance));
+  if (r.Has("request_id")) {
+    MSP_RETURN_IF_ERROR(r.String("request_id", &w.request_id));
+    if (Status s = ValidateRequestId(w.request_id); !s.ok()) {
+      return Status::InvalidArgument("field '" + prefix + "request_id': " + s.message());
+    }
+  }
   return w;
 }
 

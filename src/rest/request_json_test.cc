@@ -52,6 +52,10 @@ TEST(RequestJsonTest, WriteRequestErrorsNameTheField) {
       {R"({"text": "x", "confidence": 2})", "field 'confidence' must be between 0 and 1"},
       {R"({"text": "x", "ttl_days": -1})", "field 'ttl_days'"},
       {R"({"text": "x", "ttl_days": 1.5})", "field 'ttl_days' must be an integer"},
+      {R"({"text": "x", "ttl_days": 0})", "field 'ttl_days' 0 is not a time to live: give 1..36500 days"},
+      {R"({"text": "x", "ttl_days": 36501})", "field 'ttl_days' must be between 1 and 36500"},
+      {R"({"text": "x", "request_id": ""})", "field 'request_id'"},
+      {R"({"text": "x", "request_id": 7})", "field 'request_id' must be a string"},
       {R"({"text": "x", "body": [1]})", "field 'body' must be an object"},
       {R"({"text": "x", "valid_at": "yesterday"})", "field 'valid_at'"},
       {R"({"text": "x", "namespace": {"team": "x"}})", "unknown field 'namespace.team'"},
@@ -64,6 +68,10 @@ TEST(RequestJsonTest, WriteRequestErrorsNameTheField) {
     EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(w.status().message().find(c.names), std::string::npos) << c.body << " -> " << w.status().message();
   }
+  auto keyed = WriteRequestFromJson(json::parse(R"({"text": "x", "ttl_days": 36500, "request_id": "k-1"})"), "t");
+  ASSERT_TRUE(keyed.ok()) << keyed.status().message();
+  EXPECT_EQ(keyed->ttl_days, 36500);
+  EXPECT_EQ(keyed->request_id, "k-1");
   auto batch_item = WriteRequestFromJson(json::parse(R"({"text": 1})"), "t", "memories[3].");
   ASSERT_FALSE(batch_item.ok());
   EXPECT_NE(batch_item.status().message().find("memories[3].text"), std::string::npos);

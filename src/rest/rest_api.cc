@@ -89,11 +89,17 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
   if (!r.body.contains("memories")) {
     MSP_ASSIGN_OR_RETURN(WriteRequest w, WriteRequestFromJson(r.body, r.tenant()));
     w.actor = api.actor();
+    // The key comes as the header or as the body's request_id (the name the
+    // CLI and MCP use); both at once must agree.
     if (keyed) {
-      w.request_id = r.call.req.get_header_value("Idempotency-Key");
-      if (Status s = ValidateRequestId(w.request_id); !s.ok()) {
+      const std::string key = r.call.req.get_header_value("Idempotency-Key");
+      if (Status s = ValidateRequestId(key); !s.ok()) {
         return Status::InvalidArgument("header Idempotency-Key: " + s.message());
       }
+      if (!w.request_id.empty() && w.request_id != key) {
+        return Status::InvalidArgument("header Idempotency-Key and field 'request_id' differ: send one of them");
+      }
+      w.request_id = key;
     }
     MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().Write(w));
     return Reply::Json(201, WriteResultToJson(result));
@@ -114,6 +120,11 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
   for (size_t i = 0; i < items.size(); ++i) {
     MSP_ASSIGN_OR_RETURN(WriteRequest w,
                          WriteRequestFromJson(items[i], r.tenant(), "memories[" + std::to_string(i) + "]."));
+    if (!w.request_id.empty()) {
+      return Status::InvalidArgument("field 'memories[" + std::to_string(i) +
+                                     "].request_id': an idempotency key applies to the write of one record, not "
+                                     "to a batch: send each record on its own with its own key");
+    }
     w.actor = api.actor();
     requests.push_back(std::move(w));
   }

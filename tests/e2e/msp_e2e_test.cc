@@ -431,7 +431,7 @@ TEST_F(MspTest, BadInputIsRejectedAndChangesNothing) {
   ExpectRejected({"write", "A perfectly fine sentence for storage", "--tag", "goal", "--ttl-days", "400"}, 3,
                  {"ttl", "400"});
   ExpectRejected({"write", "A perfectly fine sentence for storage", "--tag", "goal", "--ttl-days", "-1"}, 2,
-                 {"ttl_days must be >= 0"});
+                 {"--ttl-days must be between 1 and 36500", "got -1"});
   ExpectRejected({"write", "A perfectly fine sentence for storage", "--tag", "goal", "--ttl-days", "ten"}, 2,
                  {"--ttl-days must be an integer, got 'ten'"});
   // Policy refusals.

@@ -500,5 +500,77 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
   EXPECT_EQ(json::parse(decisions->body)["decisions"].size(), 2u) << decisions->body;
 }
 
+// A write's time to live has one range on every face, 1..36500 days, and an
+// explicit 0 (which reads as "expire at once" but would have meant "the
+// configured default") is refused everywhere with an error saying to leave
+// the field out; a write keyed by request_id is answered once on every face
+// (REST takes the body field as the CLI and MCP do, beside its header).
+TEST_F(FacesTest, WriteTimeToLiveAndRequestIdAreTheSameOnEveryFace) {
+  ASSERT_EQ(Msp({"init", "--data-dir", data_}).code, 0);
+  const std::string text = "The staging cluster is rebuilt every Monday morning";
+  for (const int ttl : {0, 36501, -1}) {
+    SCOPED_TRACE(ttl);
+    Outcome cli = MspIn({"write", text, "--tag", "preference", "--ttl-days", std::to_string(ttl)});
+    EXPECT_EQ(cli.code, 2) << cli.err;
+    if (ttl == 0) {
+      EXPECT_NE(cli.err.find("--ttl-days 0 is not a time to live"), std::string::npos) << cli.err;
+    } else {
+      EXPECT_NE(cli.err.find("--ttl-days must be between 1 and 36500"), std::string::npos) << cli.err;
+    }
+  }
+  Outcome kept = MspIn({"write", text, "--tag", "preference", "--ttl-days", "30", "--request-id", "cli-key-1"});
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  Outcome repeat = MspIn({"write", text, "--tag", "preference", "--ttl-days", "30", "--request-id", "cli-key-1"});
+  ASSERT_EQ(repeat.code, 0) << repeat.err;
+  EXPECT_EQ(repeat.out, kept.out);
+
+  ASSERT_NO_FATAL_FAILURE(StartServe());
+  auto before = Get("/v1/memories");
+  ASSERT_TRUE(before && before->status == 200) << (before ? before->body : "");
+  const size_t stored = json::parse(before->body)["memories"].size();
+  for (const int ttl : {0, 36501, -1}) {
+    SCOPED_TRACE(ttl);
+    auto rest = Post("/v1/memories", {{"text", text}, {"tags", {"preference"}}, {"ttl_days", ttl}});
+    ASSERT_TRUE(rest);
+    EXPECT_EQ(rest->status, 400) << rest->body;
+    const std::string message = json::parse(rest->body)["error"]["message"];
+    EXPECT_NE(message.find("ttl_days"), std::string::npos) << message;
+    if (ttl == 0) {
+      EXPECT_NE(message.find("0 is not a time to live"), std::string::npos) << message;
+    }
+    const json tool = Mcp("tools/call", {{"name", "memory_write"}, {"arguments", {{"text", text}, {"ttl_days", ttl}}}});
+    EXPECT_EQ(tool["isError"], true) << tool.dump();
+    const std::string said = tool["content"][0]["text"];
+    EXPECT_NE(said.find("ttl_days"), std::string::npos) << said;
+  }
+  auto all = Get("/v1/memories");
+  ASSERT_TRUE(all && all->status == 200) << (all ? all->body : "");
+  EXPECT_EQ(json::parse(all->body)["memories"].size(), stored) << all->body;
+
+  // request_id in the REST body: the second call answers the first result.
+  const json keyed = {{"text", "The release train leaves every second Thursday"},
+                      {"tags", {"preference"}},
+                      {"ttl_days", 365},
+                      {"request_id", "rest-key-1"}};
+  auto first = Post("/v1/memories", keyed);
+  auto again = Post("/v1/memories", keyed);
+  ASSERT_TRUE(first && again);
+  ASSERT_EQ(first->status, 201) << first->body;
+  EXPECT_EQ(again->status, 201) << again->body;
+  EXPECT_EQ(json::parse(again->body)["id"], json::parse(first->body)["id"]);
+  auto other = Post("/v1/memories", With(keyed, "text", "Another sentence under the same key of a write"));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 409) << other->body;
+  auto bad_key = Post("/v1/memories", With(keyed, "request_id", ""));
+  ASSERT_TRUE(bad_key);
+  EXPECT_EQ(bad_key->status, 400) << bad_key->body;
+  auto batch = Post("/v1/memories", {{"memories", json::array({keyed})}});
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->status, 400) << batch->body;
+  auto after = Get("/v1/memories");
+  ASSERT_TRUE(after && after->status == 200);
+  EXPECT_EQ(json::parse(after->body)["memories"].size(), stored + 1) << after->body;
+}
+
 }  // namespace
 }  // namespace msp
