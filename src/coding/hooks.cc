@@ -16,6 +16,7 @@
 #include "msp/digest.h"
 #include "util/fence.h"
 #include "util/time.h"
+#include "util/utf8.h"
 #include "working/tokens.h"
 
 namespace msp {
@@ -26,15 +27,6 @@ std::string LastComponent(const std::string& path) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   const size_t slash = p.find_last_of('/');
   return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
-// Number of characters (UTF-8 code points) in `s`.
-size_t CodePoints(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-  }
-  return n;
 }
 
 }  // namespace
@@ -54,7 +46,7 @@ std::string SessionStartTask(const std::string& cwd, const WorkTree& tree, const
   }
   if (!recent.empty()) {
     task += " Recent prompts:";
-    for (const std::string& p : recent) task += " " + TruncateForEpisode(p, kSessionStartPromptChars);
+    for (const std::string& p : recent) task += " " + CapUtf8Chars(p, kSessionStartPromptChars);
   }
   return task;
 }
@@ -72,7 +64,7 @@ std::string RecentPromptsSection(const std::vector<CapturedPrompt>& recent) {
     const CapturedPrompt& p = recent[i];
     const std::string id = p.id.substr(0, 12);
     out += "\n- " + FormatIso8601(p.at) + " " + FenceLabelText({"prompt", p.agent, id, /*trusted=*/false}) + " " +
-           FenceBody(TruncateForEpisode(p.text, kSessionStartPromptChars));
+           FenceBody(CapUtf8Chars(p.text, kSessionStartPromptChars));
   }
   return out;
 }
@@ -136,59 +128,6 @@ std::string SessionStartOutput(const std::string& context, std::string_view sour
   nlohmann::json j = {{"hookSpecificOutput", {{"hookEventName", "SessionStart"}, {"additionalContext", context}}}};
   (void)source;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-std::string TruncateForEpisode(std::string_view text, size_t max_chars) {
-  const size_t total = CodePoints(text);
-  if (total <= max_chars) return std::string(text);
-  size_t chars = 0, cut = 0;
-  while (cut < text.size() && chars < max_chars) {
-    ++cut;
-    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
-    ++chars;
-  }
-  return std::string(text.substr(0, cut)) + "… [" + std::to_string(total - chars) + " more characters]";
-}
-
-Result<EpisodeStep> ToolUseEpisode(const HookInput& input, const Namespace& scope, size_t max_chars,
-                                   const std::string& actor) {
-  if (input.tool_name.empty()) return Status::InvalidArgument("the PostToolUse payload names no tool (tool_name)");
-  if (input.session_id.empty()) return Status::InvalidArgument("the PostToolUse payload has no session_id");
-  // A part as JSON when it fits, else as truncated text. A response that is
-  // an object with a long text field keeps its shape: each long string is cut.
-  auto part = [&](const std::string& json_text) -> nlohmann::json {
-    if (json_text.empty()) return nullptr;
-    nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return TruncateForEpisode(json_text, max_chars);
-    if (CodePoints(json_text) <= max_chars) return j;
-    if (j.is_string()) return TruncateForEpisode(j.get<std::string>(), max_chars);
-    if (j.is_object()) {
-      // Cut every string field to a share of the budget; drop what still
-      // does not fit into one truncated text.
-      const size_t share = std::max<size_t>(100, max_chars / std::max<size_t>(1, j.size()));
-      for (auto it = j.begin(); it != j.end(); ++it) {
-        if (it->is_string()) *it = TruncateForEpisode(it->get<std::string>(), share);
-      }
-      const std::string dumped = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      if (CodePoints(dumped) <= max_chars + 200) return j;
-      return TruncateForEpisode(dumped, max_chars);
-    }
-    return TruncateForEpisode(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), max_chars);
-  };
-  nlohmann::json content = {{"tool", input.tool_name}, {"input", part(input.tool_input)},
-                            {"response", part(input.tool_response)}};
-  if (!input.tool_use_id.empty()) content["tool_use_id"] = input.tool_use_id;
-  if (!input.cwd.empty()) content["cwd"] = input.cwd;
-  EpisodeStep step;
-  step.ns = scope;
-  step.ns.session = input.session_id;
-  step.type = EpisodeType::kToolCall;
-  step.tool_name = input.tool_name;
-  step.content_json = content.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  step.source = "tool";
-  step.tags = {"claude-code"};
-  step.actor = actor;
-  return step;
 }
 
 EpisodeStep ObservationEpisode(const Observation& o, const ObservationScope& scope, const std::string& actor) {

@@ -66,17 +66,6 @@ Result<std::string> SessionStartDigest(MemoryLayer& engine, const Options& optio
 // "SessionStart", "additionalContext": CONTEXT}}; "" for an empty context.
 std::string SessionStartOutput(const std::string& context, std::string_view source);
 
-// `text` cut to at most `max_chars` characters (UTF-8 aware) with
-// "… [N more characters]" appended when cut.
-std::string TruncateForEpisode(std::string_view text, size_t max_chars);
-
-// The episode of one PostToolUse payload: type tool_call, the tool's name,
-// content {"tool": NAME, "input": ..., "response": ..., "tool_use_id": ...}
-// with input and response as JSON when they fit in `max_chars`, else as
-// truncated text. InvalidArgument when the payload names no tool.
-Result<EpisodeStep> ToolUseEpisode(const HookInput& input, const Namespace& scope, size_t max_chars,
-                                   const std::string& actor);
-
 // The episode of one tool observation (observation.h): type tool_call, the
 // tool's name, content the observation's JSON, at its time, in `scope`'s
 // tenant, user and mission and the observation's session; tags

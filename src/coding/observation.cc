@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/utf8.h"
+
 namespace msp {
 namespace {
 
@@ -207,27 +209,6 @@ bool MatchAt(std::string_view s, size_t i, Span* out) {
   return false;
 }
 
-// Number of characters (UTF-8 code points) in `s`.
-size_t ObsCodePoints(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-  }
-  return n;
-}
-
-// `text` cut to `max_chars` characters with "… [N more characters]".
-std::string CapChars(std::string_view text, size_t max_chars) {
-  const size_t total = ObsCodePoints(text);
-  if (total <= max_chars) return std::string(text);
-  size_t chars = 0, cut = 0;
-  while (cut < text.size() && chars < max_chars) {
-    ++cut;
-    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
-    ++chars;
-  }
-  return std::string(text.substr(0, cut)) + "… [" + std::to_string(total - chars) + " more characters]";
-}
 
 std::string FirstLineOf(std::string_view s) {
   const size_t nl = s.find('\n');
@@ -286,21 +267,21 @@ std::string CapJson(const std::string& json_text, size_t max_chars, size_t* reda
     size_t n = 0;
     std::string red = RedactSecrets(json_text, &n);
     *redactions += n;
-    return ObsDump(Json(CapChars(red, max_chars)));
+    return ObsDump(Json(CapUtf8Chars(red, max_chars)));
   }
   RedactJson(j, redactions);
   std::string red = ObsDump(j);
-  if (ObsCodePoints(red) <= max_chars) return red;
-  if (j.is_string()) return ObsDump(Json(CapChars(j.get<std::string>(), max_chars)));
+  if (Utf8Chars(red) <= max_chars) return red;
+  if (j.is_string()) return ObsDump(Json(CapUtf8Chars(j.get<std::string>(), max_chars)));
   if (j.is_object()) {
     const size_t share = std::max<size_t>(100, max_chars / std::max<size_t>(1, j.size()));
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it->is_string()) *it = CapChars(it->get<std::string>(), share);
+      if (it->is_string()) *it = CapUtf8Chars(it->get<std::string>(), share);
     }
     const std::string dumped = ObsDump(j);
-    if (ObsCodePoints(dumped) <= max_chars + 200) return dumped;
+    if (Utf8Chars(dumped) <= max_chars + 200) return dumped;
   }
-  return ObsDump(Json(CapChars(red, max_chars)));
+  return ObsDump(Json(CapUtf8Chars(red, max_chars)));
 }
 
 // The exit code "Exit code N" in an error message; -1 when none.
@@ -406,10 +387,10 @@ Result<Observation> ObservationFromHook(const HookInput& in, TimeMs now, size_t 
     }
   }
   size_t n = 0;
-  o.summary = CapChars(RedactSecrets(summary, &n), kObservationSummaryChars);
+  o.summary = CapUtf8Chars(RedactSecrets(summary, &n), kObservationSummaryChars);
   o.redactions += n;
   if (!o.command.empty()) {
-    o.command = CapChars(RedactSecrets(o.command, &n), kObservationCommandChars);
+    o.command = CapUtf8Chars(RedactSecrets(o.command, &n), kObservationCommandChars);
     o.redactions += n;
   }
   // Status.
@@ -423,7 +404,7 @@ Result<Observation> ObservationFromHook(const HookInput& in, TimeMs now, size_t 
   }
   if (o.hook_event == "PostToolUseFailure") {
     o.failed = true;
-    o.error = CapChars(RedactSecrets(in.error, &n), kObservationCommandChars);
+    o.error = CapUtf8Chars(RedactSecrets(in.error, &n), kObservationCommandChars);
     o.redactions += n;
     if (o.exit_code < 0 && t == "Bash") o.exit_code = ExitCodeIn(in.error);
   } else if (t == "Bash" && o.exit_code < 0 && !o.interrupted) {
@@ -441,7 +422,7 @@ std::string ObservationLine(const Observation& o) {
   std::string line = o.tool + (o.summary.empty() ? "" : ": " + o.summary);
   if (o.exit_code >= 0) line += " (exit " + std::to_string(o.exit_code) + ")";
   if (o.interrupted) line += " (interrupted)";
-  if (o.failed && !o.error.empty()) line += " (failed: " + CapChars(FirstLineOf(o.error), 120) + ")";
+  if (o.failed && !o.error.empty()) line += " (failed: " + CapUtf8Chars(FirstLineOf(o.error), 120) + ")";
   if (!o.files.empty() && !(o.files.size() == 1 && o.files[0] == o.summary)) {
     line += " · files:";
     for (size_t i = 0; i < o.files.size() && i < 5; ++i) line += (i ? ", " : " ") + o.files[i];

@@ -20,20 +20,7 @@ namespace {
 
 // The text lower-cased, trimmed, inner whitespace collapsed, with a leading
 // run of punctuation removed.
-std::string Normalised(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : AsciiLower(text)) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
+std::string Normalised(std::string_view text) { return CollapseAsciiSpace(AsciiLower(text)); }
 
 size_t WordCount(std::string_view s) {
   size_t n = 0;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
 #include "util/time.h"
 #include "util/uuid.h"
 #include "working/tokens.h"
@@ -36,20 +37,7 @@ std::string Cut(std::string_view text, size_t max) {
 }
 
 // Whitespace runs (newlines included) as one space.
-std::string OneLineOf(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
+std::string OneLineOf(std::string_view text) { return CollapseAsciiSpace(text); }
 
 std::string Lower(std::string_view s) {
   std::string out(s);

@@ -45,17 +45,7 @@ constexpr const char* kDecidePrompt =
 
 // Case and spacing aside: the key identical facts share.
 std::string FactKey(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
+  std::string out = CollapseAsciiSpace(AsciiLower(text));
   while (!out.empty() && (out.back() == '.' || out.back() == '!')) out.pop_back();
   return out;
 }

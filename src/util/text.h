@@ -30,6 +30,23 @@ inline std::string_view TrimAsciiSpace(std::string_view s) {
   return s;
 }
 
+// `s` on one line: each run of ASCII white space (newlines included) as one
+// space, none at either end.
+inline std::string CollapseAsciiSpace(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (IsAsciiSpace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace msp
 
 #endif  // MSP_UTIL_TEXT_H_

@@ -53,6 +53,18 @@ size_t Utf8Chars(std::string_view s) {
   return n;
 }
 
+std::string CapUtf8Chars(std::string_view text, size_t max_chars) {
+  const size_t total = Utf8Chars(text);
+  if (total <= max_chars) return std::string(text);
+  size_t chars = 0, cut = 0;
+  while (cut < text.size() && chars < max_chars) {
+    ++cut;
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
+    ++chars;
+  }
+  return std::string(text.substr(0, cut)) + "… [" + std::to_string(total - chars) + " more characters]";
+}
+
 uint32_t NextCodePoint(std::string_view s, size_t* i) {
   const unsigned char c = static_cast<unsigned char>(s[*i]);
   int extra = 0;

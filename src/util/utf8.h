@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace msp {
@@ -14,6 +15,10 @@ bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
 
 // Characters (code points) in valid UTF-8 `s`.
 size_t Utf8Chars(std::string_view s);
+
+// `text` cut to at most `max_chars` characters (code points, never inside
+// one) with "… [N more characters]" appended when cut.
+std::string CapUtf8Chars(std::string_view text, size_t max_chars);
 
 // Decodes the code point at s[*i] and advances *i past it.
 // REQUIRES: `s` is valid UTF-8 and *i < s.size() is the start of a character.

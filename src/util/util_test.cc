@@ -126,6 +126,13 @@ TEST(UuidTest, Hash128UuidIsStable) {
   EXPECT_NE(Hash128(key), Hash128(key + "x"));
 }
 
+TEST(Utf8Test, CapCutsBetweenCharactersAndSaysHowManyAreLeft) {
+  EXPECT_EQ(CapUtf8Chars("short", 10), "short");
+  EXPECT_EQ(CapUtf8Chars("short", 5), "short");
+  EXPECT_EQ(CapUtf8Chars("ééééé", 3), "ééé… [2 more characters]");
+  EXPECT_EQ(CapUtf8Chars("a😀b", 1), "a… [2 more characters]");
+}
+
 TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("Привіт, світ — ✓ 😀"));
