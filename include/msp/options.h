@@ -408,7 +408,7 @@ struct CodingOptions {
   std::string capture_repository;        // the prompt repository; empty: <data_dir>/prompts.git
   std::string capture_mode = "spool";    // spool (hook spools, a detached importer commits) | direct
   std::string capture_log;               // where capture failures go; empty: <data_dir>/capture.log
-  int session_start_budget = 8000;       // tokens of the SessionStart digest
+  int session_start_budget = 1500;       // tokens of the SessionStart context (index, prompts, digest)
   bool post_tool_use = false;            // `msp hook post-tool-use` records tool calls as episodes
   size_t tool_max_chars = 2000;          // characters kept of a tool call's input and of its response
   std::string classifier = "auto";       // intent labels: rules | llm | auto (llm when llm.model is set)
