@@ -64,6 +64,25 @@ std::string Truncate(std::string s, size_t n) {
   return s;
 }
 
+// The headers every request carries: the configured ones and the API key.
+httplib::Headers BaseHeaders(const HttpClientOptions& options) {
+  httplib::Headers headers;
+  for (const auto& [name, value] : options.headers) headers.emplace(name, value);
+  if (!options.api_key.empty()) headers.emplace("Authorization", "Bearer " + options.api_key);
+  return headers;
+}
+
+// The options' timeouts on `client`, one request a connection, Nagle off
+// (cpp-httplib sends a request's headers and body in two writes; with Nagle
+// on, the body waited for the server's delayed ACK, ~40 ms).
+void Configure(httplib::Client& client, const HttpClientOptions& options) {
+  client.set_connection_timeout(std::chrono::milliseconds(options.connect_timeout_ms));
+  client.set_read_timeout(std::chrono::milliseconds(options.read_timeout_ms));
+  client.set_write_timeout(std::chrono::milliseconds(options.read_timeout_ms));
+  client.set_keep_alive(false);
+  client.set_tcp_nodelay(true);
+}
+
 }  // namespace
 
 std::string BaseUrl::Origin() const {
@@ -173,9 +192,7 @@ Result<HttpResponse> HttpClient::Send(const char* method, std::string_view path,
                                       const std::string* body, bool want_json) const {
   const std::string url = base_.Join(path);
   const std::string full_path = base_.path_prefix + std::string(path);
-  httplib::Headers headers;
-  for (const auto& [name, value] : options_.headers) headers.emplace(name, value);
-  if (!options_.api_key.empty()) headers.emplace("Authorization", "Bearer " + options_.api_key);
+  httplib::Headers headers = BaseHeaders(options_);
   headers.emplace("Accept", "application/json");
 
   std::string last_failure;
@@ -183,13 +200,7 @@ Result<HttpResponse> HttpClient::Send(const char* method, std::string_view path,
   const int attempts_allowed = options_.max_retries + 1;
   for (int attempt = 1;; ++attempt) {
     httplib::Client client(base_.Origin());
-    client.set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
-    client.set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-    client.set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-    client.set_keep_alive(false);
-    // cpp-httplib sends a request's headers and body in two writes; with
-    // Nagle on, the body waited for the server's delayed ACK (~40 ms).
-    client.set_tcp_nodelay(true);
+    Configure(client, options_);
     httplib::Result result = body != nullptr
                                  ? client.Post(full_path, headers, *body, "application/json")
                                  : client.Get(full_path, headers);
@@ -241,16 +252,10 @@ Result<DownloadReply> HttpClient::Download(std::string_view path,
                                            const std::function<bool(const DownloadReply&, std::string_view)>& sink) const {
   const std::string url = base_.Join(path);
   const std::string full_path = base_.path_prefix + std::string(path);
-  httplib::Headers request_headers;
-  for (const auto& [name, value] : options_.headers) request_headers.emplace(name, value);
+  httplib::Headers request_headers = BaseHeaders(options_);
   for (const auto& [name, value] : headers) request_headers.emplace(name, value);
-  if (!options_.api_key.empty()) request_headers.emplace("Authorization", "Bearer " + options_.api_key);
   httplib::Client client(base_.Origin());
-  client.set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
-  client.set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-  client.set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-  client.set_keep_alive(false);
-  client.set_tcp_nodelay(true);
+  Configure(client, options_);
   // Hugging Face's resolve/ URLs redirect to a content server.
   client.set_follow_location(true);
   DownloadReply reply;
