@@ -23,7 +23,7 @@ import path from 'node:path';
 import {promisify} from 'node:util';
 import {fileURLToPath} from 'node:url';
 
-import {lastToolResults, startScriptedAnthropic} from './scripted_anthropic.mjs';
+import {givenText, lastToolResults, startScriptedAnthropic} from './scripted_anthropic.mjs';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -82,19 +82,6 @@ async function claudePrint(api, cwd, home, prompt) {
     },
   });
   return JSON.parse(stdout);
-}
-
-// Every text the model was given: the system prompt and each turn's text
-// blocks (Claude Code puts SessionStart's output in a turn of its own).
-function givenText(request) {
-  const parts = [];
-  const add = (content) => {
-    if (typeof content === 'string') { parts.push(content); return; }
-    for (const block of content ?? []) if (typeof block.text === 'string') parts.push(block.text);
-  };
-  add(request.system);
-  for (const m of request.messages ?? []) add(m.content);
-  return parts.join('\n');
 }
 
 test('Claude Code with msp: prompts captured, SessionStart context, MCP write and search', {timeout: 300_000}, async () => {

@@ -66,18 +66,16 @@ export async function startScriptedAnthropic(reply) {
   };
 }
 
-// The text of every user turn of `request` (strings and text blocks), and of
-// its tool results, joined: what the model was shown.
-export function shownText(request) {
+// Every text the model was given: the system prompt and each turn's text
+// blocks (Claude Code puts SessionStart's output in a turn of its own).
+export function givenText(request) {
   const parts = [];
   const add = (content) => {
     if (typeof content === 'string') { parts.push(content); return; }
-    for (const block of content ?? []) {
-      if (block.type === 'text') parts.push(block.text);
-      if (block.type === 'tool_result') add(block.content);
-    }
+    for (const block of content ?? []) if (typeof block.text === 'string') parts.push(block.text);
   };
-  for (const m of request.messages ?? []) if (m.role === 'user') add(m.content);
+  add(request.system);
+  for (const m of request.messages ?? []) add(m.content);
   return parts.join('\n');
 }
 
