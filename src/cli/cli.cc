@@ -486,7 +486,10 @@ const std::vector<Verb>& Verbs() {
       {"hook session-start", "[--mission ID] [flags] < HOOK_JSON",
        "the SessionStart hook: print the digest for the repository and branch of the hook's cwd (Claude Code's "
        "additionalContext JSON)",
-       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionStart},
+       {{"--keep-store-out-of-git", "",
+         "first add the store to the repository's info/exclude when it lies inside the repository (the plugin's "
+         "hook; once)"}},
+       {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionStart},
       {"hook post-tool-use", "[flags] < HOOK_JSON",
        "the PostToolUse hook: spool the tool use as an observation (an episode of the hook's session once "
        "imported); msp-capture does the same, faster",
@@ -495,13 +498,17 @@ const std::vector<Verb>& Verbs() {
        "the SessionEnd hook: write the session's summary record (prompts, files changed, commands and failures, "
        "decisions mentioned), once per session",
        {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionEnd},
-      {"setup claude-code", "[--scope project|user] [--remove] [flags]",
-       "register msp's hooks and MCP server with Claude Code, merged into its settings files (--remove: take "
-       "them out)",
+      {"setup claude-code", "[--scope project|user | --plugin DIR] [--remove] [flags]",
+       "register msp's hooks and MCP server with Claude Code, merged into its settings files, or write them as a "
+       "Claude Code plugin (--remove: take them out)",
        {{"--scope", "project|user",
          "project (default): this project's .claude/settings.json and .mcp.json, the store in the repository "
          "and kept out of git; user: every project, ~/.claude/settings.json and ~/.claude.json"},
         {"--project", "", "the same as --scope project"},
+        {"--plugin", "DIR",
+         "write a Claude Code plugin in DIR instead (manifest, one-plugin marketplace, hooks, MCP server), to install "
+         "with `claude plugin marketplace add DIR` and `claude plugin install msp@msp`; the store in each "
+         "repository, kept out of git by the SessionStart hook"},
         {"--project-dir", "DIR", "the project's directory (default: the current one)"},
         {"--remove", "", "remove msp's hooks and MCP server, nothing else"},
         {"--post-tool-use", "", "register the PostToolUse hooks (the default; kept for old scripts)"},

@@ -319,6 +319,30 @@ Status RunPromptsImport(Invocation& inv) {
   return Status::Ok();
 }
 
+namespace {
+
+// `hook session-start --keep-store-out-of-git` (the plugin's hook): a store
+// inside the session's repository ($CLAUDE_PROJECT_DIR, else the work tree of
+// the hook's cwd) gets its line in the repository's info/exclude, once.
+// Failures are logged; the session goes on.
+void KeepHookStoreOutOfGit(const Invocation& inv, const HookInput& hook, const std::string& log) {
+  std::string project;
+  if (const char* dir = std::getenv("CLAUDE_PROJECT_DIR"); dir != nullptr && *dir != '\0') project = dir;
+  if (project.empty()) project = FindWorkTree(hook.cwd).top_level;
+  if (project.empty()) return;
+  std::error_code ec;
+  const fs::path top = fs::weakly_canonical(project, ec);
+  if (ec) return;
+  const fs::path store = fs::weakly_canonical(AbsolutePath(inv.config.options.store.data_dir), ec);
+  if (ec) return;
+  const fs::path rel = store.lexically_relative(top);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return;  // not inside the repository
+  Result<ClaudeSetupChange> kept = KeepStoreOutOfGit(top.string(), rel.string(), /*remove=*/false);
+  if (!kept.ok()) AppendToLog(log, "hook session-start", kept.status().ToString());
+}
+
+}  // namespace
+
 Status RunHookSessionStart(Invocation& inv) {
   const std::string log = CaptureLog(inv);
   Result<HookInput> hook = ReadHook(inv);
@@ -326,6 +350,7 @@ Status RunHookSessionStart(Invocation& inv) {
     AppendToLog(log, "hook session-start", hook.status().ToString());
     return Status::Ok();
   }
+  if (inv.flags.Has("--keep-store-out-of-git")) KeepHookStoreOutOfGit(inv, *hook, log);
   // No store yet: nothing to say.
   std::error_code ec;
   if (inv.config.options.store.backend == "sqlite" && !fs::exists(inv.config.options.store.data_dir, ec)) {
@@ -483,8 +508,17 @@ Status RunSetupClaudeCode(Invocation& inv) {
     return Usage(inv, "--scope is project or user, not '" + scope + "'");
   }
   if (inv.flags.Has("--project") && scope == "user") return Usage(inv, "--project or --scope user, not both");
+  const bool plugin = inv.flags.Has("--plugin");
+  if (plugin && (inv.flags.Has("--scope") || inv.flags.Has("--project") || inv.flags.Has("--project-dir"))) {
+    return Usage(inv, "--plugin writes a plugin for every project: not with --scope, --project or --project-dir");
+  }
   ClaudeSetupRequest r;
   r.user = scope == "user";
+  if (plugin) {
+    r.plugin_dir = AbsolutePath(inv.flags.Get("--plugin"));
+    if (inv.flags.Get("--plugin").empty()) return Usage(inv, "--plugin needs the directory to write the plugin in");
+    r.version = MSP_VERSION;
+  }
   r.remove = inv.flags.Has("--remove");
   // Tool observations are recorded by default now that they take the
   // capture hook's fast path (docs/coding-agents.md, "Tool observations").
@@ -534,7 +568,13 @@ Status RunSetupClaudeCode(Invocation& inv) {
     data_flag = " --data-dir " + ShellQuote(AbsolutePath(dir));
   } else {
     data_flag = " --data-dir \"$CLAUDE_PROJECT_DIR\"/" + ShellQuote(dir);
-    r.store_in_project = dir;
+    // A plugin serves every repository: its SessionStart hook keeps each
+    // one's store out of git.
+    if (plugin) {
+      r.keep_store_out_of_git = true;
+    } else {
+      r.store_in_project = dir;
+    }
   }
   std::string ns_flags;
   if (inv.ns.tenant != "default") ns_flags += " --tenant " + ShellQuote(inv.ns.tenant);
@@ -557,7 +597,7 @@ Status RunSetupClaudeCode(Invocation& inv) {
   if (inv.config.OriginOf("mcp.tools").source != SettingSource::kDefault) {
     r.mcp_args.insert(r.mcp_args.end(), {"--mcp-tools", inv.config.options.mcp.tools});
   }
-  MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, SetupClaudeCode(r));
+  MSP_ASSIGN_OR_RETURN(std::vector<ClaudeSetupChange> changes, plugin ? WriteClaudePlugin(r) : SetupClaudeCode(r));
   if (inv.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const ClaudeSetupChange& c : changes) arr.push_back({{"path", c.path}, {"changed", c.changed}, {"summary", c.summary}});
@@ -566,6 +606,11 @@ Status RunSetupClaudeCode(Invocation& inv) {
   }
   for (const ClaudeSetupChange& c : changes) {
     *inv.out << (c.changed ? "wrote " : "kept  ") << c.path << ": " << c.summary << "\n";
+  }
+  if (plugin && !r.remove) {
+    *inv.out << "install it for your user:\n  claude plugin marketplace add " << ShellQuote(r.plugin_dir)
+             << "\n  claude plugin install msp@msp\n(or for one session: claude --plugin-dir "
+             << ShellQuote(r.plugin_dir) << ")\n";
   }
   return Status::Ok();
 }

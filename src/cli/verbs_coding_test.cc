@@ -1,6 +1,8 @@
 // `msp setup claude-code` as a user runs it: from a subdirectory of a
 // repository, with msp installed under a path holding a space, naming the
 // user. The hook commands it writes are run through a real shell.
+// `msp setup claude-code --plugin DIR`: the plugin's files, its hooks, and
+// its SessionStart hook keeping the store out of git.
 // `msp hook session-start` over captured prompts: the last three of the
 // repository, most recent first, fenced, within the budget.
 #include <stdlib.h>
@@ -111,6 +113,84 @@ TEST_F(SetupClaudeCodeTest, FromASubdirectoryWithSpacesInPathsAndAUser) {
   EXPECT_NE(run.code, 0);
   EXPECT_NE(run.err.find("--scope is project or user"), std::string::npos) << run.err;
   EXPECT_EQ(ReadText(repo / ".claude" / "settings.json"), before);
+}
+
+TEST_F(SetupClaudeCodeTest, WritesAPluginWhoseSessionStartKeepsTheStoreOutOfGit) {
+  const fs::path tools = root_ / "my tools";
+  fs::create_directories(tools);
+  std::ofstream(tools / "msp") << "#!/bin/sh\n";
+  std::ofstream(tools / "msp-capture") << "#!/bin/sh\n";
+  const fs::path plugin = root_ / "msp plugin";
+  fs::current_path(root_);
+  CliRun run = RunCliCapture({"setup", "claude-code", "--plugin", plugin.string(), "--msp", (tools / "msp").string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("claude plugin install msp@msp"), std::string::npos) << run.out;
+  const json manifest = json::parse(ReadText(plugin / ".claude-plugin" / "plugin.json"));
+  EXPECT_EQ(manifest["name"], "msp");
+  EXPECT_FALSE(manifest["version"].get<std::string>().empty());
+  const json market = json::parse(ReadText(plugin / ".claude-plugin" / "marketplace.json"));
+  EXPECT_EQ(market["name"], "msp");
+  EXPECT_EQ(market["plugins"], json::array({{{"name", "msp"},
+                                             {"source", "./"},
+                                             {"description", manifest["description"]},
+                                             {"version", manifest["version"]}}}));
+  const json hooks = json::parse(ReadText(plugin / "hooks" / "hooks.json"))["hooks"];
+  std::vector<std::string> events;
+  for (const auto& [event, groups] : hooks.items()) events.push_back(event);
+  EXPECT_EQ(events, (std::vector<std::string>{"PostToolUse", "PostToolUseFailure", "SessionEnd", "SessionStart",
+                                              "UserPromptSubmit"}));  // (json's keys are sorted)
+  const std::string session_start = hooks["SessionStart"][0]["hooks"][0]["command"];
+  EXPECT_EQ(session_start, "'" + (tools / "msp").string() +
+                               "' --data-dir \"$CLAUDE_PROJECT_DIR\"/'.msp' hook session-start --keep-store-out-of-git");
+  // The MCP server: the store of whichever repository Claude Code runs in.
+  EXPECT_EQ(json::parse(ReadText(plugin / ".mcp.json"))["mcpServers"]["msp"]["args"],
+            json::array({"mcp", "--data-dir", ".msp", "--data-dir-base", "repository"}));
+  EXPECT_TRUE(fs::exists(plugin / "README.md"));
+
+  // Again: nothing changes. With --scope: refused.
+  run = RunCliCapture({"setup", "claude-code", "--plugin", plugin.string(), "--msp", (tools / "msp").string(), "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const json again = json::parse(run.out);
+  for (const json& f : again["files"]) EXPECT_FALSE(f["changed"].get<bool>()) << f.dump();
+  run = RunCliCapture({"setup", "claude-code", "--plugin", plugin.string(), "--scope", "user"});
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("not with --scope"), std::string::npos) << run.err;
+
+  // A directory holding something else is refused and left as it was.
+  const fs::path other = root_ / "other";
+  fs::create_directories(other);
+  std::ofstream(other / "notes.txt") << "mine\n";
+  run = RunCliCapture({"setup", "claude-code", "--plugin", other.string(), "--msp", (tools / "msp").string()});
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("holds no msp plugin"), std::string::npos) << run.err;
+  EXPECT_EQ(std::vector<fs::path>(fs::directory_iterator(other), fs::directory_iterator()),
+            std::vector<fs::path>{other / "notes.txt"});
+
+  // The plugin's SessionStart hook in a repository (the store not created
+  // yet): the store's line lands in info/exclude, once.
+  const fs::path repo = root_ / "repo";
+  fs::create_directories(repo / ".git" / "info");
+  fs::create_directories(repo / "src");
+  const std::string hook = json({{"session_id", "s1"}, {"cwd", (repo / "src").string()},
+                                 {"hook_event_name", "SessionStart"}, {"source", "startup"}}).dump();
+  setenv("CLAUDE_PROJECT_DIR", repo.c_str(), 1);
+  for (int i = 0; i < 2; ++i) {
+    run = RunCliCapture({"hook", "session-start", "--data-dir", (repo / ".msp").string(), "--keep-store-out-of-git"}, hook);
+    ASSERT_EQ(run.code, 0) << run.err;
+  }
+  // A store outside the repository is none of its business.
+  run = RunCliCapture({"hook", "session-start", "--data-dir", (root_ / "elsewhere").string(), "--keep-store-out-of-git"},
+                      hook);
+  unsetenv("CLAUDE_PROJECT_DIR");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(ReadText(repo / ".git" / "info" / "exclude"), "# msp's store (msp setup claude-code)\n/.msp/\n");
+
+  // --remove takes out msp's files and leaves what is not msp's.
+  std::ofstream(plugin / "LICENSE") << "mine\n";
+  run = RunCliCapture({"setup", "claude-code", "--plugin", plugin.string(), "--remove"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(std::vector<fs::path>(fs::recursive_directory_iterator(plugin), fs::recursive_directory_iterator()),
+            std::vector<fs::path>{plugin / "LICENSE"});
 }
 
 std::vector<std::string> Lines(const std::string& text) {

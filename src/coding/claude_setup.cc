@@ -80,19 +80,21 @@ Result<FileState> ReadJsonFile(const std::string& path) {
   return f;
 }
 
-Status WriteJsonFile(const FileState& f) {
+// Replaces `path` with `text` atomically (temporary file + rename), keeping
+// its mode (0644 for a new file) and creating its directory.
+Status ReplaceFile(const std::string& path, const std::string& text) {
   std::error_code ec;
-  const fs::path p(f.path);
+  const fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
   if (ec) return Status::IoError("cannot create '" + p.parent_path().string() + "': " + ec.message());
-  const std::string tmp = f.path + ".msp-tmp";
+  const std::string tmp = path + ".msp-tmp";
   mode_t mode = 0644;
   struct stat st;
-  if (::stat(f.path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status::IoError("cannot write '" + tmp + "'");
-    out << f.json.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    out << text;
     out.flush();
     if (!out) {
       fs::remove(tmp, ec);
@@ -100,13 +102,17 @@ Status WriteJsonFile(const FileState& f) {
     }
   }
   ::chmod(tmp.c_str(), mode);
-  if (::rename(tmp.c_str(), f.path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     fs::remove(tmp, ec);
-    return Status::IoError("cannot replace '" + f.path + "': " + std::strerror(e));
+    return Status::IoError("cannot replace '" + path + "': " + std::strerror(e));
   }
   return Status::Ok();
 }
+
+std::string JsonText(const Json& json) { return json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+Status WriteJsonFile(const FileState& f) { return ReplaceFile(f.path, JsonText(f.json)); }
 
 struct WantedHook {
   std::string event;
@@ -180,9 +186,43 @@ std::string ExcludeFile(const std::string& project_dir) {
 
 constexpr std::string_view kExcludeComment = "# msp's store (msp setup claude-code)";
 
-// Adds (or with `remove` takes out) msp's rule for `store` in the
-// repository's info/exclude. No change when the project is not a git work
-// tree or the rule is already as wanted.
+// The hooks msp registers, in the order they are written.
+std::vector<WantedHook> WantedHooks(const ClaudeSetupRequest& r) {
+  std::vector<WantedHook> wanted = {
+      {"UserPromptSubmit", "", r.capture_command, 10},
+      {"SessionStart", "", r.msp_command + " hook session-start" + (r.keep_store_out_of_git ? " --keep-store-out-of-git" : ""),
+       30},
+      {"SessionEnd", "", r.msp_command + " hook session-end", 30},
+  };
+  if (r.post_tool_use) {
+    const std::string& observe = r.observe_command.empty() ? r.capture_command : r.observe_command;
+    wanted.push_back({"PostToolUse", "*", observe, 10});
+    wanted.push_back({"PostToolUseFailure", "*", observe, 10});
+  }
+  return wanted;
+}
+
+// One matcher group holding one command hook.
+Json HookGroup(const WantedHook& w) {
+  Json group = Json::object();
+  if (!w.matcher.empty()) group["matcher"] = w.matcher;
+  group["hooks"] = Json::array({Json{{"type", "command"}, {"command", w.command}, {"timeout", w.timeout_s}}});
+  return group;
+}
+
+// The MCP server's entry.
+Json McpEntry(const ClaudeSetupRequest& r) {
+  Json args = Json::array();
+  for (const std::string& a : r.mcp_args) args.push_back(a);
+  if (args.empty()) args.push_back("mcp");
+  return Json{{"type", "stdio"},
+              {"command", r.mcp_program.empty() ? "msp" : r.mcp_program},
+              {"args", args},
+              {"env", Json::object()}};
+}
+
+}  // namespace
+
 Result<ClaudeSetupChange> KeepStoreOutOfGit(const std::string& project_dir, const std::string& store, bool remove) {
   const std::string path = ExcludeFile(project_dir);
   if (path.empty()) return ClaudeSetupChange{"", false, ""};
@@ -218,28 +258,12 @@ Result<ClaudeSetupChange> KeepStoreOutOfGit(const std::string& project_dir, cons
     c.summary = "the store " + rule + " already kept out of git";
   }
   if (!c.changed) return c;
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return Status::IoError("cannot create '" + fs::path(path).parent_path().string() + "': " + ec.message());
-  const std::string tmp = path + ".msp-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    for (const std::string& line : kept) out << line << "\n";
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return Status::IoError("cannot write '" + tmp + "'");
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    fs::remove(tmp, ec);
-    return Status::IoError("cannot replace '" + path + "': " + std::strerror(e));
-  }
+  std::string text;
+  for (const std::string& line : kept) text += line + "\n";
+  MSP_RETURN_IF_ERROR(ReplaceFile(path, text));
   return c;
 }
 
-}  // namespace
 
 bool IsMspHookCommand(const std::string& command) {
   const std::vector<std::string> w = Words(command);
@@ -304,22 +328,9 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
     size_t removed = 0;
     for (const std::string& e : events) removed += RemoveMspHooks(hooks, e);
     if (!r.remove) {
-      std::vector<WantedHook> wanted = {
-          {"UserPromptSubmit", "", r.capture_command, 10},
-          {"SessionStart", "", r.msp_command + " hook session-start", 30},
-          {"SessionEnd", "", r.msp_command + " hook session-end", 30},
-      };
-      if (r.post_tool_use) {
-        const std::string& observe = r.observe_command.empty() ? r.capture_command : r.observe_command;
-        wanted.push_back({"PostToolUse", "*", observe, 10});
-        wanted.push_back({"PostToolUseFailure", "*", observe, 10});
-      }
-      for (const WantedHook& w : wanted) {
-        Json group = Json::object();
-        if (!w.matcher.empty()) group["matcher"] = w.matcher;
-        group["hooks"] = Json::array({Json{{"type", "command"}, {"command", w.command}, {"timeout", w.timeout_s}}});
+      for (const WantedHook& w : WantedHooks(r)) {
         if (!hooks.contains(w.event) || !hooks[w.event].is_array()) hooks[w.event] = Json::array();
-        hooks[w.event].push_back(std::move(group));
+        hooks[w.event].push_back(HookGroup(w));
         summary += (summary.empty() ? "" : ", ") + w.event;
       }
       summary = "hooks " + summary;
@@ -327,7 +338,6 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
       summary = "removed " + std::to_string(removed) + " msp hook" + (removed == 1 ? "" : "s");
     }
     if (hooks.empty()) settings.json.erase("hooks");
-    const std::string now = settings.json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
     ClaudeSetupChange c{settings_path, false, summary};
     // Unchanged when the result equals what was read (or nothing to remove
     // from a file that does not exist).
@@ -336,7 +346,6 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
     c.changed = before != settings.json;
     if (c.changed && !(r.remove && !settings.existed)) MSP_RETURN_IF_ERROR(WriteJsonFile(settings));
     if (!c.changed) c.summary = r.remove ? "no msp hooks" : "hooks already registered";
-    (void)now;
     changes.push_back(c);
   }
   // The MCP server.
@@ -352,14 +361,8 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
         c.summary = foreign_mcp ? "kept the MCP server \"msp\" (not msp's)" : "no msp MCP server";
       }
     } else {
-      Json args = Json::array();
-      for (const std::string& a : r.mcp_args) args.push_back(a);
-      if (args.empty()) args.push_back("mcp");
       if (!mcp.json.contains("mcpServers")) mcp.json["mcpServers"] = Json::object();
-      mcp.json["mcpServers"]["msp"] = Json{{"type", "stdio"},
-                                           {"command", r.mcp_program.empty() ? "msp" : r.mcp_program},
-                                           {"args", args},
-                                           {"env", Json::object()}};
+      mcp.json["mcpServers"]["msp"] = McpEntry(r);
       c.summary = "MCP server msp";
     }
     c.changed = before != mcp.json;
@@ -371,6 +374,116 @@ Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest&
   if (!r.user && !r.store_in_project.empty()) {
     MSP_ASSIGN_OR_RETURN(ClaudeSetupChange c, KeepStoreOutOfGit(r.project_dir, r.store_in_project, r.remove));
     if (!c.path.empty()) changes.push_back(c);
+  }
+  return changes;
+}
+
+namespace {
+
+constexpr std::string_view kPluginDescription =
+    "Persistent memory for Claude Code: every prompt and tool use captured, a summary when a session ends, an "
+    "index of the last sessions at the start of the next, and msp's memory tools over MCP.";
+
+// The files msp writes in a plugin directory, relative to it.
+const std::vector<std::string>& PluginFiles() {
+  static const std::vector<std::string> files = {".claude-plugin/plugin.json", ".claude-plugin/marketplace.json",
+                                                 "hooks/hooks.json", ".mcp.json", "README.md"};
+  return files;
+}
+
+std::string PluginReadme(const ClaudeSetupRequest& r) {
+  std::string text =
+      "# msp for Claude Code\n\n"
+      "Written by `msp setup claude-code --plugin` (msp " + r.version + "). " + std::string(kPluginDescription) +
+      "\n\nInstall it once for your user:\n\n"
+      "```sh\n"
+      "claude plugin marketplace add " + r.plugin_dir + "\n"
+      "claude plugin install msp@msp\n"
+      "```\n\n"
+      "or try it for one session with `claude --plugin-dir " + r.plugin_dir + "`.\n\n"
+      "The hooks and the MCP server run the msp named below by absolute path; after moving or upgrading msp, run "
+      "`msp setup claude-code --plugin` again, then `claude plugin update msp@msp`.\n\n"
+      "- MCP server: `" + (r.mcp_program.empty() ? std::string("msp") : r.mcp_program);
+  for (const std::string& a : r.mcp_args) text += " " + a;
+  text += "`\n";
+  for (const WantedHook& w : WantedHooks(r)) text += "- " + w.event + ": `" + w.command + "`\n";
+  text += "\nSee msp's docs/coding-agents.md.\n";
+  return text;
+}
+
+}  // namespace
+
+Result<std::vector<ClaudeSetupChange>> WriteClaudePlugin(const ClaudeSetupRequest& r) {
+  if (r.plugin_dir.empty()) return Status::InvalidArgument("--plugin needs the plugin's directory");
+  if (!r.remove && (r.capture_command.empty() || r.msp_command.empty())) {
+    return Status::InvalidArgument("the commands to register are empty");
+  }
+  const fs::path dir(r.plugin_dir);
+  const fs::path manifest = dir / ".claude-plugin" / "plugin.json";
+  std::error_code ec;
+  // Only an empty or missing directory, or msp's own plugin, is written.
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      return Status::InvalidArgument("'" + r.plugin_dir + "' is not a directory; nothing was written");
+    }
+    if (!fs::is_empty(dir, ec)) {
+      Result<FileState> m = ReadJsonFile(manifest.string());
+      const bool ours = m.ok() && m->existed && m->json.contains("name") && m->json["name"] == "msp";
+      if (!ours) {
+        return Status::InvalidArgument("'" + r.plugin_dir +
+                                       "' is not empty and holds no msp plugin (.claude-plugin/plugin.json named "
+                                       "\"msp\"); choose a new or empty directory (nothing was written)");
+      }
+    }
+  }
+  std::vector<ClaudeSetupChange> changes;
+  if (r.remove) {
+    for (const std::string& rel : PluginFiles()) {
+      const fs::path f = dir / rel;
+      const bool removed = fs::remove(f, ec);
+      if (ec) return Status::IoError("cannot remove '" + f.string() + "': " + ec.message());
+      changes.push_back({f.string(), removed, removed ? "removed" : "not there"});
+    }
+    for (const fs::path& d : {dir / ".claude-plugin", dir / "hooks", dir}) {
+      if (fs::is_directory(d, ec) && fs::is_empty(d, ec)) fs::remove(d, ec);
+    }
+    return changes;
+  }
+  Json plugin = {{"name", "msp"},
+                 {"version", r.version},
+                 {"description", kPluginDescription},
+                 {"author", {{"name", "msp"}}},
+                 {"keywords", Json::array({"memory", "mcp", "hooks", "sessions"})}};
+  Json marketplace = {{"name", "msp"},
+                      {"owner", {{"name", "msp"}}},
+                      {"description", "msp's Claude Code plugin, written on this machine by msp setup claude-code"},
+                      {"plugins", Json::array({Json{{"name", "msp"},
+                                                    {"source", "./"},
+                                                    {"description", kPluginDescription},
+                                                    {"version", r.version}}})}};
+  Json events = Json::object();
+  for (const WantedHook& w : WantedHooks(r)) {
+    if (!events.contains(w.event)) events[w.event] = Json::array();
+    events[w.event].push_back(HookGroup(w));
+  }
+  Json hooks = {{"description", "msp: prompt and tool-use capture, session summaries, the SessionStart index"},
+                {"hooks", events}};
+  Json mcp = {{"mcpServers", Json::object()}};
+  if (r.mcp) mcp["mcpServers"]["msp"] = McpEntry(r);
+  const std::vector<std::string> texts = {JsonText(plugin), JsonText(marketplace), JsonText(hooks),
+                                          JsonText(mcp), PluginReadme(r)};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const fs::path f = dir / PluginFiles()[i];
+    std::string before;
+    if (std::ifstream in(f, std::ios::binary); in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      before = ss.str();
+    }
+    ClaudeSetupChange c{f.string(), before != texts[i], ""};
+    if (c.changed) MSP_RETURN_IF_ERROR(ReplaceFile(f.string(), texts[i]));
+    c.summary = c.changed ? "written" : "unchanged";
+    changes.push_back(c);
   }
   return changes;
 }

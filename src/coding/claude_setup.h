@@ -13,6 +13,14 @@
 // in its order. A file that is not a JSON object is an error naming it and
 // nothing is written. The store kept in the project is added to git's
 // info/exclude (see store_in_project).
+//
+// `--plugin DIR` writes the same hooks and MCP server as a Claude Code plugin
+// instead (WriteClaudePlugin): DIR/.claude-plugin/plugin.json, a one-plugin
+// marketplace beside it (.claude-plugin/marketplace.json, so that `claude
+// plugin marketplace add DIR` and `claude plugin install msp@msp` install
+// it), hooks/hooks.json, .mcp.json and a README.md. Claude Code copies the
+// plugin into its own cache at install, so the commands name msp by absolute
+// path, as the settings files do.
 #ifndef MSP_CODING_CLAUDE_SETUP_H_
 #define MSP_CODING_CLAUDE_SETUP_H_
 
@@ -40,6 +48,13 @@ struct ClaudeSetupRequest {
   // a linked worktree) when the project is a git work tree; empty: none.
   // --remove takes the line out again.
   std::string store_in_project;
+  // The SessionStart hook keeps a store inside the session's repository out
+  // of git itself (`hook session-start --keep-store-out-of-git`): the plugin's
+  // way, since it is installed once for every repository.
+  bool keep_store_out_of_git = false;
+  // WriteClaudePlugin: the plugin's directory and the version it declares.
+  std::string plugin_dir;
+  std::string version;
 };
 
 struct ClaudeSetupChange {
@@ -53,6 +68,20 @@ struct ClaudeSetupChange {
 // kept). InvalidArgument for a malformed file or an `msp` MCP server entry
 // that msp did not write; IoError when a file cannot be written.
 Result<std::vector<ClaudeSetupChange>> SetupClaudeCode(const ClaudeSetupRequest& request);
+
+// Writes (or with `remove` deletes) the plugin in `request.plugin_dir`,
+// each file atomically. The directory must not exist, be empty or hold msp's
+// plugin (a .claude-plugin/plugin.json named "msp"): anything else is
+// InvalidArgument and nothing is written. `--remove` deletes only the files
+// msp writes, then the directories they leave empty.
+Result<std::vector<ClaudeSetupChange>> WriteClaudePlugin(const ClaudeSetupRequest& request);
+
+// Adds (or with `remove` takes out) the rule keeping `store`, a path inside
+// `project_dir`, out of git: a line in the repository's info/exclude (its
+// common directory's, for a linked worktree). No change (an empty path in the
+// answer) when the project is not a git work tree; unchanged when the rule is
+// there already.
+Result<ClaudeSetupChange> KeepStoreOutOfGit(const std::string& project_dir, const std::string& store, bool remove);
 
 // True when `command` runs one of msp's hooks (see above).
 bool IsMspHookCommand(const std::string& command);

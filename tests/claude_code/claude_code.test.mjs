@@ -14,6 +14,9 @@
 //      the repository's store. (Claude Code 2.1 reads a project's
 //      .claude/settings.json only when started at the project's top, so no
 //      project hook runs there: docs/coding-agents.md.)
+// And msp as a Claude Code plugin (`msp setup claude-code --plugin DIR`),
+// validated and installed through Claude Code's own plugin commands, in a
+// repository with no msp files at all: the same capture, write and search.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFile} from 'node:child_process';
@@ -25,7 +28,14 @@ import {fileURLToPath} from 'node:url';
 
 import {givenText, lastToolResults, startScriptedAnthropic} from './scripted_anthropic.mjs';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+// Runs a program with its standard input closed (Claude Code waits on an open
+// one); resolves to {stdout, stderr}.
+function run(program, args, options) {
+  const running = execFileAsync(program, args, options);
+  running.child.stdin.end();
+  return running;
+}
 const here = path.dirname(fileURLToPath(import.meta.url));
 const claude = path.join(here, 'node_modules', '.bin', 'claude');
 const msp = process.env.MSP_BIN;
@@ -64,22 +74,30 @@ function resultOf(requests, tool) {
   return undefined;
 }
 
-// Runs `claude -p prompt` in `cwd` against `api`; resolves to its JSON result.
-async function claudePrint(api, cwd, home, prompt) {
-  const {stdout} = await run(claude, ['-p', prompt, '--output-format', 'json', '--allowedTools', 'mcp__msp'], {
+// The environment Claude Code runs in: an empty home, no network but `api`.
+// (Without `api`, for the plugin commands, no API key either: with one and no
+// base URL Claude Code tries api.anthropic.com and waits ~18 s for it.)
+function claudeEnv(home, api) {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    ...(api ? {ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key'} : {}),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    // msp is the sanitizer build under ctest: its leak report at exit is
+    // not what this test is about (the C++ tests check leaks).
+    ASAN_OPTIONS: 'detect_leaks=0',
+  };
+}
+
+// Runs `claude -p prompt` in `cwd` against `api` with the MCP tools of
+// `server` (the prefix Claude Code gives them) allowed; resolves to its JSON
+// result.
+async function claudePrint(api, cwd, home, prompt, server = 'mcp__msp') {
+  const {stdout} = await run(claude, ['-p', prompt, '--output-format', 'json', '--allowedTools', server], {
     cwd,
     timeout: 120_000,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      ANTHROPIC_BASE_URL: api.url,
-      ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      // msp is the sanitizer build under ctest: its leak report at exit is
-      // not what this test is about (the C++ tests check leaks).
-      ASAN_OPTIONS: 'detect_leaks=0',
-    },
+    env: claudeEnv(home, api),
   });
   return JSON.parse(stdout);
 }
@@ -167,5 +185,70 @@ test('Claude Code with msp: prompts captured, SessionStart context, MCP write an
   assert.ok(fs.existsSync(path.join(repo, '.msp', 'msp.db')));
   const {stdout: status} = await run('git', ['status', '--porcelain', '--untracked-files=all'], {cwd: repo});
   assert.doesNotMatch(status, /\.msp\//);
+  fs.rmSync(root, {recursive: true, force: true});
+});
+
+test('msp as a Claude Code plugin: validated, installed from its marketplace, captures and answers', {timeout: 300_000}, async () => {
+  assert.ok(msp, 'MSP_BIN names the msp binary');
+  fs.mkdirSync(tmpBase, {recursive: true});
+  const root = fs.mkdtempSync(path.join(tmpBase, 'claude-plugin-'));
+  const home = path.join(root, 'home');
+  const plugin = path.join(root, 'msp plugin');
+  const repo = path.join(root, 'repo');
+  fs.mkdirSync(home);
+  await run('git', ['init', '-q', '-b', 'main', repo]);
+
+  // The plugin, written once, then Claude Code's own commands: validate, add
+  // the marketplace beside it, install.
+  await run(msp, ['setup', 'claude-code', '--plugin', plugin], {env: {...process.env, HOME: home, ASAN_OPTIONS: 'detect_leaks=0'}});
+  // (Its "directory" findings are about submitting to Anthropic's catalog.)
+  const {stdout: validation} = await run(claude, ['plugin', 'validate', '--json', plugin], {env: claudeEnv(home)});
+  const report = JSON.parse(validation);
+  assert.equal(report.success, true, validation);
+  assert.deepEqual([report.manifest.errors, report.manifest.warnings], [[], []], validation);
+  assert.deepEqual(report.provides.hooks.map((h) => h.event).sort(),
+                   ['PostToolUse', 'PostToolUseFailure', 'SessionEnd', 'SessionStart', 'UserPromptSubmit']);
+  assert.deepEqual(report.provides.mcpServers.map((m) => [m.name, m.target]), [['msp', msp]]);
+  await run(claude, ['plugin', 'marketplace', 'add', plugin], {env: claudeEnv(home)});
+  await run(claude, ['plugin', 'install', 'msp@msp'], {env: claudeEnv(home)});
+  const {stdout: installed} = await run(claude, ['plugin', 'list'], {env: claudeEnv(home)});
+  assert.match(installed, /msp@msp/);
+
+  // Session 1: the prompt is captured and the plugin's memory_write stores a note.
+  const tool = (name) => `mcp__plugin_msp_msp__${name}`;
+  const note = 'Release builds need the LTO toolchain: run scripts/lto.sh once per machine.';
+  const first = await startScriptedAnthropic(oneToolModel(tool('memory_write'), {text: note, kind: 'fact'}));
+  let result;
+  try {
+    result = await claudePrint(first, repo, home, 'remember how release builds work', 'mcp__plugin_msp_msp');
+  } finally {
+    await first.close();
+  }
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  const written = resultOf(first.requests, tool('memory_write'));
+  assert.ok(written, `the plugin's memory_write was called: ${JSON.stringify(first.requests.flatMap(lastToolResults))}`);
+  assert.equal(written.is_error, false, written.text);
+  const write = JSON.parse(written.text);
+
+  // Session 2: SessionStart brings session 1's prompt; memory_search finds the note.
+  const second = await startScriptedAnthropic(oneToolModel(tool('memory_search'), {query: 'release build LTO toolchain'}));
+  try {
+    result = await claudePrint(second, repo, home, 'how do I make a release build?', 'mcp__plugin_msp_msp');
+  } finally {
+    await second.close();
+  }
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  const context = givenText(second.requests.find((r) => (r.tools ?? []).length > 0));
+  assert.ok(context.includes('remember how release builds work'), 'session 1\'s prompt reaches session 2');
+  const found = resultOf(second.requests, tool('memory_search'));
+  assert.ok(found, 'memory_search was called');
+  assert.equal(found.is_error, false, found.text);
+  assert.equal(JSON.parse(found.text).hits[0]?.memory.id, write.id, found.text);
+
+  // The store is the repository's, kept out of git by the plugin's SessionStart hook.
+  assert.ok(fs.existsSync(path.join(repo, '.msp', 'msp.db')));
+  assert.match(fs.readFileSync(path.join(repo, '.git', 'info', 'exclude'), 'utf8'), /^\/\.msp\/$/m);
+  const {stdout: status} = await run('git', ['status', '--porcelain', '--untracked-files=all'], {cwd: repo});
+  assert.equal(status, '');
   fs.rmSync(root, {recursive: true, force: true});
 });
