@@ -51,7 +51,10 @@
 // applies, commits and closes, so no writer holds the lock between calls.
 // Readers are pooled Xapian::Database handles, reopened before every read;
 // each keeps what it read of the documents it returned (id, session, step)
-// until the database's revision changes.
+// until the database's revision changes. A search takes its candidates'
+// ids from the docid map beside the files (docid_map.h: msp-docids in the
+// index folder, brought up to date by every write), reading a document's
+// data only for a docid the map does not hold.
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -76,6 +79,7 @@
 #include <xapian.h>
 
 #include "index/index.h"
+#include "index/lexical/docid_map.h"
 #include "util/data_file.h"
 #include "util/hash.h"
 #include "util/passages.h"
@@ -321,6 +325,7 @@ Result<int64_t> ParseSeq(const std::string& dir, const std::string& s) {
 struct Reader {
   Reader(const std::string& dir, const std::string& language) : Reader(Xapian::Database(dir), language) {
     in_memory = false;
+    docid_map.emplace(dir + "/" + std::string(kDocidMapFile));
   }
   // Over an open database (the in-memory one of a read-only index).
   Reader(const Xapian::Database& database, const std::string& language)
@@ -345,11 +350,16 @@ struct Reader {
   // a document under its docid, so a new revision empties it.
   struct CachedDoc {
     std::string id;
+    bool position_read = false;  // position holds the document's values
     EpisodePosition position;
     size_t passage_begin = 0, passage_end = 0;
   };
   Xapian::rev cached_revision = 0;
   std::unordered_map<Xapian::docid, CachedDoc> docs;
+  // The docid -> id map beside the files (none in memory), and scratch.
+  std::optional<DocidMapReader> docid_map;
+  std::vector<uint32_t> lookup_docids;
+  std::vector<std::string> lookup_ids;
 };
 
 // Cached documents per reader, at most (then the cache starts over).
@@ -565,26 +575,57 @@ class XapianLexicalIndex final : public LexicalIndex {
     return Status::Ok();
   }
 
-  // What a search reads of the document at `it` (id, session, step,
-  // passage), cached by docid for the reader's revision.
-  static const Reader::CachedDoc& ReadDoc(Reader& r, const Xapian::MSetIterator& it) {
+  // The ids of the documents of `mset` not cached yet, from the docid map
+  // in one batch of reads, into r.docs (with their passage when
+  // `any_passages`); ReadDoc reads the document of any the map lacks.
+  static void MapIds(Reader& r, const Xapian::MSet& mset, bool any_passages) {
+    if (!r.docid_map) return;
+    r.lookup_docids.clear();
+    for (auto it = mset.begin(); it != mset.end(); ++it) {
+      if (!r.docs.contains(*it)) r.lookup_docids.push_back(*it);
+    }
+    if (r.lookup_docids.empty()) return;
+    r.docid_map->Lookup(r.db.get_uuid(), r.db.get_lastdocid(), r.lookup_docids, r.lookup_ids);
+    for (size_t i = 0; i < r.lookup_docids.size(); ++i) {
+      if (r.lookup_ids[i].empty()) continue;
+      Reader::CachedDoc d;
+      d.id = std::move(r.lookup_ids[i]);
+      if (any_passages) {
+        ReadPassage(r.db.get_document(r.lookup_docids[i], Xapian::DOC_ASSUME_VALID), d);
+      }
+      r.docs.emplace(r.lookup_docids[i], std::move(d));
+    }
+  }
+
+  static void ReadPassage(const Xapian::Document& doc, Reader::CachedDoc& d) {
+    const std::string passage = doc.get_value(kSlotPassage);
+    if (passage.size() == 16) {
+      d.passage_begin = static_cast<size_t>(DecodeTime(passage.substr(0, 8)));
+      d.passage_end = static_cast<size_t>(DecodeTime(passage.substr(8)));
+    }
+  }
+
+  // What a search reads of the document at `it` (id, passage, and its
+  // session and step when `with_position`), cached by docid for the
+  // reader's revision.
+  static const Reader::CachedDoc& ReadDoc(Reader& r, const Xapian::MSetIterator& it, bool with_position) {
     auto [at, inserted] = r.docs.try_emplace(*it);
     Reader::CachedDoc& d = at->second;
-    if (inserted) {
-      try {
-        Xapian::Document doc = it.get_document();
+    if (!inserted && (d.position_read || !with_position)) return d;
+    try {
+      const Xapian::Document doc = r.db.get_document(*it, Xapian::DOC_ASSUME_VALID);
+      if (inserted) {
         d.id = doc.get_data();
+        ReadPassage(doc, d);
+      }
+      if (with_position) {
         d.position.session = doc.get_value(kSlotSession);
         if (!d.position.session.empty()) d.position.step = DecodeTime(doc.get_value(kSlotStep));
-        const std::string passage = doc.get_value(kSlotPassage);
-        if (passage.size() == 16) {
-          d.passage_begin = static_cast<size_t>(DecodeTime(passage.substr(0, 8)));
-          d.passage_end = static_cast<size_t>(DecodeTime(passage.substr(8)));
-        }
-      } catch (...) {
-        r.docs.erase(at);  // never keep a half-read entry
-        throw;
+        d.position_read = true;
       }
+    } catch (...) {
+      r.docs.erase(at);  // never keep a half-read entry
+      throw;
     }
     return d;
   }
@@ -653,7 +694,8 @@ class XapianLexicalIndex final : public LexicalIndex {
       // a ranked search reads twice `limit` documents, and more while
       // duplicates leave fewer than `limit` records (Xapian's collapse
       // key does the same but cost ~10x the search on LoCoMo).
-      const bool passages = !with_terms && r.db.get_value_freq(kSlotRecord) > 0;
+      const bool any_passages = r.db.get_value_freq(kSlotRecord) > 0;
+      const bool passages = !with_terms && any_passages;
       const size_t want = q.sessions.empty() ? limit : SIZE_MAX;
       Xapian::doccount fetch = passages && q.sessions.empty() ? 2 * limit : limit;
       Xapian::MSet mset;
@@ -668,9 +710,10 @@ class XapianLexicalIndex final : public LexicalIndex {
           r.docs.clear();
           r.cached_revision = revision;
         }
+        MapIds(r, mset, any_passages);
         std::unordered_set<std::string_view> seen;  // views of r.docs' ids, stable while this runs
         for (auto it = mset.begin(); it != mset.end() && hits.size() < want; ++it) {
-          const Reader::CachedDoc& d = ReadDoc(r, it);
+          const Reader::CachedDoc& d = ReadDoc(r, it, with_position);
           if (passages && d.passage_end > 0 && !seen.insert(d.id).second) continue;
           hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()}, with_position ? d.position : EpisodePosition{},
                                     d.passage_begin, d.passage_end, query_match, {}});
@@ -884,8 +927,13 @@ class XapianLexicalIndex final : public LexicalIndex {
     }
     try {
       Xapian::WritableDatabase db(dir_, write_flags_);
+      const std::string docid_map = dir_ + "/" + std::string(kDocidMapFile);
+      ForgetDocidMapAhead(docid_map, db);
       Status s = fn(db);
-      if (s.ok()) db.commit();
+      if (s.ok()) {
+        db.commit();
+        CatchUpDocidMap(docid_map, db);  // still under the write lock
+      }
       db.close();
       return s;
     } catch (const Xapian::Error& e) {
