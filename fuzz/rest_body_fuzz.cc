@@ -1,6 +1,8 @@
 // Fuzz target: REST request bodies and query strings (rest/request_json.h):
-// the body parsed as the server parses it, then read as a write, a fact and
-// an episode step; the input also as a request target's query string.
+// the body parsed as the server parses it, then read as a write (src/api's
+// memory_write, as POST /v1/memories reads it), a fact and an episode step;
+// the input also as a request target's query string.
+#include "api/operations.h"
 #include "codec/memory_json.h"
 #include "fuzz/fuzz_util.h"
 #include "rest/request_json.h"
@@ -9,7 +11,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = msp::fuzz::Text(data, size);
   auto body = msp::ParseJsonObject(text, "request body");
   if (body.ok()) {
-    (void)msp::WriteRequestFromJson(*body, "t");
+    msp::api::CallContext context;
+    context.ns.tenant = "t";
+    (void)msp::api::DecodeWrite(context, *body, "");
     (void)msp::FactRequestFromJson(*body, "t");
     (void)msp::EpisodeStepFromJson(*body, "t");
     (void)msp::NamespaceFromBody(*body, "t");

@@ -57,6 +57,109 @@ TEST(ApiTest, EveryOperationHasItsFacesAndUniqueNames) {
   EXPECT_EQ(FindOperation("no such operation"), nullptr);
 }
 
+CallContext Acme() {
+  CallContext context;
+  context.ns.tenant = "acme";
+  return context;
+}
+
+TEST(ApiTest, WriteDecodesEveryField) {
+  const json j = json::parse(R"({
+    "namespace": {"tenant": "acme", "user": "ann", "agent": "a1", "session": "s1", "mission": "m", "operator": "op"},
+    "kind": "decision", "layer": "workflow", "text": "Use SQLite for the store",
+    "body": {"b": 1, "a": [true]}, "tags": ["goal", "db"], "source": "tool", "sensitivity": "medium",
+    "criticality": "high", "confidence": 0.5, "ttl_days": 30, "valid_at": "2026-01-02",
+    "provenance": [{"type": "commit", "ref": "abc", "detail": "x"}]})");
+  ASSERT_OK_AND_ASSIGN(WriteRequest w, DecodeWrite(Acme(), j, ""));
+  EXPECT_EQ(w.ns.tenant, "acme");  // the caller's
+  EXPECT_EQ(w.ns.user, "ann");
+  EXPECT_EQ(w.ns.operator_id, "op");
+  EXPECT_EQ(w.kind, Kind::kDecision);
+  ASSERT_TRUE(w.layer.has_value());
+  EXPECT_EQ(*w.layer, Layer::kWorkflow);
+  EXPECT_EQ(w.body_json, R"({"a":[true],"b":1})");
+  EXPECT_EQ(w.tags, (std::vector<std::string>{"goal", "db"}));
+  EXPECT_EQ(w.source, "tool");
+  EXPECT_EQ(w.sensitivity, Sensitivity::kMedium);
+  EXPECT_EQ(w.criticality, Criticality::kHigh);
+  EXPECT_DOUBLE_EQ(w.confidence, 0.5);
+  EXPECT_EQ(w.ttl_days, 30);
+  EXPECT_GT(w.valid_at, 0);
+  ASSERT_EQ(w.provenance.size(), 1u);
+  EXPECT_EQ(w.provenance[0].ref, "abc");
+}
+
+TEST(ApiTest, WriteErrorsNameTheField) {
+  struct Case {
+    const char* body;
+    const char* names;
+  };
+  const Case cases[] = {
+      {R"({"text": "x", "colour": 1})", "unknown field 'colour'"},
+      {R"({})", "'text' is required"},
+      {R"({"text": 5})", "field 'text' must be a string, got integer"},
+      {R"({"text": "x", "kind": "thought"})", "field 'kind': unknown value 'thought'"},
+      {R"({"text": "x", "tags": "goal"})", "field 'tags' must be an array of strings"},
+      {R"({"text": "x", "tags": [1]})", "field 'tags[0]'"},
+      {R"({"text": "x", "confidence": 2})", "field 'confidence' must be between 0 and 1"},
+      {R"({"text": "x", "ttl_days": -1})", "field 'ttl_days'"},
+      {R"({"text": "x", "ttl_days": 1.5})", "field 'ttl_days' must be an integer"},
+      {R"({"text": "x", "ttl_days": 0})", "field 'ttl_days' 0 is not a time to live: give 1..36500 days"},
+      {R"({"text": "x", "ttl_days": 36501})", "field 'ttl_days' must be between 1 and 36500"},
+      {R"({"text": "x", "request_id": ""})", "field 'request_id'"},
+      {R"({"text": "x", "request_id": 7})", "field 'request_id' must be a string"},
+      {R"({"text": "x", "body": [1]})", "field 'body' must be an object"},
+      {R"({"text": "x", "valid_at": "yesterday"})", "field 'valid_at'"},
+      {R"({"text": "x", "namespace": {"team": "x"}})", "unknown field 'namespace.team'"},
+      {R"({"text": "x", "namespace": "ann"})", "'namespace' must be a JSON object"},
+      {R"({"text": "x", "provenance": [{"type": "commit"}]})", "provenance[0]"},
+      {R"({"text": "x", "kind": "episode"})", "field 'kind': unknown value 'episode'"},
+      {R"({"text": "x", "kind": "entity"})", "field 'kind': unknown value 'entity'"},
+      {R"({"text": "x", "layer": "attic"})", "field 'layer': unknown value 'attic'"},
+      {R"({"text": "  "})", "field 'text' must not be empty"},
+      {R"({"text": "x", "namespace": {"tenant": "other"}})", "names tenant 'other'"},
+  };
+  for (const Case& c : cases) {
+    auto w = DecodeWrite(Acme(), json::parse(c.body), "");
+    ASSERT_FALSE(w.ok()) << c.body;
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().message().find(c.names), std::string::npos) << c.body << " -> " << w.status().message();
+  }
+  auto keyed = DecodeWrite(Acme(), json::parse(R"({"text": "x", "ttl_days": 36500, "request_id": "k-1"})"), "");
+  ASSERT_TRUE(keyed.ok()) << keyed.status().message();
+  EXPECT_EQ(keyed->ttl_days, 36500);
+  EXPECT_EQ(keyed->request_id, "k-1");
+  auto batch_item = DecodeWrite(Acme(), json::parse(R"({"text": 1})"), "memories[3].");
+  ASSERT_FALSE(batch_item.ok());
+  EXPECT_NE(batch_item.status().message().find("memories[3].text"), std::string::npos);
+}
+
+// memory_write's defaults come from WriteRequest, and MCP's agent writes
+// preset the source (the caller names another, or leaves it).
+TEST(ApiTest, WriteDefaultsAndTheAgentSource) {
+  const OperationInfo& info = Op("memory_write").info();
+  EXPECT_EQ(info.Find("kind")->default_value, "fact");
+  EXPECT_EQ(info.Find("source")->default_value, "user");
+  EXPECT_EQ(info.Find("confidence")->default_value, 1.0);
+  EXPECT_TRUE(info.Find("ttl_days")->default_value.is_null());
+  EXPECT_TRUE(info.Find("layer")->default_value.is_null());
+  EXPECT_EQ(info.Find("ttl_days")->min_int, 1);
+  EXPECT_EQ(info.Find("ttl_days")->max_int, 36500);
+  EXPECT_EQ(info.Find("tags")->Flag(), "--tag");
+  EXPECT_EQ(CliMessage(info, "field 'ttl_days' 0 is not a time to live"), "--ttl-days 0 is not a time to live");
+  CallContext agent = Acme();
+  agent.agent_writes = CallContext::AgentWrites{"agent", "note", {"note"}};
+  ASSERT_OK_AND_ASSIGN(WriteRequest w, DecodeWrite(agent, json{{"text", "x"}}, ""));
+  EXPECT_EQ(w.source, "agent");
+  ASSERT_OK_AND_ASSIGN(w, DecodeWrite(agent, json{{"text", "x"}, {"source", "tool"}}, ""));
+  EXPECT_EQ(w.source, "tool");
+  ASSERT_OK_AND_ASSIGN(w, DecodeWrite(Acme(), json{{"text", "x"}}, ""));
+  EXPECT_EQ(w.source, "user");
+  EXPECT_EQ(w.kind, Kind::kFact);
+  EXPECT_FALSE(w.layer.has_value());
+  EXPECT_EQ(w.ttl_days, 0);
+}
+
 TEST(ApiTest, SearchDecodesStrictly) {
   const Operation& search = Op("search");
   CallContext context;

@@ -9,6 +9,7 @@
 #ifndef MSP_API_DECLARE_H_
 #define MSP_API_DECLARE_H_
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -50,12 +51,11 @@ struct Fields {
     info.type = info.type == FieldType::kText ? FieldType::kText : FieldType::kString;
     const std::string name = info.name;
     const bool text = info.type == FieldType::kText;
-    const std::string path = info.Path();
     return {std::move(info),
-            [name, text, path, at](const JsonReader& reader, R& r) -> Status {
+            [name, text, at](const JsonReader& reader, R& r) -> Status {
               MSP_RETURN_IF_ERROR(reader.String(name, &at(r)));
               if (text && reader.Has(name) && at(r).find_first_not_of(" \t\r\n") == std::string::npos) {
-                return Status::InvalidArgument("field '" + path + "' must not be empty");
+                return Status::InvalidArgument("field '" + reader.prefix() + name + "' must not be empty");
               }
               return Status::Ok();
             },
@@ -112,6 +112,68 @@ struct Fields {
               return reader.Enum(name, &at(r), parse, name_of);
             },
             [name_of, at](R& r) { return nlohmann::json(std::string(name_of(at(r)))); }, nullptr};
+  }
+  // An enum that may be left unset (std::optional<E>): no default.
+  template <typename E, typename At>
+  static Field<R> OptionalEnum(FieldInfo info, std::optional<E> (*parse)(std::string_view),
+                               std::string_view (*name_of)(E), At at) {
+    info.type = FieldType::kEnum;
+    info.values = EnumValues(name_of);
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, parse, name_of, at](const JsonReader& reader, R& r) -> Status {
+              if (!reader.Has(name)) return Status::Ok();
+              E value{};
+              MSP_RETURN_IF_ERROR(reader.Enum(name, &value, parse, name_of));
+              at(r) = value;
+              return Status::Ok();
+            },
+            [name_of, at](R& r) { return at(r) ? nlohmann::json(std::string(name_of(*at(r)))) : nlohmann::json(); },
+            nullptr};
+  }
+  // An enum whose values are `allowed` only (of the type's names).
+  template <typename E, typename At>
+  static Field<R> EnumOf(FieldInfo info, std::vector<E> allowed, std::optional<E> (*parse)(std::string_view),
+                         std::string_view (*name_of)(E), At at) {
+    info.type = FieldType::kEnum;
+    info.values.clear();
+    for (E e : allowed) info.values.emplace_back(name_of(e));
+    const std::string name = info.name;
+    const std::vector<std::string> values = info.values;
+    return {std::move(info),
+            [name, values, parse, at](const JsonReader& reader, R& r) -> Status {
+              if (!reader.Has(name)) return Status::Ok();
+              std::string text;
+              MSP_RETURN_IF_ERROR(reader.String(name, &text));
+              std::optional<E> value = std::find(values.begin(), values.end(), text) == values.end()
+                                           ? std::nullopt
+                                           : parse(text);
+              if (!value) {
+                std::string list;
+                for (const std::string& v : values) list += (list.empty() ? "" : ", ") + v;
+                return Status::InvalidArgument("field '" + reader.prefix() + name + "': unknown value '" + text +
+                                               "'; allowed: " + list);
+              }
+              at(r) = *value;
+              return Status::Ok();
+            },
+            [name_of, at](R& r) { return nlohmann::json(std::string(name_of(at(r)))); }, nullptr};
+  }
+  // A JSON object, kept as its text.
+  template <typename At>
+  static Field<R> Object(FieldInfo info, At at) {
+    info.type = FieldType::kObject;
+    const std::string name = info.name;
+    return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.ObjectText(name, &at(r)); },
+            [](R&) { return nlohmann::json(); }, nullptr};
+  }
+  // Provenance references: [{type, ref, detail}].
+  template <typename At>
+  static Field<R> Provenance(FieldInfo info, At at) {
+    info.type = FieldType::kProvenance;
+    const std::string name = info.name;
+    return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.Provenance(name, &at(r)); },
+            [](R&) { return nlohmann::json(); }, nullptr};
   }
   template <typename At>
   static Field<R> Strings(FieldInfo info, At at) {
@@ -186,11 +248,11 @@ struct Declaration {
 // Decodes `request` into `r` with `fields`, strictly.
 template <typename R>
 Status DecodeRequest(const std::vector<Field<R>>& fields, const CallContext& context, const nlohmann::json& request,
-                     R& r) {
+                     R& r, const std::string& prefix = "") {
   for (const Field<R>& f : fields) {
     if (f.preset) f.preset(context, r);
   }
-  JsonReader top(request, "");
+  JsonReader top(request, prefix);
   MSP_RETURN_IF_ERROR(top.Object());
   std::vector<std::string> top_names;
   std::vector<std::string> groups;
@@ -204,7 +266,7 @@ Status DecodeRequest(const std::vector<Field<R>>& fields, const CallContext& con
   MSP_RETURN_IF_ERROR(top.Known(top_names));
   for (const std::string& g : groups) {
     if (!top.Has(g)) continue;
-    JsonReader group(request.at(g), g + ".");
+    JsonReader group(request.at(g), prefix + g + ".");
     MSP_RETURN_IF_ERROR(group.Object());
     std::vector<std::string> names;
     for (const Field<R>& f : fields) {
@@ -215,12 +277,12 @@ Status DecodeRequest(const std::vector<Field<R>>& fields, const CallContext& con
   for (const Field<R>& f : fields) {
     const bool grouped = !f.info.group.empty();
     if (grouped && !top.Has(f.info.group)) {
-      if (f.info.required) return Status::InvalidArgument("field '" + f.info.Path() + "' is required");
+      if (f.info.required) return Status::InvalidArgument("field '" + prefix + f.info.Path() + "' is required");
       continue;
     }
-    JsonReader reader = grouped ? JsonReader(request.at(f.info.group), f.info.group + ".") : top;
+    JsonReader reader = grouped ? JsonReader(request.at(f.info.group), prefix + f.info.group + ".") : top;
     if (f.info.required && !reader.Has(f.info.name)) {
-      return Status::InvalidArgument("field '" + f.info.Path() + "' is required");
+      return Status::InvalidArgument("field '" + prefix + f.info.Path() + "' is required");
     }
     MSP_RETURN_IF_ERROR(f.read(reader, r));
   }

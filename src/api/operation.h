@@ -40,6 +40,8 @@ enum class FieldType {
   kStrings,    // an array of strings
   kEnums,      // an array of `values`
   kNamespace,  // {user, agent, session, mission, operator, tenant}: parts over the face's namespace
+  kObject,     // a JSON object (the command line: its JSON text)
+  kProvenance, // an array of {type, ref, detail} (the command line: TYPE:REF, repeatable)
 };
 
 // How the command line spells a field.
@@ -60,6 +62,9 @@ struct FieldInfo {
   double min_number = 0.0, max_number = 0.0;  // kNumber
   std::vector<std::string> values{};          // kEnum, kEnums: the allowed names
   CliForm cli = CliForm::kFlag;
+  // The command line's flag when it is not the name with dashes ("--tag"
+  // for `tags`, the spelling every record-writing verb shares).
+  std::string flag{};
   // The default as JSON (from a default-constructed request, so it cannot
   // drift from the struct); null when there is none (absent means "any").
   nlohmann::json default_value{};
@@ -88,6 +93,17 @@ struct CallContext {
   // policy.context_trusted_sources: served records are labelled "trust":
   // "trusted" or "untrusted" by their source (util/fence.h).
   std::vector<std::string> trusted_sources = WritePolicyOptions{}.context_trusted_sources;
+  // A face whose writes come from a model (MCP; docs/mcp.md, "Agent
+  // writes"): memory_write stores a write naming no source with `source`,
+  // refuses a trusted source the model names, and tags a note without one
+  // of `stable_tags` with `default_tag` (when set). Unset (REST, the
+  // command line): the source defaults to "user" and no tag is added.
+  struct AgentWrites {
+    std::string source;
+    std::string default_tag;
+    std::vector<std::string> stable_tags;
+  };
+  std::optional<AgentWrites> agent_writes;
 };
 
 // What an operation's declaration says, for faces, docs and tests.
@@ -101,6 +117,8 @@ struct OperationInfo {
   std::string mcp_tool{};    // "memory_search"
   bool read_only = false;  // MCP annotations
   bool idempotent = false;
+  bool destructive = false;
+  int rest_status = 200;  // REST's status for a success (201: created)
   std::vector<FieldInfo> fields{};
   // A request that succeeds on a mission with a decision about the billing
   // ledger and a preference for dark mode (docs; the faces test sends it

@@ -27,9 +27,10 @@ const Operation* FindIf(Pred pred) {
 
 std::string FieldInfo::Flag() const {
   if (type == FieldType::kNamespace) return "--tenant, --user, --agent, --session, --mission, --operator";
-  std::string flag = "--" + name;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
+  if (!flag.empty()) return flag;
+  std::string dashed = "--" + name;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  return dashed;
 }
 
 std::string FieldInfo::TypeText() const {
@@ -44,6 +45,8 @@ std::string FieldInfo::TypeText() const {
     case FieldType::kStrings: return "array of strings";
     case FieldType::kEnums: return "array of " + nlohmann::json(values).dump();
     case FieldType::kNamespace: return "object {tenant, user, agent, session, mission, operator}";
+    case FieldType::kObject: return "JSON object";
+    case FieldType::kProvenance: return "array of {type, ref, detail}";
   }
   return "";
 }
@@ -105,6 +108,7 @@ const std::vector<const Operation*>& Operations() {
     std::vector<std::unique_ptr<Operation>> v;
     v.push_back(SearchOperation());
     v.push_back(WorkflowQueryOperation());
+    v.push_back(WriteOperation());
     return v;
   }();
   static const std::vector<const Operation*> ops = [] {

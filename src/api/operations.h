@@ -26,9 +26,16 @@ const Operation* FindByMcpTool(std::string_view tool);
 // be...", "'namespace.mission'" -> "--mission").
 std::string CliMessage(const OperationInfo& info, std::string message);
 
-// The declarations (search.cc, workflow_query.cc).
+// The declarations (search.cc, workflow_query.cc, write.cc).
 std::unique_ptr<Operation> SearchOperation();
 std::unique_ptr<Operation> WorkflowQueryOperation();
+std::unique_ptr<Operation> WriteOperation();
+
+// memory_write's decoding of one record, its errors naming the field under
+// `prefix` ("memories[3]."): REST's batch (POST /v1/memories with
+// {"memories": [...]}) writes each record as memory_write reads it.
+Result<WriteRequest> DecodeWrite(const CallContext& context, const nlohmann::json& record,
+                                 const std::string& prefix);
 
 }  // namespace msp::api
 

@@ -89,13 +89,20 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
     const ordered::json_pointer route("/paths/" + path_key + "/" + method);
     if (!doc.contains(route)) return Status::InvalidArgument("the OpenAPI document has no " + info.rest_path);
     ordered& r = doc[route];
+    // The schema, or the first of its oneOf (POST /v1/memories: one record
+    // or a batch of them).
     const ordered::json_pointer body("/requestBody/content/application~1json/schema/$ref");
-    if (!r.contains(body)) return Status::InvalidArgument(info.rest_path + " has no request schema $ref");
-    const std::string ref = r[body].get<std::string>();
+    const ordered::json_pointer first("/requestBody/content/application~1json/schema/oneOf/0/$ref");
+    if (!r.contains(body) && !r.contains(first)) {
+      return Status::InvalidArgument(info.rest_path + " has no request schema $ref");
+    }
+    const std::string ref = r[r.contains(body) ? body : first].get<std::string>();
     const std::string prefix = "#/components/schemas/";
     if (ref.rfind(prefix, 0) != 0) return Status::InvalidArgument(info.rest_path + ": unexpected $ref " + ref);
-    r["summary"] = info.title;
-    r["description"] = info.summary;
+    if (r.contains(body)) {  // a route of more forms keeps its own words for them
+      r["summary"] = info.title;
+      r["description"] = info.summary;
+    }
     doc["components"]["schemas"][ref.substr(prefix.size())] = ordered::parse(InputSchema(info).dump());
   }
   return doc.dump(1) + "\n";

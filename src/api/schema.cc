@@ -26,6 +26,18 @@ json FieldSchema(const FieldInfo& f) {
       s = {{"type", "object"}, {"properties", std::move(parts)}, {"additionalProperties", false}};
       break;
     }
+    case FieldType::kObject: s = {{"type", "object"}}; break;
+    case FieldType::kProvenance:
+      s = {{"type", "array"},
+           {"items",
+            {{"type", "object"},
+             {"properties",
+              {{"type", {{"type", "string"}, {"minLength", 1}}},
+               {"ref", {{"type", "string"}, {"minLength", 1}}},
+               {"detail", {{"type", "string"}}}}},
+             {"required", {"type", "ref"}},
+             {"additionalProperties", false}}}};
+      break;
   }
   s["description"] = f.doc;
   if (!f.default_value.is_null()) s["default"] = f.default_value;

@@ -163,7 +163,7 @@ TEST(CliTest, FlagsMayComeBeforeTheVerb) {
 TEST(CliTest, EnumAndValueFlagErrorsAreUsageErrors) {
   CliRun kind = Cli({"write", "some text here", "--kind", "thought", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(kind.code, 2);
-  EXPECT_TRUE(Contains(kind.err, "--kind: unknown value 'thought'; allowed: episode, fact, procedure")) << kind.err;
+  EXPECT_TRUE(Contains(kind.err, "--kind: unknown value 'thought'; allowed: fact, procedure")) << kind.err;
   CliRun body = Cli({"write", "some text here", "--body", "{\"a\":", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(body.code, 2);
   EXPECT_TRUE(Contains(body.err, "--body: invalid JSON at byte")) << body.err;
@@ -173,8 +173,8 @@ TEST(CliTest, EnumAndValueFlagErrorsAreUsageErrors) {
   // 0 is not a TTL (issue 19: it was accepted and the record never expired).
   CliRun zero = Cli({"write", "some text here", "--ttl-days", "0", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(zero.code, 2);
-  EXPECT_TRUE(Contains(zero.err, "--ttl-days 0 is not a time to live: give 1..365 days")) << zero.err;
-  EXPECT_TRUE(Contains(zero.err, "to store without expiry leave --ttl-days out")) << zero.err;
+  EXPECT_TRUE(Contains(zero.err, "--ttl-days 0 is not a time to live: give 1..36500 days")) << zero.err;
+  EXPECT_TRUE(Contains(zero.err, "to store without expiry leave it out")) << zero.err;
   CliRun prov = Cli({"write", "some text here", "--provenance", "abc", "--data-dir", "/nonexistent/x"});
   EXPECT_EQ(prov.code, 2);
   EXPECT_TRUE(Contains(prov.err, "--provenance must be TYPE:REF")) << prov.err;

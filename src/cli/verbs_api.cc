@@ -1,5 +1,5 @@
-// The verbs of src/api's operations: search (search) and query
-// (workflow_memory_query). Their flags are the operation's field table
+// The verbs of src/api's operations: search (search), query
+// (workflow_memory_query) and write (memory_write). Their flags are the operation's field table
 // spelled with dashes (same limits, same defaults); the flags become the
 // operation's JSON request, which the operation decodes and answers as it
 // does for REST and MCP. These verbs only print: --json the answer itself,
@@ -10,6 +10,7 @@
 
 #include "api/operations.h"
 #include "cli/cli.h"
+#include "codec/memory_json.h"
 #include "msp/digest.h"
 
 namespace msp {
@@ -29,7 +30,8 @@ const api::Operation& OperationOfVerb(const Invocation& inv) {
 }
 
 bool IsList(const api::FieldInfo& f) {
-  return f.type == api::FieldType::kStrings || f.type == api::FieldType::kEnums;
+  return f.type == api::FieldType::kStrings || f.type == api::FieldType::kEnums ||
+         f.type == api::FieldType::kProvenance;
 }
 
 // A boolean that is off by default is a switch; one that is on takes a value.
@@ -67,6 +69,18 @@ Result<json> FlagValue(const Invocation& inv, const api::FieldInfo& f) {
           if (comma > start) out.push_back(v.substr(start, comma - start));
           start = comma + 1;
         }
+      }
+      return out;
+    }
+    case api::FieldType::kObject: return ParseJsonObject(inv.flags.Get(flag), flag);
+    case api::FieldType::kProvenance: {
+      json out = json::array();
+      for (const std::string& v : inv.flags.All(flag)) {
+        const size_t colon = v.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) {
+          return Status::InvalidArgument(flag + " must be TYPE:REF (e.g. commit:abc123), got '" + v + "'");
+        }
+        out.push_back({{"type", v.substr(0, colon)}, {"ref", v.substr(colon + 1)}});
       }
       return out;
     }
@@ -142,9 +156,9 @@ std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec>
     help += ")";
     std::string value_name;
     if (!IsSwitch(f)) {
-      value_name = f.type == api::FieldType::kBool ? "true|false" : f.name;
+      value_name = f.type == api::FieldType::kBool ? "true|false" : f.Flag().substr(2);
       if (f.type != api::FieldType::kBool) {
-        for (char& c : value_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        for (char& c : value_name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       }
     }
     flags.push_back({Keep(f.Flag()), Keep(value_name), Keep(help), IsList(f)});
@@ -230,6 +244,19 @@ Status RunQuery(Invocation& inv) {
     *inv.err << "msp: budget " << answer["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
              << answer["retrieval_id"].get<std::string>() << "\n";
   }
+  return Status::Ok();
+}
+
+Status RunWrite(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  if (inv.json) {
+    PrintJson(inv, answer);
+    return Status::Ok();
+  }
+  *inv.out << (answer["merged"].get<bool>() ? "merged into " : "stored ") << answer["id"].get<std::string>() << "\n";
+  for (const json& id : answer["evicted_ids"]) *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
   return Status::Ok();
 }
 

@@ -1,10 +1,10 @@
-// Verbs that create or change records: init, write, fact add, fact supersede, delete.
+// Verbs that create or change records: init, fact add, fact supersede, delete (write is src/api's
+// memory_write: verbs_api.cc).
 #include <filesystem>
 #include <ostream>
 
 #include "cli/cli.h"
 #include "codec/memory_json.h"
-#include "core/idempotency.h"
 
 namespace msp {
 namespace {
@@ -80,62 +80,6 @@ Status RunInit(Invocation& inv) {
   if (!stats.store_path.empty()) *inv.out << "store:   " << stats.store_path << "\n";
   *inv.out << "config:  " << (inv.config.config_file.empty() ? "(defaults, environment and flags)" : inv.config.config_file)
            << "\n";
-  return Status::Ok();
-}
-
-Status RunWrite(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(RecordFields f, ReadRecordFlags(inv));
-  WriteRequest r;
-  r.ns = inv.ns;
-  MSP_ASSIGN_OR_RETURN(r.text, TextArgument(inv, 0, true));
-  if (inv.flags.Has("--kind")) {
-    MSP_ASSIGN_OR_RETURN(r.kind, EnumFlag(inv, "--kind", inv.flags.Get("--kind"), &ParseKind, &KindName));
-  }
-  if (inv.flags.Has("--layer")) {
-    MSP_ASSIGN_OR_RETURN(r.layer, EnumFlag(inv, "--layer", inv.flags.Get("--layer"), &ParseLayer, &LayerName));
-  }
-  if (inv.flags.Has("--body")) {
-    MSP_ASSIGN_OR_RETURN(nlohmann::json body, ParseJsonObject(inv.flags.Get("--body"), "--body"));
-    r.body_json = body.dump();
-  }
-  Result<int64_t> ttl = inv.flags.GetInt("--ttl-days", 0, -1000000, 1000000);
-  if (!ttl.ok()) return Usage(inv, ttl.status().message());
-  // 0 would mean "the configured default" (no expiry unless
-  // policy.default_ttl_days is set): not the "expire after 0 days" it reads as.
-  if (inv.flags.Has("--ttl-days") && *ttl == 0) {
-    return Usage(inv, "--ttl-days 0 is not a time to live: give " +
-                          std::to_string(inv.config.options.policy.ttl_min_days) + ".." +
-                          std::to_string(inv.config.options.policy.ttl_max_days) +
-                          " days (policy.ttl_min_days..ttl_max_days); to store without expiry leave --ttl-days out "
-                          "(the record then takes policy.default_ttl_days, " +
-                          std::to_string(inv.config.options.policy.default_ttl_days) + ", and 0 there means never)");
-  }
-  if (inv.flags.Has("--ttl-days") && (*ttl < 1 || *ttl > 36500)) {
-    return Usage(inv, "--ttl-days must be between 1 and 36500 (the same on REST and MCP), got " +
-                          std::to_string(*ttl));
-  }
-  r.ttl_days = static_cast<int>(*ttl);
-  r.tags = std::move(f.tags);
-  r.source = std::move(f.source);
-  r.sensitivity = f.sensitivity;
-  r.criticality = f.criticality;
-  r.confidence = f.confidence;
-  r.valid_at = f.valid_at;
-  r.provenance = std::move(f.provenance);
-  r.actor = inv.actor;
-  if (inv.flags.Has("--request-id")) {
-    r.request_id = inv.flags.Get("--request-id");
-    if (Status s = ValidateRequestId(r.request_id); !s.ok()) return Usage(inv, "--request-id: " + s.message());
-  }
-
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
-  MSP_ASSIGN_OR_RETURN(WriteResult result, engine->Write(r));
-  if (inv.json) {
-    PrintJson(inv, WriteResultToJson(result));
-    return Status::Ok();
-  }
-  *inv.out << (result.merged ? "merged into " : "stored ") << result.id << "\n";
-  PrintEvicted(inv, result);
   return Status::Ok();
 }
 

@@ -6,17 +6,38 @@
 
 namespace msp::mcp {
 
-Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission) {
+namespace {
+
+// What memory_write's description adds for a model: the tags to give, and
+// what it gets without one; the source it is stored with.
+std::string AgentWriteNote(const api::CallContext::AgentWrites& agent) {
+  std::string tags;
+  for (const std::string& k : agent.stable_tags) {
+    if (k != agent.default_tag) tags += (tags.empty() ? "" : ", ") + k;
+  }
+  return " Tag it with what it is (one of " + tags + ")" +
+         (agent.default_tag.empty() ? std::string(" (required)")
+                                    : "; without one of them it is tagged " + agent.default_tag) +
+         ". It is stored with source " + agent.source +
+         " unless you name another (not a trusted one: those are the operator's to give).";
+}
+
+}  // namespace
+
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Options& options) {
   const api::OperationInfo& info = op.info();
+  const api::CallContext::AgentWrites agent{options.mcp.write_source, options.mcp.write_default_tag,
+                                            options.policy.stable_tags};
   Tool t;
   t.name = info.mcp_tool;
   t.title = info.title;
   t.description = info.summary;
+  if (!info.read_only) t.description += AgentWriteNote(agent);
   t.input_schema = api::InputSchema(info);
   t.output_schema = info.answer_schema;
-  t.annotations = ToolAnnotations(info.read_only, false, info.idempotent);
+  t.annotations = ToolAnnotations(info.read_only, info.destructive, info.idempotent);
   t.checks_arguments = true;
-  t.handler = [&op, mission](const McpSession& session, const nlohmann::json& args) -> Result<ToolOutput> {
+  t.handler = [&op, mission, agent](const McpSession& session, const nlohmann::json& args) -> Result<ToolOutput> {
     api::CallContext context;
     context.engine = session.engine;
     std::unique_ptr<WorkflowMemory> workflow;
@@ -28,14 +49,15 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission) {
     context.ns = session.ns;
     context.caller = CallerOf(session);
     context.trusted_sources = session.trusted_sources;
+    context.agent_writes = agent;
     MSP_ASSIGN_OR_RETURN(nlohmann::json answer, op.Call(context, args));
     return ToolOutput{std::move(answer), std::nullopt};
   };
   return t;
 }
 
-void AddApiTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
-  for (const api::Operation* op : api::Operations()) tools.push_back(ApiTool(*op, mission));
+void AddApiTools(std::shared_ptr<MissionMemory> mission, const Options& options, ToolSet& tools) {
+  for (const api::Operation* op : api::Operations()) tools.push_back(ApiTool(*op, mission, options));
 }
 
 }  // namespace msp::mcp

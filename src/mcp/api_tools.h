@@ -1,5 +1,5 @@
 // The MCP tools of src/api's operations (memory_search,
-// workflow_memory_query): each tool's name, description, input and output
+// workflow_memory_query, memory_write): each tool's name, description, input and output
 // schemas come from the operation's declaration, and its handler decodes the
 // arguments with the operation's strict codec, so a tool answers what the
 // command line and the REST route answer.
@@ -17,11 +17,13 @@ namespace msp::mcp {
 
 // The tool of `op`. The call runs in the session's namespace (the request's
 // namespace parts over it), as the session's caller (McpSession::engine).
-// `op` and `mission` must outlive the tool.
-Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission);
+// Writes are the model's (CallContext::agent_writes from mcp.write_source,
+// mcp.write_default_tag and policy.stable_tags: docs/mcp.md, "Agent
+// writes"). `op` and `mission` must outlive the tool.
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Options& options);
 
 // Appends the tool of every operation of src/api.
-void AddApiTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools);
+void AddApiTools(std::shared_ptr<MissionMemory> mission, const Options& options, ToolSet& tools);
 
 }  // namespace msp::mcp
 

@@ -74,8 +74,8 @@ McpServer::McpServer(MemoryLayer& engine, McpServerOptions options)
     : options_(std::move(options)), engine_(&engine) {
   std::shared_ptr<MissionMemory> mission = OpenMissionMemory(engine, options_.options);
   ToolSet all;
-  AddMemoryTools(all, options_.options);
-  AddApiTools(mission, all);
+  AddMemoryTools(all);
+  AddApiTools(mission, options_.options, all);
   AddGraphTools(engine, options_.options.mcp, all);
   AddMissionTools(mission, all);
   for (Tool& t : all) {

@@ -1,16 +1,13 @@
-// memory_write, episode_add, fact_history (see memory_tools.h).
+// episode_add, fact_history (see memory_tools.h; memory_write is src/api's).
 #include "mcp/memory_tools.h"
 
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "codec/memory_json.h"
-#include "core/idempotency.h"
 #include "mcp/schema_builder.h"
 #include "mcp/tool_args.h"
-#include "util/fence.h"
 #include "util/time.h"
 
 namespace msp::mcp {
@@ -33,124 +30,6 @@ std::vector<E> AllOf(std::string_view (*name)(E)) {
   std::vector<E> out;
   for (int i = 0; i < 64 && name(static_cast<E>(i)) != "unknown"; ++i) out.push_back(static_cast<E>(i));
   return out;
-}
-
-// Kinds memory_write may write: not episodes (episode_add) nor the graph's
-// entities and relations (create_entities, create_relations).
-std::vector<Kind> WritableKinds() {
-  std::vector<Kind> out;
-  for (Kind k : AllKinds()) {
-    if (k != Kind::kEpisode && k != Kind::kEntity && k != Kind::kRelation) out.push_back(k);
-  }
-  return out;
-}
-
-// memory_write is the agent's face of the write policy (docs/mcp.md,
-// "Agent writes"): a note with no stable tag gets mcp.write_default_tag, and
-// a write naming no source is labelled mcp.write_source ("agent": untrusted
-// where it reaches a model). The model cannot name a trusted source
-// (policy.context_trusted_sources) itself: trust is the operator's to give,
-// through mcp.write_source.
-Tool MemoryWrite(const McpOptions& mcp, const WritePolicyOptions& policy) {
-  const std::vector<std::string>& stable_tags = policy.stable_tags;
-  const std::vector<std::string>& trusted = policy.context_trusted_sources;
-  const std::string tag = mcp.write_default_tag;
-  std::string kinds;  // the stable tags but the default, for the model
-  for (const std::string& k : stable_tags) {
-    if (k != tag) kinds += (kinds.empty() ? "" : ", ") + k;
-  }
-  Tool t;
-  t.name = "memory_write";
-  t.title = "Write memory";
-  t.description =
-      "Remember something durable across sessions: a fact about the project or the user, a preference, a "
-      "constraint, a decision, a procedure (\"the tests need Docker\", \"the user prefers tabs\"). Write one "
-      "self-contained sentence. Tag it with what it is (one of " + kinds + ")" +
-      (tag.empty() ? std::string(" (required)")
-                   : "; without one of them it is tagged " + tag) +
-      ". It is stored with source " + mcp.write_source +
-      " unless you name another (not a trusted one: those are the operator's to give). The write policy may refuse it (text under the minimum length, a trivial "
-      "acknowledgement, sensitivity high): the refusal names the rule and what to change. A fact close to an "
-      "existing one updates it (merged: true).";
-  t.input_schema = s::Object(
-      {
-          {"text", s::NonEmptyString("What to remember, as a self-contained sentence.")},
-          {"kind", s::Enum("Record kind (default fact).", Names(WritableKinds(), &KindName))},
-          {"tags", s::ArrayOf(s::String("a tag"),
-                              "Tags: " + kinds +
-                                  (tag.empty() ? std::string(" (one is required).")
-                                               : " (default " + tag + ") and any others."))},
-          {"source", s::String("Where it came from (default " + mcp.write_source +
-                               "); a trusted source (policy.context_trusted_sources) is refused.")},
-          {"confidence", s::Number("0..1 (default 1).", 0, 1)},
-          {"criticality", s::Enum("Default normal.", Names(AllOf(&CriticalityName), &CriticalityName))},
-          {"sensitivity", s::Enum("Default low; high is refused.", Names(AllOf(&SensitivityName), &SensitivityName))},
-          {"ttl_days", s::Integer("Expire after this many days (1..36500; leave it out for the configured "
-                                  "default, policy.default_ttl_days; 0 is refused).",
-                                  1, 36500)},
-          {"body", s::AnyObject("Typed JSON body for the kind (optional).")},
-          {"request_id",
-           s::String("Idempotency key (1..200 printable ASCII, e.g. a UUID): calling again with the same key "
-                     "answers the first result and writes nothing; the same key with another write is an error.")},
-      },
-      {"text"});
-  t.output_schema = s::Object(
-      {
-          {"id", s::String("The stored record (or the fact it merged into).")},
-          {"merged", s::Boolean("A near-duplicate fact was updated instead of adding one.")},
-          {"evicted_ids", s::ArrayOf(s::String("id"), "Records evicted by the per-user limit.")},
-          {"tags", s::ArrayOf(s::String("a tag"), "The tags it was stored with (the default tag added).")},
-          {"source", s::String("The source it was stored with.")},
-      },
-      {"id", "merged", "evicted_ids"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [mcp, stable_tags, trusted](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    WriteRequest r;
-    r.ns = session.ns;
-    r.actor = session.actor;
-    r.text = args.at("text").get<std::string>();
-    r.kind = EnumArg(args, "kind", Kind::kFact, &ParseKind);
-    r.tags = StringList(args, "tags");
-    r.source = args.value("source", mcp.write_source);
-    if (r.source != mcp.write_source && IsTrustedSource(r.source, trusted)) {
-      return Status::InvalidArgument("source '" + r.source +
-                                     "' is trusted (policy.context_trusted_sources) and cannot be claimed by a "
-                                     "memory_write call: omit source (stored as '" + mcp.write_source +
-                                     "') or name an untrusted one; nothing was written");
-    }
-    r.confidence = args.value("confidence", r.confidence);
-    r.criticality = EnumArg(args, "criticality", r.criticality, &ParseCriticality);
-    r.sensitivity = EnumArg(args, "sensitivity", r.sensitivity, &ParseSensitivity);
-    r.ttl_days = args.value("ttl_days", 0);
-    if (args.contains("ttl_days") && (r.ttl_days < 1 || r.ttl_days > 36500)) {
-      return Status::InvalidArgument("ttl_days " + std::to_string(r.ttl_days) +
-                                     " is not a time to live: give 1..36500 days; to store without expiry leave it "
-                                     "out (policy.default_ttl_days applies); nothing was written");
-    }
-    if (auto body = args.find("body"); body != args.end()) r.body_json = DumpJson(*body);
-    r.request_id = args.value("request_id", std::string());
-    if (args.contains("request_id")) MSP_RETURN_IF_ERROR(ValidateRequestId(r.request_id));
-    const bool stable = std::any_of(r.tags.begin(), r.tags.end(), [&](const std::string& name) {
-      return std::find(stable_tags.begin(), stable_tags.end(), name) != stable_tags.end();
-    });
-    if (!stable && !mcp.write_default_tag.empty()) r.tags.push_back(mcp.write_default_tag);
-    Result<WriteResult> w = engine.Write(r);
-    if (!w.ok()) {
-      // A default tag the policy does not count as stable: say which setting.
-      if (w.status().IsRefused() && !stable && !mcp.write_default_tag.empty() &&
-          w.status().message().find("policy rule stable_tag") != std::string::npos) {
-        return Status::Refused(w.status().message() + " (the default tag mcp.write_default_tag = '" +
-                               mcp.write_default_tag + "' is not one of policy.stable_tags)");
-      }
-      return w.status();
-    }
-    json out = WriteResultToJson(*w);
-    out["tags"] = r.tags;
-    out["source"] = r.source;
-    return ToolOutput{std::move(out), std::nullopt};
-  };
-  return t;
 }
 
 Tool EpisodeAdd() {
@@ -286,8 +165,7 @@ json RecordSummarySchema(const json& extra) {
   return o;
 }
 
-void AddMemoryTools(ToolSet& tools, const Options& options) {
-  tools.push_back(MemoryWrite(options.mcp, options.policy));
+void AddMemoryTools(ToolSet& tools) {
   tools.push_back(EpisodeAdd());
   tools.push_back(FactHistory());
 }

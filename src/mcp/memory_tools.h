@@ -1,6 +1,6 @@
-// msp's own memory tools for MCP: memory_write, episode_add, fact_history.
-// Each is a thin face over one MemoryLayer call in the session's namespace.
-// (memory_search is src/api's search: mcp/api_tools.h.)
+// msp's own memory tools for MCP: episode_add, fact_history. Each is a thin
+// face over one MemoryLayer call in the session's namespace. (memory_search
+// and memory_write are src/api's operations: mcp/api_tools.h.)
 #ifndef MSP_MCP_MEMORY_TOOLS_H_
 #define MSP_MCP_MEMORY_TOOLS_H_
 
@@ -12,10 +12,9 @@
 
 namespace msp::mcp {
 
-// Appends the three tools to `tools`; they run on the session's caller layer
-// (McpSession::engine). memory_write follows mcp.write_source and
-// mcp.write_default_tag (a stable tag is one of policy.stable_tags).
-void AddMemoryTools(ToolSet& tools, const Options& options);
+// Appends the tools to `tools`; they run on the session's caller layer
+// (McpSession::engine).
+void AddMemoryTools(ToolSet& tools);
 
 // A record as the tools show it: id, kind, layer, text, tags, source, state,
 // confidence, created_at, updated_at, valid_at, invalid_at (ISO 8601 or

@@ -6,7 +6,6 @@
 
 #include "codec/json_reader.h"
 #include "codec/memory_json.h"
-#include "core/idempotency.h"
 #include "util/time.h"
 
 namespace msp {
@@ -43,46 +42,6 @@ Result<Namespace> ReadNamespace(const Reader& body, const std::string& tenant, c
 
 Result<Namespace> NamespaceFromBody(const json& body, const std::string& tenant, const std::string& field) {
   return ReadNamespace(Reader(body, ""), tenant, field);
-}
-
-Result<WriteRequest> WriteRequestFromJson(const json& j, const std::string& tenant, const std::string& prefix) {
-  Reader r(j, prefix);
-  MSP_RETURN_IF_ERROR(r.Object());
-  MSP_RETURN_IF_ERROR(r.Known({"namespace", "kind", "layer", "text", "body", "tags", "source", "sensitivity",
-                               "criticality", "confidence", "ttl_days", "valid_at", "provenance", "request_id"}));
-  WriteRequest w;
-  MSP_ASSIGN_OR_RETURN(w.ns, ReadNamespace(r, tenant, "namespace"));
-  MSP_RETURN_IF_ERROR(r.Enum("kind", &w.kind, ParseKind, KindName));
-  if (r.Has("layer")) {
-    Layer layer = Layer::kSemantic;
-    MSP_RETURN_IF_ERROR(r.Enum("layer", &layer, ParseLayer, LayerName));
-    w.layer = layer;
-  }
-  if (!r.Has("text")) return Status::InvalidArgument("field '" + prefix + "text' is required");
-  MSP_RETURN_IF_ERROR(r.String("text", &w.text));
-  MSP_RETURN_IF_ERROR(r.ObjectText("body", &w.body_json));
-  MSP_RETURN_IF_ERROR(r.Strings("tags", &w.tags));
-  MSP_RETURN_IF_ERROR(r.String("source", &w.source));
-  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &w.sensitivity, ParseSensitivity, SensitivityName));
-  MSP_RETURN_IF_ERROR(r.Enum("criticality", &w.criticality, ParseCriticality, CriticalityName));
-  MSP_RETURN_IF_ERROR(r.Double("confidence", &w.confidence, 0.0, 1.0));
-  // An explicit 0 reads as "expire after 0 days" but would mean "the configured
-  // default": refused on every face (CLI --ttl-days, MCP memory_write too).
-  if (auto t = j.find("ttl_days"); t != j.end() && t->is_number_integer() && t->get<int64_t>() == 0) {
-    return Status::InvalidArgument("field '" + prefix +
-                                   "ttl_days' 0 is not a time to live: give 1..36500 days; to store without "
-                                   "expiry leave it out (policy.default_ttl_days applies)");
-  }
-  MSP_RETURN_IF_ERROR(r.Int("ttl_days", &w.ttl_days, 1, 36500));
-  MSP_RETURN_IF_ERROR(r.Time("valid_at", &w.valid_at));
-  MSP_RETURN_IF_ERROR(r.Provenance("provenance", &w.provenance));
-  if (r.Has("request_id")) {
-    MSP_RETURN_IF_ERROR(r.String("request_id", &w.request_id));
-    if (Status s = ValidateRequestId(w.request_id); !s.ok()) {
-      return Status::InvalidArgument("field '" + prefix + "request_id': " + s.message());
-    }
-  }
-  return w;
 }
 
 Result<FactRequest> FactRequestFromJson(const json& j, const std::string& tenant) {

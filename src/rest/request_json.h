@@ -31,11 +31,6 @@ namespace msp {
 Result<Namespace> NamespaceFromBody(const nlohmann::json& body, const std::string& tenant,
                                     const std::string& field = "namespace");
 
-// {namespace, kind, layer, text, body, tags, source, sensitivity,
-//  criticality, confidence, ttl_days, valid_at, provenance}.
-Result<WriteRequest> WriteRequestFromJson(const nlohmann::json& j, const std::string& tenant,
-                                          const std::string& prefix = "");
-
 // {namespace, text, confidence, source_episodes, tags, source, sensitivity,
 //  criticality, valid_at, provenance}.
 Result<FactRequest> FactRequestFromJson(const nlohmann::json& j, const std::string& tenant);

@@ -1,6 +1,7 @@
 // The REST route table and its handlers.
 #include "rest/rest_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -82,13 +83,32 @@ Result<Namespace> QueryScope(const RestRequest& r) { return NamespaceFromQuery(r
 
 // --- Handlers ---
 
+// What a src/api operation knows of a REST call: the key's caller, its
+// tenant, the engine as that caller. `workflow` holds the mission interface
+// once opened.
+api::CallContext ContextOf(RestApi& api, const RestRequest& r, std::unique_ptr<WorkflowMemory>& workflow) {
+  api::CallContext context;
+  context.engine = &r.engine();
+  context.workflow = [&api, &r, &workflow]() -> Result<WorkflowMemory*> {
+    MSP_ASSIGN_OR_RETURN(workflow, api.Workflow(r.engine()));
+    return workflow.get();
+  };
+  context.ns.tenant = r.tenant();
+  context.caller = r.caller;
+  context.trusted_sources = api.options().trusted_sources;
+  return context;
+}
+
+// POST /v1/memories: memory_write (src/api) for one record; for a batch
+// ({"memories": [...]}), each record as memory_write reads it, written at once.
 Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
+  std::unique_ptr<WorkflowMemory> workflow;
+  const api::CallContext context = ContextOf(api, r, workflow);
   // Idempotency-Key: a repeat answers the first result (201, the same body)
   // and writes nothing; the key with another body is 409.
   const bool keyed = r.call.req.has_header("Idempotency-Key");
   if (!r.body.contains("memories")) {
-    MSP_ASSIGN_OR_RETURN(WriteRequest w, WriteRequestFromJson(r.body, r.tenant()));
-    w.actor = api.actor();
+    json body = r.body;
     // The key comes as the header or as the body's request_id (the name the
     // CLI and MCP use); both at once must agree.
     if (keyed) {
@@ -96,13 +116,14 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
       if (Status s = ValidateRequestId(key); !s.ok()) {
         return Status::InvalidArgument("header Idempotency-Key: " + s.message());
       }
-      if (!w.request_id.empty() && w.request_id != key) {
+      if (body.is_object() && body.contains("request_id") && body["request_id"] != key) {
         return Status::InvalidArgument("header Idempotency-Key and field 'request_id' differ: send one of them");
       }
-      w.request_id = key;
+      if (body.is_object()) body["request_id"] = key;
     }
-    MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().Write(w));
-    return Reply::Json(201, WriteResultToJson(result));
+    const api::Operation& op = *api::FindOperation("memory_write");
+    MSP_ASSIGN_OR_RETURN(json answer, op.Call(context, body));
+    return Reply::Json(op.info().rest_status, std::move(answer));
   }
   if (r.body.size() != 1) {
     return Status::InvalidArgument("a batch body holds only 'memories' (an array of records to write)");
@@ -118,14 +139,13 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
   }
   std::vector<WriteRequest> requests;
   for (size_t i = 0; i < items.size(); ++i) {
-    MSP_ASSIGN_OR_RETURN(WriteRequest w,
-                         WriteRequestFromJson(items[i], r.tenant(), "memories[" + std::to_string(i) + "]."));
+    const std::string prefix = "memories[" + std::to_string(i) + "].";
+    MSP_ASSIGN_OR_RETURN(WriteRequest w, api::DecodeWrite(context, items[i], prefix));
     if (!w.request_id.empty()) {
-      return Status::InvalidArgument("field 'memories[" + std::to_string(i) +
-                                     "].request_id': an idempotency key applies to the write of one record, not "
+      return Status::InvalidArgument("field '" + prefix +
+                                     "request_id': an idempotency key applies to the write of one record, not "
                                      "to a batch: send each record on its own with its own key");
     }
-    w.actor = api.actor();
     requests.push_back(std::move(w));
   }
   MSP_ASSIGN_OR_RETURN(std::vector<WriteResult> results, r.engine().WriteMany(requests));
@@ -161,18 +181,9 @@ Result<Reply> MemoryHistory(RestApi&, const RestRequest& r) {
 // The route of a src/api operation: the body decoded by the operation's
 // field table, as the key's caller.
 Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Operation& op) {
-  api::CallContext context;
-  context.engine = &r.engine();
   std::unique_ptr<WorkflowMemory> workflow;
-  context.workflow = [&api, &r, &workflow]() -> Result<WorkflowMemory*> {
-    MSP_ASSIGN_OR_RETURN(workflow, api.Workflow(r.engine()));
-    return workflow.get();
-  };
-  context.ns.tenant = r.tenant();
-  context.caller = r.caller;
-  context.trusted_sources = api.options().trusted_sources;
-  MSP_ASSIGN_OR_RETURN(json answer, op.Call(context, r.body));
-  return Reply::Json(200, std::move(answer));
+  MSP_ASSIGN_OR_RETURN(json answer, op.Call(ContextOf(api, r, workflow), r.body));
+  return Reply::Json(op.info().rest_status, std::move(answer));
 }
 
 Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
@@ -329,9 +340,15 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
-    // src/api's operations: POST /v1/search, POST /v1/query.
+    // src/api's operations: POST /v1/search, POST /v1/query (POST
+    // /v1/memories, memory_write's, is WriteMemories above: it also takes a
+    // batch and the Idempotency-Key header).
     for (const api::Operation* op : api::Operations()) {
       const api::OperationInfo& info = op->info();
+      const bool routed = std::any_of(table.begin(), table.end(), [&](const RestRoute& route) {
+        return info.rest_method == route.method && info.rest_path == route.path;
+      });
+      if (routed) continue;
       table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
     }
     for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));

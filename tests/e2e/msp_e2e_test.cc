@@ -409,14 +409,14 @@ TEST_F(MspTest, BadInputIsRejectedAndChangesNothing) {
                  {"--content: invalid JSON at byte"});
   // Unknown kinds and enum values.
   ExpectRejected({"write", "A perfectly fine sentence for storage", "--kind", "thought"}, 2,
-                 {"--kind: unknown value 'thought'", "allowed: episode, fact"});
+                 {"--kind: unknown value 'thought'", "allowed: fact, procedure"});
   ExpectRejected({"episode", "add", "--session", "s1", "--text", "hello there", "--type", "shout"}, 2,
                  {"--type: unknown value 'shout'"});
   ExpectRejected({"fact", "add", "A perfectly fine fact sentence", "--sensitivity", "secret"}, 2,
                  {"--sensitivity: unknown value 'secret'", "low, medium, high"});
   // Empty and oversize text.
-  ExpectRejected({"write", "", "--tag", "goal"}, 2, {"text is empty"});
-  ExpectRejected({"write", "   ", "--tag", "goal"}, 2, {"text is empty"});
+  ExpectRejected({"write", "", "--tag", "goal"}, 2, {"TEXT must not be empty"});
+  ExpectRejected({"write", "   ", "--tag", "goal"}, 2, {"TEXT must not be empty"});
   ExpectRejected({"fact", "add", ""}, 2, {"text is empty"});
   ExpectRejected({"episode", "add", "--session", "s1", "--text", ""}, 2, {"text is empty"});
   ExpectRejected({"write", std::string(40000, 'a'), "--tag", "goal"}, 2, {"text is 40000 bytes"});
@@ -611,7 +611,7 @@ TEST_F(MspTest, UsageErrorsExitTwoWithUsage) {
   EXPECT_TRUE(Contains(unknown.err, "unknown verb 'frobnicate'"));
   Outcome help = Exec({"help", "write"});
   EXPECT_EQ(help.code, 0);
-  EXPECT_TRUE(Contains(help.out, "--ttl-days N"));
+  EXPECT_TRUE(Contains(help.out, "--ttl-days TTL_DAYS"));
   Outcome config = Exec({"help", "config"});
   EXPECT_EQ(config.code, 0);
   EXPECT_TRUE(Contains(config.out, "consolidation.every_n_episodes"));

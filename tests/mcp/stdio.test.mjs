@@ -111,9 +111,13 @@ describe('msp mcp with the SDK client (stdio)', () => {
     assert.equal(bad.isError, true);
     // memory_search decodes with src/api's table: the error REST and the command line give too.
     assert.equal(bad.content[0].text, "invalid_argument: field 'top_k' must be between 1 and 1000, got 0");
+    // memory_write too (src/api): an unknown field is named, with the fields it has.
     const typo = await conn.client.callTool({ name: 'memory_write', arguments: { txt: 'hello' } });
     assert.equal(typo.isError, true);
-    assert.match(typo.content[0].text, /arguments.text is required/);
+    assert.match(typo.content[0].text, /^invalid_argument: unknown field 'txt'; known fields are text, /);
+    const missing = await conn.client.callTool({ name: 'memory_write', arguments: { tags: ['note'] } });
+    assert.equal(missing.isError, true);
+    assert.equal(missing.content[0].text, "invalid_argument: field 'text' is required");
   });
 
   test('an unknown tool is a protocol error', async () => {
