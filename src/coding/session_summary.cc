@@ -284,20 +284,28 @@ std::string SessionIndexSection(const std::vector<Memory>& summaries, const Toke
 Result<std::vector<Memory>> RecentSessionSummaries(MemoryLayer& engine, const Namespace& scope,
                                                    const std::string& repository, const std::string& branch,
                                                    size_t limit) {
+  // The repository's events, newest first, a few pages of them: the tag
+  // leaves out other repositories' summaries and every untagged event (the
+  // retrieval logs each search writes) before rows are read into records.
   ListRequest req;
   req.scope = scope;
   req.scope.session.clear();
   req.filter.kinds = {Kind::kEvent};
   req.filter.tags = {"repository:" + repository};
   req.newest_first = true;
-  req.limit = 200;
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> all, engine.List(req));
+  req.limit = static_cast<int>(std::clamp<size_t>(4 * limit, 8, 200));
+  constexpr int kPages = 10;
   std::vector<Memory> out;
-  for (Memory& m : all) {
-    if (out.size() >= limit) break;
-    if (std::find(m.tags.begin(), m.tags.end(), kSessionSummaryTag) == m.tags.end()) continue;
-    if (!branch.empty() && std::find(m.tags.begin(), m.tags.end(), "branch:" + branch) == m.tags.end()) continue;
-    out.push_back(std::move(m));
+  for (int page = 0; page < kPages && out.size() < limit; ++page) {
+    req.offset = page * req.limit;
+    MSP_ASSIGN_OR_RETURN(std::vector<Memory> some, engine.List(req));
+    for (Memory& m : some) {
+      if (out.size() >= limit) break;
+      if (std::find(m.tags.begin(), m.tags.end(), kSessionSummaryTag) == m.tags.end()) continue;
+      if (!branch.empty() && std::find(m.tags.begin(), m.tags.end(), "branch:" + branch) == m.tags.end()) continue;
+      out.push_back(std::move(m));
+    }
+    if (static_cast<int>(some.size()) < req.limit) break;
   }
   return out;
 }

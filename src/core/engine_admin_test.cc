@@ -344,6 +344,44 @@ TEST_F(EngineTest, AccessLevelLimitsRetrieveAndList) {
   EXPECT_EQ(all.size(), 3u);
 }
 
+// A tag filter is applied to the store's rows page by page, the pages growing
+// from a few times what is asked: records far past the first page are found,
+// and limit and offset count matching records only.
+TEST_F(EngineTest, ListWithATagFindsRecordsManyPagesDeep) {
+  std::vector<std::string> rare;
+  for (int i = 0; i < 150; ++i) {
+    RecordBatch b;
+    b.scope = Ns();
+    b.puts = {Typed(Kind::kEvent, Ns(), "event " + std::to_string(i), 0)};
+    if (i == 0 || i == 60 || i == 149) b.puts[0].tags = {"rare"};
+    ASSERT_OK_AND_ASSIGN(std::vector<Memory> stored, engine_->Commit(b));
+    if (i == 0 || i == 60 || i == 149) rare.push_back(stored[0].id);
+    clock_->Advance(1000);
+  }
+  ListRequest l;
+  l.scope = Ns();
+  l.filter.tags = {"rare"};
+  auto ids = [](const std::vector<Memory>& ms) {
+    std::vector<std::string> out;
+    for (const Memory& m : ms) out.push_back(m.id);
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(auto all, engine_->List(l));
+  EXPECT_EQ(ids(all), rare);
+  l.limit = 1;
+  l.offset = 1;
+  ASSERT_OK_AND_ASSIGN(auto second, engine_->List(l));
+  EXPECT_EQ(ids(second), std::vector<std::string>{rare[1]});
+  l.newest_first = true;
+  l.limit = 2;
+  l.offset = 0;
+  ASSERT_OK_AND_ASSIGN(auto newest, engine_->List(l));
+  EXPECT_EQ(ids(newest), (std::vector<std::string>{rare[2], rare[1]}));
+  l.offset = 2;
+  ASSERT_OK_AND_ASSIGN(auto oldest, engine_->List(l));
+  EXPECT_EQ(ids(oldest), std::vector<std::string>{rare[0]});
+}
+
 TEST_F(EngineTest, StatsCountOnlyWhatTheClearanceSees) {
   RecordBatch b;
   b.scope = Ns();

@@ -47,8 +47,11 @@ Result<std::vector<Memory>> RecordReader::List(const ListRequest& r) {
   match.now = r.include_expired ? 0 : ctx_.clock.NowMs();
   std::vector<Memory> out;
   int skipped = 0;
-  q.limit = 1000;
-  for (q.offset = 0;; q.offset += q.limit) {
+  // Pages of the store grow from a few times what is asked (a short answer
+  // reads few rows) to 1,000.
+  constexpr int kMaxPage = 1000;
+  q.limit = r.limit > 0 ? std::clamp(4 * (r.offset + r.limit), 32, kMaxPage) : kMaxPage;
+  for (q.offset = 0;; q.offset += q.limit, q.limit = std::min(2 * q.limit, kMaxPage)) {
     MSP_ASSIGN_OR_RETURN(auto page, ctx_.store.List(q));
     for (auto& m : page) {
       if (!MatchesQuery(m, match)) continue;
