@@ -14,6 +14,8 @@
 //      the repository's store. (Claude Code 2.1 reads a project's
 //      .claude/settings.json only when started at the project's top, so no
 //      project hook runs there: docs/coding-agents.md.)
+// With `--scope user` the hooks run wherever Claude Code starts, a
+// subdirectory too (docs/coding-agents.md's advice for that case).
 // And msp as a Claude Code plugin (`msp setup claude-code --plugin DIR`),
 // validated and installed through Claude Code's own plugin commands, in a
 // repository with no msp files at all: the same capture, write and search.
@@ -248,6 +250,56 @@ test('msp as a Claude Code plugin: validated, installed from its marketplace, ca
   // The store is the repository's, kept out of git by the plugin's SessionStart hook.
   assert.ok(fs.existsSync(path.join(repo, '.msp', 'msp.db')));
   assert.match(fs.readFileSync(path.join(repo, '.git', 'info', 'exclude'), 'utf8'), /^\/\.msp\/$/m);
+  const {stdout: status} = await run('git', ['status', '--porcelain', '--untracked-files=all'], {cwd: repo});
+  assert.equal(status, '');
+  fs.rmSync(root, {recursive: true, force: true});
+});
+
+test('user scope: from a subdirectory the hooks run and the MCP server answers', {timeout: 300_000}, async () => {
+  assert.ok(msp, 'MSP_BIN names the msp binary');
+  fs.mkdirSync(tmpBase, {recursive: true});
+  const root = fs.mkdtempSync(path.join(tmpBase, 'claude-user-'));
+  const home = path.join(root, 'home');
+  const repo = path.join(root, 'repo');
+  const sub = path.join(repo, 'services', 'api');
+  const store = path.join(root, 'store');
+  fs.mkdirSync(home);
+  fs.mkdirSync(sub, {recursive: true});
+  await run('git', ['init', '-q', '-b', 'main', repo]);
+  await run(msp, ['setup', 'claude-code', '--scope', 'user', '--data-dir', store],
+            {cwd: repo, env: {...process.env, HOME: home, ASAN_OPTIONS: 'detect_leaks=0'}});
+
+  const note = 'The API service reads its port from API_PORT (default 8080).';
+  const first = await startScriptedAnthropic(oneToolModel('mcp__msp__memory_write', {text: note, kind: 'fact'}));
+  let result;
+  try {
+    result = await claudePrint(first, sub, home, 'remember which port the api service uses');
+  } finally {
+    await first.close();
+  }
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  const written = resultOf(first.requests, 'mcp__msp__memory_write');
+  assert.ok(written, 'memory_write was called');
+  assert.equal(written.is_error, false, written.text);
+
+  const second = await startScriptedAnthropic(oneToolModel('mcp__msp__memory_search', {query: 'api service port'}));
+  try {
+    result = await claudePrint(second, sub, home, 'what port does the api listen on?');
+  } finally {
+    await second.close();
+  }
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  // The first session's prompt was captured from the subdirectory, for the
+  // repository (its top), and SessionStart hands it to the second.
+  const context = givenText(second.requests.find((r) => (r.tools ?? []).length > 0));
+  assert.ok(context.includes('SessionStart hook additional context'), 'the SessionStart hook ran');
+  assert.ok(context.includes('remember which port the api service uses'), 'session 1\'s prompt reaches session 2');
+  assert.ok(context.includes(`Repository repo (${repo})`), 'the digest names the repository, not the subdirectory');
+  const found = resultOf(second.requests, 'mcp__msp__memory_search');
+  assert.ok(found, 'memory_search was called');
+  assert.equal(JSON.parse(found.text).hits[0]?.memory.id, JSON.parse(written.text).id, found.text);
+  // One store, where --data-dir put it; nothing in the repository.
+  assert.ok(fs.existsSync(path.join(store, 'msp.db')));
   const {stdout: status} = await run('git', ['status', '--porcelain', '--untracked-files=all'], {cwd: repo});
   assert.equal(status, '');
   fs.rmSync(root, {recursive: true, force: true});
