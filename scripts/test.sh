@@ -33,6 +33,14 @@ mkdir -p build
   { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock; }; }) \
   >build/claude-code-npm.log 2>&1 &
 claude_code_npm=$!
+# The browser of tests/console (Debian's chromium, ~100 MB with its
+# libraries) and its driver (npm playwright-core), the same way: fetched
+# while msp compiles, waited for before ctest.
+(bash scripts/deps.sh --browser &&
+  cd tests/console && { cmp -s package-lock.json node_modules/.msp-installed-lock 2>/dev/null ||
+  { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock; }; }) \
+  >build/console-deps.log 2>&1 &
+console_deps=$!
 
 echo "== sanitizer build (ASan + UBSan) and every test =="
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMSP_SANITIZE=ON -DMSP_UNITY_BUILD=ON -DMSP_SHARED_LIBS=ON >/dev/null
@@ -48,6 +56,7 @@ mkdir -p build
 setsid nice -n 10 bash fuzz/run.sh --build-only >build/fuzz-build.log 2>&1 &
 fuzz_build=$!
 trap 'kill -- -"$fuzz_build" 2>/dev/null || true; bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
+wait "$console_deps" || { echo "tests/console: installing chromium or playwright-core failed (build/console-deps.log):" >&2; tail -20 build/console-deps.log >&2; }
 wait "$claude_code_npm" || { echo "tests/claude_code: npm ci failed (build/claude-code-npm.log):" >&2; tail -20 build/claude-code-npm.log >&2; }
 # Three tests a core: the tests mostly wait (on msp processes they start,
 # sockets, fsync). Measured at d59e8a1 on the 2-core machine: ctest -j2 ran

@@ -509,7 +509,7 @@ const std::vector<Verb>& Verbs() {
         {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp)"}},
        {}, 0, kTakesNamespace | kTakesJson | kTakesSettings, &RunSetupClaudeCode},
       {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
-       "serve the REST API (/v1) and MCP over HTTP (/mcp) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
+       "serve the REST API (/v1), MCP over HTTP (/mcp) and the web console (/ui) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
        &RunServeModule},
 #ifdef MSP_HAVE_MCP
       {"mcp", "[flags]", "serve MCP on stdio: one JSON-RPC message a line (see docs/mcp.md)", {}, {}, 0,

@@ -1,11 +1,12 @@
-// `msp serve`: the REST API (/v1) and MCP over HTTP (/mcp) on the embedded
-// default, until SIGINT or SIGTERM.
+// `msp serve`: the REST API (/v1), MCP over HTTP (/mcp) and the web console
+// (/ui) on the embedded default, until SIGINT or SIGTERM.
 #include <pthread.h>
 #include <signal.h>
 
 #include <ostream>
 
 #include "cli/cli.h"
+#include "console/console.h"
 #include "rest/rest_api.h"
 #include "server/auth.h"
 #include "util/data_file.h"
@@ -82,6 +83,7 @@ Status RunServe(Invocation& inv) {
   rest.trusted_sources = options.policy.context_trusted_sources;
   MountRestApi(*server, *engine, rest);
   MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
+  MountConsole(*server);
 
   // SIGINT and SIGTERM are blocked in every thread (the server's threads
   // inherit the mask) and taken by sigwait below, which stops the server.
@@ -98,7 +100,8 @@ Status RunServe(Invocation& inv) {
   }
   const std::string base = "http://" + HostForUrl(so.bind) + ":" + std::to_string(*port);
   *inv.err << "msp: listening on " << base << " (REST " << base << "/v1"
-           << (mcp ? ", MCP " + base + "/mcp" : std::string()) << "); data directory " << options.store.data_dir
+           << (mcp ? ", MCP " + base + "/mcp" : std::string()) << ", console " << base
+           << "/ui); data directory " << options.store.data_dir
            << "; " << (key_count == 0 ? std::string("anonymous access as tenant default")
                                       : std::to_string(key_count) + " API key(s)")
            << "; stop with Ctrl-C or SIGTERM" << std::endl;

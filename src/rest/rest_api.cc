@@ -510,6 +510,7 @@ void MountRestApi(HttpServer& server, MemoryLayer& engine, const RestOptions& op
                    [api, &route](const HttpCall& call, httplib::Response& res) { Serve(route, *api, call, res); },
                    true});
   }
+  MountEventStream(server, engine, options);
   server.SetMetricsSource(
       [api](const std::string& tenant, std::optional<int> clearance) { return RecordMetrics(*api, tenant, clearance); });
   server.SetHealthSource([&engine] { return engine.CheckStore(); });

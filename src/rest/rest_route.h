@@ -115,6 +115,10 @@ struct RestRoute {
 std::vector<RestRoute> MissionRoutes();
 // The task routes of push mode (task_routes.cc).
 std::vector<RestRoute> TaskRoutes();
+// GET /v1/events/stream, server-sent events of the change sequence
+// (event_stream.cc): a streamed answer, so a route of its own outside the
+// table.
+void MountEventStream(HttpServer& server, MemoryLayer& engine, const RestOptions& options);
 
 // 403 for a key whose clearance is limited, on a route that reads or writes
 // the whole tenant regardless of access levels (audit, import, reports).

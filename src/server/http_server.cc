@@ -95,6 +95,16 @@ bool BodyIsNotJson(const httplib::Request& req) {
   return type != "application/json" && type != "application/x-ndjson";
 }
 
+// True when the request's Origin is the origin it was sent to (scheme
+// http or https, the Host header's host and port, without case): a page
+// this server served calling it back.
+bool SameOrigin(const httplib::Request& req) {
+  if (!req.has_header("Host")) return false;
+  const std::string origin = AsciiLower(req.get_header_value("Origin"));
+  const std::string host = AsciiLower(req.get_header_value("Host"));
+  return !host.empty() && (origin == "http://" + host || origin == "https://" + host);
+}
+
 void SendUnauthorized(httplib::Response& res) {
   res.set_header("WWW-Authenticate", "Bearer");
   SendError(res, 401, "unauthorized",
@@ -238,8 +248,11 @@ void HttpServer::InstallHooks() {
     }
     // Endpoints mounted apart (/mcp) check Origin and type themselves.
     if (IsDeclared(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-    // A cross-site request: a browser names the page's origin.
-    if (req.has_header("Origin") && !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
+    // A cross-site request: a browser names the page's origin. The
+    // server's own pages (the console at /ui) are same-origin: their
+    // Origin is the Host the request was sent to, already checked above.
+    if (req.has_header("Origin") && !SameOrigin(req) &&
+        !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
       SendError(res, 403, "forbidden",
                 "origin '" + req.get_header_value("Origin") +
                     "' is not allowed: add it to server.allowed_origins; nothing was done");
@@ -449,11 +462,15 @@ Result<int> HttpServer::Start() {
   if (!port.ok()) return port.status();
   loop_ = std::move(loop);
   port_ = *port;
+  http_.SetServing(true);
+  serving_ = true;
   return port;
 }
 
 void HttpServer::Stop() {
   if (!loop_) return;
+  serving_ = false;
+  http_.SetServing(false);
   loop_->Stop();
   loop_.reset();
 }

@@ -18,6 +18,7 @@
 #ifndef MSP_SERVER_HTTP_SERVER_H_
 #define MSP_SERVER_HTTP_SERVER_H_
 
+#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -140,6 +141,10 @@ class HttpServer {
   void Stop();
   // The bound port (0 before Start).
   int port() const { return port_; }
+  // True from Start to Stop: a streamed answer (server-sent events) checks
+  // it between writes and ends when it turns false, so Stop does not wait
+  // on open streams.
+  bool serving() const { return serving_; }
 
  private:
   HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log);
@@ -149,6 +154,11 @@ class HttpServer {
     // Parses, routes and answers the one request `in` holds. True when the
     // connection may stay open.
     bool Answer(httplib::Stream& in, bool close_connection);
+    // cpp-httplib writes a streamed answer (a content provider) only while
+    // its listening socket is valid, and this server never listens: Start
+    // marks it serving, Stop not, which ends every stream after its
+    // provider's current call.
+    void SetServing(bool serving) { svr_sock_ = serving ? 0 : INVALID_SOCKET; }
   };
   struct CompiledRoute {
     RouteInfo info;
@@ -177,6 +187,7 @@ class HttpServer {
   std::function<Status()> health_source_;
   std::unique_ptr<ConnectionLoop> loop_;
   int port_ = 0;
+  std::atomic<bool> serving_{false};
 };
 
 // Response helpers: a JSON body, and an error in the shape of http_status.h.
