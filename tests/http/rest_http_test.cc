@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -854,6 +855,78 @@ TEST_F(FewThreadsTest, MoreClientsThanThreadsAllComplete) {
   for (std::thread& t : threads) t.join();
   for (int c = 0; c < kClients; ++c) EXPECT_EQ(ok[c], kRequests) << "client " << c;
   EXPECT_EQ(CountRecords(kKeyA), static_cast<size_t>(kClients * kRequests));
+}
+
+// GET /v1/events/stream with 4 worker threads: one stream at a time (a
+// quarter of the workers), scoped to the key's tenant and clearance.
+class EventStreamTest : public RestFixture {
+ protected:
+  void Configure(ServerOptions& so) override { so.threads = 4; }
+};
+
+TEST_F(EventStreamTest, StreamsTheKeysRecordsAsTheyChangeAndNoOthers) {
+  EXPECT_EQ(Get("/v1/events/stream?after=soon", kKeyA2).status, 400);
+  EXPECT_EQ(Get("/v1/events/stream?tenant=beta", kKeyA2).status, 403);
+  EXPECT_EQ(Get("/v1/events/stream", "").status, 401);
+  ASSERT_EQ(PostJson("/v1/memories", kKeyA, {{"text", "marker zero: the relay runs on channel 4"}, {"tags", {"note"}}}).status, 201);
+  ASSERT_EQ(PostJson("/v1/decisions", kKeyA,
+                     {{"namespace", {{"mission", "orbit"}, {"operator", "ann"}}},
+                      {"title", "Secret window"},
+                      {"context", "range"},
+                      {"decision", "the secret decision of level five"},
+                      {"access_level", 5}})
+                .status,
+            201);
+  ASSERT_EQ(PostJson("/v1/memories", kKeyB, {{"text", "beta tenant secret about the relay"}, {"tags", {"note"}}}).status, 201);
+
+  // kKeyA2: tenant alpha, clearance 1; from the start of the sequence.
+  std::mutex mu;
+  std::string got;
+  std::string content_type;
+  int status = 0;
+  std::thread reader([&] {
+    auto c = NewClient();
+    c->set_read_timeout(30, 0);
+    httplib::Headers h = Auth(kKeyA2);
+    auto res = c->Get(
+        "/v1/events/stream?after=0", h,
+        [&](const httplib::Response& r) {
+          std::lock_guard<std::mutex> lock(mu);
+          status = r.status;
+          content_type = r.get_header_value("Content-Type");
+          return true;
+        },
+        [&](const char* data, size_t n) {
+          std::lock_guard<std::mutex> lock(mu);
+          got.append(data, n);
+          return got.find("marker one") == std::string::npos;  // stop once it arrived
+        });
+    (void)res;
+  });
+  auto seen = [&](const std::string& what) {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (got.find(what) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  ASSERT_TRUE(seen("marker zero")) << got;
+  // The one stream this server allows is open.
+  Answer second = Get("/v1/events/stream", kKeyA);
+  EXPECT_EQ(second.status, 503) << second.body;
+  ASSERT_EQ(PostJson("/v1/memories", kKeyA, {{"text", "marker one: the relay moved to channel 6"}, {"tags", {"note"}}}).status, 201);
+  EXPECT_TRUE(seen("marker one")) << got;
+  reader.join();
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(content_type, "text/event-stream");
+  EXPECT_NE(got.find("event: record\nid: "), std::string::npos) << got;
+  EXPECT_EQ(got.find("secret decision"), std::string::npos) << got;
+  EXPECT_EQ(got.find("beta tenant"), std::string::npos) << got;
+  // The level-5 decision reached this key only as gone, by id.
+  EXPECT_NE(got.find("event: gone"), std::string::npos) << got;
 }
 
 TEST(HttpServerThreadsTest, ZeroMeansAtLeastThirtyTwoAndEightPerCore) {
