@@ -109,6 +109,9 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(SearchOperation());
     v.push_back(WorkflowQueryOperation());
     v.push_back(WriteOperation());
+    v.push_back(GetOperation());
+    v.push_back(HistoryOperation());
+    v.push_back(DeleteOperation());
     return v;
   }();
   static const std::vector<const Operation*> ops = [] {

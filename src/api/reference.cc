@@ -60,7 +60,13 @@ std::string ReferenceMarkdown() {
     }
     for (char& c : positional) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out << "| command line | `msp " << info.cli_verb << positional << " [flags]` |\n";
-    out << "| REST | `" << info.rest_method << " " << info.rest_path << "` with a JSON body |\n";
+    if (info.rest_method == "POST") {
+      out << "| REST | `" << info.rest_method << " " << info.rest_path << "` with a JSON body |\n";
+    } else {
+      out << "| REST | `" << info.rest_method << " " << info.rest_path
+          << "`, the other fields as parameters (the namespace's parts as `user`, `agent`, `session`, `mission`, "
+             "`operator`) |\n";
+    }
     out << "| MCP | tool `" << info.mcp_tool << "` |\n\n";
     out << "| field | command line | type | default | meaning |\n|---|---|---|---|---|\n";
     for (const FieldInfo& f : info.fields) {
@@ -89,6 +95,11 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
     const ordered::json_pointer route("/paths/" + path_key + "/" + method);
     if (!doc.contains(route)) return Status::InvalidArgument("the OpenAPI document has no " + info.rest_path);
     ordered& r = doc[route];
+    if (info.rest_method != "POST") {  // no body: the fields are the route's parameters
+      r["summary"] = info.title;
+      r["description"] = info.summary;
+      continue;
+    }
     // The schema, or the first of its oneOf (POST /v1/memories: one record
     // or a batch of them).
     const ordered::json_pointer body("/requestBody/content/application~1json/schema/$ref");

@@ -1,5 +1,6 @@
 // The verbs of src/api's operations: search (search), query
-// (workflow_memory_query) and write (memory_write). Their flags are the operation's field table
+// (workflow_memory_query), write (memory_write), get (memory_get), history
+// (memory_history) and delete (memory_delete). Their flags are the operation's field table
 // spelled with dashes (same limits, same defaults); the flags become the
 // operation's JSON request, which the operation decodes and answers as it
 // does for REST and MCP. These verbs only print: --json the answer itself,
@@ -257,6 +258,47 @@ Status RunWrite(Invocation& inv) {
   }
   *inv.out << (answer["merged"].get<bool>() ? "merged into " : "stored ") << answer["id"].get<std::string>() << "\n";
   for (const json& id : answer["evicted_ids"]) *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
+  return Status::Ok();
+}
+
+Status RunGet(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  if (inv.json) {
+    PrintJson(inv, answer);
+    return Status::Ok();
+  }
+  answer.erase("trust");
+  MSP_ASSIGN_OR_RETURN(Memory m, MemoryFromJson(answer));
+  PrintMemoryDetail(*inv.out, m);
+  return Status::Ok();
+}
+
+Status RunHistory(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  if (inv.json) {
+    PrintJson(inv, answer);
+    return Status::Ok();
+  }
+  for (const json& m : answer["versions"]) {
+    *inv.out << m.value("created_at", std::string()) << "  " << m["state"].get<std::string>() << "  "
+             << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
+  }
+  return Status::Ok();
+}
+
+Status RunDelete(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  if (inv.json) {
+    PrintJson(inv, answer);
+  } else {
+    *inv.out << "deleted " << answer["id"].get<std::string>() << "\n";
+  }
   return Status::Ok();
 }
 

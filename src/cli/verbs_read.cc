@@ -1,4 +1,4 @@
-// Verbs that read: get, history, stats, audit. (search is src/api's: verbs_api.cc.)
+// Verbs that read: stats, audit. (search, get and history are src/api's: verbs_api.cc.)
 #include <cstdio>
 #include <limits>
 #include <ostream>
@@ -8,33 +8,6 @@
 #include "util/time.h"
 
 namespace msp {
-
-Status RunGet(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Memory m, engine->Get(inv.ns, inv.flags.positionals[0]));
-  if (inv.json) {
-    PrintJson(inv, MemoryToJson(m));
-  } else {
-    PrintMemoryDetail(*inv.out, m);
-  }
-  return Status::Ok();
-}
-
-Status RunHistory(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, engine->History(inv.ns, inv.flags.positionals[0]));
-  if (inv.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const Memory& m : versions) arr.push_back(MemoryToJson(m));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
-  for (const Memory& m : versions) {
-    *inv.out << FormatIso8601(m.created_at) << "  " << RecordStateName(m.state) << "  " << m.id << "  "
-             << OneLine(m.text) << "\n";
-  }
-  return Status::Ok();
-}
 
 Status RunStats(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));

@@ -1,5 +1,5 @@
-// Verbs that create or change records: init, fact add, fact supersede, delete (write is src/api's
-// memory_write: verbs_api.cc).
+// Verbs that create or change records: init, fact add, fact supersede (write and delete are
+// src/api's memory_write and memory_delete: verbs_api.cc).
 #include <filesystem>
 #include <ostream>
 
@@ -109,18 +109,6 @@ Status RunFactSupersede(Invocation& inv) {
   }
   *inv.out << "superseded " << old_id << " by " << result.id << "\n";
   PrintEvicted(inv, result);
-  return Status::Ok();
-}
-
-Status RunDelete(Invocation& inv) {
-  const std::string id = inv.flags.positionals[0];
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_RETURN_IF_ERROR(engine->Delete(inv.ns, id, inv.flags.Get("--reason"), inv.actor));
-  if (inv.json) {
-    PrintJson(inv, nlohmann::json{{"deleted", id}});
-  } else {
-    *inv.out << "deleted " << id << "\n";
-  }
   return Status::Ok();
 }
 

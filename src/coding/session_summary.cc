@@ -271,7 +271,7 @@ std::string SessionIndexSection(const std::vector<Memory>& summaries, const Toke
   for (const Memory& m : summaries) lines.push_back(SessionIndexLine(m, counter.Count(m.text)));
   const std::string heading =
       "# Last sessions on this repository and branch (most recent first; open one by its record id: "
-      "fact_history or msp get)";
+      "memory_get or msp get)";
   while (!lines.empty()) {
     std::string out = heading;
     for (const std::string& l : lines) out += "\n" + l;

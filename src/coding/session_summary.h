@@ -80,7 +80,7 @@ std::string SessionIndexLine(const Memory& summary, size_t detail_tokens);
 class TokenCounter;
 
 // The SessionStart index: "# Last sessions on this repository and branch
-// (most recent first; open one by its record id: fact_history or msp
+// (most recent first; open one by its record id: memory_get or msp
 // get)" and a SessionIndexLine per summary, the details' tokens counted with
 // `counter`; the oldest lines dropped until it fits in `budget` tokens
 // (counted with `counter`). "" when there are none or none fits.

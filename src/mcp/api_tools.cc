@@ -32,7 +32,7 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
   t.name = info.mcp_tool;
   t.title = info.title;
   t.description = info.summary;
-  if (!info.read_only) t.description += AgentWriteNote(agent);
+  if (info.name == "memory_write") t.description += AgentWriteNote(agent);
   t.input_schema = api::InputSchema(info);
   t.output_schema = info.answer_schema;
   t.annotations = ToolAnnotations(info.read_only, info.destructive, info.idempotent);

@@ -1,5 +1,6 @@
 // The MCP tools of src/api's operations (memory_search,
-// workflow_memory_query, memory_write): each tool's name, description, input and output
+// workflow_memory_query, memory_write, memory_get, memory_history,
+// memory_delete): each tool's name, description, input and output
 // schemas come from the operation's declaration, and its handler decodes the
 // arguments with the operation's strict codec, so a tool answers what the
 // command line and the REST route answer.

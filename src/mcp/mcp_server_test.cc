@@ -348,11 +348,12 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                        "'core' (mcp.tools, msp mcp --mcp-tools); profile graph or all offers it");
     }
   }
-  const std::set<std::string> core = {"memory_write", "memory_search", "episode_add", "fact_history"};
+  const std::set<std::string> core = {"memory_write", "memory_search", "episode_add",  "fact_history",
+                                      "memory_get",   "memory_history", "memory_delete"};
   EXPECT_EQ(listed["core"], core);
-  EXPECT_EQ(listed["graph"].size(), 13u);
-  EXPECT_EQ(listed["mission"].size(), 15u);
-  EXPECT_EQ(listed["all"].size(), 24u);
+  EXPECT_EQ(listed["graph"].size(), 16u);
+  EXPECT_EQ(listed["mission"].size(), 18u);
+  EXPECT_EQ(listed["all"].size(), 27u);
   for (const std::string& name : listed["all"]) {
     const std::string_view group = ToolProfileOf(name);
     EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;

@@ -160,29 +160,39 @@ Result<Reply> ListMemories(RestApi&, const RestRequest& r) {
   return Reply::Json(200, {{"memories", RecordsJson(records)}, {"limit", list.limit}, {"offset", list.offset}});
 }
 
-Result<Reply> GetMemory(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(Memory m, r.engine().Get(scope, r.param("id")));
-  return Reply::Json(200, MemoryToJson(m));
+// The request of an operation whose route has no body (GET, DELETE): a
+// field named in the path ("{id}") from it, the namespace's parts from the
+// parameters user, agent, session, mission, operator (tenant: the key's,
+// checked before), every other field from the parameter of its name (the
+// route allows only those: CheckQueryNames).
+Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest& r) {
+  json request = json::object();
+  for (const api::FieldInfo& f : info.fields) {
+    if (info.rest_path.find("{" + f.name + "}") != std::string::npos) {
+      request[f.name] = r.param(f.name);
+    } else if (f.type == api::FieldType::kNamespace) {
+      for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
+        if (auto it = r.query.find(part); it != r.query.end()) request[f.name][part] = it->second;
+      }
+    } else if (auto it = r.query.find(f.name); it != r.query.end()) {
+      if (f.type != api::FieldType::kString && f.type != api::FieldType::kText) {
+        return Status::Internal("parameter '" + f.name + "': only string fields are read from parameters");
+      }
+      request[f.name] = it->second;
+    }
+  }
+  return request;
 }
 
-Result<Reply> DeleteMemory(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_RETURN_IF_ERROR(r.engine().Delete(scope, r.param("id"), StringParam(r.query, "reason"), api.actor()));
-  return Reply::Json(200, {{"id", r.param("id")}, {"deleted", true}});
-}
-
-Result<Reply> MemoryHistory(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> versions, r.engine().History(scope, r.param("id")));
-  return Reply::Json(200, {{"versions", RecordsJson(versions)}});
-}
-
-// The route of a src/api operation: the body decoded by the operation's
-// field table, as the key's caller.
+// The route of a src/api operation: the body (or the target) decoded by the
+// operation's field table, as the key's caller.
 Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Operation& op) {
   std::unique_ptr<WorkflowMemory> workflow;
-  MSP_ASSIGN_OR_RETURN(json answer, op.Call(ContextOf(api, r, workflow), r.body));
+  json request = r.body;
+  if (op.info().rest_method != "POST") {
+    MSP_ASSIGN_OR_RETURN(request, RequestFromTarget(op.info(), r));
+  }
+  MSP_ASSIGN_OR_RETURN(json answer, op.Call(ContextOf(api, r, workflow), request));
   return Reply::Json(op.info().rest_status, std::move(answer));
 }
 
@@ -326,9 +336,6 @@ const std::vector<RestRoute>& Routes() {
        WithNamespaceParams({"kind", "layer", "tag", "source", "created_from", "created_to", "include_superseded",
                             "include_expired", "newest_first", "limit", "offset", "as_of"}),
        &ListMemories},
-      {"GET", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({}), &GetMemory},
-      {"DELETE", "/v1/memories/{id}", BodyKind::kNone, {}, WithNamespaceParams({"reason"}), &DeleteMemory},
-      {"GET", "/v1/memories/{id}/history", BodyKind::kNone, {}, WithNamespaceParams({}), &MemoryHistory},
       {"POST", "/v1/episodes", BodyKind::kJson, ns_tenant, {}, &AddEpisode},
       {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
       {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
@@ -340,7 +347,8 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
-    // src/api's operations: POST /v1/search, POST /v1/query (POST
+    // src/api's operations: POST /v1/search, POST /v1/query, the record
+    // routes GET and DELETE /v1/memories/{id}, GET /v1/memories/{id}/history (POST
     // /v1/memories, memory_write's, is WriteMemories above: it also takes a
     // batch and the Idempotency-Key header).
     for (const api::Operation* op : api::Operations()) {
@@ -349,7 +357,21 @@ const std::vector<RestRoute>& Routes() {
         return info.rest_method == route.method && info.rest_path == route.path;
       });
       if (routed) continue;
-      table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
+      if (info.rest_method == "POST") {
+        table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
+        continue;
+      }
+      // GET /v1/memories/{id}, GET .../history, DELETE /v1/memories/{id}:
+      // the fields not in the path are parameters.
+      std::vector<std::string> params;
+      for (const api::FieldInfo& f : info.fields) {
+        if (f.type == api::FieldType::kNamespace || info.rest_path.find("{" + f.name + "}") != std::string::npos) {
+          continue;
+        }
+        params.push_back(f.name);
+      }
+      table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kNone, {},
+                       WithNamespaceParams(std::move(params)), nullptr, op});
     }
     for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));
     for (RestRoute& route : TaskRoutes()) table.push_back(std::move(route));

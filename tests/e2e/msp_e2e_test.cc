@@ -240,7 +240,7 @@ TEST_F(MspTest, WriteSearchGetHistoryDelete) {
   EXPECT_EQ(g["kind"], "fact");
   EXPECT_EQ(g["tags"], json::array({"preference"}));
 
-  json history = OkJson({"history", id});
+  json history = OkJson({"history", id})["versions"];
   ASSERT_EQ(history.size(), 1u);
   EXPECT_EQ(history[0]["id"], id);
 
@@ -325,7 +325,7 @@ TEST_F(MspTest, SupersedeKeepsHistory) {
   const std::string out = Ok({"fact", "supersede", old_id, "The team deploys with GitHub Actions every Tuesday"});
   EXPECT_TRUE(Contains(out, "superseded " + old_id + " by ")) << out;
 
-  json history = OkJson({"history", old_id});
+  json history = OkJson({"history", old_id})["versions"];
   ASSERT_EQ(history.size(), 2u);
   EXPECT_EQ(history[0]["id"], old_id);
   EXPECT_EQ(history[0]["state"], "superseded");
@@ -333,7 +333,7 @@ TEST_F(MspTest, SupersedeKeepsHistory) {
   EXPECT_EQ(history[1]["supersedes"], old_id);
   EXPECT_EQ(history[0]["superseded_by"], history[1]["id"]);
   // The new id's history is the same chain.
-  EXPECT_EQ(OkJson({"history", history[1]["id"].get<std::string>()}), history);
+  EXPECT_EQ(OkJson({"history", history[1]["id"].get<std::string>()})["versions"], history);
 
   json hits = Hits({"search", "team deploys"});
   for (const auto& h : hits) EXPECT_NE(h["memory"]["id"], old_id);

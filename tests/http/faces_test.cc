@@ -44,6 +44,9 @@ const std::string kKey = "faces-test-key-0123456789";
 // `--operator low` once low's clearance is 4.
 const std::string kKey4 = "faces-test-key-clearance-4";
 const std::string kTenant = "acme";
+// The record the examples of memory_get, memory_history and memory_delete
+// name (src/api/record.cc): Seed imports it.
+const std::string kExampleRecord = "0190e5c2-0000-7000-8000-0000000000e1";
 
 struct Outcome {
   int code = -1;
@@ -114,6 +117,13 @@ class FacesTest : public ::testing::Test {
                    "--decision", "The billing ledger lives in PostgreSQL with serializable transactions.",
                    "--component", "billing"});
     ASSERT_EQ(d.code, 0) << d.err;
+    {
+      std::ofstream line(dir_.path() + "/example.jsonl");
+      line << R"({"id": ")" << kExampleRecord << R"(", "namespace": {"tenant": "acme"}, "kind": "fact", )"
+           << R"("text": "The billing ledger is archived every Sunday night", "tags": ["preference"]})" << "\n";
+    }
+    Outcome imported = Msp({"import", dir_.path() + "/example.jsonl", "--data-dir", data_});
+    ASSERT_EQ(imported.code, 0) << imported.err;
   }
 
   // The command line of `request`, by the operation's table.
@@ -139,6 +149,20 @@ class FacesTest : public ::testing::Test {
   }
 
   static std::string Text(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+  // `text` as a query parameter's value (%XX but for letters, digits, -._~).
+  static std::string Encoded(const std::string& text) {
+    static const char* kHex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : text) {
+      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+        out += static_cast<char>(c);
+      } else {
+        out += {'%', kHex[c >> 4], kHex[c & 15]};
+      }
+    }
+    return out;
+  }
 
   static void AddFlag(const api::FieldInfo& f, const json& v, std::vector<std::string>* args) {
     if (f.cli == api::CliForm::kNamespaceFlags) {
@@ -188,6 +212,28 @@ class FacesTest : public ::testing::Test {
   }
 
   httplib::Result Get(const std::string& path) { return client_->Get(path, {{"Authorization", "Bearer " + key_}}); }
+  httplib::Result Delete(const std::string& path) {
+    return client_->Delete(path, {{"Authorization", "Bearer " + key_}});
+  }
+
+  // `request` over REST as the operation's route takes it: a JSON body
+  // (POST), or the fields in the path and as parameters (GET, DELETE).
+  httplib::Result Rest(const api::OperationInfo& info, const json& request) {
+    if (info.rest_method == "POST") return Post(info.rest_path, request);
+    std::string path = info.rest_path;
+    std::string query;
+    for (const auto& [name, value] : request.items()) {
+      const size_t at = path.find("{" + name + "}");
+      if (at != std::string::npos) {
+        path.replace(at, name.size() + 2, Text(value));
+      } else if (value.is_object()) {
+        for (const auto& [part, v] : value.items()) query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
+      } else {
+        query += (query.empty() ? "?" : "&") + name + "=" + Encoded(Text(value));
+      }
+    }
+    return info.rest_method == "DELETE" ? Delete(path + query) : Get(path + query);
+  }
 
   json Mcp(const std::string& method, const json& params) {
     auto r = Post("/mcp", {{"jsonrpc", "2.0"}, {"id", ++mcp_id_}, {"method", method}, {"params", params}});
@@ -300,36 +346,54 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
     }
 
     // The same answer.
-    auto rest = Post(info.rest_path, info.example);
+    auto rest = Rest(info, info.example);
     ASSERT_TRUE(rest);
     ASSERT_EQ(rest->status, info.rest_status) << rest->body;
     const json rest_answer = json::parse(rest->body);
     const json mcp = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", info.example}});
-    ASSERT_EQ(mcp["isError"], false) << mcp.dump();
     ASSERT_EQ(cli[i].answer.code, 0) << cli[i].answer.err;
     const json cli_answer = json::parse(cli[i].answer.out, nullptr, false);
     EXPECT_FALSE(rest_answer.empty());
-    // The same scores too: a retrieval logged by the face before (a record
-    // without text) moves no statistic a search reads.
-    EXPECT_EQ(Comparable(mcp["structuredContent"], info), Comparable(rest_answer, info));
+    if (info.destructive) {
+      // REST deleted the example record before MCP asked: it is gone there
+      // (the command line deleted it in its own copy, answering as REST).
+      EXPECT_EQ(mcp["isError"], true) << mcp.dump();
+      EXPECT_EQ(mcp["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u) << mcp.dump();
+    } else {
+      ASSERT_EQ(mcp["isError"], false) << mcp.dump();
+      // The same scores too: a retrieval logged by the face before (a record
+      // without text) moves no statistic a search reads.
+      EXPECT_EQ(Comparable(mcp["structuredContent"], info), Comparable(rest_answer, info));
+    }
     EXPECT_EQ(Comparable(cli_answer, info), Comparable(rest_answer, info));
 
     // The same error for the same bad input.
     const std::vector<json> bad = BadRequests(info);
     for (size_t b = 0; b < bad.size(); ++b) {
       SCOPED_TRACE(bad[b].dump());
-      auto refused = Post(info.rest_path, bad[b]);
+      auto refused = Rest(info, bad[b]);
       ASSERT_TRUE(refused);
       EXPECT_EQ(refused->status, 400) << refused->body;
       const std::string message = json::parse(refused->body)["error"]["message"];
       const json tool = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", bad[b]}});
       EXPECT_EQ(tool["isError"], true);
-      EXPECT_EQ(tool["content"][0]["text"], "invalid_argument: " + message);
+      if (info.rest_method == "POST") {
+        EXPECT_EQ(tool["content"][0]["text"], "invalid_argument: " + message);
+      } else {
+        // A route without a body names its parameters; MCP names the field.
+        EXPECT_NE(message.find("unknown parameter 'no_such_field'"), std::string::npos) << message;
+        EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind(
+                      "invalid_argument: unknown field 'no_such_field'; known fields are id", 0),
+                  0u)
+            << tool.dump();
+      }
       EXPECT_EQ(cli[i].bad[b].code, 2) << cli[i].bad[b].err;
       if (b == 0) {
         // An undeclared field is an unknown flag on the command line.
         EXPECT_NE(cli[i].bad[b].err.find("unknown flag '--no_such_field'"), std::string::npos) << cli[i].bad[b].err;
-        EXPECT_NE(message.find("unknown field 'no_such_field'"), std::string::npos) << message;
+        if (info.rest_method == "POST") {
+          EXPECT_NE(message.find("unknown field 'no_such_field'"), std::string::npos) << message;
+        }
       } else {
         EXPECT_EQ(cli[i].bad[b].err.substr(0, cli[i].bad[b].err.find('\n')),
                   "msp: " + api::CliMessage(info, message));
@@ -396,14 +460,20 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
 
   // The command line first (msp serve then holds the data directory).
   struct CliAnswers {
-    Outcome search, history_secret, history_open, exported, query, write_above;
+    Outcome search, history_secret, history_open, get_secret, get_open, delete_secret, exported, query, write_above;
   };
   std::vector<CliAnswers> cli;
   for (const FaceCaller& c : callers) {
     CliAnswers a;
-    a.search = cli_in({"search", "billing ledger", "--top-k", "20", "--json"}, c);
+    // Without access bookkeeping, as REST and MCP below: the records' access
+    // counts stay those every face's get answers.
+    a.search = cli_in({"search", "billing ledger", "--top-k", "20", "--record-access", "false", "--json"}, c);
     a.history_secret = cli_in({"history", secret_id, "--json"}, c);
     a.history_open = cli_in({"history", open_id, "--json"}, c);
+    a.get_secret = cli_in({"get", secret_id, "--json"}, c);
+    a.get_open = cli_in({"get", open_id, "--json"}, c);
+    // Only the limited caller deletes: the secret is not there for it.
+    if (!c.sees_secret) a.delete_secret = cli_in({"delete", secret_id, "--reason", "limited", "--json"}, c);
     a.exported = cli_in({"export"}, c);
     a.query = cli_in({"query", "how is the billing ledger kept", "--mission", "m1", "--json"}, c);
     cli.push_back(std::move(a));
@@ -451,6 +521,44 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
       EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u) << tool.dump();
       EXPECT_EQ(cli[i].history_secret.code, 4) << cli[i].history_secret.err;
     }
+    // memory_history and memory_get by id: the same.
+    const json args_secret = {{"id", secret_id}, {"namespace", c.ns}};
+    const json mcp_history = Mcp("tools/call", {{"name", "memory_history"}, {"arguments", args_secret}});
+    auto get_secret = Get("/v1/memories/" + secret_id + ns_param);
+    ASSERT_TRUE(get_secret);
+    const json mcp_get = Mcp("tools/call", {{"name", "memory_get"}, {"arguments", args_secret}});
+    if (c.sees_secret) {
+      EXPECT_EQ(mcp_history["isError"], false) << mcp_history.dump();
+      EXPECT_EQ(mcp_history["structuredContent"], json::parse(history->body));
+      EXPECT_EQ(json::parse(cli[i].history_secret.out), json::parse(history->body));
+      EXPECT_EQ(get_secret->status, 200) << get_secret->body;
+      EXPECT_EQ(mcp_get["isError"], false) << mcp_get.dump();
+      EXPECT_EQ(mcp_get["structuredContent"], json::parse(get_secret->body));
+      ASSERT_EQ(cli[i].get_secret.code, 0) << cli[i].get_secret.err;
+      EXPECT_EQ(json::parse(cli[i].get_secret.out), json::parse(get_secret->body));
+    } else {
+      EXPECT_EQ(mcp_history["isError"], true) << mcp_history.dump();
+      EXPECT_EQ(get_secret->status, 404) << get_secret->body;
+      EXPECT_EQ(mcp_get["isError"], true) << mcp_get.dump();
+      EXPECT_EQ(mcp_get["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u) << mcp_get.dump();
+      EXPECT_EQ(cli[i].get_secret.code, 4) << cli[i].get_secret.err;
+      // memory_delete of what the caller may not see: not found on every
+      // face, and nothing deleted (the owner gets it below).
+      auto deleted = Delete("/v1/memories/" + secret_id + ns_param);
+      ASSERT_TRUE(deleted);
+      EXPECT_EQ(deleted->status, 404) << deleted->body;
+      const json mcp_delete = Mcp("tools/call", {{"name", "memory_delete"}, {"arguments", args_secret}});
+      EXPECT_EQ(mcp_delete["isError"], true) << mcp_delete.dump();
+      EXPECT_EQ(mcp_delete["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u)
+          << mcp_delete.dump();
+      EXPECT_EQ(cli[i].delete_secret.code, 4) << cli[i].delete_secret.err;
+    }
+    auto get_open = Get("/v1/memories/" + open_id + ns_param);
+    ASSERT_TRUE(get_open && get_open->status == 200) << (get_open ? get_open->body : "no answer");
+    ASSERT_EQ(cli[i].get_open.code, 0) << cli[i].get_open.err;
+    EXPECT_EQ(json::parse(cli[i].get_open.out), json::parse(get_open->body));
+    const json mcp_open = Mcp("tools/call", {{"name", "memory_get"}, {"arguments", {{"id", open_id}, {"namespace", c.ns}}}});
+    EXPECT_EQ(mcp_open["structuredContent"], json::parse(get_open->body)) << mcp_open.dump();
     auto open_history = Get("/v1/memories/" + open_id + "/history" + ns_param);
     ASSERT_TRUE(open_history);
     EXPECT_EQ(open_history->status, 200) << open_history->body;

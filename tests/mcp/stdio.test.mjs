@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { connectStdio, initializeRequest, rawStdio, tempDir } from './helpers.mjs';
 
-const MSP_TOOLS = ['memory_write', 'memory_search', 'episode_add', 'fact_history'];
+const MSP_TOOLS = ['memory_write', 'memory_search', 'episode_add', 'fact_history', 'memory_get', 'memory_history',
+  'memory_delete'];
 const GRAPH_TOOLS = ['create_entities', 'create_relations', 'add_observations', 'delete_entities',
   'delete_observations', 'delete_relations', 'read_graph', 'search_nodes', 'open_nodes'];
 
@@ -90,6 +91,25 @@ describe('msp mcp with the SDK client (stdio)', () => {
     assert.equal(found.structuredContent.hits[0].trust, 'untrusted');
   });
 
+  test('memory_get opens a record by id, memory_history lists it, memory_delete removes it', async () => {
+    const note = await conn.client.callTool({
+      name: 'memory_write', arguments: { text: 'The nightly backup of the wiki runs at three', tags: ['note'] },
+    });
+    assert.equal(note.isError, false, note.content[0].text);
+    const id = note.structuredContent.id;
+    const got = await conn.client.callTool({ name: 'memory_get', arguments: { id } });
+    assert.equal(got.isError, false, got.content[0].text);
+    assert.equal(got.structuredContent.text, 'The nightly backup of the wiki runs at three');
+    assert.equal(got.structuredContent.trust, 'untrusted');
+    const history = await conn.client.callTool({ name: 'memory_history', arguments: { id } });
+    assert.deepEqual(history.structuredContent.versions.map((v) => v.id), [id]);
+    const deleted = await conn.client.callTool({ name: 'memory_delete', arguments: { id, reason: 'test' } });
+    assert.deepEqual(deleted.structuredContent, { id, deleted: true });
+    const gone = await conn.client.callTool({ name: 'memory_get', arguments: { id } });
+    assert.equal(gone.isError, true);
+    assert.match(gone.content[0].text, /^not_found: /);
+  });
+
   test('episode_add numbers the steps of a session', async () => {
     const first = await conn.client.callTool({
       name: 'episode_add', arguments: { session: 's1', text: 'The user asked to rotate the API keys' },
@@ -130,7 +150,7 @@ describe('msp mcp with the SDK client (stdio)', () => {
 });
 
 describe('msp mcp --mcp-tools core (stdio)', () => {
-  test('lists the four memory tools and names the profile of the others', async () => {
+  test('lists the core memory tools and names the profile of the others', async () => {
     const scratch = tempDir('mcp-core');
     const core = await connectStdio(`${scratch.dir}/data`, ['--mcp-tools', 'core']);
     try {
