@@ -8,7 +8,9 @@
 // sequence every kPollInterval while the stream is open; each change is one
 // event whose id is its seq, so a client that reconnects with Last-Event-ID
 // (or ?after=SEQ) misses nothing. Without either, the stream starts at the
-// store's current end: only changes made after it opened.
+// store's current end, less ?last=N changes (the newest records, read on
+// the sequence's index); `event: ready` says when it has caught up to the
+// seq it opened at.
 //
 // A stream holds one of the server's worker threads for its life, so at
 // most MaxStreams() are open at once (past that: 503 with Retry-After). A
@@ -48,6 +50,8 @@ struct Stream {
   std::unique_ptr<MemoryLayer> layer;
   Namespace scope;
   int64_t after = 0;
+  int64_t open_seq = 0;     // the store's last seq when the stream opened
+  bool caught_up = false;   // `event: ready` sent
   Clock::time_point last_write = Clock::now();
   std::shared_ptr<std::atomic<int>> open;
   std::atomic<bool> released{false};  // the count is given back once
@@ -56,6 +60,14 @@ struct Stream {
 std::string Event(const char* name, int64_t id, const json& data) {
   return std::string("event: ") + name + "\nid: " + std::to_string(id) + "\ndata: " +
          data.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+}
+
+// `event: ready` once the stream has sent every change up to the seq it
+// opened at (at once when it starts there): what a client shows first.
+std::string ReadyIfCaughtUp(Stream& s) {
+  if (s.caught_up || s.after < s.open_seq) return "";
+  s.caught_up = true;
+  return "event: ready\ndata: " + std::to_string(s.open_seq) + "\n\n";
 }
 
 // One provider call: send what changed since `after`, or wait one poll
@@ -80,6 +92,7 @@ bool Pump(HttpServer& server, Stream& s, httplib::DataSink& sink) {
     // change of the page was out of its scope.
     out += "event: seq\nid: " + std::to_string(page->up_to) + "\ndata: " + std::to_string(page->up_to) + "\n\n";
     s.after = page->up_to;
+    out += ReadyIfCaughtUp(s);
     s.last_write = Clock::now();
     if (!sink.write(out.data(), out.size())) return false;
     if (page->more) return true;
@@ -96,7 +109,7 @@ bool Pump(HttpServer& server, Stream& s, httplib::DataSink& sink) {
 void OpenStream(HttpServer& server, MemoryLayer& engine, const RestOptions& options,
                 const std::shared_ptr<std::atomic<int>>& open, const HttpCall& call, httplib::Response& res) {
   QueryParams query = ParseQuery(call.req.target);
-  if (Status st = CheckQueryNames(query, {"after", "tenant"}); !st.ok()) return SendStatusError(res, st);
+  if (Status st = CheckQueryNames(query, {"after", "last", "tenant"}); !st.ok()) return SendStatusError(res, st);
   auto [begin, end] = query.equal_range("tenant");
   for (auto it = begin; it != end; ++it) {
     if (it->second != call.tenant) {
@@ -109,8 +122,17 @@ void OpenStream(HttpServer& server, MemoryLayer& engine, const RestOptions& opti
   s->layer = AsCaller(engine, Caller{call.tenant, options.actor, call.clearance});
   s->scope.tenant = call.tenant;
   // Where to start: ?after, else Last-Event-ID (an EventSource reconnecting),
-  // else the store's current end.
+  // else the store's current end less ?last changes (the records they
+  // changed: what is new, read on the sequence's index).
+  Result<int64_t> last_seq = s->layer->LastChangeSeq();
+  if (!last_seq.ok()) return SendStatusError(res, last_seq.status());
+  s->open_seq = *last_seq;
+  Result<int64_t> backlog = IntParam(query, "last", 0, 1000, 0);
+  if (!backlog.ok()) return SendStatusError(res, backlog.status());
   std::string after = StringParam(query, "after");
+  if (!after.empty() && *backlog > 0) {
+    return SendStatusError(res, Status::InvalidArgument("parameters 'after' and 'last' exclude each other: send one"));
+  }
   if (after.empty()) after = call.req.get_header_value("Last-Event-ID");
   if (!after.empty()) {
     QueryParams one{{"after", after}};
@@ -118,9 +140,7 @@ void OpenStream(HttpServer& server, MemoryLayer& engine, const RestOptions& opti
     if (!seq.ok()) return SendStatusError(res, seq.status());
     s->after = *seq;
   } else {
-    Result<int64_t> last = s->layer->LastChangeSeq();
-    if (!last.ok()) return SendStatusError(res, last.status());
-    s->after = *last;
+    s->after = std::max<int64_t>(0, *last_seq - *backlog);
   }
   const int max = MaxStreams(server.options());
   if (open->fetch_add(1) >= max) {
@@ -139,7 +159,7 @@ void OpenStream(HttpServer& server, MemoryLayer& engine, const RestOptions& opti
         if (offset == 0) {
           // First: where the stream starts, and the client's retry delay.
           const std::string hello = "retry: 1000\nevent: seq\nid: " + std::to_string(s->after) +
-                                    "\ndata: " + std::to_string(s->after) + "\n\n";
+                                    "\ndata: " + std::to_string(s->after) + "\n\n" + ReadyIfCaughtUp(*s);
           if (!sink.write(hello.data(), hello.size())) return false;
           s->last_write = Clock::now();
         }

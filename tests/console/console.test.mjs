@@ -271,6 +271,9 @@ test('a write through REST appears live', async () => {
   await signIn(page);
   await page.goto(`${base}/ui#/live`);
   await page.locator('#live-status[data-connected="1"]').waitFor();
+  // It opens on the newest records, from the change sequence.
+  await page.waitForFunction(() => document.body.dataset.ready === 'live');
+  if (!givenStore) assert.match(await page.locator('#feed').textContent(), /The on-call rotation changes every Wednesday/);
   const text = `Live check ${Date.now()}: the cache TTL is now 90 seconds`;
   const written = await rest('POST', '/v1/memories', { text, tags: ['note'] });
   const card = page.locator(`#feed article[data-id="${written.id}"]`);

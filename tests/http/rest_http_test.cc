@@ -866,6 +866,8 @@ class EventStreamTest : public RestFixture {
 
 TEST_F(EventStreamTest, StreamsTheKeysRecordsAsTheyChangeAndNoOthers) {
   EXPECT_EQ(Get("/v1/events/stream?after=soon", kKeyA2).status, 400);
+  EXPECT_EQ(Get("/v1/events/stream?after=1&last=2", kKeyA2).status, 400);
+  EXPECT_EQ(Get("/v1/events/stream?last=1001", kKeyA2).status, 400);
   EXPECT_EQ(Get("/v1/events/stream?tenant=beta", kKeyA2).status, 403);
   EXPECT_EQ(Get("/v1/events/stream", "").status, 401);
   ASSERT_EQ(PostJson("/v1/memories", kKeyA, {{"text", "marker zero: the relay runs on channel 4"}, {"tags", {"note"}}}).status, 201);
@@ -923,6 +925,10 @@ TEST_F(EventStreamTest, StreamsTheKeysRecordsAsTheyChangeAndNoOthers) {
   EXPECT_EQ(status, 200);
   EXPECT_EQ(content_type, "text/event-stream");
   EXPECT_NE(got.find("event: record\nid: "), std::string::npos) << got;
+  // Caught up with the seq it opened at before the record written later.
+  const size_t ready = got.find("event: ready");
+  EXPECT_NE(ready, std::string::npos) << got;
+  EXPECT_LT(ready, got.find("marker one")) << got;
   EXPECT_EQ(got.find("secret decision"), std::string::npos) << got;
   EXPECT_EQ(got.find("beta tenant"), std::string::npos) << got;
   // The level-5 decision reached this key only as gone, by id.

@@ -380,18 +380,13 @@ async function liveView() {
     seen.set(m.id, card);
     feed.prepend(card);
   };
-  try {
-    const recent = await api('GET', '/v1/memories?newest_first=true&limit=20', null, controller.signal);
-    for (const m of (recent.memories || []).reverse()) show(m, false);
-  } catch (e) {
-    if (controller.signal.aborted) return;
-    state.textContent = e.message;
-  }
-  ready('live');
+  // The first connection starts 50 changes back (the newest records, from
+  // the change sequence); a reconnection resumes after the last seq seen.
   let after = null;
+  let fresh = false;
   while (!controller.signal.aborted) {
     try {
-      const url = after === null ? '/v1/events/stream' : `/v1/events/stream?after=${after}`;
+      const url = after === null ? '/v1/events/stream?last=50' : `/v1/events/stream?after=${after}`;
       const res = await fetch(url, { headers: authHeaders({ Accept: 'text/event-stream' }), signal: controller.signal, cache: 'no-store' });
       if (!res.ok) throw new ApiError(res.status, `the event stream answered HTTP ${res.status}`);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -414,8 +409,11 @@ async function liveView() {
             after = Number(event.data);
             state.textContent = `Connected: showing changes as they happen (sequence ${after}).`;
             state.dataset.connected = '1';
+          } else if (event.name === 'ready') {
+            if (!fresh) ready('live');
+            fresh = true;
           } else if (event.name === 'record') {
-            show(JSON.parse(event.data), true);
+            show(JSON.parse(event.data), fresh);
           } else if (event.name === 'gone') {
             const id = JSON.parse(event.data).id;
             if (seen.has(id)) { seen.get(id).remove(); seen.delete(id); }
