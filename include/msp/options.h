@@ -82,6 +82,9 @@ struct EmbedderOptions {
   // "mean"; "cls"). The model sets the dimension; `dimension` is not used.
   int threads = 0;
   std::string pooling = "auto";
+  // For "native": "none", or "int8" (the linear layers' weights quantised
+  // per output channel at load, activations per row: docs/embeddings.md).
+  std::string quantize = "none";
 };
 
 // The write policy of seed 004. Each rule can be switched off; each refusal

@@ -157,6 +157,13 @@ const std::vector<Setting>& Table() {
                     "1_Pooling/config.json, else mean), mean (all-MiniLM, e5, gte) or cls (bge). Part of the "
                     "embedder's identity."),
                "auto|mean|cls"),
+      NonEmpty(Make("embedder.quantize", "MSP_EMBEDDER_QUANTIZE", "--embedder-quantize",
+                    +[](Options& o) { return &o.embedder.quantize; },
+                    "native: none (fp32), or int8: the linear layers' weights quantised per output channel at "
+                    "load and their inputs per row, int32 sums, dequantised to fp32 "
+                    "(attention and layer norms stay fp32): faster on one core, a quarter of the linear layers' "
+                    "memory, vectors a little off fp32's (docs/embeddings.md). Part of the embedder's identity."),
+               "none|int8"),
       Make("policy.min_chars", "MSP_POLICY_MIN_CHARS", "--policy-min-chars",
            +[](Options& o) { return &o.policy.min_chars; },
            "Writes with shorter text are refused (0: rule off)."),

@@ -18,7 +18,7 @@ constexpr int kMaxDimension = 4096;
 
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
   if (options.provider == "native") {
-    return OpenNativeEmbedder(options.model, options.threads, options.pooling);
+    return OpenNativeEmbedder(options.model, options.threads, options.pooling, options.quantize);
   }
   if (options.provider == "static") {
     MSP_ASSIGN_OR_RETURN(std::string path, FindWordVectors(options.vectors_path));

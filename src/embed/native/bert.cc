@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/native/gemm.h"
+#include "embed/native/quant.h"
 
 namespace msp::native {
 namespace {
@@ -96,8 +97,9 @@ Result<BertConfig> ParseBertConfig(const std::string& json_text) {
   return c;
 }
 
-Result<std::unique_ptr<BertModel>> BertModel::Load(const std::string& dir) {
+Result<std::unique_ptr<BertModel>> BertModel::Load(const std::string& dir, bool int8) {
   std::unique_ptr<BertModel> m(new BertModel());
+  m->int8_ = int8;
   {
     const std::string path = dir + "/config.json";
     std::ifstream in(path);
@@ -154,8 +156,27 @@ Result<std::unique_ptr<BertModel>> BertModel::Load(const std::string& dir) {
     MSP_RETURN_IF_ERROR(dense(p + "intermediate.dense", in, h, &l.intermediate));
     MSP_RETURN_IF_ERROR(dense(p + "output.dense", h, in, &l.output));
     MSP_RETURN_IF_ERROR(norm(p + "output.LayerNorm", &l.output_norm));
+    if (int8) {
+      for (Dense* d : {&l.query, &l.key, &l.value, &l.attention_out, &l.intermediate, &l.output}) {
+        const bool wide = d == &l.intermediate;
+        const size_t rows = static_cast<size_t>(wide ? in : h), cols = static_cast<size_t>(d == &l.output ? in : h);
+        d->packed = QuantizeWeights(d->weight, rows, cols);
+        m->int8_bytes_ += d->packed.bytes();
+        f.Release(d->weight, rows * cols * sizeof(float));
+        d->weight = nullptr;
+      }
+    }
   }
   return m;
+}
+
+void BertModel::Apply(const Dense& d, const float* a, size_t m, size_t in, size_t out, float* c,
+                      std::vector<float>* scratch, QuantRows* rows, std::vector<int32_t>* acc) const {
+  if (int8_) {
+    Int8Linear(a, m, d.packed, d.bias, c, rows, acc);
+  } else {
+    Linear(a, m, in, d.weight, out, d.bias, c, scratch);
+  }
 }
 
 void BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences, Pooling pooling, float* out) const {
@@ -169,6 +190,8 @@ void BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences, Poolin
   const size_t t = start.back();
   std::vector<float> x(t * h), q(t * h), k(t * h), v(t * h), ctx(t * h), tmp(t * h), ffn(t * inter);
   std::vector<float> scores, scratch;
+  QuantRows rows;
+  std::vector<int32_t> acc;
   // Embeddings: word + position + token type 0, then LayerNorm.
   for (size_t s = 0; s < sequences.size(); ++s) {
     for (size_t p = 0; p < sequences[s].size(); ++p) {
@@ -181,9 +204,16 @@ void BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences, Poolin
   LayerNormRows(x.data(), t, h, embedding_norm_.weight, embedding_norm_.bias, eps);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (const Layer& l : layers_) {
-    Linear(x.data(), t, h, l.query.weight, h, l.query.bias, q.data(), &scratch);
-    Linear(x.data(), t, h, l.key.weight, h, l.key.bias, k.data(), &scratch);
-    Linear(x.data(), t, h, l.value.weight, h, l.value.bias, v.data(), &scratch);
+    if (int8_) {  // Q, K and V share their quantised input
+      QuantizeRows(x.data(), t, h, &rows);
+      Int8LinearQuantized(rows, l.query.packed, l.query.bias, q.data(), &acc);
+      Int8LinearQuantized(rows, l.key.packed, l.key.bias, k.data(), &acc);
+      Int8LinearQuantized(rows, l.value.packed, l.value.bias, v.data(), &acc);
+    } else {
+      Linear(x.data(), t, h, l.query.weight, h, l.query.bias, q.data(), &scratch);
+      Linear(x.data(), t, h, l.key.weight, h, l.key.bias, k.data(), &scratch);
+      Linear(x.data(), t, h, l.value.weight, h, l.value.bias, v.data(), &scratch);
+    }
     // Per text and head: scores = Q Kᵀ / sqrt(d), softmax by row, ctx = P V.
     for (size_t s = 0; s < sequences.size(); ++s) {
       const size_t n = sequences[s].size();
@@ -204,12 +234,12 @@ void BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences, Poolin
         MatMul(scores.data(), n, v.data() + at, h, false, ctx.data() + at, h, n, hd, n, &scratch);
       }
     }
-    Linear(ctx.data(), t, h, l.attention_out.weight, h, l.attention_out.bias, tmp.data(), &scratch);
+    Apply(l.attention_out, ctx.data(), t, h, h, tmp.data(), &scratch, &rows, &acc);
     for (size_t i = 0; i < t * h; ++i) x[i] += tmp[i];
     LayerNormRows(x.data(), t, h, l.attention_norm.weight, l.attention_norm.bias, eps);
-    Linear(x.data(), t, h, l.intermediate.weight, inter, l.intermediate.bias, ffn.data(), &scratch);
+    Apply(l.intermediate, x.data(), t, h, inter, ffn.data(), &scratch, &rows, &acc);
     GeluInPlace(ffn.data(), t * inter);
-    Linear(ffn.data(), t, inter, l.output.weight, h, l.output.bias, tmp.data(), &scratch);
+    Apply(l.output, ffn.data(), t, inter, h, tmp.data(), &scratch, &rows, &acc);
     for (size_t i = 0; i < t * h; ++i) x[i] += tmp[i];
     LayerNormRows(x.data(), t, h, l.output_norm.weight, l.output_norm.bias, eps);
   }

@@ -8,6 +8,9 @@
 // A batch is packed, not padded: each text's tokens are rows of the same
 // matrices for the linear layers, and attention runs within each text only
 // (what a padding mask computes, without the padded rows).
+// With `int8`, the linear layers run on int8 copies of their weights
+// (quant.h; the mapped fp32 pages are released); attention, layer norms,
+// GELU and softmax stay fp32.
 // Immutable after Load; Embed is thread-safe.
 #ifndef MSP_EMBED_NATIVE_BERT_H_
 #define MSP_EMBED_NATIVE_BERT_H_
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "embed/native/quant.h"
 #include "embed/native/safetensors.h"
 #include "msp/status.h"
 
@@ -46,9 +50,12 @@ class BertModel {
  public:
   // config.json and model.safetensors of `dir`. Every tensor is checked
   // against the config (names, shapes, dtypes) here, so Embed cannot fail.
-  static Result<std::unique_ptr<BertModel>> Load(const std::string& dir);
+  static Result<std::unique_ptr<BertModel>> Load(const std::string& dir, bool int8 = false);
 
   const BertConfig& config() const { return config_; }
+  bool int8() const { return int8_; }
+  // Bytes of the int8 copies (0 without int8).
+  size_t int8_bytes() const { return int8_bytes_; }
   const SafeTensorsFile& file() const { return *file_; }
 
   // out[i * hidden_size ...] = the normalised embedding of sequence i.
@@ -64,6 +71,7 @@ class BertModel {
   struct Dense {
     const float* weight;
     const float* bias;
+    PackedInt8 packed;  // with int8
   };
   struct Layer {
     Dense query, key, value, attention_out;
@@ -73,7 +81,13 @@ class BertModel {
   };
   BertModel() = default;
 
+  // c[m, out] = a[m, in] Wᵀ + bias, fp32 or int8.
+  void Apply(const Dense& d, const float* a, size_t m, size_t in, size_t out, float* c, std::vector<float>* scratch,
+             QuantRows* rows, std::vector<int32_t>* acc) const;
+
   BertConfig config_;
+  bool int8_ = false;
+  size_t int8_bytes_ = 0;
   std::unique_ptr<SafeTensorsFile> file_;
   const float* word_ = nullptr;
   const float* position_ = nullptr;

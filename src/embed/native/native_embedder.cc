@@ -52,8 +52,11 @@ Result<std::unique_ptr<NativeEmbedder>> NativeEmbedder::Open(const NativeOptions
   if (options.threads < 1 || options.threads > 256) {
     return Status::InvalidArgument("embedder.threads " + std::to_string(options.threads) + " is out of range 1..256");
   }
+  if (!options.quantize.empty() && options.quantize != "none" && options.quantize != "int8") {
+    return Status::InvalidArgument("embedder.quantize '" + options.quantize + "' is not one of none, int8");
+  }
   MSP_ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::Load(dir));
-  MSP_ASSIGN_OR_RETURN(std::unique_ptr<BertModel> model, BertModel::Load(dir));
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<BertModel> model, BertModel::Load(dir, options.quantize == "int8"));
   if (tokenizer.max_id() >= model->config().vocab_size) {
     return Status::InvalidArgument(dir + ": the tokenizer has id " + std::to_string(tokenizer.max_id()) +
                                    " but config.json's vocab_size is " + std::to_string(model->config().vocab_size));
@@ -82,7 +85,8 @@ Result<std::unique_ptr<NativeEmbedder>> NativeEmbedder::Open(const NativeOptions
 }
 
 std::string NativeEmbedder::id() const {
-  return "native:" + name_ + ":" + (pooling_ == Pooling::kCls ? "cls" : "mean") + ":" + std::to_string(dimension());
+  return "native:" + name_ + ":" + (pooling_ == Pooling::kCls ? "cls" : "mean") + ":" + std::to_string(dimension()) +
+         (model_->int8() ? ":int8" : "");
 }
 
 Result<std::vector<std::vector<float>>> NativeEmbedder::Embed(const std::vector<std::string>& texts) {

@@ -30,6 +30,7 @@ struct NativeOptions {
   std::string model_dir;
   int threads = 1;          // texts of one Embed call are split over this many threads
   std::string pooling;      // "auto" or "", "mean", "cls" (auto: the model's 1_Pooling/config.json, else mean)
+  std::string quantize;     // "none" or "", "int8" (bert.h)
 };
 
 class NativeEmbedder final : public Embedder {
@@ -38,7 +39,8 @@ class NativeEmbedder final : public Embedder {
   static Result<std::unique_ptr<NativeEmbedder>> Open(const NativeOptions& options);
 
   int dimension() const override { return model_->config().hidden_size; }
-  // "native:<directory name>:<mean|cls>:<dimension>".
+  // "native:<directory name>:<mean|cls>:<dimension>", and ":int8" when
+  // quantised (its vectors differ a little from fp32's).
   std::string id() const override;
   // Empty and whitespace-only texts embed as [CLS] [SEP] does (as the model
   // itself would). InvalidArgument for a text that is not UTF-8.

@@ -29,8 +29,8 @@ Result<const native::NativeEmbedModuleV1*> NativeModule() {
     }
     using Entry = const native::NativeEmbedModuleV1* (*)();
     const native::NativeEmbedModuleV1* table = reinterpret_cast<Entry>(*entry)();
-    if (table == nullptr || table->version != 1) {
-      loaded = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp native embedder module of version 1");
+    if (table == nullptr || table->version != 2) {
+      loaded = Status::FailedPrecondition(std::string(kSpec.file) + " is not an msp native embedder module of version 2");
       return;
     }
     loaded = table;
@@ -41,10 +41,10 @@ Result<const native::NativeEmbedModuleV1*> NativeModule() {
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> OpenNativeEmbedder(const std::string& model_dir, int threads,
-                                                     const std::string& pooling) {
+                                                     const std::string& pooling, const std::string& quantize) {
   MSP_ASSIGN_OR_RETURN(const native::NativeEmbedModuleV1* m, NativeModule());
   if (threads == 0) threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-  return m->open(model_dir, threads, pooling);
+  return m->open(model_dir, threads, pooling, quantize);
 }
 
 std::string NativeEmbedderBackend() {

@@ -14,9 +14,9 @@ namespace msp {
 
 // FailedPrecondition when the module cannot be loaded (naming where it was
 // looked for); else NativeEmbedder::Open's result. `threads` 0: one per
-// CPU core, at most 8.
+// CPU core, at most 8. `quantize`: "none" or "int8" (embedder.quantize).
 Result<std::unique_ptr<Embedder>> OpenNativeEmbedder(const std::string& model_dir, int threads,
-                                                     const std::string& pooling);
+                                                     const std::string& pooling, const std::string& quantize = "none");
 
 // The module's compute backend ("openblas" or "blocked"); "" when the module
 // cannot be loaded.

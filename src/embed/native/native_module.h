@@ -13,9 +13,10 @@
 namespace msp::native {
 
 struct NativeEmbedModuleV1 {
-  int version;  // 1
+  int version;  // 2 (1 had no `quantize`)
   // NativeEmbedder::Open with these options.
-  Result<std::unique_ptr<Embedder>> (*open)(const std::string& model_dir, int threads, const std::string& pooling);
+  Result<std::unique_ptr<Embedder>> (*open)(const std::string& model_dir, int threads, const std::string& pooling,
+                                            const std::string& quantize);
   // gemm.h's LinearBackend().
   const char* (*backend)();
 };

@@ -212,4 +212,15 @@ Result<const float*> SafeTensorsFile::Float32(const std::string& name, const std
   return static_cast<const float*>(slot->second.data());
 }
 
+void SafeTensorsFile::Release(const void* p, size_t bytes) const {
+  if (map_ == nullptr) return;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(map_);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+  if (begin < base || begin + bytes > base + size_) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (begin + page - 1) / page * page;
+  const uintptr_t to = (begin + bytes) / page * page;
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
 }  // namespace msp::native

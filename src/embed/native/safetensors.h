@@ -48,6 +48,11 @@ class SafeTensorsFile {
   // or of a dtype other than F32, F16, BF16.
   Result<const float*> Float32(const std::string& name, const std::vector<int64_t>& shape);
 
+  // Drops the whole pages of [p, p + bytes) from the process's memory when
+  // they lie in the mapping (they are read from the file again if used):
+  // for tensors the model has copied (int8 weights). Else nothing.
+  void Release(const void* p, size_t bytes) const;
+
   const std::string& path() const { return path_; }
   size_t file_bytes() const { return size_; }
   // Bytes of F32 copies made for F16/BF16 tensors.
