@@ -491,6 +491,41 @@ TEST(NativeInt8Test, EveryKernelMatchesTheDefinitionBitExactly) {
   EXPECT_GE(kernels_run, 6);
 }
 
+// QuantizeRows (AVX-512 where the CPU has it) gives the portable loop's
+// bytes and scales, ties included.
+TEST(NativeInt8Test, RowQuantisationMatchesThePortableLoop) {
+  uint32_t seed = 3;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  };
+  for (size_t k : {1u, 15u, 16u, 37u, 384u, 1541u}) {
+    const size_t m = 5;
+    std::vector<float> a(m * k);
+    for (float& x : a) x = next() * 10;
+    std::fill(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(k), 0.0f);  // a zero row
+    // Ties: with max 127 the scale is 1, and x.5 rounds to even.
+    const float ties[] = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -126.5f, 126.5f, 3.49999f, -127.0f};
+    for (size_t q = 0; q < k && q < 10; ++q) a[k + q] = ties[q];
+    QuantRows rows;
+    QuantizeRows(a.data(), m, k, &rows);
+    for (size_t i = 0; i < m; ++i) {
+      std::vector<uint8_t> want(k);
+      float scale = -1;
+      QuantizeRowPortable(a.data() + i * k, k, want.data(), &scale);
+      EXPECT_EQ(rows.scale[i], scale) << k << " row " << i;
+      for (size_t q = 0; q < k; ++q) ASSERT_EQ(rows.data[i * rows.k_pad + q], want[q]) << k << " row " << i << " at " << q;
+      for (size_t q = k; q < rows.k_pad; ++q) ASSERT_EQ(rows.data[i * rows.k_pad + q], 128) << "padding";
+    }
+    if (k >= 10) {
+      const uint8_t expect[] = {255, 128, 130, 130, 128, 126, 2, 254, 131, 1};
+      for (size_t q = 0; q < 10; ++q) EXPECT_EQ(rows.data[rows.k_pad + q], expect[q]) << "tie " << q;
+    }
+    EXPECT_EQ(rows.scale[0], 0.0f);
+    EXPECT_EQ(rows.data[0], 128);
+  }
+}
+
 double Cosine(const std::vector<float>& x, const std::vector<float>& y) {
   double xy = 0, xx = 0, yy = 0;
   for (size_t i = 0; i < x.size(); ++i) {

@@ -44,8 +44,13 @@ struct QuantRows {
   std::vector<float> scale;
 };
 
-// a [m, k] row-major into `out` (its buffers reused).
+// a [m, k] row-major into `out` (its buffers reused). Vectorised where the
+// CPU has AVX-512, with the same bytes as QuantizeRowPortable.
 void QuantizeRows(const float* a, size_t m, size_t k, QuantRows* out);
+
+// One row by the portable loop: dst[q] = round(row[q] * 127 / max|row|)
+// + 128 (to nearest, ties to even), *scale = max|row| / 127.
+void QuantizeRowPortable(const float* row, size_t k, uint8_t* dst, float* scale);
 
 enum class Int8Kernel { kScalar, kAvx2, kAvx512Vnni };
 
