@@ -12,6 +12,8 @@
 # with /usr/bin/python3) and removed at the end. Rounds alternate torch and
 # msp (MSP_BENCH_ROUNDS, default 3) so that a change in the machine's load
 # hits both; each prints one JSON line, then the ratios of the medians.
+# Each binary runs fp32 and int8 (embedder.quantize; MSP_BENCH_QUANTIZE,
+# default "none int8"); int8's line has its vectors' cosine to fp32's.
 set -euo pipefail
 if [ $# -lt 1 ]; then
   echo "usage: bench/native_bench.sh NATIVE_BENCH [NATIVE_BENCH ...]" >&2
@@ -31,7 +33,9 @@ for ((r = 1; r < rounds; ++r)); do
   /usr/bin/python3 "$here/../scripts/make_bert.py" bench-torch "$model" | tee -a "$out"
 done
 for ((r = 0; r < rounds; ++r)); do
-  for b in "$@"; do "$b" "$model" 1 | tee -a "$out"; done
+  for b in "$@"; do
+    for q in ${MSP_BENCH_QUANTIZE:-none int8}; do "$b" "$model" 1 "$q" | tee -a "$out"; done
+  done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 /usr/bin/python3 - "$out" <<'PY'
@@ -44,12 +48,15 @@ med = lambda rs, k: statistics.median(x[k] for x in rs)
 torch = [k for k in by if k.startswith("torch")][0]
 t_lat, t_thr = med(by[torch], "latency_p50_cpu_ms_seq32"), med(by[torch], "batch32_seq128_texts_per_cpu_s")
 print("medians of %d rounds, CPU time (one thread):" % len(by[torch]))
-print("%-22s %12s %14s %10s %9s" % ("", "p50 ms @32", "texts/cpu-s", "load ms", "peak MB"))
-print("%-22s %12.2f %14.2f %10s %9s" % (torch, t_lat, t_thr, "", ""))
+print("%-30s %10s %12s %8s %8s %8s %s" % ("", "p50 ms @32", "texts/cpu-s", "load ms", "peak MB", "RSS MB", "cosine to fp32 min/mean"))
+print("%-30s %10.2f %12.2f" % (torch, t_lat, t_thr))
 for k, rs in by.items():
     if k == torch:
         continue
     lat, thr = med(rs, "latency_p50_cpu_ms_seq32"), med(rs, "batch32_seq128_texts_per_cpu_s")
-    print("%-22s %12.2f %14.2f %10.1f %9.1f   throughput %.2fx torch, latency %.2fx torch's"
-          % ("msp " + k, lat, thr, med(rs, "load_ms_median"), med(rs, "peak_rss_mb"), thr / t_thr, lat / t_lat))
+    cos = ("%.5f/%.5f" % (min(x["cosine_to_fp32_min"] for x in rs), med(rs, "cosine_to_fp32_mean"))
+           if rs[0].get("cosine_texts") else "")
+    print("%-30s %10.2f %12.2f %8.1f %8.1f %8.1f %s   throughput %.2fx torch, latency %.2fx torch's"
+          % ("msp " + k, lat, thr, med(rs, "load_ms_median"), med(rs, "peak_rss_mb"), med(rs, "rss_after_mb"), cos,
+             thr / t_thr, lat / t_lat))
 PY

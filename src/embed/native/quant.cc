@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -261,6 +262,13 @@ bool Int8KernelSupported(Int8Kernel kernel) {
 
 Int8Kernel BestInt8Kernel() {
   static const Int8Kernel best = [] {
+    // For benchmarks: MSP_NATIVE_INT8_KERNEL names a slower kernel to use
+    // (one this CPU runs; otherwise ignored).
+    if (const char* forced = std::getenv("MSP_NATIVE_INT8_KERNEL")) {
+      for (Int8Kernel k : {Int8Kernel::kScalar, Int8Kernel::kAvx2, Int8Kernel::kAvx512Vnni}) {
+        if (std::strcmp(forced, Int8KernelName(k)) == 0 && Int8KernelSupported(k)) return k;
+      }
+    }
     if (Int8KernelSupported(Int8Kernel::kAvx512Vnni)) return Int8Kernel::kAvx512Vnni;
     if (Int8KernelSupported(Int8Kernel::kAvx2)) return Int8Kernel::kAvx2;
     return Int8Kernel::kScalar;

@@ -54,7 +54,8 @@ void QuantizeRowPortable(const float* row, size_t k, uint8_t* dst, float* scale)
 
 enum class Int8Kernel { kScalar, kAvx2, kAvx512Vnni };
 
-// The best kernel this CPU runs, and whether it runs `kernel`.
+// The best kernel this CPU runs (or the one $MSP_NATIVE_INT8_KERNEL names:
+// scalar, avx2, avx512-vnni, for benchmarks), and whether it runs `kernel`.
 Int8Kernel BestInt8Kernel();
 bool Int8KernelSupported(Int8Kernel kernel);
 const char* Int8KernelName(Int8Kernel kernel);
