@@ -52,7 +52,7 @@ Status Reembedder::CheckEmbedder() {
       "', but msp is configured with '" + id + "'; run `msp reembed` to rebuild every vector with '" + id +
       "'" + (empty ? std::string(" (the store has no records yet: it switches at once)") : std::string()) +
       ", or configure the embedder the store was made with (embedder.provider, embedder.model, "
-      "embedder.dimension)");
+      "embedder.dimension; for native also embedder.pooling, embedder.quantize)");
 }
 
 // A store made before stores had a uid gets one (index files name it).

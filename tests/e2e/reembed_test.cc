@@ -317,7 +317,8 @@ TEST(ReembedTest, HashingToStubEndToEnd) {
 
 // The native embedder (embedder.provider = "native") on the tiny random BERT
 // of tests/data/native_bert: the store moves onto it, records carry its id,
-// and a record's own text finds it by the vector signal first.
+// and a record's own text finds it by the vector signal first; then onto
+// its int8 form.
 TEST(ReembedTest, HashingToNativeEndToEnd) {
   TempDir dir("reembed");
   ASSERT_TRUE(dir.ok());
@@ -333,6 +334,20 @@ TEST(ReembedTest, HashingToNativeEndToEnd) {
   EXPECT_EQ(p.embedded, 16);
   ASSERT_OK_AND_ASSIGN(auto e, MemoryLayer::Open(native));
   EXPECT_EQ(EmbedderIds(*e, s), (std::map<std::string, int>{{"native:native_bert:mean:32", 16}}));
+  ExpectVectorFinds(*e, Namespace{}, s.texts[3]);
+  e.reset();
+  // int8 (embedder.quantize) is another embedder: fp32's store refuses it
+  // until reembedded, then its vectors find the records too.
+  Options int8 = native;
+  int8.embedder.quantize = "int8";
+  auto refused = MemoryLayer::Open(int8);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("native:native_bert:mean:32:int8"), std::string::npos)
+      << refused.status().ToString();
+  ASSERT_OK_AND_ASSIGN(p, MemoryLayer::Reembed(int8, ReembedOptions{}, nullptr));
+  EXPECT_EQ(p.to_embedder, "native:native_bert:mean:32:int8");
+  ASSERT_OK_AND_ASSIGN(e, MemoryLayer::Open(int8));
+  EXPECT_EQ(EmbedderIds(*e, s), (std::map<std::string, int>{{"native:native_bert:mean:32:int8", 16}}));
   ExpectVectorFinds(*e, Namespace{}, s.texts[3]);
   e.reset();
   // A broken model directory is a clear error when the store opens.
