@@ -42,6 +42,7 @@
 #include "bench_data.h"
 #include "serve_process.h"
 #include "msp/memory.h"
+#include "api/operations.h"
 #include "rest/request_json.h"
 
 extern char** environ;
@@ -199,7 +200,10 @@ class Bench {
     return q;
   }
   static WriteRequest ParsedWrite(const json& body) {
-    auto w = WriteRequestFromJson(body, "default");
+    // As POST /v1/memories reads a record (memory_write's field table).
+    api::CallContext context;
+    context.ns.tenant = "default";
+    auto w = api::DecodeWrite(context, body, "");
     if (!w.ok()) Die(w.status().ToString());
     return std::move(w).value();
   }
