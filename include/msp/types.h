@@ -134,6 +134,11 @@ struct EpisodeStep {
   Sensitivity sensitivity = Sensitivity::kLow;
   std::string source = "agent";
   std::string actor;            // who asked, for the audit log
+  // An idempotency key, as WriteRequest::request_id: a repeat of the same
+  // step with the same key in the same tenant (within
+  // store.idempotency_ttl_hours) answers the first step's record and adds
+  // nothing; the same key with another step is a Conflict. Empty: none.
+  std::string request_id;
 };
 
 // A general write through the write policy (seed 004).

@@ -207,7 +207,13 @@ Result<ObservationImportReport> ImportObservations(const std::string& repository
         ++report.failed;
         continue;
       }
-      if (Result<Memory> m = engine.AddEpisode(ObservationEpisode(*o, scope, actor)); !m.ok()) {
+      // Keyed by the spool file's name (its time and random bits): a file
+      // left behind by an importer that stopped between the episode's
+      // commit and the file's removal is added once, not twice.
+      EpisodeStep step = ObservationEpisode(*o, scope, actor);
+      step.request_id = "observation-spool:" + fs::path(file).stem().string();
+      if (Result<Memory> m = engine.AddEpisode(step);
+          !m.ok() && m.status().code() != StatusCode::kAlreadyExists) {  // AlreadyExists: added, since deleted
         status = m.status();
         break;
       }

@@ -76,7 +76,9 @@ EpisodeStep ObservationEpisode(const Observation& o, const ObservationScope& sco
 bool HasSpooledObservations(const std::string& repository);
 
 // Imports the observation spool of `repository` into `engine`: each file
-// becomes an episode (ObservationEpisode) and is removed. One importer at a
+// becomes an episode (ObservationEpisode) keyed by the file's name, so a file
+// that outlived its import (a crash before its removal) is not added twice,
+// and is removed. One importer at a
 // time (a lock file; the others return busy). A file that cannot be parsed
 // goes to msp-spool/observations/bad/.
 struct ObservationImportReport {

@@ -488,6 +488,46 @@ TEST_F(EngineTest, EpisodesNumberStepsAndConsolidateEveryN) {
   EXPECT_EQ(engine_->AddEpisode(dup).status().code(), StatusCode::kAlreadyExists);
 }
 
+TEST_F(EngineTest, AStepWithARequestIdIsAddedOnce) {
+  Namespace ns = Ns();
+  ns.session = "s-idem";
+  EpisodeStep s;
+  s.ns = ns;
+  s.type = EpisodeType::kToolCall;
+  s.tool_name = "Bash";
+  s.text = "npm test exited 1";
+  s.request_id = "observation-spool:1700000000000-ab12";
+  ASSERT_OK_AND_ASSIGN(Memory first, engine_->AddEpisode(s));
+  // The same step again (an importer that stopped before removing its file):
+  // the first record is the answer, and the session still has one step.
+  ASSERT_OK_AND_ASSIGN(Memory again, engine_->AddEpisode(s));
+  EXPECT_EQ(again.id, first.id);
+  EXPECT_EQ(again.step_number, 1);
+  ASSERT_OK_AND_ASSIGN(auto steps, engine_->LastSteps(ns, "s-idem", 10));
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].id, first.id);
+  // The key with another step: Conflict, nothing added.
+  EpisodeStep other = s;
+  other.text = "npm test passed";
+  EXPECT_EQ(engine_->AddEpisode(other).status().code(), StatusCode::kConflict);
+  // A key that is not one: refused before anything is written.
+  EpisodeStep bad = s;
+  bad.request_id = "has a space";
+  EXPECT_EQ(engine_->AddEpisode(bad).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_OK_AND_ASSIGN(steps, engine_->LastSteps(ns, "s-idem", 10));
+  EXPECT_EQ(steps.size(), 1u);
+  // Keys are per tenant: another tenant's step with the same key is its own.
+  EpisodeStep elsewhere = s;
+  elsewhere.ns.tenant = "other-tenant";
+  ASSERT_OK_AND_ASSIGN(Memory theirs, engine_->AddEpisode(elsewhere));
+  EXPECT_NE(theirs.id, first.id);
+  // Without a key the same step is a new step.
+  EpisodeStep plain = s;
+  plain.request_id.clear();
+  ASSERT_OK_AND_ASSIGN(Memory second, engine_->AddEpisode(plain));
+  EXPECT_EQ(second.step_number, 2);
+}
+
 TEST_F(EngineTest, PerUserLimitEvictsLeastValuable) {
   Options o = options_;
   o.policy.max_items_per_user = 3;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/idempotency.h"
 #include "core/write_policy.h"
 
 namespace msp {
@@ -63,6 +64,13 @@ Result<Memory> Episodes::Add(const EpisodeStep& step) {
   if (Status s = CheckStructural(step.sensitivity, ctx_.options.policy); !s.ok()) {
     return ctx_.RefuseAndAudit(s, step.ns.tenant, actor, now, text);
   }
+  std::string hash;  // of a step with a request id
+  if (!step.request_id.empty()) {
+    MSP_RETURN_IF_ERROR(ValidateRequestId(step.request_id));
+    hash = EpisodeStepHash(step);
+    MSP_ASSIGN_OR_RETURN(std::optional<Memory> first, RepeatOf(step, hash, now));
+    if (first) return std::move(*first);
+  }
   if (content.empty() && !step.text.empty()) content["text"] = step.text;
   Memory m = NewRecord(step.ns, Kind::kEpisode, Layer::kEpisodic, text, now);
   if (step.timestamp > 0) m.created_at = m.updated_at = step.timestamp;
@@ -80,6 +88,10 @@ Result<Memory> Episodes::Add(const EpisodeStep& step) {
   MSP_RETURN_IF_ERROR(ctx_.Embed(&m));
   {
     std::lock_guard<std::mutex> lock(ctx_.write_mu);
+    if (!hash.empty()) {  // a repeat that raced this one in this process
+      MSP_ASSIGN_OR_RETURN(std::optional<Memory> first, RepeatOf(step, hash, now));
+      if (first) return std::move(*first);
+    }
     // The store keeps a session's steps unique; another process may take
     // the next step between our read and our write, so an automatic step
     // number is retried, an explicit one is the caller's to fix.
@@ -94,12 +106,26 @@ Result<Memory> Episodes::Add(const EpisodeStep& step) {
       WriteBatch batch;
       batch.audit.push_back(MakeAudit(now, actor, AuditAction::kWrite, m.id, m.ns.tenant, "episode"));
       batch.puts.push_back(m);
+      if (!hash.empty()) {
+        IdempotencyKey key;
+        key.tenant = step.ns.tenant;
+        key.key = step.request_id;
+        key.request_hash = hash;
+        key.reply = WriteReplyJson(WriteResult{m.id, false, {}});
+        key.created_at = now;
+        key.expires_at = now + static_cast<TimeMs>(ctx_.options.store.idempotency_ttl_hours) * 3600 * 1000;
+        batch.idempotency = std::move(key);
+      }
       auto seqs = ctx_.ApplyBatchSeqs(batch);
       if (seqs.ok()) {
         m.seq = seqs->empty() ? 0 : seqs->front();
         break;
       }
       if (seqs.status().code() != StatusCode::kAlreadyExists) return seqs.status();
+      if (!hash.empty()) {  // another process claimed the key first
+        MSP_ASSIGN_OR_RETURN(std::optional<Memory> first, RepeatOf(step, hash, now));
+        if (first) return std::move(*first);
+      }
       if (step.step_number != 0) {
         return Status::AlreadyExists("session '" + step.ns.session + "' already has step " +
                                      std::to_string(step.step_number));
@@ -112,6 +138,19 @@ Result<Memory> Episodes::Add(const EpisodeStep& step) {
   }
   MSP_RETURN_IF_ERROR(consolidator_.AfterEpisode(m, actor));
   return m;
+}
+
+Result<std::optional<Memory>> Episodes::RepeatOf(const EpisodeStep& step, const std::string& hash, TimeMs now) {
+  MSP_ASSIGN_OR_RETURN(std::optional<IdempotencyKey> held,
+                       ctx_.store.GetIdempotencyKey(step.ns.tenant, step.request_id, now));
+  if (!held) return std::optional<Memory>();
+  MSP_ASSIGN_OR_RETURN(WriteResult first, AnswerRepeat(*held, hash));
+  MSP_ASSIGN_OR_RETURN(std::optional<Memory> record, ctx_.store.Get(first.id));
+  if (!record) {
+    return Status::AlreadyExists("request_id '" + step.request_id + "' already added episode " + first.id +
+                                 ", since deleted; nothing was written");
+  }
+  return record;
 }
 
 Result<std::vector<Memory>> Episodes::LastSteps(const Namespace& scope, const std::string& session, int k) {

@@ -11,6 +11,16 @@ namespace msp {
 
 using json = nlohmann::json;
 
+namespace {
+
+std::string HexHash(const json& canonical) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(Fnv1a64(canonical.dump())));
+  return hex;
+}
+
+}  // namespace
+
 Status ValidateRequestId(const std::string& request_id) {
   if (request_id.empty() || request_id.size() > 200) {
     return Status::InvalidArgument("request_id must be 1..200 characters, got " +
@@ -46,9 +56,28 @@ std::string WriteRequestHash(const WriteRequest& r) {
                           r.ttl_days,
                           r.valid_at,
                           provenance};
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(Fnv1a64(canonical.dump())));
-  return hex;
+  return HexHash(canonical);
+}
+
+std::string EpisodeStepHash(const EpisodeStep& s) {
+  const json canonical = {s.ns.tenant,
+                          s.ns.user,
+                          s.ns.agent,
+                          s.ns.session,
+                          s.ns.mission,
+                          s.ns.operator_id,
+                          s.step_number,
+                          std::string(EpisodeTypeName(s.type)),
+                          s.content_json,
+                          s.text,
+                          s.tool_name,
+                          s.duration_ms,
+                          s.token_count,
+                          s.timestamp,
+                          s.tags,
+                          std::string(SensitivityName(s.sensitivity)),
+                          s.source};
+  return HexHash(canonical);
 }
 
 std::string WriteReplyJson(const WriteResult& result) {

@@ -21,6 +21,10 @@ Status ValidateRequestId(const std::string& request_id);
 // equal for a repeat, different for another request.
 std::string WriteRequestHash(const WriteRequest& r);
 
+// The same for an episode step (not its actor, request id or step number
+// when automatic).
+std::string EpisodeStepHash(const EpisodeStep& s);
+
 // The reply a key keeps, and back.
 std::string WriteReplyJson(const WriteResult& result);
 Result<WriteResult> WriteReplyFromJson(const std::string& reply);
