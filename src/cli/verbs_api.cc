@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 #include <limits>
+#include <optional>
 
 #include "api/operations.h"
 #include "cli/cli.h"
@@ -248,42 +249,48 @@ Status RunQuery(Invocation& inv) {
   return Status::Ok();
 }
 
-Status RunWrite(Invocation& inv) {
+namespace {
+
+// The record verbs' common part: runs the verb's declared operation on the
+// store; with --json prints the answer and returns none (nothing is left to
+// do), else returns the answer for the verb to print its way.
+Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
   MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
   if (inv.json) {
     PrintJson(inv, answer);
-    return Status::Ok();
+    return std::optional<json>();
   }
-  *inv.out << (answer["merged"].get<bool>() ? "merged into " : "stored ") << answer["id"].get<std::string>() << "\n";
-  for (const json& id : answer["evicted_ids"]) *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
+  return std::optional<json>(std::move(answer));
+}
+
+}  // namespace
+
+Status RunWrite(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/true));
+  if (!answer) return Status::Ok();
+  *inv.out << ((*answer)["merged"].get<bool>() ? "merged into " : "stored ") << (*answer)["id"].get<std::string>()
+           << "\n";
+  for (const json& id : (*answer)["evicted_ids"]) {
+    *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
+  }
   return Status::Ok();
 }
 
 Status RunGet(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
-  if (inv.json) {
-    PrintJson(inv, answer);
-    return Status::Ok();
-  }
-  answer.erase("trust");
-  MSP_ASSIGN_OR_RETURN(Memory m, MemoryFromJson(answer));
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  answer->erase("trust");
+  MSP_ASSIGN_OR_RETURN(Memory m, MemoryFromJson(*answer));
   PrintMemoryDetail(*inv.out, m);
   return Status::Ok();
 }
 
 Status RunHistory(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
-  if (inv.json) {
-    PrintJson(inv, answer);
-    return Status::Ok();
-  }
-  for (const json& m : answer["versions"]) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  for (const json& m : (*answer)["versions"]) {
     *inv.out << m.value("created_at", std::string()) << "  " << m["state"].get<std::string>() << "  "
              << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
   }
@@ -291,14 +298,8 @@ Status RunHistory(Invocation& inv) {
 }
 
 Status RunDelete(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
-  if (inv.json) {
-    PrintJson(inv, answer);
-  } else {
-    *inv.out << "deleted " << answer["id"].get<std::string>() << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) *inv.out << "deleted " << (*answer)["id"].get<std::string>() << "\n";
   return Status::Ok();
 }
 
