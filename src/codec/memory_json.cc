@@ -307,7 +307,9 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
   try {
     j = json::parse(text.begin(), text.end(), track);
   } catch (const json::parse_error& e) {
-    std::string detail = e.what();
+    // nlohmann quotes the bytes it last read, which may end inside a
+    // character: escaped, the message stays valid UTF-8 for a JSON reply.
+    std::string detail = EscapeInvalidUtf8(e.what());
     // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 5: ".
     const size_t col = detail.find("column ");
     if (col != std::string::npos) {
@@ -317,7 +319,7 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
     return Status::InvalidArgument(prefix + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
                                    detail);
   } catch (const json::exception& e) {
-    return Status::InvalidArgument(prefix + ": invalid JSON: " + e.what());
+    return Status::InvalidArgument(prefix + ": invalid JSON: " + EscapeInvalidUtf8(e.what()));
   }
   if (!repeated.empty()) {
     return Status::InvalidArgument(prefix + ": the key '" + repeated +

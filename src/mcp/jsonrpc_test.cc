@@ -51,6 +51,13 @@ TEST(JsonRpc, RefusesWhatIsNotAValidMessage) {
   // The id survives in the error reply when it was valid.
   ParsedMessage p = ParseJsonRpc(R"({"jsonrpc":"2.0","id":"q","method":"x","params":[1]})");
   EXPECT_EQ(p.error_reply["id"], json("q"));
+  // A parse error that quotes the bytes it stopped at, here the first of a
+  // three-byte character, still yields a reply that is valid UTF-8 JSON
+  // (found by fuzz/jsonrpc_fuzz.cc: dump() threw on the lone byte).
+  p = ParseJsonRpc("{\"jsonrpc\": \"2.0\", \xe6\x9c\x9eVersion\": 1}");
+  EXPECT_EQ(ErrorCode(p), kParseError);
+  const std::string reply = p.error_reply.dump();
+  EXPECT_NE(reply.find("\\\\xE6"), std::string::npos) << reply;
   // A malformed notification gets no reply at all.
   p = ParseJsonRpc(R"({"jsonrpc":"2.0","method":"x","params":[1]})");
   EXPECT_FALSE(p.message);

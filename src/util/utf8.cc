@@ -45,6 +45,26 @@ bool IsValidUtf8(std::string_view s, size_t* bad_offset) {
   return true;
 }
 
+std::string EscapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  while (!s.empty()) {
+    size_t bad = 0;
+    if (IsValidUtf8(s, &bad)) {
+      out.append(s);
+      break;
+    }
+    out.append(s.substr(0, bad));
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    const auto byte = static_cast<unsigned char>(s[bad]);
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xF];
+    s.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
 size_t Utf8Chars(std::string_view s) {
   size_t n = 0;
   for (char c : s) {

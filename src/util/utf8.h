@@ -13,6 +13,11 @@ namespace msp {
 // On false, *bad_offset (if given) is the byte offset of the first bad byte.
 bool IsValidUtf8(std::string_view s, size_t* bad_offset = nullptr);
 
+// `s` with each byte that is not part of well-formed UTF-8 written as \xNN,
+// so a message quoting untrusted bytes (a parser's "last read") stays valid
+// UTF-8 and can be sent as JSON.
+std::string EscapeInvalidUtf8(std::string_view s);
+
 // Characters (code points) in valid UTF-8 `s`.
 size_t Utf8Chars(std::string_view s);
 

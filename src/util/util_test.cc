@@ -144,6 +144,13 @@ TEST(Utf8Test, AcceptsValidAndRejectsInvalid) {
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
 }
 
+TEST(Utf8Test, EscapesOnlyTheBytesThatAreNotUtf8) {
+  EXPECT_EQ(EscapeInvalidUtf8("plain é ✓"), "plain é ✓");
+  EXPECT_EQ(EscapeInvalidUtf8("last read: '\xe6'"), "last read: '\\xE6'");
+  EXPECT_EQ(EscapeInvalidUtf8("\xe2\x82é\xff"), "\\xE2\\x82é\\xFF");
+  EXPECT_TRUE(IsValidUtf8(EscapeInvalidUtf8("\xc0\xaf\xed\xa0\x80")));
+}
+
 TEST(TextTest, FoldsAsciiCaseAndTrimsAsciiSpace) {
   EXPECT_EQ(AsciiLower("MiXeD 42 \xC3\x84"), "mixed 42 \xC3\x84");  // UTF-8 bytes unchanged
   EXPECT_EQ(TrimAsciiSpace(" \t\r\n\v\fa b\n "), "a b");
