@@ -415,6 +415,7 @@ struct CodingOptions {
   bool post_tool_use = false;            // `msp hook post-tool-use` records tool calls as episodes
   size_t tool_max_chars = 2000;          // characters kept of a tool call's input and of its response
   std::string classifier = "auto";       // intent labels: rules | llm | auto (llm when llm.model is set)
+  std::string session_summary = "auto";  // SessionEnd summary: rules | llm | auto (llm when llm.model is set)
 };
 
 struct Options {

@@ -16,6 +16,7 @@
 #include "coding/hooks.h"
 #include "coding/prompt_analysis.h"
 #include "coding/prompt_store.h"
+#include "coding/session_narrative.h"
 #include "coding/session_summary.h"
 #include "config/config.h"
 #include "consolidate/llm_extractor.h"
@@ -429,6 +430,18 @@ Status RunHookPostToolUse(Invocation& inv) {
   return Status::Ok();
 }
 
+namespace {
+
+// The session in prose by the llm.* chat model, held to the hook's limits.
+Result<std::string> NarrateSession(const LlmOptions& llm, const SessionSummary& summary) {
+  const char* key = std::getenv("OPENAI_API_KEY");
+  MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(llm, key == nullptr ? "" : key));
+  MSP_ASSIGN_OR_RETURN(auto chat, ChatClient::Create(SessionNarrativeChatOptions(std::move(chat_options))));
+  return NarrateSessionWithModel(*chat, summary);
+}
+
+}  // namespace
+
 Status RunHookSessionEnd(Invocation& inv) {
   const std::string log = CaptureLog(inv);
   auto logged = [&](const Status& st) {
@@ -482,6 +495,24 @@ Status RunHookSessionEnd(Invocation& inv) {
     const nlohmann::json other = nlohmann::json::parse(hook->other_json, nullptr, /*allow_exceptions=*/false);
     if (other.is_object() && other.contains("reason") && other["reason"].is_string()) {
       summary.reason = other["reason"].get<std::string>();
+    }
+  }
+  // Written once: a hook that fires again neither asks the model nor writes.
+  Namespace summary_scope = scope;
+  summary_scope.session.clear();
+  if ((*engine)->Get(summary_scope, SessionSummaryId(scope.tenant, summary.session_id)).ok()) return Status::Ok();
+  const Options& o = inv.config.options;
+  if (SessionSummaryUsesModel(o.coding, o.llm)) {
+    // The model's paragraph beside the rules' sections; without it (no
+    // server, too slow, a bad reply), the rules' summary alone and a line in
+    // the capture log.
+    Result<std::string> narrative = NarrateSession(o.llm, summary);
+    if (narrative.ok()) {
+      summary.narrative = std::move(narrative).value();
+      summary.made_by = "llm:" + o.llm.model;
+    } else {
+      (void)logged(narrative.status().WithContext("hooks.session_summary = llm (" + o.llm.model +
+                                                  "): the rules' summary was written instead"));
     }
   }
   bool written = false;

@@ -18,6 +18,8 @@
 #include "coding/capture.h"
 #include "coding/observation.h"
 #include "coding/prompt_store.h"
+#include "coding/session_summary.h"
+#include "tests/support/openai_stub.h"
 #include "tests/support/test_util.h"
 
 namespace msp {
@@ -339,6 +341,55 @@ TEST_F(CaptureProcessTest, SessionSummaryAndIndexThroughTheHooks) {
   const nlohmann::json versions = nlohmann::json::parse(hist.out);
   EXPECT_EQ(versions.is_array() ? versions.size() : versions["versions"].size(), 1u) << hist.out;
   EXPECT_EQ(LogLines(log_), 0u);
+}
+
+// SessionEnd with a chat model configured: the record holds the model's
+// paragraph and names the model; with the model failing, the rules' summary
+// is written all the same, the failure is one capture-log line and the agent
+// sees nothing.
+TEST_F(CaptureProcessTest, SessionEndSummaryThroughTheChatModelAndWithoutIt) {
+  testing::OpenAiStub stub;
+  ASSERT_TRUE(stub.ok());
+  stub.Enqueue(testing::kChatPath, testing::StubReply::ChatContent(
+                                       R"({"summary":"Switched the login form to zod; npm test was not run."})"));
+  stub.Enqueue(testing::kChatPath, testing::StubReply::Error(500, "the model crashed"));
+  auto session = [&](const std::string& id) {
+    std::string p = Payload("Fix the login form. Let's use zod instead of yup.");
+    p.replace(p.find("sess-1"), 6, id);
+    EXPECT_EQ(RunHook(Lean(), p, dir_.path()).exit_code, 0);
+    const std::vector<std::string> end = {MSP_BIN, "hook", "session-end", "--data-dir", data_,
+                                          "--llm-base-url", stub.base_url(), "--llm-model", "stub-model"};
+    HookRun e = RunHook(end, R"({"session_id":")" + id + R"(","hook_event_name":"SessionEnd","cwd":"/"})",
+                        dir_.path());
+    EXPECT_EQ(e.exit_code, 0);
+    EXPECT_EQ(e.out, "");
+    EXPECT_EQ(e.err, "");
+    HookRun get = RunHook({MSP_BIN, "get", SessionSummaryId("default", id), "--data-dir", data_, "--json"}, "",
+                          dir_.path());
+    EXPECT_EQ(get.exit_code, 0) << get.err;
+    return get.out.empty() ? nlohmann::json() : nlohmann::json::parse(get.out);
+  };
+  const nlohmann::json with = session("sess-llm");
+  ASSERT_TRUE(with.is_object());
+  const std::string text = with.contains("memory") ? with["memory"]["text"] : with["text"];
+  EXPECT_NE(text.find("## Summary (llm:stub-model)\nSwitched the login form to zod; npm test was not run."),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("Let's use zod instead of yup."), std::string::npos) << text;
+  EXPECT_EQ(LogLines(log_), 0u);
+  ASSERT_EQ(stub.RequestCount(testing::kChatPath), 1u);
+
+  const nlohmann::json without = session("sess-down");
+  ASSERT_TRUE(without.is_object());
+  const std::string plain = without.contains("memory") ? without["memory"]["text"] : without["text"];
+  EXPECT_EQ(plain.find("## Summary"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("Let's use zod instead of yup."), std::string::npos) << plain;
+  EXPECT_EQ(stub.RequestCount(testing::kChatPath), 2u);  // one attempt, no retries
+  ASSERT_EQ(LogLines(log_), 1u);
+  std::ifstream in(log_);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_NE(line.find("hooks.session_summary"), std::string::npos) << line;
+  EXPECT_NE(line.find("the model crashed"), std::string::npos) << line;
 }
 
 }  // namespace

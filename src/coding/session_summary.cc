@@ -149,6 +149,7 @@ std::string SessionSummaryText(const SessionSummary& s) {
   out += "\n" + FormatIso8601(s.started_at) + " to " + FormatIso8601(s.ended_at) + ": " +
          std::to_string(s.asked.size()) + " prompt" + (s.asked.size() == 1 ? "" : "s") + ", " +
          std::to_string(s.tool_uses) + " tool use" + (s.tool_uses == 1 ? "" : "s") + ". Outcome: " + s.outcome + ".";
+  if (!s.narrative.empty()) out += "\n## Summary (" + s.made_by + ")\n" + s.narrative;
   if (!s.asked.empty()) {
     out += "\n## Asked";
     for (const std::string& a : s.asked) out += "\n- " + a;
@@ -190,7 +191,8 @@ std::string SessionSummaryBody(const SessionSummary& s) {
             {"failures", s.failures},
             {"decisions", s.decisions},
             {"outcome", s.outcome},
-            {"made_by", "rules"}};
+            {"made_by", s.made_by}};
+  if (!s.narrative.empty()) j["narrative"] = s.narrative;
   return JsonText(j);
 }
 

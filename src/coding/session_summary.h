@@ -43,6 +43,10 @@ struct SessionSummary {
   size_t failures = 0;                  // failed tool uses (commands included)
   std::vector<std::string> decisions;   // sentences of the prompts that state a decision
   std::string outcome;                  // one line
+  // The session in prose by a chat model (session_narrative.h), or empty;
+  // who made the summary: "rules", or "llm:<model>" with a narrative.
+  std::string narrative;
+  std::string made_by = "rules";
   std::vector<ProvenanceRef> provenance;  // the episodes and prompt commits it was made from
 };
 
@@ -56,7 +60,8 @@ SessionSummary SummarizeSession(const std::string& session_id, const std::vector
 // "go with", "from now on", "instead of", "don't use", ...).
 std::vector<std::string> DecisionSentences(const std::string& text);
 
-// The record's text (markdown, what search and get return) and body (JSON).
+// The record's text (markdown, what search and get return; a narrative
+// comes first, under "## Summary (<made_by>)") and body (JSON).
 std::string SessionSummaryText(const SessionSummary& s);
 std::string SessionSummaryBody(const SessionSummary& s);
 

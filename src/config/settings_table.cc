@@ -580,6 +580,12 @@ const std::vector<Setting>& Table() {
                  +[](Options& o) { return &o.coding.tool_max_chars; },
                  "Characters kept of a recorded tool call's input and of its response (100..100000)."),
             100, 100000),
+      NonEmpty(Make("hooks.session_summary", "MSP_HOOKS_SESSION_SUMMARY", "--hooks-session-summary",
+                    +[](Options& o) { return &o.coding.session_summary; },
+                    "The SessionEnd summary: rules (built in), llm (the rules' summary put in prose by the llm.* "
+                    "chat model, 6 s at most; the rules' alone when the model fails) or auto (llm when llm.model "
+                    "is set)."),
+               "rules|llm|auto"),
       NonEmpty(Make("prompts.classifier", "MSP_PROMPTS_CLASSIFIER", "--prompts-classifier",
                     +[](Options& o) { return &o.coding.classifier; },
                     "Intent labels of `msp prompts`: rules (built in), llm (the llm.* chat model) or auto (llm "
