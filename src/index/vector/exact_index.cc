@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 namespace msp::exact_index {
 
@@ -232,7 +233,7 @@ void ExactVectorIndex::Upsert(const Memory& m) {
     ref.size = static_cast<uint32_t>(m.id.size());
     ref.hash = IdHash(m.id);
     id_chars_.resize(id_chars_.size() + m.id.size());
-    std::memcpy(id_chars_.data() + ref.at, m.id.data(), m.id.size());
+    std::memcpy(id_chars_.Mutable(ref.at, m.id.size()), m.id.data(), m.id.size());
     live_id_chars_ += m.id.size();
     ReserveTable(ids_.size() + 1);  // re-places the slots there are, not this one
     ids_.push_back(ref);
@@ -270,7 +271,7 @@ void ExactVectorIndex::Upsert(const Memory& m) {
   CountRow(meta.tenant, +1);
   tenant_of_[slot] = meta.tenant;
   meta_[slot] = meta;
-  float* row = vectors_.data() + size_t{slot} * dim_;
+  float* row = vectors_.Mutable(size_t{slot} * dim_, dim_);  // only this row's pages leave the file's view
   if (graph_ && existed && !std::equal(m.embedding.begin(), m.embedding.end(), row)) {
     // A moved vector is a new node; its old one is removed.
     const uint32_t old = node_of_slot_[slot];
@@ -283,11 +284,12 @@ void ExactVectorIndex::Upsert(const Memory& m) {
   if (half_) {
     double sq = 0.0;
     bool in_range = true;
+    uint16_t* half_row = halves_.Mutable(size_t{slot} * dim_, dim_);
     for (size_t i = 0; i < dim_; ++i) {
       const float x = m.embedding[i];
       sq += static_cast<double>(x) * x;
       in_range = in_range && std::fabs(x) <= kHalfMax;
-      halves_[size_t{slot} * dim_ + i] = FloatToHalf(x);
+      half_row[i] = FloatToHalf(x);
     }
     // Rounded up, so the error bound built from it stays a bound.
     norms_[slot] =
@@ -308,8 +310,8 @@ void ExactVectorIndex::Remove(const std::string& id) {
   if (node != kNoNode) slot_of_node_[node] = kNoSlot;
   if (slot != last) {
     table_[TablePos(last)] = slot + 1;
-    std::copy(vectors_.data() + size_t{last} * dim_, vectors_.data() + (size_t{last} + 1) * dim_,
-              vectors_.data() + size_t{slot} * dim_);
+    const float* last_row = std::as_const(vectors_).data() + size_t{last} * dim_;
+    std::copy(last_row, last_row + dim_, vectors_.Mutable(size_t{slot} * dim_, dim_));
     meta_[slot] = meta_[last];
     tenant_of_[slot] = tenant_of_[last];
     if (graph_) {
@@ -317,8 +319,8 @@ void ExactVectorIndex::Remove(const std::string& id) {
       if (node_of_slot_[slot] < slot_of_node_.size()) slot_of_node_[node_of_slot_[slot]] = slot;
     }
     if (half_) {
-      std::copy(halves_.data() + size_t{last} * dim_, halves_.data() + (size_t{last} + 1) * dim_,
-                halves_.data() + size_t{slot} * dim_);
+      const uint16_t* last_half = std::as_const(halves_).data() + size_t{last} * dim_;
+      std::copy(last_half, last_half + dim_, halves_.Mutable(size_t{slot} * dim_, dim_));
       norms_[slot] = norms_[last];
     }
     ids_[slot] = ids_[last];

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <queue>
 #include <thread>
+#include <utility>
 
 #include "embed/embedder.h"
 
@@ -311,7 +312,15 @@ const uint32_t* NeighborGraph::List(uint32_t node, int level) const {
 }
 
 uint32_t* NeighborGraph::MutableList(uint32_t node, int level) {
-  return const_cast<uint32_t*>(static_cast<const NeighborGraph&>(*this).List(node, level));
+  // Through the arrays' Mutable(), never a cast of List(): a list changed
+  // behind the array's back would still be read from the mapped file's
+  // unchanged bytes by a cold query (MappedArray::Read). The levels are
+  // only read (const), so threads inserting at once share nothing else.
+  if (level == 0) return level0_.Mutable(size_t{node} * (1 + h_.m0), 1 + h_.m0);
+  if (level > std::as_const(levels_)[node]) return nullptr;
+  const size_t at = size_t{std::as_const(upper_at_)[node]} + size_t(level - 1) * (1 + h_.m);
+  if (at + 1 + h_.m > upper_.size()) return nullptr;
+  return upper_.Mutable(at, 1 + h_.m);
 }
 
 void NeighborGraph::Insert(uint32_t upto, const NodeVectors& v, int threads) {
@@ -338,6 +347,11 @@ void NeighborGraph::Insert(uint32_t upto, const NodeVectors& v, int threads) {
     SeenSet seen(upto);
     for (uint32_t node = from; node < upto; ++node) builder->InsertOne(node, seen);
   } else {
+    // Threads change lists at once: the arrays stop reading from the file
+    // first, so that Mutable() marks nothing (its page set is not shared
+    // safely between threads).
+    level0_.EndFileView();
+    upper_.EndFileView();
     std::atomic<uint32_t> next{from};
     std::exception_ptr failure;
     std::mutex failure_mu;

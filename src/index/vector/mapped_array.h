@@ -14,10 +14,14 @@
 // hypervisor shadows) is tens of microseconds against about two for a
 // pread() of the same bytes. A process that has read only a few hundred
 // scattered elements so far can therefore read them with pread() instead:
-// Read() and At() do so when asked and while the array is still the
-// file's unchanged view (the file descriptor it was mapped from must stay
-// open meanwhile); a change through any non-const accessor ends that for
-// good, so what they return is always the array's content.
+// Read() and At() do so when asked for elements the file still holds
+// unchanged (the file descriptor it was mapped from must stay open
+// meanwhile). A change through operator[], back() or Mutable() marks the
+// pages it touches, whose elements are read from memory from then on, so
+// a process that replayed a few changes over the file still reads the
+// rest with pread(); data(), begin() and end() (which can change anything)
+// and more than kMaxDirtyPages marked pages end file reads for good. What
+// they return is therefore always the array's content.
 //
 // Not thread-safe; the index guards it with its own lock. Move-only.
 #ifndef MSP_INDEX_VECTOR_MAPPED_ARRAY_H_
@@ -33,6 +37,7 @@
 #include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "index/vector/file_reads.h"
 #include "util/owned_fd.h"
@@ -70,15 +75,20 @@ class MappedArray {
   T* end() { return Touched(data_ + size_); }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
-  T& operator[](size_t i) { return *Touched(data_ + i); }
+  T& operator[](size_t i) { return *Mutable(i, 1); }
   const T& operator[](size_t i) const { return data_[i]; }
-  T& back() { return *Touched(data_ + size_ - 1); }
+  T& back() { return *Mutable(size_ - 1, 1); }
+  // Elements i .. i + n - 1, to change. REQUIRES: i + n <= size().
+  T* Mutable(size_t i, size_t n) {
+    MarkDirty(i, n);
+    return data_ + i;
+  }
 
   // Elements i .. i + n - 1: read with pread() into `scratch` (room for n)
   // when `from_file` and the array is still the file's unchanged view, else
   // where they lie in memory. REQUIRES: i + n <= size().
   const T* Read(size_t i, size_t n, T* scratch, bool from_file) const {
-    if (from_file && i + n <= file_count_ &&
+    if (from_file && InFile(i, n) &&
         ReadFileAt(fd_, file_offset_ + i * sizeof(T), scratch, n * sizeof(T))) {
       return scratch;
     }
@@ -88,7 +98,7 @@ class MappedArray {
   // it runs; `scratch` must stay valid until then) rather than made now.
   // Returns where the elements are, or will be once `reads` has run.
   const T* Queue(size_t i, size_t n, T* scratch, FileReads& reads) const {
-    if (i + n > file_count_) return data_ + i;
+    if (!InFile(i, n)) return data_ + i;
     reads.Add(file_offset_ + i * sizeof(T), scratch, n * sizeof(T));
     return scratch;
   }
@@ -99,25 +109,43 @@ class MappedArray {
     return *Read(i, 1, &v, true);
   }
   // True while Read() can read from the file (the array was mapped from
-  // one and has not changed since).
+  // one and has not changed wholesale since).
   bool file_view() const { return file_count_ > 0; }
+  // True when Read() would read elements i .. i + n - 1 from the file.
+  bool InFile(size_t i, size_t n) const {
+    if (n == 0 || i + n > file_count_) return false;
+    if (dirty_.empty()) return true;
+    const size_t first = i * sizeof(T) / PageSize(), last = ((i + n) * sizeof(T) - 1) / PageSize();
+    auto it = std::lower_bound(dirty_.begin(), dirty_.end(), first);
+    return it == dirty_.end() || *it > last;
+  }
+
+  // Ends file reads for good: every element is read from memory from then
+  // on, and Mutable() marks nothing (so threads may call it on disjoint
+  // elements at once).
+  void EndFileView() { EndFileReads(); }
+
+  // Marked pages past which file reads end (the set is searched on every
+  // read).
+  static constexpr size_t kMaxDirtyPages = 4096;
 
   // New elements are zero bytes. Throws std::bad_alloc when no memory can be
   // mapped (as std::vector would).
   void resize(size_t n) {
-    EndFileReads();
+    // Growing adds elements past the file's (file_count_ <= size_);
+    // shrinking drops some of them.
+    file_count_ = std::min(file_count_, n);
     if (n > capacity_) Grow(n);
     if (n > size_) std::memset(static_cast<void*>(data_ + size_), 0, (n - size_) * sizeof(T));
     size_ = n;
   }
   void push_back(const T& v) {
-    EndFileReads();
     if (size_ == capacity_) Grow(size_ + 1);
     data_[size_++] = v;
   }
   void pop_back() {
-    EndFileReads();
     --size_;
+    file_count_ = std::min(file_count_, size_);
   }
   void clear() { Release(); }
 
@@ -165,10 +193,24 @@ class MappedArray {
 
   // Called by every accessor that can change an element: the array may no
   // longer equal the file from then on.
-  void EndFileReads() { file_count_ = 0; }
+  void EndFileReads() {
+    file_count_ = 0;
+    dirty_.clear();
+  }
   T* Touched(T* p) {
     EndFileReads();
     return p;
+  }
+  // Elements i .. i + n - 1 may change: their pages are read from memory.
+  void MarkDirty(size_t i, size_t n) {
+    if (n == 0 || i >= file_count_) return;
+    const size_t first = i * sizeof(T) / PageSize(), last = ((i + n) * sizeof(T) - 1) / PageSize();
+    if (!dirty_.empty() && dirty_.back() == first && first == last) return;  // the common repeat
+    for (size_t p = first; p <= last; ++p) {
+      auto it = std::lower_bound(dirty_.begin(), dirty_.end(), p);
+      if (it == dirty_.end() || *it != p) dirty_.insert(it, p);
+    }
+    if (dirty_.size() > kMaxDirtyPages) EndFileReads();
   }
 
   void Grow(size_t need) {
@@ -190,6 +232,7 @@ class MappedArray {
     data_ = nullptr;
     size_ = capacity_ = mapped_bytes_ = 0;
     file_count_ = 0;
+    dirty_.clear();
     fd_ = -1;
   }
 
@@ -201,6 +244,8 @@ class MappedArray {
     fd_ = std::exchange(o.fd_, -1);
     file_offset_ = std::exchange(o.file_offset_, 0);
     file_count_ = std::exchange(o.file_count_, 0);
+    dirty_ = std::move(o.dirty_);
+    o.dirty_.clear();
   }
 
   T* data_ = nullptr;
@@ -212,6 +257,7 @@ class MappedArray {
   int fd_ = -1;
   uint64_t file_offset_ = 0;
   size_t file_count_ = 0;
+  std::vector<size_t> dirty_;  // sorted: pages (of the array) changed since it was mapped
 };
 
 }  // namespace msp
