@@ -172,9 +172,13 @@ Result<LoadState> WorkflowMemory::Load(const Namespace& mission, std::optional<i
   // A resolved question or threat stops counting. Its resolution comes
   // after it, so within the window too (resolutions above the clearance
   // included: they close an item without revealing how).
-  MSP_ASSIGN_OR_RETURN(std::vector<MissionEvent> all, Events(mission, now - window + 1, now + 1, std::nullopt));
+  std::vector<MissionEvent> all;
+  if (clearance) {
+    MSP_ASSIGN_OR_RETURN(all, Events(mission, now - window + 1, now + 1, std::nullopt));
+  }
+  const std::vector<MissionEvent>& every = clearance ? all : events;  // without a clearance, the same list
   std::set<std::string> resolved;
-  for (const MissionEvent& e : all) {
+  for (const MissionEvent& e : every) {
     if (!e.resolves_id.empty()) resolved.insert(e.resolves_id);
   }
   std::vector<TimeMs> times;
