@@ -22,6 +22,7 @@ Result<std::vector<Memory>> RecordReader::List(const ListRequest& r) {
   q.scope = r.scope;
   q.kinds = r.filter.kinds;
   q.layers = r.filter.layers;
+  q.sources = r.filter.sources;
   q.session = r.session;
   q.created_from = r.filter.created_from;
   q.created_to = r.filter.created_to;
@@ -32,9 +33,9 @@ Result<std::vector<Memory>> RecordReader::List(const ListRequest& r) {
                 ? (r.newest_first ? RecordQuery::Order::kStepDesc : RecordQuery::Order::kStepAsc)
                 : (r.newest_first ? RecordQuery::Order::kCreatedDesc : RecordQuery::Order::kCreatedAsc);
   q.with_embeddings = false;
-  // Tags, sources and criticalities are filtered here: page until full.
-  const bool post_filter = !r.filter.tags.empty() || !r.filter.sources.empty() ||
-                           !r.filter.criticalities.empty() || r.as_of > 0;
+  // Tags and criticalities are filtered here (sources by the store too, so
+  // that rows of other sources are not read into records): page until full.
+  const bool post_filter = !r.filter.tags.empty() || !r.filter.criticalities.empty() || r.as_of > 0;
   if (!post_filter) {
     q.limit = r.limit;
     q.offset = r.offset;

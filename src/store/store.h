@@ -75,6 +75,7 @@ struct RecordQuery {
   Namespace scope;
   std::vector<Kind> kinds;               // empty: any
   std::vector<Layer> layers;             // empty: any
+  std::vector<std::string> sources;      // empty: any; else Memory::source one of these
   std::string session;                   // non-empty: only ns.session == session
   int64_t min_step = 0;                  // with session: step_number >= min_step
   std::optional<RecordState> state;      // nullopt: any

@@ -506,6 +506,32 @@ TEST_P(StoreConformanceTest, ListKindsAndLayersAreAnyOf) {
   EXPECT_EQ(ListIds(store_.get(), l), (Strings{"d1"}));
 }
 
+TEST_P(StoreConformanceTest, ListSourcesAreAnyOfAndLimitCountsOnlyMatches) {
+  std::vector<Memory> records;
+  for (int i = 0; i < 6; ++i) {
+    Memory m = Rec("s" + std::to_string(i), 100 + i, Kind::kEvent, "t1");
+    m.source = i % 3 == 0 ? "mission-event" : (i % 3 == 1 ? "retrieval-log" : "");
+    records.push_back(m);
+  }
+  ASSERT_OK(store_->Apply(Puts(records)).status());
+  RecordQuery q = Query();
+  q.sources = {"mission-event"};
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"s0", "s3"}));
+  q.sources = {"retrieval-log", "mission-event"};
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"s0", "s1", "s3", "s4"}));
+  q.sources = {""};  // no source
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{"s2", "s5"}));
+  q.sources = {"Mission-Event"};  // exact, case included
+  EXPECT_EQ(ListIds(store_.get(), q), (Strings{}));
+  // The limit is of matching rows: the newest two mission events, not the
+  // newest two rows filtered afterwards.
+  q.sources = {"mission-event", "retrieval-log"};
+  q.order = RecordQuery::Order::kCreatedDesc;
+  q.limit = 3;
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> newest, store_->List(q));
+  EXPECT_EQ(Ids(newest), (Strings{"s4", "s3", "s1"}));
+}
+
 TEST_P(StoreConformanceTest, ListSessionAndMinStepInStepOrder) {
   ASSERT_TRUE(Populate(store_.get()));
   RecordQuery q = Query();

@@ -30,7 +30,7 @@ bool AnyOf(const auto& wanted, const auto& value) {
 // The filter of a RecordQuery (as the SQLite store's BuildFilter).
 bool Matches(const RecordQuery& q, const Memory& m) {
   if (!q.scope.Contains(m.ns)) return false;
-  if (!AnyOf(q.kinds, m.kind) || !AnyOf(q.layers, m.layer)) return false;
+  if (!AnyOf(q.kinds, m.kind) || !AnyOf(q.layers, m.layer) || !AnyOf(q.sources, m.source)) return false;
   if (!q.session.empty() && m.ns.session != q.session) return false;
   if (q.min_step > 0 && m.step_number < q.min_step) return false;
   if (q.state && m.state != *q.state) return false;

@@ -112,6 +112,7 @@ PgFilter BuildPgFilter(const RecordQuery& q) {
   if (!q.scope.operator_id.empty()) f.AddEquals("operator_id", q.scope.operator_id);
   f.AddAnyOf("kind", q.kinds, &KindName);
   f.AddAnyOf("layer", q.layers, &LayerName);
+  f.AddAnyOf("source", q.sources, +[](const std::string& s) { return std::string_view(s); });
   if (!q.session.empty()) f.AddEquals("session_id", q.session);
   if (q.min_step > 0) f.AddAtLeast("step_number", q.min_step);
   if (q.state) f.AddEquals("state", std::string(RecordStateName(*q.state)));

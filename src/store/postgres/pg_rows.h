@@ -61,12 +61,11 @@ struct PgFilter {
     Add(std::string(column) + " " + std::string(op) + " " + Next());
     params.Int(value);
   }
-  template <typename E>
-  void AddAnyOf(std::string_view column, const std::vector<E>& values,
-                std::string_view (*name)(E)) {
+  template <typename E, typename Name>
+  void AddAnyOf(std::string_view column, const std::vector<E>& values, Name name) {
     if (values.empty()) return;
     std::vector<std::string> names;
-    for (E v : values) names.emplace_back(name(v));
+    for (const E& v : values) names.emplace_back(name(v));
     Add(std::string(column) + " = ANY(" + Next() + "::text[])");
     params.Text(PgTextArray(names));
   }

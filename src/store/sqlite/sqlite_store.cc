@@ -115,9 +115,8 @@ struct Filter {
     Add(std::string(column) + " = ?");
     params.emplace_back(value);
   }
-  template <typename E>
-  void AddAnyOf(std::string_view column, const std::vector<E>& values,
-                std::string_view (*name)(E)) {
+  template <typename E, typename Name>
+  void AddAnyOf(std::string_view column, const std::vector<E>& values, Name name) {
     if (values.empty()) return;
     std::string clause = std::string(column) + " IN (";
     for (size_t i = 0; i < values.size(); ++i) {
@@ -148,6 +147,7 @@ Filter BuildFilter(const RecordQuery& q) {
   if (!q.scope.operator_id.empty()) f.AddEquals("operator_id", q.scope.operator_id);
   f.AddAnyOf("kind", q.kinds, &KindName);
   f.AddAnyOf("layer", q.layers, &LayerName);
+  f.AddAnyOf("source", q.sources, +[](const std::string& s) { return std::string_view(s); });
   if (!q.session.empty()) f.AddEquals("session_id", q.session);
   if (q.min_step > 0) {
     f.Add("step_number >= ?");
