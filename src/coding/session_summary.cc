@@ -219,7 +219,7 @@ Result<Memory> WriteSessionSummary(MemoryLayer& engine, const Namespace& scope, 
   // (a tag holds at most 256 bytes: a longer path or branch is not tagged)
   if (!s.repository.empty() && s.repository.size() <= 240) m.tags.push_back("repository:" + s.repository);
   if (!s.branch.empty() && s.branch.size() <= 240) m.tags.push_back("branch:" + s.branch);
-  m.source = "consolidation";
+  m.source = kSessionSummarySource;
   m.valid_at = s.started_at;
   m.provenance = s.provenance;
   RecordBatch batch;
@@ -286,13 +286,15 @@ std::string SessionIndexSection(const std::vector<Memory>& summaries, const Toke
 Result<std::vector<Memory>> RecentSessionSummaries(MemoryLayer& engine, const Namespace& scope,
                                                    const std::string& repository, const std::string& branch,
                                                    size_t limit) {
-  // The repository's events, newest first, a few pages of them: the tag
-  // leaves out other repositories' summaries and every untagged event (the
-  // retrieval logs each search writes) before rows are read into records.
+  // The repository's summaries, newest first, a few pages of them: the
+  // source (filtered by the store) leaves out every other event, such as the
+  // retrieval log each search and SessionStart writes, before rows are read
+  // into records; the tag leaves out other repositories' summaries.
   ListRequest req;
   req.scope = scope;
   req.scope.session.clear();
   req.filter.kinds = {Kind::kEvent};
+  req.filter.sources = {kSessionSummarySource};
   req.filter.tags = {"repository:" + repository};
   req.newest_first = true;
   req.limit = static_cast<int>(std::clamp<size_t>(4 * limit, 8, 200));

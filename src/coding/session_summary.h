@@ -22,6 +22,8 @@
 namespace msp {
 
 inline constexpr char kSessionSummaryTag[] = "session-summary";
+// The source of summary records (RecentSessionSummaries lists by it).
+inline constexpr char kSessionSummarySource[] = "consolidation";
 
 // What a session summary holds.
 struct SessionSummary {
