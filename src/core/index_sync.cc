@@ -14,6 +14,9 @@ namespace msp {
 namespace {
 
 constexpr int kCatchUpPage = 5000;
+// Neutral changes (Change::neutral) the lexical index may lag behind before
+// a replay writes its mark past them anyway.
+constexpr int64_t kNeutralLag = 2048;
 
 }  // namespace
 
@@ -311,28 +314,52 @@ Status IndexSync::ReplayLocked(bool lexical, Status* lexical_damage) {
   while (from < last) {
     MSP_ASSIGN_OR_RETURN(auto changes, store_.ChangesSince(from, kCatchUpPage));
     if (changes.empty()) break;
+    // Each index takes the records of the changes past its own mark, read
+    // back once; neutral changes (Change::neutral: a put of a record that
+    // holds and held nothing to index, such as a retrieval log) are not
+    // read at all.
+    const int64_t up_to = changes.back().seq;
     std::vector<std::string> ids;
-    std::set<std::string> seen;
+    std::set<std::string> seen, for_lexical, for_vectors;
     for (const auto& c : changes) {
+      if (c.neutral) continue;
       if (seen.insert(c.record_id).second) ids.push_back(c.record_id);
+      if (c.seq > lex_at) for_lexical.insert(c.record_id);
+      if (c.seq > vec_at) for_vectors.insert(c.record_id);
     }
-    MSP_ASSIGN_OR_RETURN(auto records, store_.GetMany(ids, /*with_embeddings=*/true));
+    std::vector<Memory> records;
+    if (!ids.empty()) {
+      MSP_ASSIGN_OR_RETURN(records, store_.GetMany(ids, /*with_embeddings=*/true));
+    }
     std::set<std::string> present;
     for (const auto& r : records) present.insert(r.id);
-    std::vector<std::string> deletes;
-    for (const auto& id : ids) {
-      if (!present.count(id)) deletes.push_back(id);
-    }
-    const int64_t up_to = changes.back().seq;
-    if (lexical && lex_at < up_to) {
-      if (Status s = lexical_.Apply(records, deletes, up_to); !s.ok()) return lexical_failed(s);
+    auto part = [&](const std::set<std::string>& wanted, std::vector<Memory>* puts, std::vector<std::string>* gone) {
+      for (const Memory& r : records) {
+        if (wanted.count(r.id)) puts->push_back(r);
+      }
+      for (const std::string& id : wanted) {
+        if (!present.count(id)) gone->push_back(id);
+      }
+    };
+    // The lexical index is not written just to move its mark past changes
+    // that give it nothing: a later process reads those change rows again
+    // (cheap) until a change with something to index moves the mark — or
+    // until they are so many that reading them costs more than the write.
+    if (lexical && lex_at < up_to && (!for_lexical.empty() || up_to - lex_at >= kNeutralLag)) {
+      std::vector<Memory> puts;
+      std::vector<std::string> gone;
+      part(for_lexical, &puts, &gone);
+      if (Status st = lexical_.Apply(puts, gone, up_to); !st.ok()) return lexical_failed(st);
+      lex_at = up_to;
     }
     if (vec_at < up_to) {
-      MSP_RETURN_IF_ERROR(ApplyVectors(records, std::move(deletes), up_to));
-      unsaved_ += std::count_if(changes.begin(), changes.end(), [&](const Change& c) { return c.seq > vec_at; });
+      std::vector<Memory> puts;
+      std::vector<std::string> gone;
+      part(for_vectors, &puts, &gone);
+      MSP_RETURN_IF_ERROR(ApplyVectors(puts, std::move(gone), up_to));
+      unsaved_ += static_cast<int64_t>(for_vectors.size());
+      vec_at = up_to;
     }
-    lex_at = std::max(lex_at, up_to);
-    vec_at = std::max(vec_at, up_to);
     from = up_to;
   }
   return Status::Ok();

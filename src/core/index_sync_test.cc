@@ -129,6 +129,48 @@ TEST_F(IndexSyncTest, GraphGrowsAtSavePointsAndIsMappedByTheNextOpener) {
   EXPECT_EQ(info.pending, 0u);
 }
 
+// Changes that give neither index anything (records with no text and no
+// vector, as retrieval logs are) are not replayed into the lexical index:
+// a catch-up over them alone leaves its mark where it was (no write); the
+// next change with text moves it past them, and what is found is the same.
+TEST_F(IndexSyncTest, ChangesWithNothingToIndexAreNotWrittenToTheLexicalIndex) {
+  Write(3);
+  View v = Open();
+  ASSERT_TRUE(v.sync->CatchUp().ok());
+  ASSERT_OK_AND_ASSIGN(const int64_t marked, v.lexical->AppliedSeq());
+  EXPECT_EQ(marked, *store_->LastSeq());
+  WriteBatch logs;
+  for (int i = 0; i < 5; ++i) {
+    Memory m;
+    m.id = "log-" + std::to_string(i);
+    m.ns.tenant = "t";
+    m.kind = Kind::kEvent;
+    m.layer = Layer::kWorkflow;
+    m.source = "retrieval-log";
+    m.body_json = R"({"shown":[]})";
+    m.created_at = m.updated_at = 1000;
+    logs.puts.push_back(std::move(m));
+  }
+  ASSERT_TRUE(store_->Apply(logs).ok());
+  View other = Open();  // another process
+  ASSERT_TRUE(other.sync->CatchUp().ok());
+  ASSERT_OK_AND_ASSIGN(int64_t lexical_at, other.lexical->AppliedSeq());
+  EXPECT_EQ(lexical_at, marked);  // not written
+  EXPECT_EQ(other.vector->AppliedSeq(), *store_->LastSeq());
+  EXPECT_EQ(other.vector->size(), 3u);
+  Write(1);
+  ASSERT_TRUE(other.sync->CatchUp().ok());
+  ASSERT_OK_AND_ASSIGN(lexical_at, other.lexical->AppliedSeq());
+  EXPECT_EQ(lexical_at, *store_->LastSeq());  // moved past the logs with the record
+  IndexQuery q;
+  q.scope.tenant = "t";
+  q.text = "record";
+  q.limit = 10;
+  ASSERT_OK_AND_ASSIGN(std::vector<IndexHit> hits, other.lexical->Search(q));
+  EXPECT_EQ(hits.size(), 4u);
+  EXPECT_EQ(other.vector->size(), 4u);
+}
+
 TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
   View first = Open();
   EXPECT_EQ(first.sync->open_note(), "none");

@@ -36,7 +36,17 @@ struct Change {
   // another's once the record is gone. Empty for changes written before the
   // change log kept it (SQLite schema 4, PostgreSQL schema 2): unknown.
   std::string tenant;
+  // A put that gives neither index anything to do: the record has no text
+  // and no vector, and had none before the batch (or did not exist) — a
+  // retrieval log, for instance. Replaying the change log may skip it
+  // (IndexSync). False for every delete, and for changes written before the
+  // change log kept it (SQLite schema 6, PostgreSQL schema 4).
+  bool neutral = false;
 };
+
+// A put is neutral (Change::neutral) when this holds for the record it
+// writes and for the version it replaces, if any.
+inline bool HoldsNothingToIndex(const Memory& m) { return m.text.empty() && m.embedding.empty(); }
 
 // A write's idempotency key as stored (Store::GetIdempotencyKey): what the
 // request was and what it was answered, kept until expires_at.

@@ -251,6 +251,35 @@ TEST_P(StoreConformanceTest, ChangesNameTheTenantOfTheirRecordDeletesIncluded) {
   EXPECT_EQ(changes[3].tenant, "ta");
 }
 
+// A put is neutral when the record holds nothing to index (no text, no
+// vector) and held nothing before the batch; deletes never are.
+TEST_P(StoreConformanceTest, ChangesSayWhichPutsHoldNothingToIndex) {
+  auto bare = [](const std::string& id) {
+    Memory m = Rec(id, 1, Kind::kEvent);
+    m.text.clear();
+    return m;
+  };
+  Memory vector_only = bare("v");
+  vector_only.embedding = {0.5f, 0.25f};
+  Memory texted = Rec("t", 1, Kind::kEvent);
+  ASSERT_OK(store_->Apply(Puts({bare("log"), vector_only, texted})).status());
+  ASSERT_OK(store_->Apply(Puts({bare("log"), bare("t")})).status());  // again; text taken away
+  ASSERT_OK(store_->Apply(Puts({bare("t")})).status());                // held nothing since
+  ASSERT_OK(store_->Apply(Puts({bare("v")})).status());                // its vector taken away
+  ASSERT_OK(store_->Apply(Deletes({"log"})).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Change> changes, store_->ChangesSince(0, 0));
+  std::vector<std::pair<std::string, bool>> got;
+  for (const Change& c : changes) got.emplace_back(c.record_id, c.neutral);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, bool>>{{"log", true},
+                                                            {"v", false},
+                                                            {"t", false},
+                                                            {"log", true},
+                                                            {"t", false},
+                                                            {"t", true},
+                                                            {"v", false},
+                                                            {"log", false}}));
+}
+
 TEST_P(StoreConformanceTest, DeletingMissingIdFailsAndChangesNothing) {
   ASSERT_OK(store_->Apply(Puts({Rec("kept", 1)})).status());
   ASSERT_OK_AND_ASSIGN(int64_t seq_before, store_->LastSeq());

@@ -161,12 +161,14 @@ Result<std::vector<int64_t>> MemoryStore::Apply(const WriteBatch& batch) {
                                      " has it); nothing in the batch was applied");
       }
     }
-    unstage_step(current(m.id));
+    const Memory* before = current(m.id);
+    const bool neutral = HoldsNothingToIndex(m) && (before == nullptr || HoldsNothingToIndex(*before));
+    unstage_step(before);
     Memory put = m;
     put.seq = ++seq;
     staged[m.id] = std::move(put);
     if (key) staged_steps[*key] = m.id;
-    changes.push_back(Change{seq, m.id, ChangeOp::kPut, m.ns.tenant});
+    changes.push_back(Change{seq, m.id, ChangeOp::kPut, m.ns.tenant, neutral});
   }
   for (const std::string& id : batch.deletes) {
     const Memory* old = current(id);

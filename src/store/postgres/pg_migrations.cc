@@ -170,11 +170,18 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
 )sql";
 
+// Version 4: changes that give the indexes nothing to do (as SQLite's
+// version 6); older changes keep false (replayed).
+constexpr std::string_view kPgSchemaV4 = R"sql(
+ALTER TABLE changes ADD COLUMN neutral boolean NOT NULL DEFAULT false;
+)sql";
+
 const std::vector<PgMigration>& PgSchemaMigrations() {
   static const std::vector<PgMigration> kMigrations = {
       {1, "records, changes, change counter, audit, meta", kPgSchemaV1},
       {2, "the tenant of each change", kPgSchemaV2},
       {3, "idempotency keys of writes", kPgSchemaV3},
+      {4, "changes the indexes need not replay", kPgSchemaV4},
   };
   return kMigrations;
 }

@@ -269,6 +269,24 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
     }
   }
 
+  // Neutral puts (Change::neutral): those holding nothing to index whose
+  // row before the batch, if any, held nothing either.
+  std::set<std::string, std::less<>> indexed_before;
+  {
+    std::vector<std::string> ids;
+    for (const Memory& m : batch.puts) {
+      if (HoldsNothingToIndex(m)) ids.push_back(m.id);
+    }
+    if (!ids.empty()) {
+      MSP_ASSIGN_OR_RETURN(
+          PgResult held,
+          c.Exec("SELECT id FROM records WHERE id = ANY($1::text[]) AND (\"text\" <> '' OR "
+                 "(embedding IS NOT NULL AND length(embedding) > 0))",
+                 PgParams().Text(PgTextArray(ids)), "apply (neutral puts)"));
+      for (int i = 0; i < held.rows(); ++i) indexed_before.emplace(held.Text(i, 0));
+    }
+  }
+
   // Puts, in chunks; a chunk never holds one id twice (ON CONFLICT may not
   // touch a row twice in one statement), so a later put of an id replaces
   // the earlier one, in order.
@@ -316,25 +334,30 @@ Status PostgresStoreImpl::ApplyIn(PgConnection& c, const WriteBatch& batch,
     std::vector<std::string> ids;
     std::vector<std::string> ops;
     std::vector<std::string> tenants;
+    std::vector<std::string> neutral;  // "t" or "f", as a text array
     ids.reserve(static_cast<size_t>(changes));
     ops.reserve(static_cast<size_t>(changes));
     tenants.reserve(static_cast<size_t>(changes));
+    neutral.reserve(static_cast<size_t>(changes));
     for (const Memory& m : batch.puts) {
       ids.push_back(m.id);
       ops.emplace_back("put");
       tenants.push_back(m.ns.tenant);
+      neutral.emplace_back(HoldsNothingToIndex(m) && !indexed_before.count(m.id) ? "t" : "f");
     }
     for (const std::string& id : batch.deletes) {
       ids.push_back(id);
       ops.emplace_back("delete");
       tenants.push_back(deleted_tenant.find(id)->second);
+      neutral.emplace_back("f");
     }
     MSP_RETURN_IF_ERROR(
-        c.Exec("INSERT INTO changes (seq, record_id, op, at, tenant) "
-               "SELECT $1::bigint + u.i, u.id, u.op, $2::bigint, u.tenant "
-               "FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, op, tenant, i)",
+        c.Exec("INSERT INTO changes (seq, record_id, op, at, tenant, neutral) "
+               "SELECT $1::bigint + u.i, u.id, u.op, $2::bigint, u.tenant, u.neutral::boolean "
+               "FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY "
+               "AS u(id, op, tenant, neutral, i)",
                PgParams().Int(base).Int(at).Text(PgTextArray(ids)).Text(PgTextArray(ops)).Text(
-                   PgTextArray(tenants)),
+                   PgTextArray(tenants)).Text(PgTextArray(neutral)),
                "apply (changes)")
             .status());
     for (int64_t i = 1; i <= changes; ++i) seqs->push_back(base + i);
@@ -523,7 +546,7 @@ Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int l
   const Status run_status = Run("changes since", [&](PgConnection& c) -> Status {
     MSP_ASSIGN_OR_RETURN(
         PgResult r,
-        c.Exec("SELECT seq, record_id, op, tenant FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        c.Exec("SELECT seq, record_id, op, tenant, neutral FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
                params, "changes since"));
     out.clear();
     out.reserve(static_cast<size_t>(r.rows()));
@@ -532,6 +555,7 @@ Result<std::vector<Change>> PostgresStoreImpl::ChangesSince(int64_t after, int l
       ch.seq = r.Int(i, 0);
       ch.record_id = std::string(r.Text(i, 1));
       ch.tenant = std::string(r.Text(i, 3));
+      ch.neutral = r.Text(i, 4) == "t";
       const std::string_view op = r.Text(i, 2);
       if (op == "put") {
         ch.op = ChangeOp::kPut;

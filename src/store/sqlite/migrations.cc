@@ -165,6 +165,12 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_expires ON idempotency_keys(expires_at);
 )sql";
 
+// Version 6: changes that give the indexes nothing to do (Change::neutral),
+// so that replaying the log can skip them. Older changes keep 0 (replayed).
+constexpr std::string_view kSchemaV6 = R"sql(
+ALTER TABLE changes ADD COLUMN neutral INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::string_view kCreateVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version     INTEGER PRIMARY KEY,
@@ -189,6 +195,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {3, "access levels on records", kSchemaV3},
       {4, "the tenant of each change", kSchemaV4},
       {5, "idempotency keys of writes", kSchemaV5},
+      {6, "changes the indexes need not replay", kSchemaV6},
   };
   return kMigrations;
 }

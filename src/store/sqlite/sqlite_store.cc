@@ -207,7 +207,10 @@ class SqliteStore final : public Store {
 
   // Appends a change row; returns its seq. REQUIRES: mu_ held, in a transaction.
   Result<int64_t> AppendChange(const std::string& id, const std::string& tenant, std::string_view op,
-                               int64_t at);
+                               int64_t at, bool neutral = false);
+  // Whether a put of `m` is neutral (Change::neutral), from the row it
+  // replaces. REQUIRES: mu_ held, in a transaction, before the put.
+  Result<bool> NeutralPut(const Memory& m);
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;
@@ -216,16 +219,28 @@ class SqliteStore final : public Store {
 };
 
 Result<int64_t> SqliteStore::AppendChange(const std::string& id, const std::string& tenant,
-                                          std::string_view op, int64_t at) {
+                                          std::string_view op, int64_t at, bool neutral) {
   MSP_ASSIGN_OR_RETURN(
-      Statement s, db_->Prepare("INSERT INTO changes (record_id, op, at, tenant) VALUES (?, ?, ?, ?)",
+      Statement s, db_->Prepare("INSERT INTO changes (record_id, op, at, tenant, neutral) VALUES (?, ?, ?, ?, ?)",
                                 "apply (change)"));
   s.BindText(1, id);
   s.BindText(2, op);
   s.BindInt(3, at);
   s.BindText(4, tenant);
+  s.BindInt(5, neutral ? 1 : 0);
   MSP_RETURN_IF_ERROR(s.Run());
   return db_->LastInsertRowid();
+}
+
+Result<bool> SqliteStore::NeutralPut(const Memory& m) {
+  if (!HoldsNothingToIndex(m)) return false;
+  MSP_ASSIGN_OR_RETURN(
+      Statement s, db_->Prepare("SELECT text = '' AND (embedding IS NULL OR length(embedding) = 0) FROM records "
+                                "WHERE id = ?",
+                                "apply (neutral put)"));
+  s.BindText(1, m.id);
+  MSP_ASSIGN_OR_RETURN(bool row, s.Step());
+  return !row || s.ColumnInt(0) != 0;
 }
 
 Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
@@ -305,7 +320,8 @@ Result<std::vector<int64_t>> SqliteStore::Apply(const WriteBatch& batch) {
     MSP_ASSIGN_OR_RETURN(Statement upsert, db_->Prepare(UpsertRecordSql(), "apply (put)"));
     for (size_t i = 0; i < batch.puts.size(); ++i) {
       const Memory& m = batch.puts[i];
-      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(m.id, m.ns.tenant, "put", at));
+      MSP_ASSIGN_OR_RETURN(bool neutral, NeutralPut(m));
+      MSP_ASSIGN_OR_RETURN(int64_t seq, AppendChange(m.id, m.ns.tenant, "put", at, neutral));
       BindRecord(upsert, m, encoded[i], seq);
       MSP_RETURN_IF_ERROR(upsert.Run().WithContext("record " + m.id));
       seqs.push_back(seq);
@@ -524,7 +540,7 @@ Result<std::vector<Change>> SqliteStore::ChangesSince(int64_t after, int limit) 
   std::lock_guard<std::mutex> lock(mu_);
   MSP_ASSIGN_OR_RETURN(
       Statement s,
-      db_->Prepare("SELECT seq, record_id, op, tenant FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+      db_->Prepare("SELECT seq, record_id, op, tenant, neutral FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
                    "changes since"));
   s.BindInt(1, after);
   s.BindInt(2, limit > 0 ? limit : -1);
@@ -535,6 +551,7 @@ Result<std::vector<Change>> SqliteStore::ChangesSince(int64_t after, int limit) 
     c.seq = s.ColumnInt(0);
     c.record_id = s.ColumnText(1);
     c.tenant = s.ColumnText(3);
+    c.neutral = s.ColumnInt(4) != 0;
     const std::string op = s.ColumnText(2);
     if (op == "put") {
       c.op = ChangeOp::kPut;
