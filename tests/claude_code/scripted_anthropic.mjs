@@ -27,7 +27,7 @@ function stream(res, message) {
 }
 
 // Starts the server on a loopback port. `reply(request)`: the parsed request
-// body -> content blocks. Returns {url, requests, close()}; `requests` holds
+// body -> content blocks (or a promise of them). Returns {url, requests, close()}; `requests` holds
 // every /v1/messages body in arrival order.
 export async function startScriptedAnthropic(reply) {
   const requests = [];
@@ -35,7 +35,7 @@ export async function startScriptedAnthropic(reply) {
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => { body += chunk; });
-    req.on('end', () => {
+    req.on('end', async () => {
       if (req.method !== 'POST' || !req.url.startsWith('/v1/messages') || req.url.startsWith('/v1/messages/count_tokens')) {
         res.writeHead(404, {'content-type': 'application/json'});
         res.end(JSON.stringify({type: 'error', error: {type: 'not_found_error', message: `scripted: no ${req.method} ${req.url}`}}));
@@ -43,7 +43,7 @@ export async function startScriptedAnthropic(reply) {
       }
       const request = JSON.parse(body);
       requests.push(request);
-      const content = reply(request).map((block) =>
+      const content = (await reply(request)).map((block) =>
         block.type === 'tool_use' ? {id: `toolu_scripted_${++next}`, ...block} : block);
       const message = {
         id: `msg_scripted_${++next}`, type: 'message', role: 'assistant', model: request.model, content,
