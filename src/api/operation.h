@@ -65,6 +65,9 @@ struct FieldInfo {
   // The command line's flag when it is not the name with dashes ("--tag"
   // for `tags`, the spelling every record-writing verb shares).
   std::string flag{};
+  // REST's other name for the field's query parameter, still taken (GET
+  // /v1/memories?kind=fact: memory_list's filters.kinds); "" when none.
+  std::string param_alias{};
   // The default as JSON (from a default-constructed request, so it cannot
   // drift from the struct); null when there is none (absent means "any").
   nlohmann::json default_value{};

@@ -103,6 +103,23 @@ std::string CliMessage(const OperationInfo& info, std::string message) {
   return message;
 }
 
+std::string RestMessage(const OperationInfo& info, std::string message) {
+  if (info.rest_method == "POST") return message;
+  std::vector<std::pair<std::string, std::string>> names;  // path -> parameter
+  for (const FieldInfo& f : info.fields) {
+    if (f.type == FieldType::kNamespace) {
+      for (const char* part : {"tenant", "user", "agent", "session", "mission", "operator"}) {
+        names.emplace_back(f.name + "." + part, std::string("parameter '") + part + "'");
+      }
+    } else if (info.rest_path.find("{" + f.name + "}") == std::string::npos) {
+      names.emplace_back(f.Path(), "parameter '" + f.name + "'");
+    }
+  }
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [path, param] : names) ReplacePath(message, path, param);
+  return message;
+}
+
 const std::vector<const Operation*>& Operations() {
   static const std::vector<std::unique_ptr<Operation>> owned = [] {
     std::vector<std::unique_ptr<Operation>> v;
@@ -112,6 +129,7 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(GetOperation());
     v.push_back(HistoryOperation());
     v.push_back(DeleteOperation());
+    v.push_back(ListOperation());
     return v;
   }();
   static const std::vector<const Operation*> ops = [] {

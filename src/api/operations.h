@@ -26,13 +26,19 @@ const Operation* FindByMcpTool(std::string_view tool);
 // be...", "'namespace.mission'" -> "--mission").
 std::string CliMessage(const OperationInfo& info, std::string message);
 
-// The declarations (search.cc, workflow_query.cc, write.cc, record.cc).
+// `message` as REST says it for a route without a body (GET, DELETE), whose
+// fields are query parameters: "field 'filters.kinds'" -> "parameter
+// 'kinds'". A POST route's message is the operation's own.
+std::string RestMessage(const OperationInfo& info, std::string message);
+
+// The declarations (search.cc, workflow_query.cc, write.cc, record.cc, list.cc).
 std::unique_ptr<Operation> SearchOperation();
 std::unique_ptr<Operation> WorkflowQueryOperation();
 std::unique_ptr<Operation> WriteOperation();
 std::unique_ptr<Operation> GetOperation();      // record.cc
 std::unique_ptr<Operation> HistoryOperation();  // record.cc
 std::unique_ptr<Operation> DeleteOperation();   // record.cc
+std::unique_ptr<Operation> ListOperation();     // list.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

@@ -3,6 +3,7 @@
 #include "api/operations.h"
 
 #include "api/declare.h"
+#include "api/filters.h"
 #include "util/fence.h"
 
 namespace msp::api {
@@ -11,12 +12,7 @@ namespace {
 using nlohmann::json;
 using SearchField = Fields<RetrieveRequest>;
 
-Status CheckSearch(const RetrieveRequest& r) {
-  if (r.filter.created_from != 0 && r.filter.created_to != 0 && r.filter.created_to <= r.filter.created_from) {
-    return Status::InvalidArgument("field 'filters.created_to' must be later than 'filters.created_from'");
-  }
-  return Status::Ok();
-}
+Status CheckSearch(const RetrieveRequest& r) { return CheckFilter(r.filter); }
 
 // The caller's clearance is the engine's to apply (context.engine is
 // AsCaller's layer).
@@ -148,22 +144,6 @@ std::unique_ptr<Operation> SearchOperation() {
       SearchField::Scope({.name = "namespace", .doc = "Where to search: tenant (the caller's), user, agent, session, mission, "
                                             "operator; parts left out are the face's (MCP: the session's)."},
                [](RetrieveRequest& r) -> auto& { return r.scope; }),
-      SearchField::Enums({.group = "filters", .name = "kinds", .doc = "Only these kinds."}, &ParseKind, &KindName,
-               [](RetrieveRequest& r) -> auto& { return r.filter.kinds; }),
-      SearchField::Enums({.group = "filters", .name = "layers", .doc = "Only these layers."}, &ParseLayer, &LayerName,
-               [](RetrieveRequest& r) -> auto& { return r.filter.layers; }),
-      SearchField::Strings({.group = "filters", .name = "tags", .doc = "Only records with any of these tags."},
-                 [](RetrieveRequest& r) -> auto& { return r.filter.tags; }),
-      SearchField::Strings({.group = "filters", .name = "sources", .doc = "Only records from these sources."},
-                 [](RetrieveRequest& r) -> auto& { return r.filter.sources; }),
-      SearchField::Enums({.group = "filters", .name = "criticalities", .doc = "Only these criticalities."}, &ParseCriticality,
-               &CriticalityName, [](RetrieveRequest& r) -> auto& { return r.filter.criticalities; }),
-      SearchField::Time({.group = "filters", .name = "created_from", .doc = "Created at or after (ISO 8601)."},
-              [](RetrieveRequest& r) -> auto& { return r.filter.created_from; }),
-      SearchField::Time({.group = "filters", .name = "created_to", .doc = "Created before (ISO 8601)."},
-              [](RetrieveRequest& r) -> auto& { return r.filter.created_to; }),
-      SearchField::Bool({.group = "filters", .name = "include_superseded", .doc = "Also return superseded records."},
-              [](RetrieveRequest& r) -> auto& { return r.filter.include_superseded; }),
       SearchField::Time({.name = "as_of",
                .doc = "What held then (ISO 8601): from valid_at, else created_at, until invalid_at or the "
                       "supersede; superseded records included (\"what did we believe on date D\")."},
@@ -173,6 +153,10 @@ std::unique_ptr<Operation> SearchOperation() {
       SearchField::Bool({.name = "record_access", .doc = "Count the hits as accessed (access_count, last_accessed)."},
               [](RetrieveRequest& r) -> auto& { return r.record_access; }),
   };
+  // The filters, after the namespace as the reference page lists them.
+  std::vector<Field<RetrieveRequest>> filters =
+      FilterFields<RetrieveRequest>([](RetrieveRequest& r) -> auto& { return r.filter; });
+  d.fields.insert(d.fields.begin() + 6, filters.begin(), filters.end());
   d.check = &CheckSearch;
   d.handle = &HandleSearch;
   return Declare(std::move(d));

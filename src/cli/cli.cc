@@ -126,6 +126,8 @@ const std::vector<Verb>& Verbs() {
        ApiFlags("memory_history"), {"ID"}, 1, kRecordVerb, &RunHistory},
       {"delete", "ID [--reason TEXT] [flags]", "delete a record (audited); docs/operations.md",
        ApiFlags("memory_delete"), {"ID"}, 1, kRecordVerb, &RunDelete},
+      {"list", "[flags]", "the records of a namespace, filtered, a page at a time; docs/operations.md",
+       ApiFlags("memory_list"), {}, 0, kRecordVerb, &RunList},
       {"consolidate", "[--session ID] [flags]", "distil facts from episodes not yet consolidated", {}, {}, 0,
        kRecordVerb, &RunConsolidate},
       {"reindex", "[flags]", "rebuild the derived indexes from the store", {}, {}, 0, kTakesSettings,

@@ -165,6 +165,7 @@ Status RunInit(Invocation& inv);
 Status RunWrite(Invocation& inv);
 Status RunFactAdd(Invocation& inv);
 Status RunFactSupersede(Invocation& inv);
+Status RunList(Invocation& inv);
 Status RunDelete(Invocation& inv);
 Status RunEpisodeAdd(Invocation& inv);
 Status RunEpisodeList(Invocation& inv);

@@ -1,6 +1,6 @@
 // The verbs of src/api's operations: search (search), query
 // (workflow_memory_query), write (memory_write), get (memory_get), history
-// (memory_history) and delete (memory_delete). Their flags are the operation's field table
+// (memory_history), delete (memory_delete) and list (memory_list). Their flags are the operation's field table
 // spelled with dashes (same limits, same defaults); the flags become the
 // operation's JSON request, which the operation decodes and answers as it
 // does for REST and MCP. These verbs only print: --json the answer itself,
@@ -300,6 +300,18 @@ Status RunHistory(Invocation& inv) {
 Status RunDelete(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
   if (answer) *inv.out << "deleted " << (*answer)["id"].get<std::string>() << "\n";
+  return Status::Ok();
+}
+
+Status RunList(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& records = (*answer)["memories"];
+  if (records.empty()) *inv.out << "no records\n";
+  for (const json& m : records) {
+    *inv.out << m.value("created_at", std::string()) << "  " << m["kind"].get<std::string>() << "  "
+             << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
+  }
   return Status::Ok();
 }
 

@@ -154,31 +154,79 @@ Result<Reply> WriteMemories(RestApi& api, const RestRequest& r) {
   return Reply::Json(201, {{"results", out}});
 }
 
-Result<Reply> ListMemories(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(ListRequest list, ListRequestFromQuery(r.query, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> records, r.engine().List(list));
-  return Reply::Json(200, {{"memories", RecordsJson(records)}, {"limit", list.limit}, {"offset", list.offset}});
+// A query parameter's value as the JSON the field's type reads: an integer,
+// a number or a boolean when it reads as one (a boolean also as 1, 0 or
+// nothing: "?newest_first"), else the text, which the operation then refuses
+// naming the field; a list from every occurrence, each split at commas.
+json ParamValue(const api::FieldInfo& f, const std::vector<std::string>& values) {
+  const std::string& v = values.back();
+  switch (f.type) {
+    case api::FieldType::kStrings:
+    case api::FieldType::kEnums: {
+      json out = json::array();
+      for (const std::string& value : values) {
+        size_t start = 0;
+        while (start <= value.size()) {
+          const size_t comma = std::min(value.find(',', start), value.size());
+          if (comma > start) out.push_back(value.substr(start, comma - start));
+          start = comma + 1;
+        }
+      }
+      return out;
+    }
+    case api::FieldType::kInt: {
+      const size_t digits = v.size() - (v.rfind('-', 0) == 0 ? 1 : 0);
+      if (digits == 0 || digits > 18 || v.find_first_not_of("0123456789", v.size() - digits) != std::string::npos) {
+        return v;
+      }
+      return std::stoll(v);
+    }
+    case api::FieldType::kNumber: {
+      json n = json::parse(v, nullptr, /*allow_exceptions=*/false);
+      return n.is_number() ? n : json(v);
+    }
+    case api::FieldType::kBool:
+      if (v == "true" || v == "1" || v.empty()) return true;
+      if (v == "false" || v == "0") return false;
+      return v;
+    default: return v;
+  }
 }
 
 // The request of an operation whose route has no body (GET, DELETE): a
 // field named in the path ("{id}") from it, the namespace's parts from the
 // parameters user, agent, session, mission, operator (tenant: the key's,
-// checked before), every other field from the parameter of its name (the
-// route allows only those: CheckQueryNames).
+// checked before), every other field from the parameter of its name, or of
+// its alias (a field in a group too: ?kinds=fact for filters.kinds), typed
+// by the field (ParamValue). The route allows only those (CheckQueryNames).
 Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest& r) {
   json request = json::object();
   for (const api::FieldInfo& f : info.fields) {
     if (info.rest_path.find("{" + f.name + "}") != std::string::npos) {
       request[f.name] = r.param(f.name);
-    } else if (f.type == api::FieldType::kNamespace) {
+      continue;
+    }
+    if (f.type == api::FieldType::kNamespace) {
       for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
         if (auto it = r.query.find(part); it != r.query.end()) request[f.name][part] = it->second;
       }
-    } else if (auto it = r.query.find(f.name); it != r.query.end()) {
-      if (f.type != api::FieldType::kString && f.type != api::FieldType::kText) {
-        return Status::Internal("parameter '" + f.name + "': only string fields are read from parameters");
-      }
-      request[f.name] = it->second;
+      continue;
+    }
+    if (f.type == api::FieldType::kObject || f.type == api::FieldType::kProvenance) {
+      return Status::Internal("parameter '" + f.name + "': a " + f.TypeText() + " is not read from parameters");
+    }
+    std::vector<std::string> values;
+    for (const std::string& name : {f.name, f.param_alias}) {
+      if (name.empty()) continue;
+      auto [begin, end] = r.query.equal_range(name);
+      for (auto it = begin; it != end; ++it) values.push_back(it->second);
+    }
+    if (values.empty()) continue;
+    json value = ParamValue(f, values);
+    if (f.group.empty()) {
+      request[f.name] = std::move(value);
+    } else {
+      request[f.group][f.name] = std::move(value);
     }
   }
   return request;
@@ -192,8 +240,12 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   if (op.info().rest_method != "POST") {
     MSP_ASSIGN_OR_RETURN(request, RequestFromTarget(op.info(), r));
   }
-  MSP_ASSIGN_OR_RETURN(json answer, op.Call(ContextOf(api, r, workflow), request));
-  return Reply::Json(op.info().rest_status, std::move(answer));
+  Result<json> answer = op.Call(ContextOf(api, r, workflow), request);
+  if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
+    return Status::InvalidArgument(api::RestMessage(op.info(), answer.status().message()));
+  }
+  MSP_RETURN_IF_ERROR(answer.status());
+  return Reply::Json(op.info().rest_status, std::move(answer).value());
 }
 
 Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
@@ -332,10 +384,6 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
-      {"GET", "/v1/memories", BodyKind::kNone, {},
-       WithNamespaceParams({"kind", "layer", "tag", "source", "created_from", "created_to", "include_superseded",
-                            "include_expired", "newest_first", "limit", "offset", "as_of"}),
-       &ListMemories},
       {"POST", "/v1/episodes", BodyKind::kJson, ns_tenant, {}, &AddEpisode},
       {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
       {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
@@ -347,8 +395,9 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
-    // src/api's operations: POST /v1/search, POST /v1/query, the record
-    // routes GET and DELETE /v1/memories/{id}, GET /v1/memories/{id}/history (POST
+    // src/api's operations: POST /v1/search, POST /v1/query, GET
+    // /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
+    // /v1/memories/{id}/history (POST
     // /v1/memories, memory_write's, is WriteMemories above: it also takes a
     // batch and the Idempotency-Key header).
     for (const api::Operation* op : api::Operations()) {
@@ -361,14 +410,15 @@ const std::vector<RestRoute>& Routes() {
         table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
         continue;
       }
-      // GET /v1/memories/{id}, GET .../history, DELETE /v1/memories/{id}:
-      // the fields not in the path are parameters.
+      // GET /v1/memories, GET /v1/memories/{id}, GET .../history, DELETE
+      // /v1/memories/{id}: the fields not in the path are parameters.
       std::vector<std::string> params;
       for (const api::FieldInfo& f : info.fields) {
         if (f.type == api::FieldType::kNamespace || info.rest_path.find("{" + f.name + "}") != std::string::npos) {
           continue;
         }
         params.push_back(f.name);
+        if (!f.param_alias.empty()) params.push_back(f.param_alias);
       }
       table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kNone, {},
                        WithNamespaceParams(std::move(params)), nullptr, op});

@@ -224,15 +224,27 @@ class FacesTest : public ::testing::Test {
     std::string query;
     for (const auto& [name, value] : request.items()) {
       const size_t at = path.find("{" + name + "}");
+      const api::FieldInfo* f = info.Find(name);
       if (at != std::string::npos) {
         path.replace(at, name.size() + 2, Text(value));
-      } else if (value.is_object()) {
+      } else if (f != nullptr && f->type == api::FieldType::kNamespace) {
         for (const auto& [part, v] : value.items()) query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
+      } else if (value.is_object()) {  // a group: its fields are parameters of their names
+        for (const auto& [inner, v] : value.items()) AddParam(inner, v, &query);
       } else {
-        query += (query.empty() ? "?" : "&") + name + "=" + Encoded(Text(value));
+        AddParam(name, value, &query);
       }
     }
     return info.rest_method == "DELETE" ? Delete(path + query) : Get(path + query);
+  }
+
+  // name=value on `query`; a list as the parameter repeated.
+  static void AddParam(const std::string& name, const json& value, std::string* query) {
+    if (value.is_array()) {
+      for (const json& item : value) AddParam(name, item, query);
+      return;
+    }
+    *query += (query->empty() ? "?" : "&") + name + "=" + Encoded(Text(value));
   }
 
   json Mcp(const std::string& method, const json& params) {
@@ -377,26 +389,26 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
       const std::string message = json::parse(refused->body)["error"]["message"];
       const json tool = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", bad[b]}});
       EXPECT_EQ(tool["isError"], true);
-      if (info.rest_method == "POST") {
-        EXPECT_EQ(tool["content"][0]["text"], "invalid_argument: " + message);
-      } else {
-        // A route without a body names its parameters; MCP names the field.
-        EXPECT_NE(message.find("unknown parameter 'no_such_field'"), std::string::npos) << message;
-        EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind(
-                      "invalid_argument: unknown field 'no_such_field'; known fields are id", 0),
-                  0u)
-            << tool.dump();
-      }
+      // MCP names the field by its JSON path; REST the same (a route without
+      // a body: the parameter of its name); the command line by its flag.
+      const std::string said = tool["content"][0]["text"].get<std::string>();
+      ASSERT_EQ(said.rfind("invalid_argument: ", 0), 0u) << said;
+      const std::string field_message = said.substr(std::string("invalid_argument: ").size());
       EXPECT_EQ(cli[i].bad[b].code, 2) << cli[i].bad[b].err;
       if (b == 0) {
-        // An undeclared field is an unknown flag on the command line.
-        EXPECT_NE(cli[i].bad[b].err.find("unknown flag '--no_such_field'"), std::string::npos) << cli[i].bad[b].err;
+        // An undeclared field: unknown to MCP, an unknown parameter (REST
+        // without a body) and an unknown flag on the command line.
+        EXPECT_EQ(field_message.rfind("unknown field 'no_such_field'; known fields are ", 0), 0u) << said;
         if (info.rest_method == "POST") {
-          EXPECT_NE(message.find("unknown field 'no_such_field'"), std::string::npos) << message;
+          EXPECT_EQ(message, field_message);
+        } else {
+          EXPECT_NE(message.find("unknown parameter 'no_such_field'"), std::string::npos) << message;
         }
+        EXPECT_NE(cli[i].bad[b].err.find("unknown flag '--no_such_field'"), std::string::npos) << cli[i].bad[b].err;
       } else {
+        EXPECT_EQ(message, api::RestMessage(info, field_message));
         EXPECT_EQ(cli[i].bad[b].err.substr(0, cli[i].bad[b].err.find('\n')),
-                  "msp: " + api::CliMessage(info, message));
+                  "msp: " + api::CliMessage(info, field_message));
       }
     }
   }
@@ -460,7 +472,8 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
 
   // The command line first (msp serve then holds the data directory).
   struct CliAnswers {
-    Outcome search, history_secret, history_open, get_secret, get_open, delete_secret, exported, query, write_above;
+    Outcome search, history_secret, history_open, get_secret, get_open, delete_secret, exported, query, write_above,
+        list;
   };
   std::vector<CliAnswers> cli;
   for (const FaceCaller& c : callers) {
@@ -475,6 +488,7 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
     // Only the limited caller deletes: the secret is not there for it.
     if (!c.sees_secret) a.delete_secret = cli_in({"delete", secret_id, "--reason", "limited", "--json"}, c);
     a.exported = cli_in({"export"}, c);
+    a.list = cli_in({"list", "--kinds", "fact", "--json"}, c);
     a.query = cli_in({"query", "how is the billing ledger kept", "--mission", "m1", "--json"}, c);
     cli.push_back(std::move(a));
   }
@@ -563,6 +577,20 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
     ASSERT_TRUE(open_history);
     EXPECT_EQ(open_history->status, 200) << open_history->body;
     EXPECT_EQ(cli[i].history_open.code, 0) << cli[i].history_open.err;
+
+    // memory_list: the same records (REST by the older parameter name).
+    auto listed = Get("/v1/memories?kind=fact" + (ns_param.empty() ? "" : "&" + ns_param.substr(1)));
+    ASSERT_TRUE(listed && listed->status == 200) << (listed ? listed->body : "no answer");
+    const json mcp_list = Mcp("tools/call", {{"name", "memory_list"},
+                                             {"arguments", {{"filters", {{"kinds", {"fact"}}}}, {"namespace", c.ns}}}});
+    ASSERT_EQ(cli[i].list.code, 0) << cli[i].list.err;
+    const json rest_list = json::parse(listed->body);
+    EXPECT_EQ(mcp_list["structuredContent"], rest_list) << mcp_list.dump();
+    EXPECT_EQ(json::parse(cli[i].list.out), rest_list);
+    std::set<std::string> listed_ids;
+    for (const json& m : rest_list["memories"]) listed_ids.insert(m["id"].get<std::string>());
+    EXPECT_EQ(listed_ids.count(open_id), 1u);
+    EXPECT_EQ(listed_ids.count(secret_id), c.sees_secret ? 1u : 0u);
 
     // Export: the same lines.
     auto exported = Get("/v1/export" + ns_param);
