@@ -349,11 +349,11 @@ TEST_F(McpToolsTest, ToolProfiles) {
     }
   }
   const std::set<std::string> core = {"memory_write", "memory_search", "episode_add",  "fact_history",
-                                      "memory_get",   "memory_history", "memory_delete"};
+                                      "memory_get",   "memory_history", "memory_delete", "memory_list"};
   EXPECT_EQ(listed["core"], core);
-  EXPECT_EQ(listed["graph"].size(), 16u);
-  EXPECT_EQ(listed["mission"].size(), 18u);
-  EXPECT_EQ(listed["all"].size(), 27u);
+  EXPECT_EQ(listed["graph"].size(), 17u);
+  EXPECT_EQ(listed["mission"].size(), 19u);
+  EXPECT_EQ(listed["all"].size(), 28u);
   for (const std::string& name : listed["all"]) {
     const std::string_view group = ToolProfileOf(name);
     EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;
