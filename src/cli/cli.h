@@ -65,6 +65,8 @@ enum VerbTrait : unsigned {
   kTakesSettings = 1u << 2,   // every configuration flag, and --config
   kReadsAtClearance = 1u << 3,  // --clearance N: the caller reads at clearance N
 };
+// A verb that reads or writes records.
+constexpr unsigned kRecordVerb = kTakesNamespace | kTakesJson | kTakesSettings;
 
 struct Verb {
   std::string_view name;        // "episode add"
@@ -76,6 +78,12 @@ struct Verb {
   unsigned traits = 0;
   Status (*run)(Invocation&) = nullptr;
 };
+
+// The verb groups the table (cli.cc) takes from their files: the mission's
+// records, retrieval and events (verbs_decision.cc), the coding agents'
+// (verbs_coding.cc).
+std::vector<Verb> MissionVerbs();
+std::vector<Verb> CodingVerbs();
 
 // Runs the command line `args` (argv without the program name). Returns the
 // process exit code.

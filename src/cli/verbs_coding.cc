@@ -646,4 +646,91 @@ Status RunSetupClaudeCode(Invocation& inv) {
   return Status::Ok();
 }
 
+// The coding agents' verbs of the table (cli.h): capture, prompts, hooks, setup.
+std::vector<Verb> CodingVerbs() {
+  return {
+      {"capture", "[--data-dir DIR] [flags] < HOOK_JSON",
+       "the UserPromptSubmit hook: store the prompt of the hook's JSON (stdin) in the prompt repository; "
+       "prints nothing, exits 0 (failures go to capture.log_file)",
+       {}, {}, 0, kTakesSettings, &RunCapture},
+      {"prompts list", "[--since TIME] [--until TIME] [--repository R] [--in-session ID] [--intent I] [flags]",
+       "captured prompts, oldest first, with their intent label",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository (its path or last component)"},
+        {"--in-session", "ID", "only this agent session"},
+        {"--intent", "INTENT", "only question | instruction | correction | approval"},
+        {"--limit", "N", "the newest N (default 50; 0: all)"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsList},
+      {"prompts search", "QUERY [flags]", "captured prompts holding the query's words, best first",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository (its path or last component)"},
+        {"--in-session", "ID", "only this agent session"},
+        {"--intent", "INTENT", "only question | instruction | correction | approval"},
+        {"--limit", "N", "at most N (default 20; 0: all)"}},
+       {"QUERY"}, 1, kTakesJson | kTakesSettings, &RunPromptsSearch},
+      {"prompts topics", "[--by day|week|month] [--top N] [flags]",
+       "the most frequent topics (words) of the prompts and how many prompts held each, per period",
+       {{"--by", "PERIOD", "day | week | month (default week)"},
+        {"--top", "N", "topics to show (default 10)"},
+        {"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsTopics},
+      {"prompts switches", "[--since TIME] [--until TIME] [flags]",
+       "switches between projects per day: prompts, projects, transitions",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsSwitches},
+      {"prompts intents", "[flags]", "intent labels (question, instruction, correction, approval): counts, per project",
+       {{"--since", "TIME", "captured at or after (ISO 8601)"},
+        {"--until", "TIME", "captured before (ISO 8601)"},
+        {"--repository", "R", "only this repository"},
+        {"--in-session", "ID", "only this agent session"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsIntents},
+      {"prompts import", "[--log-failures] [flags]",
+       "commit the prompts the capture hook spooled (the hook starts this itself)",
+       {{"--log-failures", "", "log failures to capture.log_file and exit 0"}},
+       {}, 0, kTakesJson | kTakesSettings, &RunPromptsImport},
+      {"hook session-start", "[--mission ID] [flags] < HOOK_JSON",
+       "the SessionStart hook: print the digest for the repository and branch of the hook's cwd (Claude Code's "
+       "additionalContext JSON)",
+       {{"--keep-store-out-of-git", "",
+         "first add the store to the repository's info/exclude when it lies inside the repository (the plugin's "
+         "hook; once)"}},
+       {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionStart},
+      {"hook post-tool-use", "[flags] < HOOK_JSON",
+       "the PostToolUse hook: spool the tool use as an observation (an episode of the hook's session once "
+       "imported); msp-capture does the same, faster",
+       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookPostToolUse},
+      {"hook session-end", "[flags] < HOOK_JSON",
+       "the SessionEnd hook: write the session's summary record (prompts, files changed, commands and failures, "
+       "decisions mentioned), once per session",
+       {}, {}, 0, kTakesNamespace | kTakesSettings, &RunHookSessionEnd},
+      {"setup claude-code", "[--scope project|user | --plugin DIR] [--remove] [flags]",
+       "register msp's hooks and MCP server with Claude Code, merged into its settings files, or write them as a "
+       "Claude Code plugin (--remove: take them out)",
+       {{"--scope", "project|user",
+         "project (default): this project's .claude/settings.json and .mcp.json, the store in the repository "
+         "and kept out of git; user: every project, ~/.claude/settings.json and ~/.claude.json"},
+        {"--project", "", "the same as --scope project"},
+        {"--plugin", "DIR",
+         "write a Claude Code plugin in DIR instead (manifest, one-plugin marketplace, hooks, MCP server), to install "
+         "with `claude plugin marketplace add DIR` and `claude plugin install msp@msp`; the store in each "
+         "repository, kept out of git by the SessionStart hook"},
+        {"--project-dir", "DIR", "the project's directory (default: the current one)"},
+        {"--remove", "", "remove msp's hooks and MCP server, nothing else"},
+        {"--post-tool-use", "", "register the PostToolUse hooks (the default; kept for old scripts)"},
+        {"--no-post-tool-use", "", "do not register the PostToolUse / PostToolUseFailure observation hooks"},
+        {"--no-mcp", "", "do not register the MCP server"},
+        {"--msp", "PATH", "the msp executable the hooks run (default: this one)"},
+        {"--capture", "COMMAND", "the capture hook command (default: msp-capture beside msp)"}},
+       {}, 0, kTakesNamespace | kTakesJson | kTakesSettings, &RunSetupClaudeCode},
+  };
+}
+
 }  // namespace msp
