@@ -44,17 +44,43 @@ TEST(ApiTest, EveryOperationHasItsFacesAndUniqueNames) {
     EXPECT_EQ(info.answer_schema["type"], "object") << info.name;
     EXPECT_EQ(FindByCliVerb(info.cli_verb), op);
     EXPECT_EQ(FindByMcpTool(info.mcp_tool), op);
-    int positionals = 0;
     for (const FieldInfo& f : info.fields) {
       EXPECT_FALSE(f.doc.empty()) << f.Path();
-      if (f.cli == CliForm::kPositional) ++positionals;
+      // The command line's positionals are its verb's arguments: all given.
+      if (f.cli == CliForm::kPositional) {
+        EXPECT_TRUE(f.required) << info.name << " " << f.Path();
+      }
     }
-    EXPECT_LE(positionals, 1) << info.name;
     CallContext context;
     context.ns.tenant = "acme";
     ASSERT_OK(op->Check(context, info.example));
   }
   EXPECT_EQ(FindOperation("no such operation"), nullptr);
+}
+
+TEST(ApiTest, TaskOperationsNeedAMissionAndTheirRequiredFields) {
+  for (const char* name : {"task_add", "task_list", "task_show", "task_comment", "task_status"}) {
+    json request = Op(name).info().example;
+    request["namespace"].erase("mission");
+    EXPECT_EQ(ErrorOf(Op(name), request), "field 'namespace.mission' is required: tasks belong to a mission") << name;
+  }
+  json no_status = Op("task_status").info().example;
+  no_status.erase("status");
+  EXPECT_EQ(ErrorOf(Op("task_status"), no_status), "field 'status' is required");
+  json blank = Op("task_comment").info().example;
+  blank["text"] = " \n";
+  EXPECT_EQ(ErrorOf(Op("task_comment"), blank), "field 'text' must not be empty");
+  json level = Op("task_add").info().example;
+  level["access_level"] = 10;
+  EXPECT_NE(ErrorOf(Op("task_add"), level).find("field 'access_level'"), std::string::npos);
+  // The old flat spelling of the mission is no field.
+  json flat = Op("task_list").info().example;
+  flat.erase("namespace");
+  flat["mission"] = "m1";
+  EXPECT_EQ(ErrorOf(Op("task_list"), flat).rfind("unknown field 'mission'", 0), 0u);
+  // Every status and criticality name, and no other.
+  EXPECT_EQ(Op("task_status").info().Find("status")->values,
+            (std::vector<std::string>{"open", "in_progress", "done", "cancelled"}));
 }
 
 CallContext Acme() {

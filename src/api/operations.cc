@@ -130,6 +130,12 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(HistoryOperation());
     v.push_back(DeleteOperation());
     v.push_back(ListOperation());
+    v.push_back(TaskAddOperation());
+    v.push_back(TaskListOperation());
+    v.push_back(TaskShowOperation());
+    v.push_back(TaskStatusOperation());
+    // Last: a comment changes what the task shows.
+    v.push_back(TaskCommentOperation());
     return v;
   }();
   static const std::vector<const Operation*> ops = [] {

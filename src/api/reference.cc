@@ -1,6 +1,7 @@
 // docs/operations.md from the operation table (see reference.h).
 #include "api/reference.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "api/operations.h"
@@ -56,7 +57,7 @@ std::string ReferenceMarkdown() {
     out << "| face | call |\n|---|---|\n";
     std::string positional;
     for (const FieldInfo& f : info.fields) {
-      if (f.cli == CliForm::kPositional) positional = " " + f.name;
+      if (f.cli == CliForm::kPositional) positional += " " + f.name;
     }
     for (char& c : positional) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out << "| command line | `msp " << info.cli_verb << positional << " [flags]` |\n";
@@ -114,7 +115,18 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
       r["summary"] = info.title;
       r["description"] = info.summary;
     }
-    doc["components"]["schemas"][ref.substr(prefix.size())] = ordered::parse(InputSchema(info).dump());
+    // A field the path names (POST /v1/tasks/{task_id}/comments) is not the body's to give.
+    nlohmann::json schema = InputSchema(info);
+    for (const FieldInfo& f : info.fields) {
+      if (info.rest_path.find("{" + f.name + "}") == std::string::npos) continue;
+      schema["properties"].erase(f.name);
+      if (schema.contains("required")) {
+        nlohmann::json& required = schema["required"];
+        required.erase(std::remove(required.begin(), required.end(), f.name), required.end());
+        if (required.empty()) schema.erase("required");
+      }
+    }
+    doc["components"]["schemas"][ref.substr(prefix.size())] = ordered::parse(schema.dump());
   }
   return doc.dump(1) + "\n";
 }

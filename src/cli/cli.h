@@ -168,6 +168,12 @@ void PrintMemoryDetail(std::ostream& out, const Memory& m);
 // with dashes (verbs_api.cc), then `extra` (the verb's own, e.g. --timing).
 std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {});
 
+// The common part of a verb of a src/api operation: the request from its
+// flags, the operation run on the store (opened, or made when `create`);
+// with --json the answer is printed and none is returned (nothing is left
+// to do), else the answer is returned for the verb to print its way.
+Result<std::optional<nlohmann::json>> AnswerToPrint(Invocation& inv, bool create);
+
 // Verb handlers (verbs_*.cc).
 Status RunInit(Invocation& inv);
 Status RunWrite(Invocation& inv);

@@ -94,10 +94,17 @@ Result<json> FlagValue(const Invocation& inv, const api::FieldInfo& f) {
 // The operation's JSON request from the verb's positional and flags.
 Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
   json request = json::object();
+  // The positionals in the table's order; the last one, when it is text,
+  // may be "-": standard input.
+  size_t positionals = 0, positional = 0;
+  for (const api::FieldInfo& f : info.fields) positionals += f.cli == api::CliForm::kPositional ? 1 : 0;
   for (const api::FieldInfo& f : info.fields) {
     json value;
     if (f.cli == api::CliForm::kPositional) {
-      MSP_ASSIGN_OR_RETURN(std::string text, TextArgument(inv, 0, /*stdin_dash=*/true));
+      const size_t at = positional++;
+      if (at >= inv.flags.positionals.size()) continue;  // the operation says it is required
+      const bool stdin_dash = at + 1 == positionals && f.type == api::FieldType::kText;
+      MSP_ASSIGN_OR_RETURN(std::string text, TextArgument(inv, at, stdin_dash));
       value = std::move(text);
     } else if (f.cli == api::CliForm::kFlag) {
       Result<json> v = FlagValue(inv, f);
@@ -249,11 +256,6 @@ Status RunQuery(Invocation& inv) {
   return Status::Ok();
 }
 
-namespace {
-
-// The record verbs' common part: runs the verb's declared operation on the
-// store; with --json prints the answer and returns none (nothing is left to
-// do), else returns the answer for the verb to print its way.
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
@@ -264,8 +266,6 @@ Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   }
   return std::optional<json>(std::move(answer));
 }
-
-}  // namespace
 
 Status RunWrite(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/true));

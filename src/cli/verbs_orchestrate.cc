@@ -32,47 +32,43 @@ Status NeedMissionId(Invocation& inv) {
   return Status::Ok();
 }
 
-std::string Joined(const std::vector<std::string>& v) {
+// A task's list of strings ("labels", ...) as "a, b".
+std::string Joined(const json& list) {
   std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  for (const json& s : list) out += (out.empty() ? "" : ", ") + s.get<std::string>();
   return out;
 }
 
-void PrintTaskLine(std::ostream& out, const Task& t) {
-  out << t.task_id << "  " << TaskStatusName(t.status) << "  " << OneLine(t.title, 80);
-  if (!t.labels.empty()) out << "  [" << Joined(t.labels) << "]";
+std::string TextOf(const json& value) { return value.is_string() ? value.get<std::string>() : std::string(); }
+
+// A task (task_add's answer, TaskToJson) on one line.
+void PrintTaskLine(std::ostream& out, const json& t) {
+  out << TextOf(t["task_id"]) << "  " << TextOf(t["status"]) << "  " << OneLine(TextOf(t["title"]), 80);
+  if (!t["labels"].empty()) out << "  [" << Joined(t["labels"]) << "]";
   out << "\n";
 }
 
-void PrintTaskDetail(std::ostream& out, const Task& t) {
-  out << "task:        " << t.task_id << "\n"
-      << "title:       " << t.title << "\n"
-      << "status:      " << TaskStatusName(t.status) << "\n"
-      << "labels:      " << Joined(t.labels) << (t.IsLongTerm() ? "  (followed by the orchestrator)" : "") << "\n"
-      << "paths:       " << Joined(t.paths) << "\n"
-      << "components:  " << Joined(t.components) << "\n";
-  if (!t.refs.empty()) out << "refs:        " << Joined(t.refs) << "\n";
-  out << "criticality: " << CriticalityName(t.criticality) << "\n"
-      << "access:      " << t.access_level << "\n";
-  if (!t.tracker.empty()) out << "tracker:     " << t.tracker << " " << t.external_id << " " << t.url << "\n";
-  out << "record:      " << t.id << "\n";
-  if (!t.description.empty()) out << "\n" << t.description << "\n";
-  for (const TaskComment& c : t.comments) {
-    out << "\n[" << c.id << "] " << (c.author.empty() ? "someone" : c.author) << ", "
-        << (c.created_at ? FormatIso8601(c.created_at) : "?") << ":\n" << c.text << "\n";
+void PrintTaskDetail(std::ostream& out, const json& t) {
+  out << "task:        " << TextOf(t["task_id"]) << "\n"
+      << "title:       " << TextOf(t["title"]) << "\n"
+      << "status:      " << TextOf(t["status"]) << "\n"
+      << "labels:      " << Joined(t["labels"]) << (t.value("long_term", false) ? "  (followed by the orchestrator)" : "")
+      << "\n"
+      << "paths:       " << Joined(t["paths"]) << "\n"
+      << "components:  " << Joined(t["components"]) << "\n";
+  if (!t["refs"].empty()) out << "refs:        " << Joined(t["refs"]) << "\n";
+  out << "criticality: " << TextOf(t["criticality"]) << "\n"
+      << "access:      " << t["access_level"].get<int64_t>() << "\n";
+  if (!TextOf(t["tracker"]).empty()) {
+    out << "tracker:     " << TextOf(t["tracker"]) << " " << TextOf(t["external_id"]) << " " << TextOf(t["url"]) << "\n";
   }
-}
-
-// The reader's clearance: --clearance N, else CallerAsker's (--operator's,
-// else the caller's).
-Result<int> ReaderClearance(Invocation& inv, MemoryLayer& engine) {
-  if (inv.flags.Has("--clearance")) {
-    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
-    if (!c.ok()) return Usage(inv, c.status().message());
-    return static_cast<int>(*c);
+  out << "record:      " << TextOf(t["id"]) << "\n";
+  if (!TextOf(t["description"]).empty()) out << "\n" << TextOf(t["description"]) << "\n";
+  for (const json& c : t["comments"]) {
+    const std::string author = TextOf(c["author"]), at = TextOf(c["created_at"]);
+    out << "\n[" << TextOf(c["id"]) << "] " << (author.empty() ? "someone" : author) << ", "
+        << (at.empty() ? "?" : at) << ":\n" << TextOf(c["text"]) << "\n";
   }
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(engine, inv.ns, inv.caller, inv.ns.operator_id));
-  return *asker.clearance;
 }
 
 Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {
@@ -144,97 +140,41 @@ void PrintPlan(std::ostream& out, const std::vector<TaskPlan>& plan) {
 
 }  // namespace
 
+// task add / list / show / comment / status: src/api's task operations
+// (api/tasks.cc), printed.
 Status RunTaskAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  Task t;
-  t.task_id = inv.flags.positionals.at(0);
-  t.title = inv.flags.Get("--title");
-  if (t.title.empty()) return Usage(inv, "--title is required");
-  t.description = inv.flags.Get("--description");
-  t.labels = inv.flags.All("--label");
-  t.paths = inv.flags.All("--path");
-  t.components = inv.flags.All("--component");
-  t.refs = inv.flags.All("--ref");
-  if (inv.flags.Has("--status")) {
-    MSP_ASSIGN_OR_RETURN(t.status, EnumFlag(inv, "--status", inv.flags.Get("--status"), &ParseTaskStatus,
-                                            &TaskStatusName));
-  }
-  if (inv.flags.Has("--criticality")) {
-    MSP_ASSIGN_OR_RETURN(t.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
-                                                 &ParseCriticality, &CriticalityName));
-  }
-  MSP_ASSIGN_OR_RETURN(t.access_level, AccessLevelFlag(inv, 0));
-  t.url = inv.flags.Get("--url");
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
-  MSP_ASSIGN_OR_RETURN(Task stored, AddTask(*engine, inv.ns, t, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, TaskToJson(stored));
-  } else {
-    *inv.out << "added task " << stored.task_id << (stored.IsLongTerm() ? " (LONG-TERM)" : "") << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/true));
+  if (!answer) return Status::Ok();
+  *inv.out << "added task " << TextOf((*answer)["task_id"])
+           << ((*answer).value("long_term", false) ? " (LONG-TERM)" : "") << "\n";
   return Status::Ok();
 }
 
 Status RunTaskList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  TaskFilter f;
-  f.labels = inv.flags.All("--label");
-  f.long_term_only = inv.flags.Has("--long-term");
-  MSP_ASSIGN_OR_RETURN(f.statuses, EnumFlags(inv, "--status", &ParseTaskStatus, &TaskStatusName));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(f.clearance, ReaderClearance(inv, *engine));
-  MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(*engine, inv.ns, f));
-  if (inv.json) {
-    json arr = json::array();
-    for (const Task& t : tasks) arr.push_back(TaskToJson(t));
-    PrintJson(inv, arr);
-  } else {
-    for (const Task& t : tasks) PrintTaskLine(*inv.out, t);
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  for (const json& t : (*answer)["tasks"]) PrintTaskLine(*inv.out, t);
   return Status::Ok();
 }
 
 Status RunTaskShow(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(const int clearance, ReaderClearance(inv, *engine));
-  MSP_ASSIGN_OR_RETURN(Task t, GetTask(*engine, inv.ns, inv.flags.positionals.at(0), clearance));
-  if (inv.json) {
-    PrintJson(inv, TaskToJson(t));
-  } else {
-    PrintTaskDetail(*inv.out, t);
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintTaskDetail(*inv.out, *answer);
   return Status::Ok();
 }
 
 Status RunTaskComment(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  TaskComment c;
-  MSP_ASSIGN_OR_RETURN(c.text, TextArgument(inv, 1, /*stdin_dash=*/true));
-  c.author = inv.flags.Get("--author", inv.ns.operator_id.empty() ? inv.actor : inv.ns.operator_id);
-  MSP_ASSIGN_OR_RETURN(c.created_at, TimeFlag(inv, "--at"));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Task t, AddTaskComment(*engine, inv.ns, inv.flags.positionals.at(0), c, inv.actor,
-                                              SystemClock()->NowMs()));
-  if (inv.json) {
-    PrintJson(inv, TaskToJson(t));
-  } else {
-    *inv.out << "comment " << t.comments.back().id << " added to task " << t.task_id << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  *inv.out << "comment " << TextOf((*answer)["comments"].back()["id"]) << " added to task "
+           << TextOf((*answer)["task_id"]) << "\n";
   return Status::Ok();
 }
 
 Status RunTaskStatus(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  MSP_ASSIGN_OR_RETURN(TaskStatus status, EnumFlag(inv, "STATUS", inv.flags.positionals.at(1), &ParseTaskStatus,
-                                                   &TaskStatusName));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Task t, SetTaskStatus(*engine, inv.ns, inv.flags.positionals.at(0), status, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, TaskToJson(t));
-  } else {
-    *inv.out << "task " << t.task_id << " is " << TaskStatusName(t.status) << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  *inv.out << "task " << TextOf((*answer)["task_id"]) << " is " << TextOf((*answer)["status"]) << "\n";
   return Status::Ok();
 }
 

@@ -1,6 +1,6 @@
 // JsonReader: strict reads of the fields of one JSON object, for the request
 // codec of src/api (api/codec.h) and the other REST bodies
-// (rest/request_json.cc, mission_routes.cc, task_routes.cc). Every error is
+// (rest/request_json.cc, mission_routes.cc). Every error is
 // InvalidArgument naming the field (with its path prefix, "memories[2].text")
 // and what was expected; a number out of range names the range and the value.
 #ifndef MSP_CODEC_JSON_READER_H_

@@ -1,5 +1,5 @@
 // decision_record, decision_import_adr, correction_record, handoff_digest,
-// workflow_mark_used and the task tools (see mission_tools.h).
+// and workflow_mark_used (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
 #include <algorithm>
@@ -14,8 +14,6 @@
 #include "mission/records.h"
 #include "msp/digest.h"
 #include "msp/mission.h"
-#include "orchestrate/task_json.h"
-#include "orchestrate/tasks.h"
 #include "util/time.h"
 
 namespace msp::mcp {
@@ -37,8 +35,6 @@ json MissionArg() {
   return s::NonEmptyString("Mission id (default: the server's --mission).");
 }
 
-json AskerArg() { return s::String("Who asks (their clearance applies; default the server's --operator)."); }
-
 // The session's namespace with the call's mission; InvalidArgument without one.
 Result<Namespace> MissionScope(const McpSession& session, const json& args) {
   Namespace ns = session.ns;
@@ -59,13 +55,6 @@ Result<json> ParsedJson(const std::string& text, std::string_view what) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::Internal(std::string(what) + " is not valid JSON");
   return j;
-}
-
-// Who asks in a session's mission read (CallerAsker): the call's
-// "operator" (default the session's) at their registry clearance, capped by
-// the session's (its API key's); without an operator, the session's caller.
-Result<Asker> SessionAsker(const McpSession& session, const Namespace& ns, const json& args) {
-  return CallerAsker(*session.engine, ns, CallerOf(session), args.value("operator", session.ns.operator_id));
 }
 
 json CriticalityEnum(std::string_view description) {
@@ -324,192 +313,6 @@ Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
 }
 
 
-// ---------------------------------------------------------------- tasks
-
-json TaskIdArg() { return s::NonEmptyString("The task's id in the mission (\"T-12\", \"gh-42\")."); }
-
-json TaskOutput() {
-  return s::Object(
-      {
-          {"task_id", s::String("The task's id.")},
-          {"title", s::String("One line.")},
-          {"status", s::Enum("Where it stands.", AllNames(&TaskStatusName))},
-          {"comments", s::ArrayOf(s::AnyObject("a comment {id, author, text, created_at}"), "Oldest first.")},
-      },
-      {"task_id", "title", "status"}, /*closed=*/false);
-}
-
-// The clearance a session's task read runs with (SessionAsker).
-Result<int> TaskReadClearance(const McpSession& session, const Namespace& ns, const json& args) {
-  MSP_ASSIGN_OR_RETURN(Asker asker, SessionAsker(session, ns, args));
-  return *asker.clearance;
-}
-
-Tool TaskAdd() {
-  Tool t;
-  t.name = "task_add";
-  t.title = "Add a mission task";
-  t.description =
-      "Add a task to the mission: what the refresh orchestrator follows (label LONG-TERM puts it under "
-      "`msp orchestrate`). Paths and components say which commits and decisions touch it.";
-  t.input_schema = s::Object(
-      {
-          {"task_id", TaskIdArg()},
-          {"title", s::NonEmptyString("One line, at most 300 characters.")},
-          {"description", s::String("What the task is about.")},
-          {"labels", s::ArrayOf(s::NonEmptyString("a label"), "Labels (LONG-TERM: followed by the orchestrator).")},
-          {"paths", s::ArrayOf(s::NonEmptyString("a path"), "Repository paths it covers (\"src/nav\").")},
-          {"components", s::ArrayOf(s::NonEmptyString("a component"), "Components it covers.")},
-          {"refs", s::ArrayOf(s::NonEmptyString("a name"), "Other names commits use for it (\"#42\").")},
-          {"status", s::Enum("Default open.", AllNames(&TaskStatusName))},
-          {"criticality", CriticalityEnum("Default normal.")},
-          {"access_level", s::Integer("0..9: readable by clearance N and above (default 0).", 0, kMaxAccessLevel)},
-          {"url", s::String("Where the task lives in a tracker.")},
-          {"mission", MissionArg()},
-      },
-      {"task_id", "title"});
-  t.output_schema = TaskOutput();
-  t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    Task task;
-    task.task_id = args.at("task_id").get<std::string>();
-    task.title = args.at("title").get<std::string>();
-    task.description = args.value("description", "");
-    task.labels = StringList(args, "labels");
-    task.paths = StringList(args, "paths");
-    task.components = StringList(args, "components");
-    task.refs = StringList(args, "refs");
-    task.status = EnumArg(args, "status", task.status, &ParseTaskStatus);
-    task.criticality = EnumArg(args, "criticality", task.criticality, &ParseCriticality);
-    task.access_level = args.value("access_level", 0);
-    task.url = args.value("url", "");
-    MSP_ASSIGN_OR_RETURN(Task stored, AddTask(engine, ns, task, session.actor));
-    return ToolOutput{TaskToJson(stored), std::nullopt};
-  };
-  return t;
-}
-
-Tool TaskList() {
-  Tool t;
-  t.name = "task_list";
-  t.title = "List mission tasks";
-  t.description = "The mission's tasks you may read, by task id; filter by labels, statuses or LONG-TERM.";
-  t.input_schema = s::Object(
-      {
-          {"labels", s::ArrayOf(s::NonEmptyString("a label"), "Only tasks with one of these labels.")},
-          {"statuses", s::ArrayOf(s::Enum("a status", AllNames(&TaskStatusName)), "Only these statuses.")},
-          {"long_term", s::Boolean("Only tasks labelled LONG-TERM.")},
-          {"mission", MissionArg()},
-          {"operator", AskerArg()},
-      },
-      {});
-  t.output_schema = s::Object({{"tasks", s::ArrayOf(TaskOutput(), "By task id.")}}, {"tasks"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    TaskFilter f;
-    f.labels = StringList(args, "labels");
-    f.statuses = EnumList(args, "statuses", &ParseTaskStatus);
-    f.long_term_only = args.value("long_term", false);
-    MSP_ASSIGN_OR_RETURN(f.clearance, TaskReadClearance(session, ns, args));
-    MSP_ASSIGN_OR_RETURN(std::vector<Task> tasks, ListTasks(engine, ns, f));
-    json out = json::array();
-    for (const Task& task : tasks) out.push_back(TaskToJson(task));
-    return ToolOutput{json{{"tasks", std::move(out)}}, std::nullopt};
-  };
-  return t;
-}
-
-Tool TaskShow() {
-  Tool t;
-  t.name = "task_show";
-  t.title = "Show a mission task";
-  t.description = "One task with its comments; not found when its access level is above your clearance.";
-  t.input_schema = s::Object(
-      {
-          {"task_id", TaskIdArg()},
-          {"mission", MissionArg()},
-          {"operator", AskerArg()},
-      },
-      {"task_id"});
-  t.output_schema = TaskOutput();
-  t.annotations = ToolAnnotations(true, false, true);
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(session, ns, args));
-    MSP_ASSIGN_OR_RETURN(Task task, GetTask(engine, ns, args.at("task_id").get<std::string>(), clearance));
-    return ToolOutput{TaskToJson(task), std::nullopt};
-  };
-  return t;
-}
-
-// A write to an existing task: the session must be able to read it.
-Result<Namespace> WritableTask(MemoryLayer& engine, const McpSession& session, const json& args) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-  MSP_ASSIGN_OR_RETURN(int clearance, TaskReadClearance(session, ns, args));
-  MSP_RETURN_IF_ERROR(GetTask(engine, ns, args.at("task_id").get<std::string>(), clearance).status());
-  return ns;
-}
-
-Tool TaskCommentTool() {
-  Tool t;
-  t.name = "task_comment";
-  t.title = "Comment on a mission task";
-  t.description = "Append a comment to a task (comments count towards its refresh priority).";
-  t.input_schema = s::Object(
-      {
-          {"task_id", TaskIdArg()},
-          {"text", s::NonEmptyString("The comment, at most 16,000 bytes.")},
-          {"author", s::String("Who wrote it (default the operator).")},
-          {"mission", MissionArg()},
-          {"operator", AskerArg()},
-      },
-      {"task_id", "text"});
-  t.output_schema = TaskOutput();
-  t.annotations = ToolAnnotations(false, false, false);
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(engine, session, args));
-    msp::TaskComment c;
-    c.text = args.at("text").get<std::string>();
-    c.author = args.value("author", args.value("operator", ns.operator_id));
-    MSP_ASSIGN_OR_RETURN(Task task, AddTaskComment(engine, ns, args.at("task_id").get<std::string>(), c,
-                                                   session.actor, SystemClock()->NowMs()));
-    return ToolOutput{TaskToJson(task), std::nullopt};
-  };
-  return t;
-}
-
-Tool TaskStatusTool() {
-  Tool t;
-  t.name = "task_status";
-  t.title = "Set a mission task's status";
-  t.description = "Move a task to open, in_progress, done or cancelled.";
-  t.input_schema = s::Object(
-      {
-          {"task_id", TaskIdArg()},
-          {"status", s::Enum("The new status.", AllNames(&TaskStatusName))},
-          {"mission", MissionArg()},
-          {"operator", AskerArg()},
-      },
-      {"task_id", "status"});
-  t.output_schema = TaskOutput();
-  t.annotations = ToolAnnotations(false, false, true);  // setting the same status twice changes nothing
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, WritableTask(engine, session, args));
-    MSP_ASSIGN_OR_RETURN(Task task, SetTaskStatus(engine, ns, args.at("task_id").get<std::string>(),
-                                                  *ParseTaskStatus(args.at("status").get<std::string>()),
-                                                  session.actor));
-    return ToolOutput{TaskToJson(task), std::nullopt};
-  };
-  return t;
-}
-
 }  // namespace
 
 std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Options& options) {
@@ -529,11 +332,6 @@ void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
   tools.push_back(CorrectionRecord());
   tools.push_back(HandoffDigestTool(mission));
   tools.push_back(MarkUsedTool(mission));
-  tools.push_back(TaskAdd());
-  tools.push_back(TaskList());
-  tools.push_back(TaskShow());
-  tools.push_back(TaskCommentTool());
-  tools.push_back(TaskStatusTool());
 }
 
 }  // namespace msp::mcp

@@ -1,8 +1,8 @@
-// The mission-memory tools of MCP (seed 003): decision_record, correction_record, handoff_digest, workflow_mark_used,
-// and the mission's tasks (task_add, task_list, task_show, task_comment,
-// task_status: push mode, the records `msp orchestrate` follows) — thin faces
-// over msp/mission.h, msp/digest.h and orchestrate/tasks.h in the session's
-// mission.
+// The mission-memory tools of MCP (seed 003): decision_record,
+// decision_import_adr, correction_record, handoff_digest and
+// workflow_mark_used — thin faces over msp/mission.h and msp/digest.h in the
+// session's mission. (The task tools, task_add ... task_status, are src/api
+// operations: mcp/api_tools.h.)
 // Every call runs on the session's caller layer (McpSession::engine: the
 // engine enforces the session's clearance); mission reads run as CallerAsker
 // says: the operator's registry clearance, capped by the session's.

@@ -154,7 +154,7 @@ std::string_view TaskStatusName(TaskStatus s) {
     case TaskStatus::kDone: return "done";
     case TaskStatus::kCancelled: return "cancelled";
   }
-  return "open";
+  return "unknown";
 }
 
 std::optional<TaskStatus> ParseTaskStatus(std::string_view s) {

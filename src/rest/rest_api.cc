@@ -239,6 +239,17 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   json request = r.body;
   if (op.info().rest_method != "POST") {
     MSP_ASSIGN_OR_RETURN(request, RequestFromTarget(op.info(), r));
+  } else if (request.is_object()) {
+    // POST /v1/tasks/{task_id}/comments: the path names the field; a body
+    // naming another value is refused.
+    for (const api::FieldInfo& f : op.info().fields) {
+      if (op.info().rest_path.find("{" + f.name + "}") == std::string::npos) continue;
+      if (request.contains(f.name) && request[f.name] != r.param(f.name)) {
+        return Status::InvalidArgument("field '" + f.name + "' differs from the path's '" + r.param(f.name) +
+                                       "': leave it out of the body");
+      }
+      request[f.name] = r.param(f.name);
+    }
   }
   Result<json> answer = op.Call(ContextOf(api, r, workflow), request);
   if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
@@ -424,7 +435,6 @@ const std::vector<RestRoute>& Routes() {
                        WithNamespaceParams(std::move(params)), nullptr, op});
     }
     for (RestRoute& route : MissionRoutes()) table.push_back(std::move(route));
-    for (RestRoute& route : TaskRoutes()) table.push_back(std::move(route));
     return table;
   }();
   return routes;

@@ -113,8 +113,6 @@ struct RestRoute {
 
 // The mission-memory routes (mission_routes.cc).
 std::vector<RestRoute> MissionRoutes();
-// The task routes of push mode (task_routes.cc).
-std::vector<RestRoute> TaskRoutes();
 // GET /v1/events/stream, server-sent events of the change sequence
 // (event_stream.cc): a streamed answer, so a route of its own outside the
 // table.

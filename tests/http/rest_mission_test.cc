@@ -279,6 +279,13 @@ TEST_F(RestMissionTest, TasksCommentsAndStatus) {
   ASSERT_EQ(c.j["comments"].size(), 1u);
   EXPECT_EQ(c.j["comments"][0]["author"], "ann");
   EXPECT_EQ(PostJson("/v1/tasks/T-12/comments", kKeyA, {{"namespace", ns}}).status, 400);
+  // The path names the task; a body naming another one is refused and changes nothing.
+  Answer other = PostJson("/v1/tasks/T-12/comments", kKeyA,
+                          {{"namespace", ns}, {"task_id", "T-13"}, {"text", "Meant for T-13."}});
+  EXPECT_EQ(other.status, 400) << other.body;
+  EXPECT_NE(other.ErrorMessage().find("task_id"), std::string::npos) << other.body;
+  EXPECT_EQ(Get("/v1/tasks/T-12" + m, kKeyA).j["comments"].size(), 1u);
+  EXPECT_EQ(Get("/v1/tasks/T-13" + m, kKeyA).j["comments"].size(), 0u);
   Answer st = PostJson("/v1/tasks/T-12/status", kKeyA, {{"namespace", ns}, {"status", "in_progress"}});
   ASSERT_EQ(st.status, 200) << st.body;
   EXPECT_EQ(Get("/v1/tasks/T-12" + m, kKeyA).j["status"], "in_progress");

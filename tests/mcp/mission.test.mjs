@@ -187,7 +187,7 @@ describe('mission tools over msp serve', () => {
       const add = await full.client.callTool({
         name: 'task_add',
         arguments: {
-          mission: 'jupiter', task_id: 'T-7', title: 'Calibrate the magnetometer', labels: ['LONG-TERM'],
+          namespace: { mission: 'jupiter' }, task_id: 'T-7', title: 'Calibrate the magnetometer', labels: ['LONG-TERM'],
           paths: ['src/mag'], criticality: 'high',
         },
       });
@@ -195,7 +195,7 @@ describe('mission tools over msp serve', () => {
       assert.equal(add.structuredContent.task_id, 'T-7');
       assert.equal(add.structuredContent.status, 'open');
       const again = await full.client.callTool({
-        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-7', title: 'A second T-7' },
+        name: 'task_add', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-7', title: 'A second T-7' },
       });
       assert.equal(again.isError, true);
 
@@ -208,62 +208,66 @@ describe('mission tools over msp serve', () => {
       });
       assert.equal(put.status, 200, await put.text());
       const secret = await full.client.callTool({
-        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-8', title: 'Classified burn', access_level: 3 },
+        name: 'task_add', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-8', title: 'Classified burn', access_level: 3 },
       });
       assert.equal(secret.isError, false, JSON.stringify(secret));
 
       const comment = await full.client.callTool({
-        name: 'task_comment', arguments: { mission: 'jupiter', task_id: 'T-7', text: 'Drift is 3 nT per hour.' },
+        name: 'task_comment', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-7', text: 'Drift is 3 nT per hour.' },
       });
       assert.equal(comment.isError, false, JSON.stringify(comment));
       assert.equal(comment.structuredContent.comments.length, 1);
       assert.equal(comment.structuredContent.comments[0].text, 'Drift is 3 nT per hour.');
 
       const status = await full.client.callTool({
-        name: 'task_status', arguments: { mission: 'jupiter', task_id: 'T-7', status: 'in_progress' },
+        name: 'task_status', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-7', status: 'in_progress' },
       });
       assert.equal(status.isError, false, JSON.stringify(status));
       assert.equal(status.structuredContent.status, 'in_progress');
       const badStatus = await full.client.callTool({
-        name: 'task_status', arguments: { mission: 'jupiter', task_id: 'T-7', status: 'finished' },
+        name: 'task_status', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-7', status: 'finished' },
       });
       assert.equal(badStatus.isError, true);
+      // The mission is the namespace's, as on every face: a flat "mission" is no field.
+      const flat = await full.client.callTool({ name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-7' } });
+      assert.equal(flat.isError, true);
+      assert.match(flat.content[0].text, /unknown field 'mission'/);
 
-      const shown = await full.client.callTool({ name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-7' } });
+      const shown = await full.client.callTool({ name: 'task_show', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-7' } });
       assert.equal(shown.structuredContent.status, 'in_progress');
       assert.equal(shown.structuredContent.comments.length, 1);
 
-      const listed = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'chief' } });
+      const listed = await full.client.callTool({ name: 'task_list', arguments: { namespace: { mission: 'jupiter', operator: 'chief' } } });
       assert.deepEqual(listed.structuredContent.tasks.map((t) => t.task_id), ['T-7', 'T-8']);
-      const anonymous = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter' } });
+      const anonymous = await full.client.callTool({ name: 'task_list', arguments: { namespace: { mission: 'jupiter' } } });
       assert.deepEqual(anonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7', 'T-8'],
         'no operator: the session\'s caller asks (a key without a clearance)');
-      const stranger = await full.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'stranger' } });
+      const stranger = await full.client.callTool({ name: 'task_list', arguments: { namespace: { mission: 'jupiter', operator: 'stranger' } } });
       assert.deepEqual(stranger.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'an unknown operator has clearance 0');
-      const lowAnonymous = await low.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter' } });
+      const lowAnonymous = await low.client.callTool({ name: 'task_list', arguments: { namespace: { mission: 'jupiter' } } });
       assert.deepEqual(lowAnonymous.structuredContent.tasks.map((t) => t.task_id), ['T-7'], 'the low key itself');
       const longTerm = await full.client.callTool({
-        name: 'task_list', arguments: { mission: 'jupiter', long_term: true, statuses: ['in_progress'] },
+        name: 'task_list', arguments: { namespace: { mission: 'jupiter' }, long_term: true, statuses: ['in_progress'] },
       });
       assert.deepEqual(longTerm.structuredContent.tasks.map((t) => t.task_id), ['T-7']);
 
-      const lowList = await low.client.callTool({ name: 'task_list', arguments: { mission: 'jupiter', operator: 'chief' } });
+      const lowList = await low.client.callTool({ name: 'task_list', arguments: { namespace: { mission: 'jupiter', operator: 'chief' } } });
       assert.deepEqual(lowList.structuredContent.tasks.map((t) => t.task_id), ['T-7']);
       const lowShow = await low.client.callTool({
-        name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-8', operator: 'chief' },
+        name: 'task_show', arguments: { namespace: { mission: 'jupiter', operator: 'chief' }, task_id: 'T-8' },
       });
       assert.equal(lowShow.isError, true);
       const lowComment = await low.client.callTool({
-        name: 'task_comment', arguments: { mission: 'jupiter', task_id: 'T-8', text: 'peek', operator: 'chief' },
+        name: 'task_comment', arguments: { namespace: { mission: 'jupiter', operator: 'chief' }, task_id: 'T-8', text: 'peek' },
       });
       assert.equal(lowComment.isError, true);
       const lowAdd = await low.client.callTool({
-        name: 'task_add', arguments: { mission: 'jupiter', task_id: 'T-9', title: 'Above me', access_level: 1 },
+        name: 'task_add', arguments: { namespace: { mission: 'jupiter' }, task_id: 'T-9', title: 'Above me', access_level: 1 },
       });
       assert.equal(lowAdd.isError, true);
       assert.match(lowAdd.content[0].text, /clearance/);
       const after = await full.client.callTool({
-        name: 'task_show', arguments: { mission: 'jupiter', task_id: 'T-8', operator: 'chief' },
+        name: 'task_show', arguments: { namespace: { mission: 'jupiter', operator: 'chief' }, task_id: 'T-8' },
       });
       assert.equal(after.isError, false, JSON.stringify(after));
       assert.equal(after.structuredContent.comments?.length ?? 0, 0, 'the refused comment changed nothing');
