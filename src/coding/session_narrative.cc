@@ -52,12 +52,7 @@ Result<std::string> NarrateSessionWithModel(const ChatClient& chat, const Sessio
   if (!IsValidUtf8(text)) text = EscapeInvalidUtf8(text);
   if (Utf8Chars(text) > kSessionNarrativeChars) {
     // Cut between characters, the ellipsis inside the limit.
-    size_t cut = 0;
-    for (size_t chars = 0; chars + 1 < kSessionNarrativeChars; ++chars) {
-      ++cut;
-      while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
-    }
-    text = text.substr(0, cut) + "…";
+    text = std::string(Utf8PrefixChars(text, kSessionNarrativeChars - 1)) + "…";
   }
   return text;
 }

@@ -9,6 +9,7 @@
 
 #include "util/text.h"
 #include "util/time.h"
+#include "util/utf8.h"
 #include "util/uuid.h"
 #include "working/tokens.h"
 
@@ -26,14 +27,8 @@ std::string JsonText(const SJson& j) { return j.dump(-1, ' ', false, SJson::erro
 
 // `text` cut to `max` characters (UTF-8 aware) with "…".
 std::string Cut(std::string_view text, size_t max) {
-  size_t chars = 0, i = 0;
-  while (i < text.size()) {
-    if (chars == max) return std::string(text.substr(0, i)) + "…";
-    ++i;
-    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
-    ++chars;
-  }
-  return std::string(text);
+  const std::string_view kept = Utf8PrefixChars(text, max);
+  return kept.size() == text.size() ? std::string(text) : std::string(kept) + "…";
 }
 
 // Whitespace runs (newlines included) as one space.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/memory_json.h"
+#include "util/utf8.h"
 
 namespace msp::graph {
 namespace {
@@ -45,18 +46,10 @@ std::vector<std::string_view> NamespaceParts(const Namespace& ns, std::string_vi
   return {"msp-graph-v1", kind, ns.tenant, ns.user, ns.agent, ns.session, ns.mission, ns.operator_id};
 }
 
-std::string CutUtf8(std::string s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  s.resize(end);
-  return s;
-}
-
 std::string EntityText(const Entity& e) {
   std::string text = e.name + " (" + e.entity_type + ")";
   for (const std::string& o : e.observations) text += "\n- " + o;
-  return CutUtf8(std::move(text), kMaxIndexedTextBytes);
+  return std::string(Utf8PrefixBytes(text, kMaxIndexedTextBytes));
 }
 
 Result<json> Body(const Memory& m) {
@@ -107,7 +100,7 @@ Memory RelationRecord(const Namespace& ns, const Relation& r) {
   m.ns = ns;
   m.kind = Kind::kRelation;
   m.layer = DefaultLayer(Kind::kRelation);
-  m.text = CutUtf8(r.from + " " + r.relation_type + " " + r.to, kMaxIndexedTextBytes);
+  m.text = std::string(Utf8PrefixBytes(r.from + " " + r.relation_type + " " + r.to, kMaxIndexedTextBytes));
   m.body_json = DumpJson(json{{"from", r.from}, {"to", r.to}, {"relationType", r.relation_type}});
   m.source = std::string(kSource);
   return m;

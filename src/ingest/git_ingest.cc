@@ -44,9 +44,7 @@ std::string ValidUtf8(std::string_view s) {
 // The first `max` bytes of `s` cut at a character boundary, with "…" when cut.
 std::string CutUtf8(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
-  size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n) + "\xE2\x80\xA6";
+  return std::string(Utf8PrefixBytes(s, max)) + "\xE2\x80\xA6";
 }
 
 std::string Trimmed(std::string s) {

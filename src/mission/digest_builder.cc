@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "util/utf8.h"
+
 namespace msp {
 namespace {
 
@@ -108,26 +110,6 @@ class Renderer {
 
 }  // namespace
 
-size_t CountCodePoints(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char c : text) {
-    if ((c & 0xC0) != 0x80) ++n;
-  }
-  return n;
-}
-
-std::string CutUtf8(const std::string& text, size_t max_chars) {
-  size_t chars = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (chars == max_chars) return text.substr(0, i);
-      ++chars;
-    }
-  }
-  return text;
-}
-
 BuiltDigest BuildDigest(const DigestLayout& layout, size_t budget, const TokenCounter& counter) {
   const Renderer r(layout, budget, counter);
   const size_t n = layout.items.size();
@@ -177,9 +159,9 @@ BuiltDigest BuildDigest(const DigestLayout& layout, size_t budget, const TokenCo
       sel.text[i] = passage;
       if (fits()) continue;
     }
-    const size_t total = CountCodePoints(passage);
+    const size_t total = Utf8Chars(passage);
     auto fits_with = [&](size_t k) {
-      sel.text[i] = CutUtf8(passage, k) + kEllipsis;
+      sel.text[i] = std::string(Utf8PrefixChars(passage, k)) + kEllipsis;
       return fits();
     };
     // The count grows with k (the estimate is monotone in appended text);

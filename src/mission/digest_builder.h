@@ -92,14 +92,6 @@ struct BuiltDigest {
 // REQUIRES: every item's section < layout.sections.size().
 BuiltDigest BuildDigest(const DigestLayout& layout, size_t budget, const TokenCounter& counter);
 
-// `text` cut to at most `max_chars` code points (never inside a UTF-8
-// sequence); exposed for tests.
-std::string CutUtf8(const std::string& text, size_t max_chars);
-
-// The number of code points of valid UTF-8 `text` (continuation bytes are not
-// counted).
-size_t CountCodePoints(const std::string& text);
-
 }  // namespace msp
 
 #endif  // MSP_MISSION_DIGEST_BUILDER_H_

@@ -211,16 +211,6 @@ TEST(DigestBuilder, CyrillicEntriesAreCutAtCharacterBoundaries) {
   }
 }
 
-TEST(DigestBuilder, CutUtf8NeverSplitsACharacter) {
-  const std::string s = "жук🙂b";
-  EXPECT_EQ(CutUtf8(s, 0), "");
-  EXPECT_EQ(CutUtf8(s, 1), "ж");
-  EXPECT_EQ(CutUtf8(s, 3), "жук");
-  EXPECT_EQ(CutUtf8(s, 4), "жук🙂");
-  EXPECT_EQ(CutUtf8(s, 10), s);
-  EXPECT_EQ(CountCodePoints(s), 5u);
-}
-
 // Property: over many random layouts and budgets (fixed seed), the digest is
 // never over budget, its reported count is its real count, and it is valid
 // UTF-8. Run with the estimate and with msp's default counter.

@@ -12,6 +12,7 @@
 #include "mission/digest_builder.h"
 #include "mission/records.h"
 #include "mission/render.h"
+#include "util/utf8.h"
 #include "mission/retrieval_log.h"
 #include "msp/digest.h"
 #include "util/fence.h"
@@ -82,7 +83,7 @@ double Jaccard(const std::set<std::string>& a, const std::set<std::string>& b) {
 // short enough to be its own excerpt.
 std::string ExcerptOf(const std::string& text, const std::string& query) {
   constexpr size_t kExcerptChars = 600;
-  if (CountCodePoints(text) <= kExcerptChars) return "";
+  if (Utf8Chars(text) <= kExcerptChars) return "";
   std::vector<std::string> lines;
   for (size_t start = 0; start <= text.size();) {
     const size_t nl = text.find('\n', start);
@@ -102,15 +103,15 @@ std::string ExcerptOf(const std::string& text, const std::string& query) {
   }
   std::string out = lines[0];
   if (best == 0) {
-    for (size_t i = 1; i < lines.size() && CountCodePoints(out) < kExcerptChars; ++i) out += "\n" + lines[i];
+    for (size_t i = 1; i < lines.size() && Utf8Chars(out) < kExcerptChars; ++i) out += "\n" + lines[i];
     return out;
   }
   // Lines before and after the best one, while the passage is short.
   size_t lo = best, hi = best;
-  size_t chars = CountCodePoints(lines[best]);
+  size_t chars = Utf8Chars(lines[best]);
   while (chars < kExcerptChars && (lo > 1 || hi + 1 < lines.size())) {
-    if (hi + 1 < lines.size()) chars += CountCodePoints(lines[++hi]) + 1;
-    if (chars < kExcerptChars && lo > 1) chars += CountCodePoints(lines[--lo]) + 1;
+    if (hi + 1 < lines.size()) chars += Utf8Chars(lines[++hi]) + 1;
+    if (chars < kExcerptChars && lo > 1) chars += Utf8Chars(lines[--lo]) + 1;
   }
   if (lo > 1) out += "\n…";
   for (size_t i = lo; i <= hi; ++i) out += "\n" + lines[i];

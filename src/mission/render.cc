@@ -5,13 +5,14 @@
 
 #include "mission/digest_builder.h"
 #include "util/fence.h"
+#include "util/utf8.h"
 
 namespace msp {
 
 std::string OneLineText(std::string_view text, size_t max_chars) {
   const std::string flat = FenceLine(text);
-  if (CountCodePoints(flat) <= max_chars) return flat;
-  return CutUtf8(flat, max_chars == 0 ? 0 : max_chars - 1) + "…";
+  if (Utf8Chars(flat) <= max_chars) return flat;
+  return std::string(Utf8PrefixChars(flat, max_chars == 0 ? 0 : max_chars - 1)) + "…";
 }
 
 std::string FormatScore(double x) {

@@ -15,6 +15,7 @@
 #include "msp/digest.h"
 #include "msp/mission.h"
 #include "util/time.h"
+#include "util/utf8.h"
 
 namespace msp {
 namespace {
@@ -29,9 +30,7 @@ constexpr std::string_view kPushRefreshType = "push_refresh";
 
 std::string Cut(std::string s, size_t max) {
   if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "\n(cut)";
+  return std::string(Utf8PrefixBytes(s, max)) + "\n(cut)";
 }
 
 std::string Since(TimeMs from) { return from == 0 ? std::string("the start") : FormatIso8601(from); }

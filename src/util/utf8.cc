@@ -73,16 +73,28 @@ size_t Utf8Chars(std::string_view s) {
   return n;
 }
 
+std::string_view Utf8PrefixChars(std::string_view s, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (chars == max_chars) return s.substr(0, i);
+    ++chars;
+  }
+  return s;
+}
+
+std::string_view Utf8PrefixBytes(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
+}
+
 std::string CapUtf8Chars(std::string_view text, size_t max_chars) {
   const size_t total = Utf8Chars(text);
   if (total <= max_chars) return std::string(text);
-  size_t chars = 0, cut = 0;
-  while (cut < text.size() && chars < max_chars) {
-    ++cut;
-    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
-    ++chars;
-  }
-  return std::string(text.substr(0, cut)) + "… [" + std::to_string(total - chars) + " more characters]";
+  return std::string(Utf8PrefixChars(text, max_chars)) + "… [" + std::to_string(total - max_chars) +
+         " more characters]";
 }
 
 uint32_t NextCodePoint(std::string_view s, size_t* i) {

@@ -21,6 +21,14 @@ std::string EscapeInvalidUtf8(std::string_view s);
 // Characters (code points) in valid UTF-8 `s`.
 size_t Utf8Chars(std::string_view s);
 
+// The longest prefix of `s` with at most `max_chars` characters (code
+// points), never ending inside one.
+std::string_view Utf8PrefixChars(std::string_view s, size_t max_chars);
+
+// The longest prefix of `s` of at most `max_bytes` bytes that does not end
+// inside a character.
+std::string_view Utf8PrefixBytes(std::string_view s, size_t max_bytes);
+
 // `text` cut to at most `max_chars` characters (code points, never inside
 // one) with "… [N more characters]" appended when cut.
 std::string CapUtf8Chars(std::string_view text, size_t max_chars);

@@ -126,6 +126,23 @@ TEST(UuidTest, Hash128UuidIsStable) {
   EXPECT_NE(Hash128(key), Hash128(key + "x"));
 }
 
+TEST(Utf8Test, PrefixesNeverEndInsideACharacter) {
+  const std::string s = "жук🙂b";  // 2 + 2 + 2 + 4 + 1 bytes
+  EXPECT_EQ(Utf8Chars(s), 5u);
+  EXPECT_EQ(Utf8PrefixChars(s, 0), "");
+  EXPECT_EQ(Utf8PrefixChars(s, 1), "ж");
+  EXPECT_EQ(Utf8PrefixChars(s, 3), "жук");
+  EXPECT_EQ(Utf8PrefixChars(s, 4), "жук🙂");
+  EXPECT_EQ(Utf8PrefixChars(s, 10), s);
+  EXPECT_EQ(Utf8PrefixBytes(s, 0), "");
+  EXPECT_EQ(Utf8PrefixBytes(s, 1), "");
+  EXPECT_EQ(Utf8PrefixBytes(s, 3), "ж");
+  EXPECT_EQ(Utf8PrefixBytes(s, 9), "жук");
+  EXPECT_EQ(Utf8PrefixBytes(s, 10), "жук🙂");
+  EXPECT_EQ(Utf8PrefixBytes(s, 11), s);
+  EXPECT_EQ(Utf8PrefixBytes(s, 100), s);
+}
+
 TEST(Utf8Test, CapCutsBetweenCharactersAndSaysHowManyAreLeft) {
   EXPECT_EQ(CapUtf8Chars("short", 10), "short");
   EXPECT_EQ(CapUtf8Chars("short", 5), "short");
