@@ -1,7 +1,8 @@
 // Fuzz target: REST request bodies and query strings (rest/request_json.h):
 // the body parsed as the server parses it, then read as a write (src/api's
-// memory_write, as POST /v1/memories reads it), a fact and an episode step;
-// the input also as a request target's query string.
+// memory_write, as POST /v1/memories reads it), a fact and an episode step
+// (src/api's episode_add, as POST /v1/episodes reads it); the input also as
+// a request target's query string.
 #include "api/operations.h"
 #include "codec/memory_json.h"
 #include "fuzz/fuzz_util.h"
@@ -15,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     context.ns.tenant = "t";
     (void)msp::api::DecodeWrite(context, *body, "");
     (void)msp::FactRequestFromJson(*body, "t");
-    (void)msp::EpisodeStepFromJson(*body, "t");
+    static const std::unique_ptr<msp::api::Operation> episode = msp::api::EpisodeAddOperation();
+    (void)episode->Check(context, *body);
     (void)msp::NamespaceFromBody(*body, "t");
   }
   const msp::QueryParams query = msp::ParseQuery("/v1/memories?" + std::string(text));

@@ -83,6 +83,28 @@ TEST(ApiTest, TaskOperationsNeedAMissionAndTheirRequiredFields) {
             (std::vector<std::string>{"open", "in_progress", "done", "cancelled"}));
 }
 
+TEST(ApiTest, EpisodeNeedsASessionAndOneOfTextOrContent) {
+  const Operation& op = Op("episode_add");
+  CallContext context;
+  context.ns.tenant = "acme";
+  ASSERT_OK(op.Check(context, json::parse(R"({"namespace": {"session": "s1"}, "type": "tool_call",
+      "content": {"cmd": "ls"}, "tool_name": "sh", "duration_ms": 5})")));
+  EXPECT_EQ(ErrorOf(op, json::parse(R"({"text": "hi there"})")),
+            "field 'namespace.session' is required: an episode is a step of a session");
+  const std::string one_of =
+      "give exactly one of field 'text' (the step as text) and field 'content' (as a JSON object)";
+  EXPECT_EQ(ErrorOf(op, json::parse(R"({"namespace": {"session": "s"}})")), one_of);
+  EXPECT_EQ(ErrorOf(op, json::parse(R"({"namespace": {"session": "s"}, "text": "a", "content": {}})")), one_of);
+  EXPECT_EQ(ErrorOf(op, json::parse(R"({"namespace": {"session": "s"}, "content": [1]})")).rfind("field 'content'", 0),
+            0u);
+  EXPECT_NE(ErrorOf(op, json::parse(R"({"namespace": {"session": "s"}, "text": "a", "request_id": ""})"))
+                .find("field 'request_id'"),
+            std::string::npos);
+  // The session given by the face (MCP: `msp mcp --session`) is enough.
+  context.ns.session = "s9";
+  ASSERT_OK(op.Check(context, json::parse(R"({"text": "hi there"})")));
+}
+
 CallContext Acme() {
   CallContext context;
   context.ns.tenant = "acme";

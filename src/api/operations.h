@@ -31,7 +31,8 @@ std::string CliMessage(const OperationInfo& info, std::string message);
 // 'kinds'". A POST route's message is the operation's own.
 std::string RestMessage(const OperationInfo& info, std::string message);
 
-// The declarations (search.cc, workflow_query.cc, write.cc, record.cc, list.cc, tasks.cc).
+// The declarations (search.cc, workflow_query.cc, write.cc, record.cc,
+// list.cc, episode.cc, tasks.cc).
 std::unique_ptr<Operation> SearchOperation();
 std::unique_ptr<Operation> WorkflowQueryOperation();
 std::unique_ptr<Operation> WriteOperation();
@@ -39,6 +40,7 @@ std::unique_ptr<Operation> GetOperation();      // record.cc
 std::unique_ptr<Operation> HistoryOperation();  // record.cc
 std::unique_ptr<Operation> DeleteOperation();   // record.cc
 std::unique_ptr<Operation> ListOperation();     // list.cc
+std::unique_ptr<Operation> EpisodeAddOperation();   // episode.cc
 std::unique_ptr<Operation> TaskAddOperation();      // tasks.cc
 std::unique_ptr<Operation> TaskListOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskShowOperation();     // tasks.cc

@@ -183,7 +183,7 @@ TEST(CliTest, EnumAndValueFlagErrorsAreUsageErrors) {
   EXPECT_TRUE(Contains(since.err, "--created-from: 'last week' is not an ISO 8601 time")) << since.err;
   CliRun both = Cli({"episode", "add", "--session", "s", "--text", "a", "--content", "{}"});
   EXPECT_EQ(both.code, 2);
-  EXPECT_TRUE(Contains(both.err, "give exactly one of --text and --content"));
+  EXPECT_TRUE(Contains(both.err, "give exactly one of --text (the step as text) and --content")) << both.err;
   CliRun no_session = Cli({"episode", "list"});
   EXPECT_EQ(no_session.code, 2);
   EXPECT_TRUE(Contains(no_session.err, "--session is required"));

@@ -33,49 +33,13 @@ std::string StepType(const Memory& m) {
 
 }  // namespace
 
+// episode add: src/api's episode_add (api/episode.cc), printed.
 Status RunEpisodeAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireSession(inv));
-  const ParsedFlags& flags = inv.flags;
-  EpisodeStep step;
-  step.ns = inv.ns;
-  if (flags.Has("--text") == flags.Has("--content")) {
-    return Usage(inv, "give exactly one of --text and --content");
-  }
-  if (flags.Has("--content")) {
-    MSP_ASSIGN_OR_RETURN(nlohmann::json content, ParseJsonObject(flags.Get("--content"), "--content"));
-    step.content_json = content.dump();
-  } else {
-    step.text = flags.Get("--text");
-  }
-  if (flags.Has("--type")) {
-    MSP_ASSIGN_OR_RETURN(step.type, EnumFlag(inv, "--type", flags.Get("--type"), &ParseEpisodeType,
-                                             &EpisodeTypeName));
-  }
-  step.tool_name = flags.Get("--tool-name");
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  for (auto [flag, field] : {std::pair<std::string_view, int64_t*>{"--duration-ms", &step.duration_ms},
-                             {"--token-count", &step.token_count},
-                             {"--step", &step.step_number}}) {
-    Result<int64_t> v = flags.GetInt(flag, 0, 0, kMax);
-    if (!v.ok()) return Usage(inv, v.status().message());
-    *field = *v;
-  }
-  MSP_ASSIGN_OR_RETURN(step.timestamp, TimeFlag(inv, "--at"));
-  step.tags = flags.All("--tag");
-  step.source = flags.Get("--source", step.source);
-  if (flags.Has("--sensitivity")) {
-    MSP_ASSIGN_OR_RETURN(step.sensitivity, EnumFlag(inv, "--sensitivity", flags.Get("--sensitivity"),
-                                                    &ParseSensitivity, &SensitivityName));
-  }
-  step.actor = inv.actor;
-
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
-  MSP_ASSIGN_OR_RETURN(Memory m, engine->AddEpisode(step));
-  if (inv.json) {
-    PrintJson(inv, MemoryToJson(m));
-  } else {
-    *inv.out << "stored " << m.id << " (session " << m.ns.session << ", step " << m.step_number << ")\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, AnswerToPrint(inv, /*create=*/true));
+  if (!answer) return Status::Ok();
+  *inv.out << "stored " << (*answer)["id"].get<std::string>() << " (session "
+           << (*answer)["namespace"].value("session", std::string()) << ", step "
+           << (*answer)["step_number"].get<int64_t>() << ")\n";
   return Status::Ok();
 }
 

@@ -1,6 +1,6 @@
-// msp's own memory tools for MCP: episode_add, fact_history. Each is a thin
-// face over one MemoryLayer call in the session's namespace. (memory_search
-// and memory_write are src/api's operations: mcp/api_tools.h.)
+// msp's own memory tool for MCP: fact_history, a thin face over one
+// MemoryLayer call in the session's namespace. (memory_search, memory_write,
+// episode_add and the others are src/api's operations: mcp/api_tools.h.)
 #ifndef MSP_MCP_MEMORY_TOOLS_H_
 #define MSP_MCP_MEMORY_TOOLS_H_
 

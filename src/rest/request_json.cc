@@ -64,32 +64,6 @@ Result<FactRequest> FactRequestFromJson(const json& j, const std::string& tenant
   return f;
 }
 
-Result<EpisodeStep> EpisodeStepFromJson(const json& j, const std::string& tenant) {
-  Reader r(j, "");
-  MSP_RETURN_IF_ERROR(r.Object());
-  MSP_RETURN_IF_ERROR(r.Known({"namespace", "step_number", "type", "content", "text", "tool_name", "duration_ms",
-                               "token_count", "timestamp", "tags", "sensitivity", "source"}));
-  EpisodeStep e;
-  MSP_ASSIGN_OR_RETURN(e.ns, ReadNamespace(r, tenant, "namespace"));
-  if (e.ns.session.empty()) return Status::InvalidArgument("field 'namespace.session' is required for an episode");
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  MSP_RETURN_IF_ERROR(r.Int("step_number", &e.step_number, 0, kMax));
-  MSP_RETURN_IF_ERROR(r.Enum("type", &e.type, ParseEpisodeType, EpisodeTypeName));
-  MSP_RETURN_IF_ERROR(r.ObjectText("content", &e.content_json));
-  MSP_RETURN_IF_ERROR(r.String("text", &e.text));
-  if (e.content_json.empty() == e.text.empty()) {
-    return Status::InvalidArgument("give exactly one of 'text' (a non-empty string) and 'content' (an object)");
-  }
-  MSP_RETURN_IF_ERROR(r.String("tool_name", &e.tool_name));
-  MSP_RETURN_IF_ERROR(r.Int("duration_ms", &e.duration_ms, 0, kMax));
-  MSP_RETURN_IF_ERROR(r.Int("token_count", &e.token_count, 0, kMax));
-  MSP_RETURN_IF_ERROR(r.Time("timestamp", &e.timestamp));
-  MSP_RETURN_IF_ERROR(r.Strings("tags", &e.tags));
-  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &e.sensitivity, ParseSensitivity, SensitivityName));
-  MSP_RETURN_IF_ERROR(r.String("source", &e.source));
-  return e;
-}
-
 Status CheckQueryNames(const QueryParams& q, const std::vector<std::string>& known) {
   for (const auto& [name, value] : q) {
     if (name == "tenant" || std::find(known.begin(), known.end(), name) != known.end()) continue;

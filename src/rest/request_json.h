@@ -35,11 +35,6 @@ Result<Namespace> NamespaceFromBody(const nlohmann::json& body, const std::strin
 //  criticality, valid_at, provenance}.
 Result<FactRequest> FactRequestFromJson(const nlohmann::json& j, const std::string& tenant);
 
-// {namespace (session required), step_number, type, content (object) or
-//  text, tool_name, duration_ms, token_count, timestamp, tags, sensitivity,
-//  source}.
-Result<EpisodeStep> EpisodeStepFromJson(const nlohmann::json& j, const std::string& tenant);
-
 // Query parameters of a GET: name -> every value given.
 using QueryParams = std::multimap<std::string, std::string>;
 

@@ -11,19 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-TEST(RequestJsonTest, EpisodeNeedsSessionAndOneOfTextOrContent) {
-  ASSERT_OK_AND_ASSIGN(EpisodeStep e, EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s1"},
-      "type": "tool_call", "content": {"cmd": "ls"}, "tool_name": "sh", "duration_ms": 5})"), "t"));
-  EXPECT_EQ(e.ns.session, "s1");
-  EXPECT_EQ(e.type, EpisodeType::kToolCall);
-  EXPECT_EQ(e.content_json, R"({"cmd":"ls"})");
-  EXPECT_EQ(e.duration_ms, 5);
-  EXPECT_FALSE(EpisodeStepFromJson(json::parse(R"({"text": "hi there"})"), "t").ok());
-  EXPECT_FALSE(EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s"}})"), "t").ok());
-  EXPECT_FALSE(
-      EpisodeStepFromJson(json::parse(R"({"namespace": {"session": "s"}, "text": "a", "content": {}})"), "t").ok());
-}
-
 TEST(RequestJsonTest, QueryParameters) {
   QueryParams q = {{"user", "ann"}, {"kind", "fact,episode"}, {"kind", "decision"}, {"limit", "5"},
                    {"newest_first", "true"}};

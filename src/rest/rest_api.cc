@@ -259,13 +259,6 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   return Reply::Json(op.info().rest_status, std::move(answer).value());
 }
 
-Result<Reply> AddEpisode(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(EpisodeStep step, EpisodeStepFromJson(r.body, r.tenant()));
-  step.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(Memory m, r.engine().AddEpisode(step));
-  return Reply::Json(201, MemoryToJson(m));
-}
-
 Result<Reply> SessionSteps(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
   MSP_ASSIGN_OR_RETURN(int64_t last, IntParam(r.query, "last", 0, 1000000, 0));
@@ -395,7 +388,6 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
-      {"POST", "/v1/episodes", BodyKind::kJson, ns_tenant, {}, &AddEpisode},
       {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
       {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
       {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},

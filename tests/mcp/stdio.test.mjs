@@ -112,13 +112,13 @@ describe('msp mcp with the SDK client (stdio)', () => {
 
   test('episode_add numbers the steps of a session', async () => {
     const first = await conn.client.callTool({
-      name: 'episode_add', arguments: { session: 's1', text: 'The user asked to rotate the API keys' },
+      name: 'episode_add', arguments: { namespace: { session: 's1' }, text: 'The user asked to rotate the API keys' },
     });
     assert.equal(first.isError, false);
     assert.equal(first.structuredContent.step_number, 1);
     const second = await conn.client.callTool({
       name: 'episode_add',
-      arguments: { session: 's1', type: 'tool_call', tool_name: 'bash', content: { cmd: 'rotate-keys' } },
+      arguments: { namespace: { session: 's1' }, type: 'tool_call', tool_name: 'bash', content: { cmd: 'rotate-keys' } },
     });
     assert.equal(second.structuredContent.step_number, 2);
     const noSession = await conn.client.callTool({ name: 'episode_add', arguments: { text: 'x' } });

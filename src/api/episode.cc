@@ -1,0 +1,123 @@
+// The declaration of episode_add: one step of a session appended to its
+// episodic memory (msp episode add, POST /v1/episodes, MCP episode_add).
+// Answers the stored record, as memory_get does.
+#include "api/declare.h"
+#include "api/operations.h"
+#include "api/record_json.h"
+#include "core/idempotency.h"
+#include "util/fence.h"
+
+namespace msp::api {
+namespace {
+
+using nlohmann::json;
+using EpisodeField = Fields<EpisodeStep>;
+
+// Counts and step numbers stay exact in every JSON reader (2^53).
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
+Status CheckEpisode(const EpisodeStep& e) {
+  if (e.ns.session.empty()) {
+    return Status::InvalidArgument("field 'namespace.session' is required: an episode is a step of a session");
+  }
+  if (e.content_json.empty() == e.text.empty()) {
+    return Status::InvalidArgument("give exactly one of field 'text' (the step as text) and field 'content' (as "
+                                   "a JSON object)");
+  }
+  return Status::Ok();
+}
+
+Result<json> HandleEpisode(const CallContext& context, EpisodeStep& e) {
+  e.actor = context.caller.actor;
+  if (context.agent_writes && e.source != context.agent_writes->source &&
+      IsTrustedSource(e.source, context.trusted_sources)) {
+    return Status::InvalidArgument("source '" + e.source +
+                                   "' is trusted (policy.context_trusted_sources) and cannot be claimed by an "
+                                   "episode_add call: omit source (stored as '" + context.agent_writes->source +
+                                   "') or name an untrusted one; nothing was written");
+  }
+  MSP_ASSIGN_OR_RETURN(Memory m, context.engine->AddEpisode(e));
+  return RecordJson(context, m);
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> EpisodeAddOperation() {
+  Declaration<EpisodeStep> d;
+  d.info = {
+      .name = "episode_add",
+      .title = "Add an episode step",
+      .summary = "Append one step (a user message, an agent response, a tool call or result, an observation) to a "
+                 "session's episodic memory. Give exactly one of text and content. Steps are numbered in order; "
+                 "facts are distilled from them when the session ends (or in the background). Answers the stored "
+                 "record.",
+      .cli_verb = "episode add",
+      .rest_method = "POST",
+      .rest_path = "/v1/episodes",
+      .mcp_tool = "episode_add",
+      .rest_status = 201,
+      .example = {{"namespace", {{"session", "s1"}}},
+                  {"text", "The user asked which database holds the billing ledger"},
+                  {"type", "user_message"},
+                  {"timestamp", "2026-11-30T09:00:00Z"},
+                  {"tags", {"billing"}}},
+      .answer = "record with trust (kind episode: namespace.session, step_number, episode_type, ...)",
+      .answer_schema = RecordSchema(),
+  };
+  Field<EpisodeStep> request_id = EpisodeField::String(
+      {.name = "request_id",
+       .doc = "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, "
+              "within store.idempotency_ttl_hours) answers the first step's record and adds nothing; the same key "
+              "with another step is a conflict."},
+      [](EpisodeStep& e) -> auto& { return e.request_id; });
+  request_id.read = [read = request_id.read](const JsonReader& reader, EpisodeStep& e) -> Status {
+    MSP_RETURN_IF_ERROR(read(reader, e));
+    if (!reader.Has("request_id")) return Status::Ok();
+    if (Status s = ValidateRequestId(e.request_id); !s.ok()) {
+      return Status::InvalidArgument("field '" + reader.prefix() + "request_id': " + s.message());
+    }
+    return Status::Ok();
+  };
+  Field<EpisodeStep> source = EpisodeField::String(
+      {.name = "source",
+       .doc = "Where the step came from. MCP: default mcp.write_source (\"agent\"), and a trusted source "
+              "(policy.context_trusted_sources) is refused."},
+      [](EpisodeStep& e) -> auto& { return e.source; });
+  source.preset = [](const CallContext& context, EpisodeStep& e) {
+    if (context.agent_writes) e.source = context.agent_writes->source;
+  };
+  d.fields = {
+      EpisodeField::Scope({.name = "namespace",
+                           .doc = "The session (required) and who it belongs to: user, agent, mission, operator; "
+                                  "parts left out are the face's (MCP: the session's)."},
+                          [](EpisodeStep& e) -> auto& { return e.ns; }),
+      EpisodeField::Text({.name = "text", .doc = "The step as plain text (or give content)."},
+                         [](EpisodeStep& e) -> auto& { return e.text; }),
+      EpisodeField::Object({.name = "content", .doc = "The step as a JSON object (or give text)."},
+                           [](EpisodeStep& e) -> auto& { return e.content_json; }),
+      EpisodeField::Enum({.name = "type", .doc = "What kind of step it is."}, &ParseEpisodeType, &EpisodeTypeName,
+                         [](EpisodeStep& e) -> auto& { return e.type; }),
+      EpisodeField::String({.name = "tool_name", .doc = "The tool called in this step."},
+                           [](EpisodeStep& e) -> auto& { return e.tool_name; }),
+      EpisodeField::Int({.name = "duration_ms", .doc = "How long the step took."}, 0, kMaxCount,
+                        [](EpisodeStep& e) -> auto& { return e.duration_ms; }),
+      EpisodeField::Int({.name = "token_count", .doc = "Tokens in the step."}, 0, kMaxCount,
+                        [](EpisodeStep& e) -> auto& { return e.token_count; }),
+      EpisodeField::Int({.name = "step_number", .doc = "Its place in the session (0: after the last step).",
+                         .flag = "--step"},
+                        0, kMaxCount, [](EpisodeStep& e) -> auto& { return e.step_number; }),
+      EpisodeField::Time({.name = "timestamp", .doc = "When it happened (ISO 8601; default now).", .flag = "--at"},
+                         [](EpisodeStep& e) -> auto& { return e.timestamp; }),
+      EpisodeField::Strings({.name = "tags", .doc = "Tags.", .flag = "--tag"},
+                            [](EpisodeStep& e) -> auto& { return e.tags; }),
+      EpisodeField::Enum({.name = "sensitivity", .doc = "How sensitive it is."},
+                         &ParseSensitivity, &SensitivityName, [](EpisodeStep& e) -> auto& { return e.sensitivity; }),
+      std::move(source),
+      std::move(request_id),
+  };
+  d.check = &CheckEpisode;
+  d.handle = &HandleEpisode;
+  return Declare(std::move(d));
+}
+
+}  // namespace msp::api
