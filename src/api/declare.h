@@ -18,6 +18,8 @@
 #include "api/operation.h"
 #include "codec/json_reader.h"
 #include "codec/memory_json.h"
+#include "core/idempotency.h"
+#include "util/fence.h"
 #include "util/time.h"
 
 namespace msp::api {
@@ -232,6 +234,46 @@ struct Fields {
             [at](const CallContext& context, R& r) { at(r) = context.ns; }};
   }
 };
+
+// The rows and checks more than one operation shares.
+
+// request_id: an idempotency key (core/idempotency.h), checked as it is read.
+template <typename R, typename At>
+Field<R> RequestIdField(std::string doc, At at) {
+  Field<R> f = Fields<R>::String({.name = "request_id", .doc = std::move(doc)}, at);
+  f.read = [read = f.read, at](const JsonReader& reader, R& r) -> Status {
+    MSP_RETURN_IF_ERROR(read(reader, r));
+    if (!reader.Has("request_id")) return Status::Ok();
+    if (Status s = ValidateRequestId(at(r)); !s.ok()) {
+      return Status::InvalidArgument("field '" + reader.prefix() + "request_id': " + s.message());
+    }
+    return Status::Ok();
+  };
+  return f;
+}
+
+// source: where a record came from; from a model's face (MCP) the face's
+// source unless the request names another (CheckClaimedSource).
+template <typename R, typename At>
+Field<R> SourceField(std::string doc, At at) {
+  Field<R> f = Fields<R>::String({.name = "source", .doc = std::move(doc)}, at);
+  f.preset = [at](const CallContext& context, R& r) {
+    if (context.agent_writes) at(r) = context.agent_writes->source;
+  };
+  return f;
+}
+
+// A model (context.agent_writes) may not claim a trusted source
+// (policy.context_trusted_sources): trust is the operator's to give.
+inline Status CheckClaimedSource(const CallContext& context, const std::string& source, std::string_view tool) {
+  if (!context.agent_writes || source == context.agent_writes->source ||
+      !IsTrustedSource(source, context.trusted_sources)) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("source '" + source + "' is trusted (policy.context_trusted_sources) and cannot be "
+                                 "claimed by a " + std::string(tool) + " call: omit source (stored as '" +
+                                 context.agent_writes->source + "') or name an untrusted one; nothing was written");
+}
 
 // An operation's declaration over request struct R.
 template <typename R>

@@ -4,8 +4,6 @@
 #include "api/declare.h"
 #include "api/operations.h"
 #include "api/record_json.h"
-#include "core/idempotency.h"
-#include "util/fence.h"
 
 namespace msp::api {
 namespace {
@@ -29,13 +27,7 @@ Status CheckEpisode(const EpisodeStep& e) {
 
 Result<json> HandleEpisode(const CallContext& context, EpisodeStep& e) {
   e.actor = context.caller.actor;
-  if (context.agent_writes && e.source != context.agent_writes->source &&
-      IsTrustedSource(e.source, context.trusted_sources)) {
-    return Status::InvalidArgument("source '" + e.source +
-                                   "' is trusted (policy.context_trusted_sources) and cannot be claimed by an "
-                                   "episode_add call: omit source (stored as '" + context.agent_writes->source +
-                                   "') or name an untrusted one; nothing was written");
-  }
+  MSP_RETURN_IF_ERROR(CheckClaimedSource(context, e.source, "episode_add"));
   MSP_ASSIGN_OR_RETURN(Memory m, context.engine->AddEpisode(e));
   return RecordJson(context, m);
 }
@@ -64,28 +56,15 @@ std::unique_ptr<Operation> EpisodeAddOperation() {
       .answer = "record with trust (kind episode: namespace.session, step_number, episode_type, ...)",
       .answer_schema = RecordSchema(),
   };
-  Field<EpisodeStep> request_id = EpisodeField::String(
-      {.name = "request_id",
-       .doc = "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, "
-              "within store.idempotency_ttl_hours) answers the first step's record and adds nothing; the same key "
-              "with another step is a conflict."},
+  Field<EpisodeStep> request_id = RequestIdField<EpisodeStep>(
+      "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, within "
+      "store.idempotency_ttl_hours) answers the first step's record and adds nothing; the same key with another "
+      "step is a conflict.",
       [](EpisodeStep& e) -> auto& { return e.request_id; });
-  request_id.read = [read = request_id.read](const JsonReader& reader, EpisodeStep& e) -> Status {
-    MSP_RETURN_IF_ERROR(read(reader, e));
-    if (!reader.Has("request_id")) return Status::Ok();
-    if (Status s = ValidateRequestId(e.request_id); !s.ok()) {
-      return Status::InvalidArgument("field '" + reader.prefix() + "request_id': " + s.message());
-    }
-    return Status::Ok();
-  };
-  Field<EpisodeStep> source = EpisodeField::String(
-      {.name = "source",
-       .doc = "Where the step came from. MCP: default mcp.write_source (\"agent\"), and a trusted source "
-              "(policy.context_trusted_sources) is refused."},
+  Field<EpisodeStep> source = SourceField<EpisodeStep>(
+      "Where the step came from. MCP: default mcp.write_source (\"agent\"), and a trusted source "
+      "(policy.context_trusted_sources) is refused.",
       [](EpisodeStep& e) -> auto& { return e.source; });
-  source.preset = [](const CallContext& context, EpisodeStep& e) {
-    if (context.agent_writes) e.source = context.agent_writes->source;
-  };
   d.fields = {
       EpisodeField::Scope({.name = "namespace",
                            .doc = "The session (required) and who it belongs to: user, agent, mission, operator; "

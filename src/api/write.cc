@@ -4,8 +4,6 @@
 
 #include "api/declare.h"
 #include "api/operations.h"
-#include "core/idempotency.h"
-#include "util/fence.h"
 
 namespace msp::api {
 namespace {
@@ -46,29 +44,15 @@ std::vector<Field<WriteRequest>> WriteFields() {
     }
     return in_range(reader, r);
   };
-  Field<WriteRequest> request_id = WriteField::String(
-      {.name = "request_id",
-       .doc = "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, "
-              "within store.idempotency_ttl_hours) answers the first result and writes nothing; the same key "
-              "with another write is a conflict. REST also takes it as the Idempotency-Key header (both must "
-              "agree)."},
+  Field<WriteRequest> request_id = RequestIdField<WriteRequest>(
+      "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, within "
+      "store.idempotency_ttl_hours) answers the first result and writes nothing; the same key with another write "
+      "is a conflict. REST also takes it as the Idempotency-Key header (both must agree).",
       [](WriteRequest& r) -> auto& { return r.request_id; });
-  request_id.read = [read = request_id.read](const JsonReader& reader, WriteRequest& r) -> Status {
-    MSP_RETURN_IF_ERROR(read(reader, r));
-    if (!reader.Has("request_id")) return Status::Ok();
-    if (Status s = ValidateRequestId(r.request_id); !s.ok()) {
-      return Status::InvalidArgument("field '" + reader.prefix() + "request_id': " + s.message());
-    }
-    return Status::Ok();
-  };
-  Field<WriteRequest> source = WriteField::String(
-      {.name = "source",
-       .doc = "Where it came from. MCP: default mcp.write_source (\"agent\"), and a trusted source "
-              "(policy.context_trusted_sources) is refused: trust is the operator's to give."},
+  Field<WriteRequest> source = SourceField<WriteRequest>(
+      "Where it came from. MCP: default mcp.write_source (\"agent\"), and a trusted source "
+      "(policy.context_trusted_sources) is refused: trust is the operator's to give.",
       [](WriteRequest& r) -> auto& { return r.source; });
-  source.preset = [](const CallContext& context, WriteRequest& r) {
-    if (context.agent_writes) r.source = context.agent_writes->source;
-  };
   return {
       WriteField::Text({.name = "text",
                         .doc = "What to remember, as a self-contained sentence.",
@@ -112,12 +96,7 @@ Result<json> HandleWrite(const CallContext& context, WriteRequest& r) {
   bool stable = true;
   if (context.agent_writes) {
     const CallContext::AgentWrites& agent = *context.agent_writes;
-    if (r.source != agent.source && IsTrustedSource(r.source, context.trusted_sources)) {
-      return Status::InvalidArgument("source '" + r.source +
-                                     "' is trusted (policy.context_trusted_sources) and cannot be claimed by a "
-                                     "memory_write call: omit source (stored as '" + agent.source +
-                                     "') or name an untrusted one; nothing was written");
-    }
+    MSP_RETURN_IF_ERROR(CheckClaimedSource(context, r.source, "memory_write"));
     stable = std::any_of(r.tags.begin(), r.tags.end(), [&](const std::string& tag) {
       return std::find(agent.stable_tags.begin(), agent.stable_tags.end(), tag) != agent.stable_tags.end();
     });
