@@ -131,6 +131,9 @@ struct OperationInfo {
   nlohmann::json answer_schema{};  // its JSON Schema (MCP outputSchema)
 
   const FieldInfo* Find(const std::string& path) const;
+  // True when the REST path names the field ("/v1/memories/{id}"): the
+  // route takes it from the path, not from the body or a parameter.
+  bool InPath(const FieldInfo& f) const;
 };
 
 // One declared operation, type-erased.

@@ -58,6 +58,10 @@ const FieldInfo* OperationInfo::Find(const std::string& path) const {
   return nullptr;
 }
 
+bool OperationInfo::InPath(const FieldInfo& f) const {
+  return rest_path.find("{" + f.name + "}") != std::string::npos;
+}
+
 namespace {
 
 // Replaces every "field 'PATH'" (PATH, or PATH[i]) and "'PATH'" by `flag`.
@@ -111,7 +115,7 @@ std::string RestMessage(const OperationInfo& info, std::string message) {
       for (const char* part : {"tenant", "user", "agent", "session", "mission", "operator"}) {
         names.emplace_back(f.name + "." + part, std::string("parameter '") + part + "'");
       }
-    } else if (info.rest_path.find("{" + f.name + "}") == std::string::npos) {
+    } else if (!info.InPath(f)) {
       names.emplace_back(f.Path(), "parameter '" + f.name + "'");
     }
   }

@@ -118,7 +118,7 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
     // A field the path names (POST /v1/tasks/{task_id}/comments) is not the body's to give.
     nlohmann::json schema = InputSchema(info);
     for (const FieldInfo& f : info.fields) {
-      if (info.rest_path.find("{" + f.name + "}") == std::string::npos) continue;
+      if (!info.InPath(f)) continue;
       schema["properties"].erase(f.name);
       if (schema.contains("required")) {
         nlohmann::json& required = schema["required"];

@@ -149,11 +149,15 @@ Field<R> ScopeField() {
   return Fields<R>::Scope({.name = "namespace", .doc = kScopeDoc}, [](R& r) -> auto& { return r.scope; });
 }
 
+template <typename R, typename At>
+Field<R> TaskIdField(At at) {
+  return Fields<R>::Text({.name = "task_id", .doc = "The task's id in the mission (\"T-12\", \"gh-42\").",
+                          .required = true, .cli = CliForm::kPositional},
+                         at);
+}
+
 Field<TaskRequest> TaskIdField() {
-  return Fields<TaskRequest>::Text(
-      {.name = "task_id", .doc = "The task's id in the mission (\"T-12\", \"gh-42\").", .required = true,
-       .cli = CliForm::kPositional},
-      [](TaskRequest& r) -> auto& { return r.task_id; });
+  return TaskIdField<TaskRequest>([](TaskRequest& r) -> auto& { return r.task_id; });
 }
 
 }  // namespace
@@ -182,9 +186,7 @@ std::unique_ptr<Operation> TaskAddOperation() {
       .answer_schema = TaskSchema(),
   };
   d.fields = {
-      F::Text({.name = "task_id", .doc = "The task's id in the mission (\"T-12\", \"gh-42\").", .required = true,
-               .cli = CliForm::kPositional},
-              [](TaskAddRequest& r) -> auto& { return r.task.task_id; }),
+      TaskIdField<TaskAddRequest>([](TaskAddRequest& r) -> auto& { return r.task.task_id; }),
       ScopeField<TaskAddRequest>(),
       F::Text({.name = "title", .doc = "One line, at most 300 characters.", .required = true},
               [](TaskAddRequest& r) -> auto& { return r.task.title; }),

@@ -202,7 +202,7 @@ json ParamValue(const api::FieldInfo& f, const std::vector<std::string>& values)
 Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest& r) {
   json request = json::object();
   for (const api::FieldInfo& f : info.fields) {
-    if (info.rest_path.find("{" + f.name + "}") != std::string::npos) {
+    if (info.InPath(f)) {
       request[f.name] = r.param(f.name);
       continue;
     }
@@ -243,7 +243,7 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
     // POST /v1/tasks/{task_id}/comments: the path names the field; a body
     // naming another value is refused.
     for (const api::FieldInfo& f : op.info().fields) {
-      if (op.info().rest_path.find("{" + f.name + "}") == std::string::npos) continue;
+      if (!op.info().InPath(f)) continue;
       if (request.contains(f.name) && request[f.name] != r.param(f.name)) {
         return Status::InvalidArgument("field '" + f.name + "' differs from the path's '" + r.param(f.name) +
                                        "': leave it out of the body");
@@ -417,7 +417,7 @@ const std::vector<RestRoute>& Routes() {
       // /v1/memories/{id}: the fields not in the path are parameters.
       std::vector<std::string> params;
       for (const api::FieldInfo& f : info.fields) {
-        if (f.type == api::FieldType::kNamespace || info.rest_path.find("{" + f.name + "}") != std::string::npos) {
+        if (f.type == api::FieldType::kNamespace || info.InPath(f)) {
           continue;
         }
         params.push_back(f.name);
