@@ -1,0 +1,232 @@
+// The resident path's socket: framing, the client's call and the server's
+// accept threads (see local_socket.h).
+#include "local/local_socket.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace msp::local {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Waits until `fd` is ready for `events` or `deadline` passes.
+bool WaitFor(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 60000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+}
+
+Status WriteAll(int fd, const char* data, size_t size, Clock::time_point deadline) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = send(fd, data + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!WaitFor(fd, POLLOUT, deadline)) return Status::Unavailable("timed out sending");
+      continue;
+    }
+    return Status::Unavailable(std::string("cannot send: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Reads exactly `size` bytes. `*closed` is set when the peer closed before
+// the first byte.
+Status ReadExact(int fd, char* data, size_t size, Clock::time_point deadline, bool* closed = nullptr) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = recv(fd, data + done, size - done, MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      if (closed != nullptr && done == 0) *closed = true;
+      return Status::Unavailable("the other side closed the connection");
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (!WaitFor(fd, POLLIN, deadline)) return Status::Unavailable("timed out receiving");
+      continue;
+    }
+    return Status::Unavailable(std::string("cannot receive: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status WriteFrame(int fd, const nlohmann::json& j, Clock::time_point deadline) {
+  const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  const char head[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                        static_cast<char>(n)};
+  MSP_RETURN_IF_ERROR(WriteAll(fd, head, sizeof(head), deadline));
+  return WriteAll(fd, body.data(), body.size(), deadline);
+}
+
+Result<nlohmann::json> ReadFrame(int fd, size_t max_bytes, Clock::time_point deadline) {
+  unsigned char head[4];
+  MSP_RETURN_IF_ERROR(ReadExact(fd, reinterpret_cast<char*>(head), sizeof(head), deadline));
+  const size_t n = (size_t{head[0]} << 24) | (size_t{head[1]} << 16) | (size_t{head[2]} << 8) | size_t{head[3]};
+  if (n > max_bytes) {
+    return Status::InvalidArgument("a frame of " + std::to_string(n) + " bytes is over the limit of " +
+                                   std::to_string(max_bytes));
+  }
+  std::string body(n, '\0');
+  MSP_RETURN_IF_ERROR(ReadExact(fd, body.data(), n, deadline));
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument("the frame is not JSON");
+  return j;
+}
+
+bool FillAddress(const std::string& path, sockaddr_un* a) {
+  std::memset(a, 0, sizeof(*a));
+  a->sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(a->sun_path)) return false;
+  std::memcpy(a->sun_path, path.data(), path.size());
+  return true;
+}
+
+nlohmann::json ErrorFrame(StatusCode code, const std::string& message) {
+  return {{"error", {{"code", StatusCodeName(code)}, {"message", message}}}};
+}
+
+}  // namespace
+
+std::string SocketPath(const std::string& data_dir) {
+  if (data_dir.empty()) return "";
+  std::string path = data_dir;
+  if (path.back() != '/') path += '/';
+  path += "msp.sock";
+  return path.size() < sizeof(sockaddr_un::sun_path) ? path : "";
+}
+
+Result<std::optional<nlohmann::json>> Call(const std::string& path, const nlohmann::json& call,
+                                           std::chrono::milliseconds timeout) {
+  sockaddr_un address;
+  if (!FillAddress(path, &address)) return std::optional<nlohmann::json>();
+  OwnedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return std::optional<nlohmann::json>();
+  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    // No file, nobody accepting, not a socket, or not ours to use: no
+    // resident server for this caller.
+    return std::optional<nlohmann::json>();
+  }
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const std::string where = "the msp server on " + path;
+  if (Status s = WriteFrame(fd.get(), call, deadline); !s.ok()) return s.WithContext(where);
+  Result<nlohmann::json> answer = ReadFrame(fd.get(), kMaxAnswerBytes, deadline);
+  if (!answer.ok()) return answer.status().WithContext(where);
+  return std::optional<nlohmann::json>(std::move(answer).value());
+}
+
+Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path, Handler handler, int threads) {
+  sockaddr_un address;
+  if (!FillAddress(path, &address)) {
+    return Status::InvalidArgument("the socket path '" + path + "' is empty or longer than " +
+                                   std::to_string(sizeof(address.sun_path) - 1) + " bytes");
+  }
+  std::unique_ptr<LocalServer> server(new LocalServer(path, std::move(handler)));
+  const std::string lock_path = path + ".lock";
+  server->lock_fd_ = OwnedFd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!server->lock_fd_.valid()) {
+    return Status::IoError("cannot open " + lock_path + ": " + std::strerror(errno));
+  }
+  if (flock(server->lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return Status::AlreadyExists("another msp server holds " + path);
+    return Status::IoError("cannot lock " + lock_path + ": " + std::strerror(errno));
+  }
+  // Ours now: a file left at the path is a dead server's socket.
+  (void)unlink(path.c_str());
+  server->listen_fd_ = OwnedFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!server->listen_fd_.valid()) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+  if (bind(server->listen_fd_.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    return Status::IoError("cannot bind " + path + ": " + std::strerror(errno));
+  }
+  // The data directory is private already; the socket is too, and each
+  // caller's uid is checked.
+  if (chmod(path.c_str(), 0600) != 0 || listen(server->listen_fd_.get(), 64) != 0) {
+    const Status s = Status::IoError("cannot listen on " + path + ": " + std::strerror(errno));
+    (void)unlink(path.c_str());
+    return s;
+  }
+  for (int i = 0; i < std::max(1, threads); ++i) server->threads_.emplace_back([s = server.get()] { s->Serve(); });
+  return server;
+}
+
+LocalServer::~LocalServer() { Stop(); }
+
+void LocalServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  // Wakes the threads blocked in accept() (Linux: EINVAL).
+  if (listen_fd_.valid()) shutdown(listen_fd_.get(), SHUT_RDWR);
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  if (listen_fd_.valid()) (void)unlink(path_.c_str());
+  listen_fd_.reset();
+  lock_fd_.reset();
+}
+
+void LocalServer::Serve() {
+  while (!stopping_) {
+    const int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (stopping_) return;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        usleep(10000);  // out of descriptors: the caller waits in the backlog
+        continue;
+      }
+      return;
+    }
+    OwnedFd conn(fd);
+    Answer(conn.get());
+  }
+}
+
+void LocalServer::Answer(int fd) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(30);
+  ucred peer{};
+  socklen_t len = sizeof(peer);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != geteuid()) {
+    ++refused_;
+    (void)WriteFrame(fd, ErrorFrame(StatusCode::kForbidden, "only the user running the msp server may call it here"),
+                     deadline);
+    return;
+  }
+  Result<nlohmann::json> call = ReadFrame(fd, kMaxCallBytes, deadline);
+  if (!call.ok()) {
+    ++refused_;
+    if (call.status().code() == StatusCode::kInvalidArgument) {
+      (void)WriteFrame(fd, ErrorFrame(StatusCode::kInvalidArgument, call.status().message()), deadline);
+    }
+    return;
+  }
+  nlohmann::json answer;
+  try {
+    answer = handler_(*call);
+  } catch (const std::exception& e) {
+    answer = ErrorFrame(StatusCode::kInternal, std::string("the server failed answering: ") + e.what());
+  }
+  if (WriteFrame(fd, answer, deadline).ok()) ++answered_;
+}
+
+}  // namespace msp::local
