@@ -295,6 +295,9 @@ struct ServerOptions {
   // (loopback bind only). Off: `msp serve` refuses to start without keys.
   bool allow_anonymous = false;
   bool access_log = true;                // one JSON line per request on stderr
+  // The resident path (docs/cli.md): `msp serve` listens on
+  // <data_dir>/msp.sock and msp commands on that directory call it.
+  bool local_socket = true;
   int stats_cache_ms = 5000;             // /metrics reuses record counts this long
   // Slow clients (docs/rest.md, "Limits"): a request's line and headers
   // must arrive within header_timeout_ms, its body within body_timeout_ms

@@ -575,21 +575,32 @@ int RunCli(const std::vector<std::string>& args, std::istream& in, std::ostream&
 
 // --- Helpers ---
 
-Result<Caller> CliCaller(Invocation& inv, MemoryLayer& engine) {
+Result<std::optional<int>> ClearanceFlag(Invocation& inv) {
+  if (!(inv.verb->traits & kReadsAtClearance) || !inv.flags.Has("--clearance")) return std::optional<int>();
+  Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
+  if (!c.ok()) return Usage(inv, c.status().message());
+  return std::optional<int>(static_cast<int>(*c));
+}
+
+Result<Caller> CallerOf(MemoryLayer& engine, const Namespace& ns, const std::string& actor,
+                        std::optional<int> clearance) {
   Caller caller;
-  caller.tenant = inv.ns.tenant;
-  caller.actor = inv.actor;
-  if ((inv.verb->traits & kReadsAtClearance) && inv.flags.Has("--clearance")) {
-    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
-    if (!c.ok()) return Usage(inv, c.status().message());
-    caller.clearance = static_cast<int>(*c);
-  } else if (!inv.ns.operator_id.empty()) {
+  caller.tenant = ns.tenant;
+  caller.actor = actor;
+  if (clearance) {
+    caller.clearance = *clearance;
+  } else if (!ns.operator_id.empty()) {
     Namespace registry;
-    registry.tenant = inv.ns.tenant;
-    registry.mission = inv.ns.mission;
-    MSP_ASSIGN_OR_RETURN(caller.clearance, ClearanceOf(engine, registry, inv.ns.operator_id));
+    registry.tenant = ns.tenant;
+    registry.mission = ns.mission;
+    MSP_ASSIGN_OR_RETURN(caller.clearance, ClearanceOf(engine, registry, ns.operator_id));
   }
   return caller;
+}
+
+Result<Caller> CliCaller(Invocation& inv, MemoryLayer& engine) {
+  MSP_ASSIGN_OR_RETURN(std::optional<int> clearance, ClearanceFlag(inv));
+  return CallerOf(engine, inv.ns, inv.actor, clearance);
 }
 
 Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {

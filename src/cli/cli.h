@@ -8,6 +8,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,15 @@ Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create);
 // The command line's caller (Invocation::caller's rule), from the flags and
 // the operator registry of `engine`.
 Result<Caller> CliCaller(Invocation& inv, MemoryLayer& engine);
+// The rule behind it, for a caller described elsewhere (the resident path,
+// src/local): tenant and actor as given; the clearance `clearance` when
+// set, else that of ns.operator_id in the registry of `engine` (the
+// tenant's, or ns.mission's), else none.
+Result<Caller> CallerOf(MemoryLayer& engine, const Namespace& ns, const std::string& actor,
+                        std::optional<int> clearance);
+// --clearance N on a verb that reads at a clearance (kReadsAtClearance);
+// nullopt when not given.
+Result<std::optional<int>> ClearanceFlag(Invocation& inv);
 // The engine itself, for the servers (`msp serve`, `msp mcp`), which make a
 // caller of each request or session.
 Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool create);

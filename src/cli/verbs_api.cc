@@ -13,6 +13,7 @@
 #include "api/operations.h"
 #include "cli/cli.h"
 #include "codec/memory_json.h"
+#include "local/local_socket.h"
 #include "msp/digest.h"
 
 namespace msp {
@@ -152,6 +153,40 @@ Result<json> CheckedRequest(Invocation& inv) {
   return request;
 }
 
+// The resident path (src/local; docs/cli.md, "The resident path"): the
+// verb's operation, when it only reads, answered by the `msp serve` that
+// listens on the data directory's socket, if one does and it answers with
+// the same settings (AnswerSettingsDigest). nullopt: answer here — there
+// is no such server, it declined (other settings, stopping), or the
+// exchange failed (a read is then simply run here, with a warning).
+Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request) {
+  const api::Operation& op = OperationOfVerb(inv);
+  const Options& options = inv.config.options;
+  if (!op.info().read_only || !options.server.local_socket) return std::optional<json>();
+  const std::string path = local::SocketPath(options.store.data_dir);
+  if (path.empty()) return std::optional<json>();
+  MSP_ASSIGN_OR_RETURN(std::optional<int> clearance, ClearanceFlag(inv));
+  const json call = {{"v", 1},
+                     {"settings", AnswerSettingsDigest(options)},
+                     {"operation", op.info().name},
+                     {"request", request},
+                     {"namespace", NamespaceToJson(inv.ns)},
+                     {"actor", inv.actor},
+                     {"clearance", clearance ? json(*clearance) : json()}};
+  Result<std::optional<json>> answer = local::Call(path, call, std::chrono::seconds(60));
+  if (!answer.ok()) {
+    *inv.err << "msp: warning: " << answer.status().message() << "; answering without the server\n";
+    return std::optional<json>();
+  }
+  if (!answer->has_value()) return std::optional<json>();
+  json& frame = **answer;
+  if (frame.contains("answer")) return std::optional<json>(std::move(frame["answer"]));
+  if (!frame.contains("error")) return std::optional<json>();  // declined
+  const Status s = local::StatusOfError(frame["error"]);
+  if (s.code() == StatusCode::kInvalidArgument) return Usage(inv, api::CliMessage(op.info(), s.message()));
+  return s;
+}
+
 }  // namespace
 
 std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
@@ -185,11 +220,22 @@ Status RunSearch(Invocation& inv) {
   auto ms = [](Clock::time_point from, Clock::time_point to) {
     return Fixed(std::chrono::duration<double, std::milli>(to - from).count(), 2);
   };
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
+  MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
+  std::unique_ptr<MemoryLayer> engine;
+  if (!resident) {
+    MSP_ASSIGN_OR_RETURN(engine, OpenEngine(inv, /*create=*/false));
+  }
   const Clock::time_point opened = Clock::now();
-  if (timing) MSP_RETURN_IF_ERROR(engine->CatchUpIndexes());
+  if (timing && engine) {
+    MSP_RETURN_IF_ERROR(engine->CatchUpIndexes());
+  }
   const Clock::time_point caught_up = Clock::now();
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  json answer;
+  if (resident) {
+    answer = std::move(*resident);
+  } else {
+    MSP_ASSIGN_OR_RETURN(answer, CallOperation(inv, *engine, request, nullptr));
+  }
   const Clock::time_point queried = Clock::now();
   if (inv.json) {
     PrintJson(inv, answer);
@@ -220,7 +266,10 @@ Status RunSearch(Invocation& inv) {
                << "  best " << s["best_id"].get<std::string>() << "\n";
     }
   }
-  if (timing) {
+  if (timing && !engine) {
+    *inv.err << "timing: answered by the msp server on " << local::SocketPath(inv.config.options.store.data_dir)
+             << " in " << ms(started, queried) << " ms, render " << ms(queried, Clock::now()) << " ms\n";
+  } else if (timing) {
     const Clock::time_point rendered = Clock::now();
     engine.reset();  // what closing costs: the access spool, the store's checkpoint
     *inv.err << "timing: open " << ms(started, opened) << " ms, catch-up " << ms(opened, caught_up)
@@ -258,8 +307,14 @@ Status RunQuery(Invocation& inv) {
 
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, nullptr));
+  MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
+  json answer;
+  if (resident) {
+    answer = std::move(*resident);
+  } else {
+    MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
+    MSP_ASSIGN_OR_RETURN(answer, CallOperation(inv, *engine, request, nullptr));
+  }
   if (inv.json) {
     PrintJson(inv, answer);
     return std::optional<json>();

@@ -6,7 +6,9 @@
 #include <ostream>
 
 #include "cli/cli.h"
+#include "cli/serve_resident.h"
 #include "console/console.h"
+#include "local/local_socket.h"
 #include "rest/rest_api.h"
 #include "server/auth.h"
 #include "util/data_file.h"
@@ -98,17 +100,38 @@ Status RunServe(Invocation& inv) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return port.status();
   }
+  // The resident path: msp commands on this data directory call the engine
+  // here instead of opening the store (docs/cli.md).
+  const ResidentCalls resident(*engine, options);
+  std::unique_ptr<local::LocalServer> local_server;
+  std::string local_note;
+  if (so.local_socket) {
+    const std::string path = local::SocketPath(options.store.data_dir);
+    Result<std::unique_ptr<local::LocalServer>> started =
+        path.empty() ? Result<std::unique_ptr<local::LocalServer>>(
+                           Status::InvalidArgument("the data directory's path is too long for a socket address"))
+                     : local::LocalServer::Start(
+                           path, [&resident](const nlohmann::json& call) { return resident.Answer(call); }, 4);
+    if (started.ok()) {
+      local_server = std::move(started).value();
+      local_note = "; msp commands here use " + path;
+    } else {
+      *inv.err << "msp: warning: no resident path for msp commands (server.local_socket): "
+               << started.status().message() << std::endl;
+    }
+  }
   const std::string base = "http://" + HostForUrl(so.bind) + ":" + std::to_string(*port);
   *inv.err << "msp: listening on " << base << " (REST " << base << "/v1"
            << (mcp ? ", MCP " + base + "/mcp" : std::string()) << ", console " << base
            << "/ui); data directory " << options.store.data_dir
            << "; " << (key_count == 0 ? std::string("anonymous access as tenant default")
                                       : std::to_string(key_count) + " API key(s)")
-           << "; stop with Ctrl-C or SIGTERM" << std::endl;
+           << local_note << "; stop with Ctrl-C or SIGTERM" << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   *inv.err << "msp: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM")
            << ": stopping after the requests in flight" << std::endl;
+  if (local_server) local_server->Stop();
   server->Stop();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return Status::Ok();

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "config/settings_table.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 
 extern char** environ;
@@ -635,6 +636,44 @@ std::vector<SettingInfo> AllSettings() {
 }
 
 bool IsSettingFlag(std::string_view flag) { return FindByFlag(flag) != nullptr; }
+
+std::string AnswerSettingsDigest(const Options& options) {
+  // The faces' own settings, and the directory (the socket names it).
+  static constexpr std::string_view kFaceOnly[] = {"server.", "mcp.", "hooks.", "capture.", "orchestrate.",
+                                                   "agent.", "ingest.", "prompts.", "actor", "store.data_dir"};
+  Options copy = options;
+  uint64_t h = kFnv1a64OffsetBasis;
+  for (const Setting& s : Table()) {
+    const std::string_view key = s.info.key;
+    bool face_only = false;
+    for (std::string_view prefix : kFaceOnly) face_only = face_only || key.substr(0, prefix.size()) == prefix;
+    if (face_only) continue;
+    std::string text(key);
+    text += '=';
+    std::visit(
+        [&](auto get) {
+          const auto& v = *get(copy);
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            text += v;
+          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+            for (const std::string& item : v) text += item + '\x1f';
+          } else if constexpr (std::is_same_v<V, double>) {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", v);
+            text += buf;
+          } else {
+            text += std::to_string(v);
+          }
+        },
+        s.field);
+    text += '\n';
+    h = Fnv1a64(text, h);
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
 
 std::map<std::string, std::string> ProcessEnvironment() {
   std::map<std::string, std::string> env;

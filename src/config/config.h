@@ -47,6 +47,13 @@ std::vector<SettingInfo> AllSettings();
 // flag takes a value (booleans: true/false, lists: comma-separated).
 bool IsSettingFlag(std::string_view flag);
 
+// A digest of the settings that decide what a call answers: all but the
+// faces' own (server.*, mcp.*, hooks.*, capture.*, orchestrate.*, agent.*,
+// ingest.*, prompts.*, actor) and store.data_dir. Two processes on one data
+// directory with the same digest answer a call alike: the resident path
+// (src/local) hands a command's call to `msp serve` only then.
+std::string AnswerSettingsDigest(const Options& options);
+
 // What the loader reads besides the TOML file.
 struct ConfigInput {
   // From --config; empty: $MSP_CONFIG, then <data_dir>/msp.toml if present.

@@ -518,3 +518,31 @@ TEST_F(ConfigTest, DataDirRelativeToTheRepository) {
 
 }  // namespace
 }  // namespace msp
+
+namespace msp {
+namespace {
+
+TEST(AnswerSettingsDigest, FollowsWhatDecidesAnAnswerAndNotTheFaces) {
+  const Options base;
+  const std::string d = AnswerSettingsDigest(base);
+  EXPECT_EQ(d.size(), 16u);
+  EXPECT_EQ(AnswerSettingsDigest(base), d);
+  Options o = base;
+  o.server.port = base.server.port + 1;
+  o.store.data_dir = "/elsewhere";
+  o.actor = "someone";
+  o.mcp.write_source = "other-agent";
+  EXPECT_EQ(AnswerSettingsDigest(o), d) << "a face's own setting changed the digest";
+  o = base;
+  o.retrieval.bm25_k1 = base.retrieval.bm25_k1 + 0.5;
+  EXPECT_NE(AnswerSettingsDigest(o), d);
+  o = base;
+  o.policy.context_trusted_sources.push_back("wiki");
+  EXPECT_NE(AnswerSettingsDigest(o), d);
+  o = base;
+  o.store.encryption_key = "k";
+  EXPECT_NE(AnswerSettingsDigest(o), d);
+}
+
+}  // namespace
+}  // namespace msp

@@ -375,6 +375,11 @@ const std::vector<Setting>& Table() {
       Make("server.access_log", "MSP_SERVER_ACCESS_LOG", "--access-log",
            +[](Options& o) { return &o.server.access_log; },
            "Log each HTTP request as one JSON line on stderr."),
+      Make("server.local_socket", "MSP_SERVER_LOCAL_SOCKET", "--server-local-socket",
+           +[](Options& o) { return &o.server.local_socket; },
+           "msp serve also listens on <data_dir>/msp.sock, and an msp command on that data directory (same user, "
+           "same answering settings) hands it its read-only operations instead of opening the store; false: "
+           "neither (the server does not listen there, the command does not look)."),
       Range(Make("server.stats_cache_ms", "MSP_SERVER_STATS_CACHE_MS", "--server-stats-cache-ms",
                  +[](Options& o) { return &o.server.stats_cache_ms; },
                  "How long /metrics reuses record counts, in ms (0..3600000)."),

@@ -105,11 +105,20 @@ bool FillAddress(const std::string& path, sockaddr_un* a) {
   return true;
 }
 
-nlohmann::json ErrorFrame(StatusCode code, const std::string& message) {
-  return {{"error", {{"code", StatusCodeName(code)}, {"message", message}}}};
+}  // namespace
+
+nlohmann::json ErrorFrame(const Status& status) {
+  return {{"error", {{"code", StatusCodeName(status.code())}, {"message", status.message()}}}};
 }
 
-}  // namespace
+Status StatusOfError(const nlohmann::json& error) {
+  const std::string code = error.is_object() ? error.value("code", std::string()) : std::string();
+  const std::string message = error.is_object() ? error.value("message", std::string()) : std::string();
+  for (int c = static_cast<int>(StatusCode::kInvalidArgument); c <= static_cast<int>(StatusCode::kReadOnly); ++c) {
+    if (code == StatusCodeName(static_cast<StatusCode>(c))) return Status(static_cast<StatusCode>(c), message);
+  }
+  return Status::Internal("the msp server answered an error this command does not know (" + code + "): " + message);
+}
 
 std::string SocketPath(const std::string& data_dir) {
   if (data_dir.empty()) return "";
@@ -208,7 +217,7 @@ void LocalServer::Answer(int fd) {
   socklen_t len = sizeof(peer);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != geteuid()) {
     ++refused_;
-    (void)WriteFrame(fd, ErrorFrame(StatusCode::kForbidden, "only the user running the msp server may call it here"),
+    (void)WriteFrame(fd, ErrorFrame(Status::Forbidden("only the user running the msp server may call it here")),
                      deadline);
     return;
   }
@@ -216,7 +225,7 @@ void LocalServer::Answer(int fd) {
   if (!call.ok()) {
     ++refused_;
     if (call.status().code() == StatusCode::kInvalidArgument) {
-      (void)WriteFrame(fd, ErrorFrame(StatusCode::kInvalidArgument, call.status().message()), deadline);
+      (void)WriteFrame(fd, ErrorFrame(call.status()), deadline);
     }
     return;
   }
@@ -224,7 +233,7 @@ void LocalServer::Answer(int fd) {
   try {
     answer = handler_(*call);
   } catch (const std::exception& e) {
-    answer = ErrorFrame(StatusCode::kInternal, std::string("the server failed answering: ") + e.what());
+    answer = ErrorFrame(Status::Internal(std::string("the server failed answering: ") + e.what()));
   }
   if (WriteFrame(fd, answer, deadline).ok()) ++answered_;
 }

@@ -48,6 +48,13 @@ inline constexpr size_t kMaxAnswerBytes = 256u << 20;
 Result<std::optional<nlohmann::json>> Call(const std::string& path, const nlohmann::json& call,
                                            std::chrono::milliseconds timeout);
 
+// An answer frame that carries a failure: {"error": {"code", "message"}}
+// (the code as StatusCodeName spells it).
+nlohmann::json ErrorFrame(const Status& status);
+// The failure an answer frame's "error" object names (Internal for a code
+// this build does not know).
+Status StatusOfError(const nlohmann::json& error);
+
 class LocalServer {
  public:
   // Answers one call. Runs on the server's threads.

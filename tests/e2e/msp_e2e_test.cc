@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_util.h"
 
 extern char** environ;
@@ -678,6 +679,101 @@ TEST_F(MspTest, DamagedLexicalIndexIsRebuiltAndReindexNeverNeedsIt) {
   EXPECT_EQ(search.code, 0) << search.err;
   EXPECT_TRUE(Contains(search.out, id)) << search.out;
   EXPECT_TRUE(fs::is_directory(lexical));
+}
+
+}  // namespace
+
+namespace {
+
+// The resident path (docs/cli.md): with `msp serve` on the data directory, a
+// command's read-only operation is answered by the server, as the command
+// would answer it itself: same hits, same caller rules (tenant, the
+// operator's clearance), same errors; a command with other answering
+// settings, or after the server is killed, answers itself.
+TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
+  Ok({"init"});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
+  Ok({"write", "Deploys happen on Tuesdays after the standup meeting", "--tag", "constraint"});
+  const std::string secret =
+      WriteId({"decision", "add", "--mission", "m1", "--title", "Sunrise launch over the lake", "--context",
+               "the lake launch needs a date", "--decision", "launch at sunrise", "--access-level", "5"});
+  ASSERT_FALSE(secret.empty());
+  Ok({"write", "Another tenant also paints the sunrise over a lake", "--tag", "note", "--tenant", "other"});
+  Ok({"operator", "set", "guest", "--clearance", "2"});
+
+  // Answers without a server, for comparison (the resident path off).
+  auto ids = [](const json& hits) {
+    std::vector<std::string> out;
+    for (const json& h : hits) out.push_back(h["memory"]["id"].get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> q = {"search", "sunrise lake", "--record-access", "false"};
+  auto with = [](std::vector<std::string> args, std::vector<std::string> more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const json alone = Hits(with(q, {"--server-local-socket", "false"}));
+  const Outcome alone_missing = Msp({"get", "01a00000-0000-7000-8000-000000000000"});
+  ASSERT_EQ(ids(alone).size(), 2u);
+  const Outcome alone_guest = Msp({"get", secret, "--operator", "guest", "--server-local-socket", "false"});
+  ASSERT_NE(alone_guest.code, 0) << "a clearance-2 operator read a level-5 decision";
+
+  ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(server), 0) << server.err;
+  ::msp::testing::ReadStderrUntil(server, [](const std::string& t) { return Contains(t, "SIGTERM"); });
+  const std::string socket = data_ + "/msp.sock";
+  EXPECT_TRUE(Contains(server.err, "msp commands here use " + socket)) << server.err;
+  ASSERT_TRUE(fs::is_socket(socket));
+
+  // --timing says who answered.
+  Outcome r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "answered by the msp server on " + socket)) << r.err;
+  const json resident = Hits(q);
+  EXPECT_EQ(ids(resident), ids(alone));
+  ASSERT_EQ(resident.size(), alone.size());
+  for (size_t i = 0; i < resident.size(); ++i) EXPECT_EQ(resident[i]["score"], alone[i]["score"]);
+  // The operator's clearance and the tenant hold on the server as here.
+  const json other = Hits(with(q, {"--tenant", "other"}));
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_TRUE(Contains(other[0]["memory"]["text"].get<std::string>(), "Another tenant"));
+  const Outcome guest = Msp({"get", secret, "--operator", "guest"});
+  EXPECT_EQ(guest.code, alone_guest.code);
+  EXPECT_EQ(guest.err, alone_guest.err);
+  EXPECT_TRUE(Contains(Ok({"get", secret, "--json"}), "launch at sunrise"));
+  // An error as the command gives it.
+  const Outcome missing = Msp({"get", "01a00000-0000-7000-8000-000000000000"});
+  EXPECT_EQ(missing.code, alone_missing.code);
+  EXPECT_EQ(missing.err, alone_missing.err);
+  // A write made meanwhile by a command (in-process) is seen by the next read.
+  const std::string fresh = WriteId({"write", "A sunrise regatta crosses the lake at dawn", "--tag", "note"});
+  EXPECT_EQ(Ok({"get", fresh, "--json"}).find(fresh) != std::string::npos, true);
+  const std::vector<std::string> after = ids(Hits(q));
+  EXPECT_NE(std::find(after.begin(), after.end(), fresh), after.end());
+  // Other answering settings: the command answers itself, alike.
+  r = Msp(with(q, {"--timing", "--retrieval-bm25-k1", "0.9000001"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "answered by the msp server")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "timing: open")) << r.err;
+
+  // Killed: its socket file stays, nobody accepts, the command answers itself.
+  kill(server.pid, SIGKILL);
+  EXPECT_EQ(::msp::testing::WaitExit(server), 128 + SIGKILL);
+  close(server.err_fd);
+  ASSERT_TRUE(fs::exists(socket));
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "warning")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "timing: open")) << r.err;
+  // The next server takes the socket over, and stops cleanly (removing it).
+  ::msp::testing::ChildProcess next = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(next), 0) << next.err;
+  r = Msp(with(q, {"--timing"}));
+  EXPECT_TRUE(Contains(r.err, "answered by the msp server")) << r.err;
+  EXPECT_EQ(::msp::testing::Stop(next), 0) << next.err;
+  EXPECT_FALSE(fs::exists(socket));
 }
 
 }  // namespace
