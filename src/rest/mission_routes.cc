@@ -266,6 +266,27 @@ Result<Reply> ListEventsRoute(RestApi& api, const RestRequest& r) {
   return Reply::Json(200, {{"events", std::move(out)}});
 }
 
+// GET /v1/reports/load: the mission's event load now (WorkflowMemory::Load,
+// what the degraded mode ranks by): the rate over mission.rate_window_min
+// against mission.capacity_events_per_min, and alpha (0 at or below
+// capacity, 1 at twice it). Counts the events the asker may see.
+Result<Reply> LoadReportRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(r.engine(), ns, asker));
+  Namespace mission = ns;
+  mission.operator_id.clear();
+  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
+  MSP_ASSIGN_OR_RETURN(LoadState load, wm->Load(mission, clearance));
+  return Reply::Json(200, {{"rate_per_min", load.rate_per_min},
+                           {"events_in_window", load.events_in_window},
+                           {"window_min", load.window_min},
+                           {"capacity_per_min", load.capacity_per_min},
+                           {"alpha", load.alpha},
+                           {"degraded", load.degraded},
+                           {"mode", load.mode}});
+}
+
 // ---------------------------------------------------------- corrections
 
 Result<Reply> AddCorrectionRoute(RestApi& api, const RestRequest& r) {
@@ -556,6 +577,7 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/operators/{operator}", BodyKind::kNone, {}, {"mission"}, &GetOperatorRoute},
       {"POST", "/v1/events", BodyKind::kJson, ns_tenant, {}, &AddEventRoute},
       {"GET", "/v1/events", BodyKind::kNone, {}, with({"from", "to"}), &ListEventsRoute},
+      {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
       {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
       {"GET", "/v1/corrections", BodyKind::kNone, {},
        with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",
