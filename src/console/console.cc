@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "msp/types.h"
+
 namespace msp {
 namespace {
 
@@ -71,9 +73,26 @@ void Serve(std::string_view name, const HttpCall& call, httplib::Response& res) 
   res.set_content(std::string(asset->bytes), std::string(ContentType(name)));
 }
 
+// The names the search form's lists offer, from the engine's tables (the
+// OpenAPI document's enums are the same names; the page does not fetch it).
+nlohmann::json Enums() {
+  nlohmann::json kinds = nlohmann::json::array(), layers = nlohmann::json::array(),
+                 criticalities = nlohmann::json::array();
+  for (Kind k : AllKinds()) kinds.push_back(KindName(k));
+  for (Layer l : {Layer::kEpisodic, Layer::kSemantic, Layer::kProcedural, Layer::kDomain, Layer::kWorkflow,
+                  Layer::kPractitioner}) {
+    layers.push_back(LayerName(l));
+  }
+  for (Criticality c : {Criticality::kLow, Criticality::kNormal, Criticality::kHigh, Criticality::kCritical}) {
+    criticalities.push_back(CriticalityName(c));
+  }
+  return {{"kinds", kinds}, {"layers", layers}, {"criticalities", criticalities}};
+}
+
 // /ui/session.json: whom the request's key (if any) signs in as. Always 200,
 // so the page learns it without an error in the browser's console:
-// {signed_in, tenant, clearance, keys} (keys: the server asks for one).
+// {signed_in, tenant, clearance, keys (the server asks for one), enums (the
+// search form's lists: kinds, layers, criticalities)}.
 void Session(const HttpServer& server, const HttpCall& call, httplib::Response& res) {
   SecurityHeaders(res);
   res.set_header("Cache-Control", "no-store");
@@ -81,7 +100,8 @@ void Session(const HttpServer& server, const HttpCall& call, httplib::Response& 
   nlohmann::json out = {{"signed_in", p.has_value()},
                         {"keys", !server.options().allow_anonymous},
                         {"tenant", p ? nlohmann::json(p->tenant) : nlohmann::json(nullptr)},
-                        {"clearance", p && p->clearance ? nlohmann::json(*p->clearance) : nlohmann::json(nullptr)}};
+                        {"clearance", p && p->clearance ? nlohmann::json(*p->clearance) : nlohmann::json(nullptr)},
+                        {"enums", Enums()}};
   SendJson(res, 200, out);
 }
 

@@ -3,8 +3,11 @@
 // headless against the real `msp serve` over a socket, with data written
 // through the REST API. Each view loads with no console error, search
 // returns and explains, a write through REST appears live, a record's
-// history shows its supersede chain, a key with clearance 2 does not see a
-// level-5 decision, and a memory whose text is HTML renders as text.
+// history shows its supersede chain, a session reads as a conversation with
+// its tool calls folded and the facts consolidated from it, a mission shows
+// its timeline, a decision with its alternatives and a handoff, the charts
+// are drawn by chart.js, a key with clearance 2 does not see a level-5
+// decision, and a memory or a step whose text is HTML renders as text.
 //
 // MSP_CONSOLE_SCREENSHOTS=DIR saves a screenshot of each view into DIR
 // (docs/console/ is made so). The time from navigation to each view showing
@@ -99,6 +102,34 @@ async function seed() {
   const decision = await rest('POST', '/v1/decisions', { namespace: { mission: 'orbit', operator: 'ann' }, title: 'Launch window',
     context: 'weather over the range', decision: 'launch codes rotate at dawn on the range', access_level: 5 });
   seeded.decision = decision.id;
+
+  // A session with a tool call and its result between two messages, one of
+  // them HTML; ending it consolidates facts from its first step.
+  const steps = [
+    { type: 'user_message', text: 'I use PostgreSQL 15 for the ledger service and I prefer tabs' },
+    { type: 'tool_call', tool_name: 'bash', text: 'pip install numpy --only-binary=:all:' },
+    { type: 'tool_result', text: 'ERROR: Could not find a version that satisfies the requirement numpy' },
+    { type: 'agent_response', text: XSS },
+  ];
+  seeded.steps = [];
+  for (const step of steps) {
+    const m = await rest('POST', '/v1/episodes', { namespace: { session: 'deploy-chat', user: 'bob' }, ...step });
+    seeded.steps.push(m.id);
+  }
+  const ended = await rest('POST', '/v1/sessions/deploy-chat/end', { namespace: { user: 'bob' } });
+  seeded.sessionFacts = ended.fact_ids;
+
+  // A mission: a decision with alternatives anyone may read, an event, a
+  // retrieval and a correction of it (the correction signal).
+  const fuel = await rest('POST', '/v1/decisions', { namespace: { mission: 'orbit', operator: 'ann' }, title: 'Fuel supplier',
+    context: 'Two suppliers bid for the second stage', decision: 'Buy from supplier B', component: 'fuel', criticality: 'high',
+    alternatives: [{ option: 'Supplier A', reason: 'late twice last year' }, { option: 'Both suppliers', reason: 'doubles the paperwork' }] });
+  seeded.fuel = fuel.id;
+  await rest('POST', '/v1/events', { namespace: { mission: 'orbit', operator: 'ann' }, type: 'incident', component: 'fuel',
+    text: 'Fuel pressure dipped during the test firing', criticality: 'critical' });
+  const retrieval = await rest('POST', '/v1/query', { namespace: { mission: 'orbit', operator: 'ann' }, task_description: 'fuel supplier for the second stage' });
+  await rest('POST', '/v1/corrections', { namespace: { mission: 'orbit', operator: 'ann' }, class: 'missing_context', category: 'supply',
+    component: 'fuel', outcome: 'modified', summary: 'The digest left out the supplier delays.', retrieval_id: retrieval.retrieval_id });
 }
 
 before(async () => {
@@ -311,6 +342,138 @@ test('a key with clearance 2 does not see a level-5 decision', { skip: !!givenSt
   assert.deepEqual(limited.problems, []);
   assert.deepEqual(problems, []);
   await limited.context.close();
+});
+
+test('a session reads as a conversation with its tool calls folded, and the facts consolidated from it', { skip: !!givenStore }, async () => {
+  const { context, page, problems } = await newPage();
+  await signIn(page);
+  await page.goto(`${base}/ui#/sessions`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'sessions');
+  const listed = await page.locator('#session-list tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.session));
+  assert.ok(listed.includes('deploy-chat') && listed.includes('win-setup'), `sessions: ${listed}`);
+  // The most recent session first.
+  assert.ok(listed.indexOf('deploy-chat') < listed.indexOf('win-setup'), `order: ${listed}`);
+  await shot(page, 'sessions');
+  await page.click('#session-list tr[data-session="deploy-chat"] a');
+  await page.waitForFunction(() => document.body.dataset.ready === 'session' && document.querySelector('#conversation'));
+  const steps = await page.locator('#conversation > [data-id]').evaluateAll((nodes) => nodes.map((n) => ({ id: n.dataset.id, type: n.dataset.type, tag: n.tagName })));
+  assert.deepEqual(steps.map((s) => s.id), seeded.steps);
+  assert.deepEqual(steps.map((s) => s.type), ['user_message', 'tool_call', 'tool_result', 'agent_response']);
+  // Tool calls are folded: a closed <details>, their text hidden until opened.
+  assert.equal(steps[1].tag, 'DETAILS');
+  const call = page.locator('#conversation details[data-type="tool_call"]');
+  assert.equal(await call.evaluate((d) => d.open), false);
+  assert.match(await call.locator('summary').textContent(), /tool call bash: pip install numpy/);
+  assert.equal(await call.locator('.text').isVisible(), false);
+  await call.locator('summary').click();
+  assert.equal(await call.locator('.text').isVisible(), true);
+  // The HTML step is text.
+  assert.equal(await page.locator('#conversation [data-type="agent_response"] .text').textContent(), XSS);
+  assert.equal(await page.locator('#conversation img').count(), 0);
+  // The facts consolidated from the session, each linking to its record.
+  await page.locator('#session-facts li').first().waitFor();
+  const facts = await page.locator('#session-facts li').evaluateAll((items) => items.map((li) => li.dataset.id));
+  assert.deepEqual([...facts].sort(), [...seeded.sessionFacts].sort());
+  assert.match(await page.locator('#session-facts').textContent(), /prefers tabs/);
+  await shot(page, 'session');
+  await page.click(`#session-facts li[data-id="${facts[0]}"] a`);
+  await page.waitForFunction((id) => document.body.dataset.ready === 'record' && location.hash.endsWith(id), facts[0]);
+  const provenance = await page.locator('#provenance').textContent();
+  assert.ok(seeded.steps.some((id) => provenance.includes(id)), provenance);
+  assert.deepEqual(problems, []);  // no alert() dialog, no error
+  await context.close();
+  paints.sessions = await measure('sessions', '#/sessions');
+  paints.session = await measure('session', '#/sessions/deploy-chat');
+});
+
+test('a mission shows its timeline, a decision with its alternatives, and a handoff', { skip: !!givenStore }, async () => {
+  const { context, page, problems } = await newPage();
+  await signIn(page);
+  await page.goto(`${base}/ui#/missions`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'missions');
+  await page.fill('#mission-form input[name=mission]', 'orbit');
+  await page.click('#mission-form button[type=submit]');
+  await page.locator('#mission-timeline li').first().waitFor();
+  const items = await page.locator('#mission-timeline li').evaluateAll((lis) => lis.map((li) => ({ type: li.dataset.type, text: li.textContent })));
+  const types = new Set(items.map((i) => i.type));
+  for (const t of ['decision', 'event', 'correction']) assert.ok(types.has(t), `timeline types: ${[...types]}`);
+  // The full key sees the level-5 decision (so its absence below is the clearance's doing).
+  assert.ok(items.some((i) => i.text.includes('Launch window')), 'the level-5 decision is on the full key\'s timeline');
+  const fuel = items.find((i) => i.text.includes('Fuel supplier'));
+  assert.match(fuel.text, /high/);
+  assert.match(items.find((i) => i.type === 'event').text, /critical/);
+  await shot(page, 'missions');
+  // The decision: context, alternatives, status.
+  await page.click(`#mission-timeline li[data-id="${seeded.fuel}"] a`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'decision' && document.querySelector('#decision-title'));
+  assert.equal(await page.textContent('#decision-title'), 'Fuel supplier');
+  assert.equal(await page.textContent('#decision-context'), 'Two suppliers bid for the second stage');
+  assert.deepEqual(await page.locator('#alternatives li').allTextContents(),
+    ['Supplier A — late twice last year', 'Both suppliers — doubles the paperwork']);
+  assert.match(await page.textContent('#decision-status'), /^(accepted|proposed)$/);
+  await shot(page, 'decision');
+  // The handoff, as the next operator reads it.
+  await page.goto(`${base}/ui#/missions?mission=orbit`);
+  await page.locator('#handoff-form').waitFor();
+  await page.fill('#handoff-form input[name=from]', 'ann');
+  await page.fill('#handoff-form input[name=to]', 'bob');
+  await page.click('#handoff-form button[type=submit]');
+  await page.locator('#handoff-text').waitFor();
+  const handoff = await page.textContent('#handoff-text');
+  assert.match(handoff, /Fuel/, handoff);
+  assert.deepEqual(problems, []);
+  await context.close();
+  paints.missions = await measure('missions', '#/missions?mission=orbit');
+  paints.decision = await measure('decision', `#/decision/${seeded.fuel}?mission=orbit`);
+});
+
+test('the charts of the mission are drawn by chart.js', { skip: !!givenStore }, async () => {
+  const js = await fetch(`${base}/ui/chart.umd.js`);
+  assert.equal(js.status, 200);
+  assert.match(js.headers.get('content-type'), /^text\/javascript/);
+  assert.match(js.headers.get('content-security-policy'), /script-src 'self'/);
+  const { context, page, problems } = await newPage();
+  await signIn(page);
+  await page.goto(`${base}/ui#/charts?mission=orbit`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'charts');
+  const charts = await page.evaluate(() => [...document.querySelectorAll('#charts canvas')].map((c) => {
+    const chart = window.Chart && window.Chart.getChart(c);
+    return { id: c.id, drawn: !!chart && c.width > 0, data: chart ? chart.data.datasets.map((d) => d.data) : null };
+  }));
+  const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
+  for (const id of ['chart-correction-weeks', 'chart-correction-components', 'chart-redundancy', 'chart-load']) {
+    assert.ok(byId[id] && byId[id].drawn, `${id}: ${JSON.stringify(charts)}`);
+  }
+  // One retrieval, corrected once: a rate of 1 in this ISO week.
+  assert.deepEqual(byId['chart-correction-weeks'].data[0], [1]);
+  // The one event of the last hour, against the default capacity of 30 a minute.
+  const [perMinute, capacity, twice] = byId['chart-load'].data;
+  assert.equal(perMinute.reduce((a, b) => a + b, 0), 1);
+  assert.equal(capacity[0], 30);
+  assert.equal(twice[0], 60);
+  await shot(page, 'charts');
+  assert.deepEqual(problems, []);
+  await context.close();
+  paints.charts = await measure('charts', '#/charts?mission=orbit');
+});
+
+test('a key with clearance 2 does not see a level-5 decision in the Missions view', { skip: !!givenStore }, async () => {
+  const { context, page, problems } = await newPage(LIMITED);
+  await page.goto(`${base}/ui#/missions?mission=orbit`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'missions');
+  const timeline = await page.locator('#mission-timeline').textContent();
+  assert.match(timeline, /Fuel supplier/);
+  assert.doesNotMatch(timeline, /Launch window|launch codes/);
+  // Nor by its address.
+  await page.goto(`${base}/ui#/decision/${seeded.decision}?mission=orbit`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'decision');
+  assert.doesNotMatch(await page.locator('#view').textContent(), /launch codes/);
+  // The charts this key may read (the reports need a key without a limit).
+  await page.goto(`${base}/ui#/charts?mission=orbit`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'charts');
+  assert.ok(await page.evaluate(() => !!window.Chart.getChart(document.getElementById('chart-load'))));
+  assert.deepEqual(problems.filter((p) => !/status of 404/.test(p)), []);
+  await context.close();
 });
 
 test('first paint of each view', async () => {

@@ -1,5 +1,5 @@
-// msp console (docs/console.md): sign-in, Search, Record and Live views over
-// the REST API (/v1), nothing else. Every piece of data is put on the page
+// msp console (docs/console.md): sign-in, Search, Record, Sessions, Missions,
+// Charts and Live views over the REST API (/v1), nothing else. Every piece of data is put on the page
 // as text (textContent, text nodes): never as HTML.
 const KEY = 'msp.console.key';
 const main = () => document.getElementById('view');
@@ -106,6 +106,7 @@ function showSignIn() {
 
 function signedIn(answer) {
   who = answer;
+  if (answer.enums) Object.assign(ENUMS, answer.enums);
   document.getElementById('sign-in').hidden = true;
   document.getElementById('nav').hidden = false;
   document.getElementById('sign-out').hidden = !answer.keys;
@@ -115,36 +116,33 @@ function signedIn(answer) {
   route();
 }
 
-// --- Routing: #/search?q=..., #/record/ID, #/live ---
+// --- Routing: #/search?q=..., #/record/ID, #/sessions[/ID], #/missions?mission=M,
+// #/decision/ID?mission=M, #/charts?mission=M, #/live ---
 
 function route() {
   leaveView();
   leaveView = () => {};
+  generation += 1;
   const hash = location.hash || '#/search';
   const [path, query] = hash.slice(1).split('?');
   const parts = path.split('/').filter(Boolean);
-  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.view === parts[0]);
+  const nav = parts[0] === 'decision' ? 'missions' : parts[0];
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.view === nav);
+  const params = new URLSearchParams(query || '');
   if (parts[0] === 'record' && parts[1]) return recordView(decodeURIComponent(parts[1]));
+  if (parts[0] === 'sessions') return parts[1] ? sessionView(decodeURIComponent(parts[1])) : sessionsView();
+  if (parts[0] === 'missions') return missionsView(params);
+  if (parts[0] === 'decision' && parts[1]) return decisionView(decodeURIComponent(parts[1]), params);
+  if (parts[0] === 'charts') return chartsView(params);
   if (parts[0] === 'live') return liveView();
-  return searchView(new URLSearchParams(query || ''));
+  return searchView(params);
 }
 
 // --- Search ---
 
+// The search form's lists, from /ui/session.json (the engine's names), read
+// at sign-in: the form draws complete, with no second request.
 const ENUMS = { kinds: [], layers: [], criticalities: ['low', 'normal', 'high', 'critical'] };
-let enumsLoaded = null;
-
-function loadEnums() {
-  if (!enumsLoaded) {
-    enumsLoaded = api('GET', '/openapi.json').then((doc) => {
-      const s = doc.components.schemas;
-      ENUMS.kinds = s.Kind ? s.Kind.enum : [];
-      ENUMS.layers = s.Layer ? s.Layer.enum : [];
-      if (s.Criticality) ENUMS.criticalities = s.Criticality.enum;
-    }).catch(() => {});
-  }
-  return enumsLoaded;
-}
 
 function field(label, input, className) { return el('label', { className }, label, input); }
 
@@ -185,12 +183,6 @@ function searchView(params) {
   );
   const results = el('div', { id: 'results' });
   main().replaceChildren(el('h1', { text: 'Search' }), form, results);
-  loadEnums().then(() => {
-    for (const name of ['kinds', 'layers', 'criticalities']) {
-      const old = form.elements[name];
-      if (old && old.options.length === 0 && ENUMS[name].length) old.replaceWith(multiSelect(name, ENUMS[name], many(name)));
-    }
-  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const f = form.elements;
@@ -358,6 +350,396 @@ async function recordView(id) {
   } catch (e) {
     audit.append(statusLine(e.message, true));
   }
+}
+
+// A view still showing: route() moves `generation` on, so an answer that
+// comes back after the user went elsewhere is dropped.
+let generation = 0;
+function viewToken() { generation += 1; return generation; }
+function still(token) { return token === generation; }
+
+function enc(s) { return encodeURIComponent(s); }
+function critBadge(c) { return c ? el('span', { className: `crit crit-${c}`, text: c }) : null; }
+function missionInput(mission, hash) {
+  const form = el('form', { className: 'inline', id: 'mission-form' },
+    el('label', {}, 'mission', el('input', { name: 'mission', value: mission, required: true, list: 'missions-known', placeholder: 'mission id' })),
+    el('datalist', { id: 'missions-known' }),
+    el('button', { type: 'submit', text: 'Open' }));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = `${hash}?mission=${enc(form.elements.mission.value.trim())}`;
+  });
+  // The missions the key sees recent mission records of, offered as you type.
+  api('GET', '/v1/memories?kinds=decision,event,correction&newest_first=true&limit=200').then((answer) => {
+    const names = [...new Set((answer.memories || []).map((m) => m.namespace.mission).filter(Boolean))];
+    form.querySelector('datalist').replaceChildren(...names.map((n) => el('option', { value: n })));
+  }).catch(() => {});
+  return form;
+}
+
+// --- Sessions: the recent sessions, then one as a conversation ---
+
+async function sessionsView() {
+  const token = viewToken();
+  const title = el('h1', { text: 'Sessions' });
+  main().replaceChildren(title, statusLine('Loading…'));
+  let answer;
+  try {
+    answer = await api('GET', '/v1/memories?kinds=episode&newest_first=true&limit=1000');
+  } catch (e) {
+    if (!still(token)) return;
+    main().replaceChildren(title, statusLine(e.message, true));
+    ready('sessions');
+    return;
+  }
+  if (!still(token)) return;
+  // The newest 1,000 steps, grouped by session, the most recent session first.
+  const sessions = new Map();
+  for (const m of answer.memories || []) {
+    const id = m.namespace.session;
+    if (!id) continue;
+    if (!sessions.has(id)) sessions.set(id, { id, steps: 0, last: m.created_at, first: m, ns: m.namespace });
+    const s = sessions.get(id);
+    s.steps += 1;
+    s.first = m;
+  }
+  const rows = el('tbody', {});
+  for (const s of sessions.values()) {
+    rows.append(el('tr', { dataset: { session: s.id } },
+      el('td', {}, el('a', { href: `#/sessions/${enc(s.id)}`, text: s.id })),
+      el('td', { className: 'num', text: String(s.steps) }),
+      el('td', { text: fmtTime(s.last) }),
+      el('td', { text: nsText({ ...s.ns, session: '' }) }),
+      el('td', { className: 'snippet', text: (s.first.text || '').slice(0, 120) })));
+  }
+  main().replaceChildren(title,
+    statusLine('The sessions of the newest 1,000 steps this key may see, the most recent first.'),
+    sessions.size ? el('table', { className: 'grid', id: 'session-list' },
+      el('thead', {}, el('tr', {}, ...['session', 'steps', 'last step', 'who', 'opening'].map((h) => el('th', { text: h })))), rows)
+      : statusLine('No session has steps yet.'));
+  ready('sessions');
+}
+
+const SPEAKER = { user_message: 'user', agent_response: 'agent', tool_call: 'tool call', tool_result: 'tool result', observation: 'observation' };
+
+function stepType(m) { return (m.body && m.body.type) || 'observation'; }
+
+// One step: a message as a speech bubble; a tool call or result folded
+// (a closed <details>), its first line as the summary.
+function renderStep(m) {
+  const type = stepType(m);
+  const meta = el('div', { className: 'meta' }, el('span', { text: `#${m.step_number}` }), el('span', { text: fmtTime(m.created_at) }),
+    recordLink(m.id, 'open record'));
+  if (type === 'tool_call' || type === 'tool_result') {
+    const tool = m.body && m.body.metadata && m.body.metadata.tool_name;
+    const first = (m.text || '').split('\n')[0].slice(0, 100);
+    return el('details', { className: `step tool ${type}`, dataset: { id: m.id, type } },
+      el('summary', {}, el('strong', { text: SPEAKER[type] }), tool ? ` ${tool}` : '', ': ', el('span', { className: 'muted', text: first })),
+      meta, el('div', { className: 'text', text: m.text }));
+  }
+  return el('div', { className: `step ${type}`, dataset: { id: m.id, type } },
+    el('div', { className: 'speaker', text: SPEAKER[type] || type }), meta, el('div', { className: 'text', text: m.text }));
+}
+
+async function sessionView(id) {
+  const token = viewToken();
+  const title = el('h1', {}, 'Session ', el('span', { text: id }));
+  main().replaceChildren(title, statusLine('Loading…'));
+  let steps;
+  try {
+    steps = (await api('GET', `/v1/sessions/${enc(id)}/steps`)).steps || [];
+  } catch (e) {
+    if (!still(token)) return;
+    main().replaceChildren(title, statusLine(e.message, true));
+    ready('session');
+    return;
+  }
+  if (!still(token)) return;
+  const conversation = el('div', { id: 'conversation' });
+  for (const m of steps) conversation.append(renderStep(m));
+  const facts = el('div', { id: 'session-facts' }, statusLine('Looking for the facts consolidated from these steps…'));
+  main().replaceChildren(title,
+    el('p', { className: 'status' }, `${steps.length} step(s), oldest first; tool calls and results are folded (click to open). `,
+      el('a', { href: `#/search?q=${enc(steps.length ? steps[0].text.slice(0, 80) : id)}&session=${enc(id)}`, text: 'search this session' })),
+    el('div', { className: 'columns' },
+      el('div', {}, steps.length ? conversation : statusLine('This session has no steps this key may see.')),
+      el('div', {}, el('h2', { text: 'Facts consolidated from it' }), facts)));
+  ready('session');
+  if (!steps.length) { facts.replaceChildren(statusLine('None.')); return; }
+  // The facts and procedures written since the session's first step whose
+  // provenance names one of its steps (consolidation links each fact to the
+  // episodes it came from).
+  const ids = new Set(steps.map((m) => m.id));
+  try {
+    const from = steps[0].created_at;
+    const answer = await api('GET', `/v1/memories?kinds=fact,procedure&created_from=${enc(from)}&include_superseded=true&limit=1000`);
+    if (!still(token)) return;
+    const found = (answer.memories || []).filter((m) => (m.provenance || []).some((p) => p.type === 'episode' && ids.has(p.ref)));
+    const list = el('ul', { className: 'facts' });
+    for (const m of found) {
+      list.append(el('li', { dataset: { id: m.id } }, recordLink(m.id, m.text), ' ',
+        el('span', { className: 'meta', text: `${m.kind}${m.state === 'superseded' ? ' (superseded)' : ''} · ${(m.tags || []).join(', ')}` })));
+    }
+    facts.replaceChildren(found.length ? list : statusLine('No fact has been consolidated from this session yet (it is consolidated when it ends).'));
+  } catch (e) {
+    if (still(token)) facts.replaceChildren(statusLine(e.message, true));
+  }
+}
+
+// --- Missions: a timeline of decisions, events, refreshes and corrections ---
+
+async function missionsView(params) {
+  const token = viewToken();
+  const mission = params.get('mission') || '';
+  const title = el('h1', { text: 'Missions' });
+  const form = missionInput(mission, '#/missions');
+  if (!mission) {
+    main().replaceChildren(title, form, statusLine('Name a mission to see its timeline.'));
+    ready('missions');
+    return;
+  }
+  main().replaceChildren(title, form, statusLine('Loading…'));
+  const m = enc(mission);
+  // Each list on its own: one the key may not read leaves a note, not an empty view.
+  const get = (path) => api('GET', path).then((v) => ({ ok: true, v }), (e) => ({ ok: false, e }));
+  const [decisions, events, corrections, refreshes] = await Promise.all([
+    get(`/v1/decisions?mission=${m}&limit=1000`),
+    get(`/v1/events?mission=${m}`),
+    get(`/v1/corrections?mission=${m}&limit=1000`),
+    get(`/v1/memories?mission=${m}&kinds=artifact&tags=push-refresh:summary&limit=1000`),
+  ]);
+  if (!still(token)) return;
+  const items = [];
+  for (const d of decisions.ok ? decisions.v.decisions : []) {
+    items.push({ at: d.decided_at || d.created_at, type: 'decision', crit: d.criticality, id: d.id,
+      title: d.title, text: d.decision, extra: d.status, link: `#/decision/${enc(d.id)}?mission=${m}` });
+  }
+  for (const e of events.ok ? events.v.events : []) {
+    items.push({ at: e.created_at, type: 'event', crit: e.criticality, id: e.id, title: `${e.type} · ${e.component}`, text: e.text,
+      extra: e.operator || '', link: `#/record/${enc(e.id)}` });
+  }
+  for (const c of corrections.ok ? corrections.v.corrections : []) {
+    items.push({ at: c.created_at, type: 'correction', crit: c.criticality, id: c.id, title: `${c.class || ''} · ${c.component || ''}`,
+      text: c.summary, extra: c.outcome || '', link: `#/record/${enc(c.id)}` });
+  }
+  for (const r of refreshes.ok ? refreshes.v.memories : []) {
+    items.push({ at: r.created_at, type: 'refresh', crit: r.criticality, id: r.id,
+      title: `refresh of ${(r.tags || []).find((t) => t.startsWith('task:')) || 'a task'}`, text: r.text, extra: '', link: `#/record/${enc(r.id)}` });
+  }
+  items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const timeline = el('ol', { className: 'timeline mission', id: 'mission-timeline' });
+  for (const it of items) {
+    timeline.append(el('li', { className: `item-${it.type}`, dataset: { id: it.id, type: it.type } },
+      el('div', { className: 'meta' }, el('span', { text: fmtTime(it.at) }), el('span', { className: `badge ${it.type}`, text: it.type }),
+        critBadge(it.crit), el('span', { text: it.extra })),
+      el('div', {}, el('a', { href: it.link, text: it.title || it.id })),
+      el('div', { className: 'text', text: it.text || '' })));
+  }
+  const notes = [];
+  for (const [name, r] of [['decisions', decisions], ['events', events], ['corrections', corrections], ['refreshes', refreshes]]) {
+    if (!r.ok) notes.push(statusLine(`${name}: ${r.e.message}`, true));
+  }
+  main().replaceChildren(title, form, ...notes,
+    el('div', { className: 'columns' },
+      el('div', {}, el('h2', { text: `Timeline of ${mission}, newest first` }), items.length ? timeline : statusLine('Nothing recorded for this mission that this key may see.')),
+      el('div', {}, el('h2', { text: 'Handoff' }), handoffForm(mission),
+        el('p', {}, el('a', { href: `#/charts?mission=${m}`, text: 'Charts of this mission' })))));
+  ready('missions');
+}
+
+// The handoff digest for two operators and a time, as the next operator
+// reads it (the markdown POST /v1/handoff answers, shown as text).
+function handoffForm(mission) {
+  const out = el('div', { id: 'handoff' });
+  const form = el('form', { className: 'stack', id: 'handoff-form' },
+    el('label', {}, 'from operator', el('input', { name: 'from', required: true })),
+    el('label', {}, 'to operator (whose clearance applies)', el('input', { name: 'to', required: true })),
+    el('label', {}, 'since (optional)', el('input', { name: 'since', type: 'datetime-local' })),
+    el('button', { type: 'submit', text: 'Write the handoff' }));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const f = form.elements;
+    const body = { namespace: { mission }, from_operator: f.from.value.trim(), to_operator: f.to.value.trim() };
+    if (f.since.value) body.since = isoOf(f.since.value);
+    out.replaceChildren(statusLine('Writing…'));
+    try {
+      const d = await api('POST', '/v1/handoff', body);
+      out.replaceChildren(
+        statusLine(`${d.tokens_used} of ${d.token_budget} tokens (${d.counter}); clearance ${d.clearance}${d.degraded ? '; degraded mode' : ''}`),
+        el('pre', { className: 'markdown', id: 'handoff-text', text: d.markdown }));
+    } catch (e) {
+      out.replaceChildren(statusLine(e.message, true));
+    }
+  });
+  return el('div', { className: 'card' }, form, out);
+}
+
+async function decisionView(id, params) {
+  const token = viewToken();
+  const mission = params.get('mission') || '';
+  const title = el('h1', { text: 'Decision' });
+  main().replaceChildren(title, statusLine('Loading…'));
+  let d;
+  try {
+    d = await api('GET', `/v1/decisions/${enc(id)}?mission=${enc(mission)}`);
+  } catch (e) {
+    if (!still(token)) return;
+    main().replaceChildren(title, statusLine(e.status === 404 ? `No decision ${id} in mission ${mission} (or it is above this key's clearance).` : e.message, true));
+    ready('decision');
+    return;
+  }
+  if (!still(token)) return;
+  const fields = el('dl', { className: 'fields' });
+  const row = (name, value) => fields.append(el('dt', { text: name }), el('dd', {}, value));
+  row('status', el('span', { className: `status-${d.status}`, id: 'decision-status', text: d.status }));
+  row('criticality', critBadge(d.criticality));
+  row('component', d.component || '—');
+  row('decided by', d.decided_by || '—');
+  row('decided at', fmtTime(d.decided_at || d.created_at));
+  row('access level', String(d.access_level ?? 0));
+  if (d.supersedes) row('supersedes', el('a', { href: `#/decision/${enc(d.supersedes)}?mission=${enc(mission)}`, text: d.supersedes.slice(0, 8) }));
+  if (d.superseded_by) row('superseded by', el('a', { href: `#/decision/${enc(d.superseded_by)}?mission=${enc(mission)}`, text: d.superseded_by.slice(0, 8) }));
+  if ((d.principles || []).length) row('principles', d.principles.join(', '));
+  row('record', recordLink(d.id, 'open record'));
+  const alternatives = el('ul', { id: 'alternatives' });
+  for (const a of d.alternatives || []) alternatives.append(el('li', {}, el('strong', { text: a.option }), a.reason ? ` — ${a.reason}` : ''));
+  const provenance = el('ul', {});
+  for (const p of d.provenance || []) provenance.append(el('li', {}, el('strong', { text: p.type }), ` ${p.ref}${p.detail ? ` (${p.detail})` : ''}`));
+  main().replaceChildren(
+    el('h1', {}, 'Decision: ', el('span', { id: 'decision-title', text: d.title })),
+    el('p', {}, el('a', { href: `#/missions?mission=${enc(mission)}`, text: `← mission ${mission}` })),
+    el('div', { className: 'columns' },
+      el('div', {},
+        el('h2', { text: 'Context' }), el('div', { className: 'card text', id: 'decision-context', text: d.context || '—' }),
+        el('h2', { text: 'Decision' }), el('div', { className: 'card text', id: 'decision-text', text: d.decision }),
+        el('h2', { text: 'Alternatives considered' }), (d.alternatives || []).length ? alternatives : statusLine('None recorded.'),
+        el('h2', { text: 'Consequences' }), el('div', { className: 'card text', text: d.consequences || '—' }),
+        (d.provenance || []).length ? el('div', {}, el('h2', { text: 'Provenance' }), provenance) : null),
+      el('div', {}, el('h2', { text: 'Fields' }), el('div', { className: 'card' }, fields))));
+  ready('decision');
+}
+
+// --- Charts: seed 003's signals, drawn by chart.js (/ui/chart.umd.js,
+// embedded in msp at build time; loaded only when this view opens) ---
+
+let chartLib = null;
+function loadChartJs() {
+  if (!chartLib) {
+    chartLib = new Promise((resolve, reject) => {
+      if (window.Chart) { resolve(window.Chart); return; }
+      const script = el('script', { src: '/ui/chart.umd.js' });
+      script.addEventListener('load', () => (window.Chart ? resolve(window.Chart) : reject(new Error('chart.js did not load'))));
+      script.addEventListener('error', () => reject(new Error('this msp was built without chart.js (scripts/deps.sh installs it)')));
+      document.head.append(script);
+    });
+    chartLib.catch(() => { chartLib = null; });
+  }
+  return chartLib;
+}
+
+const COLORS = ['#2f6fed', '#0f9d76', '#c77800', '#9b51e0', '#d92d20', '#8a94a6'];
+
+function chartCard(id, heading, note) {
+  const canvas = el('canvas', { id, role: 'img', 'aria-label': heading });
+  const box = el('div', { className: 'chart-box' }, canvas);
+  return { canvas, card: el('section', { className: 'card chart', dataset: { chart: id } }, el('h2', { text: heading }), note ? statusLine(note) : null, box) };
+}
+
+async function chartsView(params) {
+  const token = viewToken();
+  const mission = params.get('mission') || '';
+  const title = el('h1', { text: 'Charts' });
+  const form = missionInput(mission, '#/charts');
+  if (!mission) {
+    main().replaceChildren(title, form, statusLine('Name a mission to chart its signals.'));
+    ready('charts');
+    return;
+  }
+  main().replaceChildren(title, form, statusLine('Loading…'));
+  const m = enc(mission);
+  const charts = [];
+  leaveView = () => { for (const c of charts) c.destroy(); };
+  const get = (path) => api('GET', path).then((v) => ({ ok: true, v }), (e) => ({ ok: false, e }));
+  // The reports cover every record of the mission: a key with a clearance
+  // limit may not read them (403), so they are not asked for.
+  const full = who.clearance === null;
+  const hour = new Date(Date.now() - 3600 * 1000).toISOString();
+  let Chart;
+  let corrections, redundancy, load, events;
+  try {
+    [Chart, corrections, redundancy, load, events] = await Promise.all([
+      loadChartJs(),
+      full ? get(`/v1/reports/corrections?mission=${m}`) : null,
+      full ? get(`/v1/reports/redundancy?mission=${m}`) : null,
+      get(`/v1/reports/load?mission=${m}`),
+      get(`/v1/events?mission=${m}&from=${enc(hour)}`),
+    ]);
+  } catch (e) {
+    if (!still(token)) return;
+    main().replaceChildren(title, form, statusLine(e.message, true));
+    ready('charts');
+    return;
+  }
+  if (!still(token)) return;
+  const grid = el('div', { className: 'charts', id: 'charts' });
+  main().replaceChildren(title, form, grid);
+  Chart.defaults.animation = false;
+  const draw = (canvas, config) => { charts.push(new Chart(canvas, config)); };
+
+  if (!full) {
+    grid.append(statusLine('The correction and redundancy reports are read with a key without a clearance limit.'));
+  } else if (corrections.ok) {
+    const r = corrections.v;
+    const a = chartCard('chart-correction-weeks', 'Correction rate per ISO week', `overall ${fmtNum(r.rate)}: ${r.linked_corrections} linked correction(s) of ${r.retrievals} retrieval(s)`);
+    const b = chartCard('chart-correction-components', 'Corrections per component');
+    grid.append(a.card, b.card);
+    draw(a.canvas, { type: 'line', data: { labels: r.weeks.map((w) => w.week),
+      datasets: [{ label: 'correction rate', data: r.weeks.map((w) => w.rate), borderColor: COLORS[0], backgroundColor: COLORS[0] }] },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true } } } });
+    draw(b.canvas, { type: 'bar', data: { labels: r.components.map((c) => c.component || '(none)'),
+      datasets: [{ label: 'corrections', data: r.components.map((c) => c.corrections), backgroundColor: COLORS[2], yAxisID: 'y' },
+        { label: 'rate', data: r.components.map((c) => c.rate), backgroundColor: COLORS[3], yAxisID: 'rate' }] },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, position: 'left' }, rate: { beginAtZero: true, position: 'right' } } } });
+  } else {
+    grid.append(statusLine(`corrections report: ${corrections.e.message}`, true));
+  }
+
+  if (full && redundancy.ok) {
+    const r = redundancy.v;
+    const c = chartCard('chart-redundancy', 'Redundancy W per session (share of served tokens not used)');
+    grid.append(c.card);
+    draw(c.canvas, { type: 'bar', data: { labels: r.sessions.map((s) => s.session || '(none)'),
+      datasets: [{ label: 'unused share of tokens', data: r.sessions.map((s) => s.unused_share_tokens), backgroundColor: COLORS[1] }] },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, max: 1 } } } });
+  } else if (full) {
+    grid.append(statusLine(`redundancy report: ${redundancy.e.message}`, true));
+  }
+
+  if (load.ok && events.ok) {
+    const l = load.v;
+    // The events of the last hour per minute (drawn here: a count per
+    // bucket), against the capacity the degraded mode starts above and
+    // twice it, where ranking is by criticality alone.
+    const now = Date.now();
+    const labels = [];
+    const counts = new Array(60).fill(0);
+    for (let i = 59; i >= 0; i -= 1) labels.push(new Date(now - i * 60000).toISOString().slice(11, 16));
+    for (const e of events.v.events) {
+      const age = Math.floor((now - Date.parse(e.created_at)) / 60000);
+      if (age >= 0 && age < 60) counts[59 - age] += 1;
+    }
+    const c = chartCard('chart-load', 'Event load against capacity',
+      `now ${fmtNum(l.rate_per_min, 2)} events/min over ${l.window_min} min; capacity ${fmtNum(l.capacity_per_min, 1)}/min; alpha ${fmtNum(l.alpha, 2)} (${l.degraded ? 'degraded' : 'normal'}, mode ${l.mode})`);
+    grid.append(c.card);
+    draw(c.canvas, { type: 'bar', data: { labels,
+      datasets: [{ label: 'events per minute', data: counts, backgroundColor: COLORS[0] },
+        { type: 'line', label: 'capacity (degraded above)', data: labels.map(() => l.capacity_per_min), borderColor: COLORS[2], pointRadius: 0 },
+        { type: 'line', label: 'twice capacity (alpha 1)', data: labels.map(() => 2 * l.capacity_per_min), borderColor: COLORS[4], pointRadius: 0, borderDash: [4, 4] }] },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true } } } });
+  } else {
+    for (const [name, r] of [['load', load], ['events', events]]) if (!r.ok) grid.append(statusLine(`${name}: ${r.e.message}`, true));
+  }
+  ready('charts');
 }
 
 // --- Live: the newest records, then each change as it happens ---
