@@ -240,6 +240,20 @@ TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
             (std::set<std::string>{open_event.j["id"].get<std::string>()}));
   EXPECT_EQ(Get("/v1/events?mission=" + kMission, kKeyB).j["events"].size(), 0u);
   EXPECT_EQ(Get("/v1/events" + as_bob + "&from=2026-02-01&to=2026-01-01", kKeyA).status, 400);
+
+  // The load now (the console's load chart): the events of the window the
+  // asker may see, against the default capacity.
+  Answer load = Get("/v1/reports/load" + as_bob, kKeyA);
+  ASSERT_EQ(load.status, 200) << load.body;
+  EXPECT_EQ(load.j["events_in_window"], 2);
+  EXPECT_EQ(load.j["capacity_per_min"], 30.0);
+  EXPECT_GT(load.j["rate_per_min"].get<double>(), 0.0);
+  EXPECT_EQ(load.j["alpha"], 0.0);
+  EXPECT_EQ(load.j["degraded"], false);
+  EXPECT_EQ(load.j["mode"], "auto");
+  EXPECT_EQ(Get("/v1/reports/load" + as_bob, kKeyA2).j["events_in_window"], 1);
+  EXPECT_EQ(Get("/v1/reports/load?mission=" + kMission, kKeyB).j["events_in_window"], 0);
+  EXPECT_EQ(Get("/v1/reports/load", kKeyA).status, 400);
 }
 
 TEST_F(RestMissionTest, TasksCommentsAndStatus) {
