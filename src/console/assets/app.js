@@ -512,7 +512,7 @@ async function missionsView(params) {
   const items = [];
   for (const d of decisions.ok ? decisions.v.decisions : []) {
     items.push({ at: d.decided_at || d.created_at, type: 'decision', crit: d.criticality, id: d.id,
-      title: d.title, text: d.decision, extra: d.status, link: `#/decision/${enc(d.id)}?mission=${m}` });
+      title: d.title, text: d.decision, extra: d.access_level ? `${d.status} · level ${d.access_level}` : d.status, link: `#/decision/${enc(d.id)}?mission=${m}` });
   }
   for (const e of events.ok ? events.v.events : []) {
     items.push({ at: e.created_at, type: 'event', crit: e.criticality, id: e.id, title: `${e.type} · ${e.component}`, text: e.text,
