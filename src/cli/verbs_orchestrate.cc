@@ -105,22 +105,6 @@ void PrintImport(Invocation& inv, const TaskImportReport& r, bool dry_run) {
            << r.unchanged << "\n";
 }
 
-json PlanJson(const TaskPlan& p) {
-  return json{{"task_id", p.task.task_id},
-              {"title", p.task.title},
-              {"criticality", CriticalityName(p.task.criticality)},
-              {"priority", p.decision.priority},
-              {"due", p.decision.due},
-              {"reason", DueReasonName(p.decision.reason)},
-              {"commits", p.signals.commits},
-              {"comments", p.signals.comments},
-              {"hours_since_pull", static_cast<double>(p.signals.since_pull_ms) / 3600000.0},
-              {"hours_since_refresh", static_cast<double>(p.signals.since_refresh_ms) / 3600000.0},
-              {"never_refreshed", p.signals.never_refreshed},
-              {"last_refresh_at",
-               p.state.last_refresh_at ? json(FormatIso8601(p.state.last_refresh_at)) : json(nullptr)}};
-}
-
 json RefreshJson(const RefreshResult& r) {
   return json{{"task_id", r.task_id},         {"refresh_id", r.refresh_id},   {"summary_id", r.summary_id},
               {"lineage_id", r.lineage_id},   {"questions_id", r.questions_id}, {"priority", r.priority},
@@ -241,7 +225,7 @@ Status RunOrchestrate(Invocation& inv) {
     MSP_ASSIGN_OR_RETURN(std::vector<TaskPlan> plan, orchestrator.Plan());
     if (inv.json) {
       json arr = json::array();
-      for (const TaskPlan& p : plan) arr.push_back(PlanJson(p));
+      for (const TaskPlan& p : plan) arr.push_back(TaskPlanToJson(p));
       PrintJson(inv, arr);
     } else {
       PrintPlan(*inv.out, plan);
@@ -254,7 +238,7 @@ Status RunOrchestrate(Invocation& inv) {
     MSP_ASSIGN_OR_RETURN(PassReport pass, orchestrator.RunOnce());
     if (inv.json) {
       json plan = json::array();
-      for (const TaskPlan& p : pass.plan) plan.push_back(PlanJson(p));
+      for (const TaskPlan& p : pass.plan) plan.push_back(TaskPlanToJson(p));
       json refreshed = json::array();
       for (const RefreshResult& r : pass.refreshed) refreshed.push_back(RefreshJson(r));
       PrintJson(inv, json{{"at", FormatIso8601(pass.at)},

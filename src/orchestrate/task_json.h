@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "orchestrate/orchestrator.h"
 #include "orchestrate/tasks.h"
 
 namespace msp {
@@ -13,6 +14,11 @@ namespace msp {
 // created_at and updated_at (ISO 8601).
 nlohmann::json TaskToJson(const Task& t);
 nlohmann::json TaskImportReportToJson(const TaskImportReport& r);
+// One task of the orchestrator's plan (`msp orchestrate --plan --json`, GET
+// /v1/reports/plan): {task_id, title, criticality, priority, due, reason,
+// commits, comments, hours_since_pull, hours_since_refresh,
+// never_refreshed, last_refresh_at}.
+nlohmann::json TaskPlanToJson(const TaskPlan& p);
 
 }  // namespace msp
 

@@ -451,6 +451,22 @@ json TaskToJson(const Task& t) {
   return j;
 }
 
+json TaskPlanToJson(const TaskPlan& p) {
+  return json{{"task_id", p.task.task_id},
+              {"title", p.task.title},
+              {"criticality", CriticalityName(p.task.criticality)},
+              {"priority", p.decision.priority},
+              {"due", p.decision.due},
+              {"reason", DueReasonName(p.decision.reason)},
+              {"commits", p.signals.commits},
+              {"comments", p.signals.comments},
+              {"hours_since_pull", static_cast<double>(p.signals.since_pull_ms) / 3600000.0},
+              {"hours_since_refresh", static_cast<double>(p.signals.since_refresh_ms) / 3600000.0},
+              {"never_refreshed", p.signals.never_refreshed},
+              {"last_refresh_at",
+               p.state.last_refresh_at ? json(FormatIso8601(p.state.last_refresh_at)) : json(nullptr)}};
+}
+
 json TaskImportReportToJson(const TaskImportReport& r) {
   json entries = json::array();
   for (const TaskImportEntry& e : r.entries) {
