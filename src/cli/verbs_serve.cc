@@ -83,6 +83,7 @@ Status RunServe(Invocation& inv) {
   rest.mission = options.mission;
   rest.tokens = options.tokens;
   rest.trusted_sources = options.policy.context_trusted_sources;
+  rest.orchestrate = OrchestratorConfigFrom(options);
   MountRestApi(*server, *engine, rest);
   MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
   MountConsole(*server);

@@ -19,6 +19,8 @@
 #include "mission/records.h"
 #include "msp/digest.h"
 #include "msp/mission.h"
+#include "orchestrate/orchestrator.h"
+#include "orchestrate/task_json.h"
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
 #include "server/http_status.h"
@@ -285,6 +287,22 @@ Result<Reply> LoadReportRoute(RestApi& api, const RestRequest& r) {
                            {"alpha", load.alpha},
                            {"degraded", load.degraded},
                            {"mode", load.mode}});
+}
+
+// GET /v1/reports/plan: the push orchestrator's plan now (Orchestrator::Plan,
+// as `msp orchestrate --plan --json` prints it): every LONG-TERM task the
+// asker may see with its priority, signals, due and last refresh; due ones in
+// queue order first. Reads only.
+Result<Reply> PlanReportRoute(RestApi& api, const RestRequest& r) {
+  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
+  Namespace mission = ns;
+  mission.operator_id.clear();
+  mission.session.clear();
+  Orchestrator orchestrator(r.engine(), mission, api.options().orchestrate);
+  MSP_ASSIGN_OR_RETURN(std::vector<TaskPlan> plan, orchestrator.Plan());
+  json tasks = json::array();
+  for (const TaskPlan& p : plan) tasks.push_back(TaskPlanToJson(p));
+  return Reply::Json(200, {{"tasks", std::move(tasks)}});
 }
 
 // ---------------------------------------------------------- corrections
@@ -578,6 +596,7 @@ std::vector<RestRoute> MissionRoutes() {
       {"POST", "/v1/events", BodyKind::kJson, ns_tenant, {}, &AddEventRoute},
       {"GET", "/v1/events", BodyKind::kNone, {}, with({"from", "to"}), &ListEventsRoute},
       {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
+      {"GET", "/v1/reports/plan", BodyKind::kNone, {}, {"mission"}, &PlanReportRoute},
       {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
       {"GET", "/v1/corrections", BodyKind::kNone, {},
        with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",

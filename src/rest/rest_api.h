@@ -19,6 +19,7 @@
 
 #include "msp/memory.h"
 #include "msp/options.h"
+#include "orchestrate/orchestrator.h"
 #include "server/http_server.h"
 
 namespace msp {
@@ -30,6 +31,9 @@ struct RestOptions {
   TokenOptions tokens;         // the token counter of the mission routes' budgets
   // policy.context_trusted_sources: the trust label of served records.
   std::vector<std::string> trusted_sources = WritePolicyOptions{}.context_trusted_sources;
+  // GET /v1/reports/plan: the push orchestrator's weights and clamps
+  // (OrchestratorConfigFrom(options): orchestrate.*, mission.*).
+  OrchestratorConfig orchestrate;
 };
 
 // Registers every REST route, GET /openapi.json, and the record counts of

@@ -314,6 +314,28 @@ TEST_F(RestMissionTest, TasksCommentsAndStatus) {
   EXPECT_EQ(Get("/v1/tasks?mission=" + kMission, kKeyB).j["tasks"].size(), 0u);
   EXPECT_EQ(Get("/v1/tasks/T-12?mission=" + kMission, kKeyB).status, 404);
   EXPECT_EQ(Get("/v1/tasks?mission=" + kMission + "&long_term=true&status=in_progress", kKeyA).j["tasks"].size(), 1u);
+
+  // The orchestrator's plan (the console's plan chart): the LONG-TERM tasks
+  // the asker may see, with their signals; nothing is refreshed.
+  Answer plan = Get("/v1/reports/plan?mission=" + kMission, kKeyA);
+  ASSERT_EQ(plan.status, 200) << plan.body;
+  std::set<std::string> planned;
+  for (const json& t : plan.j["tasks"]) planned.insert(t["task_id"].get<std::string>());
+  EXPECT_EQ(planned, (std::set<std::string>{"T-12", "T-13"}));
+  for (const json& t : plan.j["tasks"]) {
+    if (t["task_id"] != "T-12") continue;
+    EXPECT_EQ(t["comments"], 1);
+    EXPECT_EQ(t["never_refreshed"], true);
+    EXPECT_EQ(t["due"], false);
+    EXPECT_EQ(t["reason"], "below_threshold");
+    EXPECT_TRUE(t["last_refresh_at"].is_null());
+  }
+  Answer limited = Get("/v1/reports/plan?mission=" + kMission, kKeyA2);
+  ASSERT_EQ(limited.status, 200) << limited.body;
+  ASSERT_EQ(limited.j["tasks"].size(), 1u);
+  EXPECT_EQ(limited.j["tasks"][0]["task_id"], "T-12");
+  EXPECT_EQ(Get("/v1/reports/plan?mission=" + kMission, kKeyB).j["tasks"].size(), 0u);
+  EXPECT_EQ(Get("/v1/reports/plan", kKeyA).status, 400);
 }
 
 TEST_F(RestMissionTest, CorrectionsAreAbstractionsOnly) {
