@@ -127,6 +127,8 @@ async function seed() {
   seeded.fuel = fuel.id;
   await rest('POST', '/v1/events', { namespace: { mission: 'orbit', operator: 'ann' }, type: 'incident', component: 'fuel',
     text: 'Fuel pressure dipped during the test firing', criticality: 'critical' });
+  await rest('POST', '/v1/tasks', { namespace: { mission: 'orbit', operator: 'ann' }, task_id: 'T-7', title: 'Keep the fuel line model current',
+    labels: ['LONG-TERM'], components: ['fuel'], criticality: 'high' });
   const retrieval = await rest('POST', '/v1/query', { namespace: { mission: 'orbit', operator: 'ann' }, task_description: 'fuel supplier for the second stage' });
   await rest('POST', '/v1/corrections', { namespace: { mission: 'orbit', operator: 'ann' }, class: 'missing_context', category: 'supply',
     component: 'fuel', outcome: 'modified', summary: 'The digest left out the supplier delays.', retrieval_id: retrieval.retrieval_id });
@@ -441,7 +443,7 @@ test('the charts of the mission are drawn by chart.js', { skip: !!givenStore }, 
     return { id: c.id, drawn: !!chart && c.width > 0, data: chart ? chart.data.datasets.map((d) => d.data) : null };
   }));
   const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
-  for (const id of ['chart-correction-weeks', 'chart-correction-components', 'chart-redundancy', 'chart-load']) {
+  for (const id of ['chart-correction-weeks', 'chart-correction-components', 'chart-redundancy', 'chart-load', 'chart-plan']) {
     assert.ok(byId[id] && byId[id].drawn, `${id}: ${JSON.stringify(charts)}`);
   }
   // One retrieval, corrected once: a rate of 1 in this ISO week.
@@ -451,6 +453,10 @@ test('the charts of the mission are drawn by chart.js', { skip: !!givenStore }, 
   assert.equal(perMinute.reduce((a, b) => a + b, 0), 1);
   assert.equal(capacity[0], 30);
   assert.equal(twice[0], 60);
+  // The orchestrator's plan: the one LONG-TERM task, never refreshed, not due.
+  assert.deepEqual(byId['chart-plan'].data[0].length, 1);
+  assert.deepEqual(await page.locator('#plan tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.task)), ['T-7']);
+  assert.match(await page.locator('#plan tbody tr').textContent(), /not due.*below_threshold.*never/);
   await shot(page, 'charts');
   assert.deepEqual(problems, []);
   await context.close();

@@ -665,14 +665,15 @@ async function chartsView(params) {
   const full = who.clearance === null;
   const hour = new Date(Date.now() - 3600 * 1000).toISOString();
   let Chart;
-  let corrections, redundancy, load, events;
+  let corrections, redundancy, load, events, plan;
   try {
-    [Chart, corrections, redundancy, load, events] = await Promise.all([
+    [Chart, corrections, redundancy, load, events, plan] = await Promise.all([
       loadChartJs(),
       full ? get(`/v1/reports/corrections?mission=${m}`) : null,
       full ? get(`/v1/reports/redundancy?mission=${m}`) : null,
       get(`/v1/reports/load?mission=${m}`),
       get(`/v1/events?mission=${m}&from=${enc(hour)}`),
+      get(`/v1/reports/plan?mission=${m}`),
     ]);
   } catch (e) {
     if (!still(token)) return;
@@ -738,6 +739,31 @@ async function chartsView(params) {
     options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true } } } });
   } else {
     for (const [name, r] of [['load', load], ['events', events]]) if (!r.ok) grid.append(statusLine(`${name}: ${r.e.message}`, true));
+  }
+
+  if (plan.ok) {
+    // The push orchestrator's plan: each LONG-TERM task's refresh priority
+    // (due ones darker), with its reason, signals and last refresh below.
+    const tasks = plan.v.tasks;
+    const c = chartCard('chart-plan', "The push orchestrator's plan", tasks.length ? 'due tasks first, in queue order' : 'No LONG-TERM task is open in this mission.');
+    grid.append(c.card);
+    draw(c.canvas, { type: 'bar', data: { labels: tasks.map((t) => t.task_id),
+      datasets: [{ label: 'refresh priority', data: tasks.map((t) => t.priority),
+        backgroundColor: tasks.map((t) => (t.due ? COLORS[4] : COLORS[5])) }] },
+    options: { maintainAspectRatio: false, indexAxis: 'y', scales: { x: { beginAtZero: true, suggestedMax: 1 } } } });
+    const rows = el('tbody', {});
+    for (const t of tasks) {
+      rows.append(el('tr', { dataset: { task: t.task_id } }, el('td', { text: t.task_id }), el('td', { text: t.title }), el('td', {}, critBadge(t.criticality)),
+        el('td', { className: 'num', text: fmtNum(t.priority, 2) }), el('td', { text: t.due ? 'due' : 'not due' }), el('td', { text: t.reason }),
+        el('td', { className: 'num', text: `${t.commits} / ${t.comments}` }),
+        el('td', { text: t.never_refreshed ? 'never' : fmtTime(t.last_refresh_at) })));
+    }
+    if (tasks.length) {
+      c.card.append(el('table', { className: 'grid', id: 'plan' },
+        el('thead', {}, el('tr', {}, ...['task', 'title', 'criticality', 'priority', 'due', 'reason', 'commits / comments', 'last refresh'].map((h) => el('th', { text: h })))), rows));
+    }
+  } else {
+    grid.append(statusLine(`plan: ${plan.e.message}`, true));
   }
   ready('charts');
 }
