@@ -13,7 +13,9 @@
 // (docs/console/ is made so). The time from navigation to each view showing
 // its data (the page's performance mark msp-ready-VIEW) is printed as a
 // `first-paint` line; MSP_CONSOLE_DATA_DIR=DIR serves an existing store
-// instead of a new one (how docs/console.md measures a large store).
+// instead of a new one (how docs/console.md measures a large store), its
+// keys for tenant MSP_CONSOLE_TENANT (default acme), and
+// MSP_CONSOLE_MISSION=M measures the Missions and Charts views of M there.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -24,6 +26,8 @@ import { chromium } from 'playwright-core';
 
 const KEY = 'console-test-key-0123456789';           // tenant acme, no clearance limit
 const LIMITED = 'console-limited-key-0123456789';    // tenant acme, clearance 2
+// The keys' tenant: another one (MSP_CONSOLE_TENANT) for a given store.
+const TENANT = process.env.MSP_CONSOLE_TENANT || 'acme';
 const shots = process.env.MSP_CONSOLE_SCREENSHOTS || '';
 const givenStore = process.env.MSP_CONSOLE_DATA_DIR || '';
 
@@ -42,7 +46,7 @@ let tmp;
 function startServe(dataDir) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.env.MSP_BIN, ['serve', '--data-dir', dataDir, '--port', '0', '--synchronous', 'normal',
-      '--api-keys', `${KEY}=acme,${LIMITED}=acme:2`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--api-keys', `${KEY}=${TENANT},${LIMITED}=${TENANT}:2`], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const exited = new Promise((done) => child.on('exit', (code) => done(code)));
     const killOnExit = () => child.kill('SIGKILL');
@@ -226,7 +230,7 @@ test('sign-in refuses a wrong key and keeps the right one for the tab', async ()
   await page.fill('#key', KEY);
   await page.click('#sign-in-form button[type=submit]');
   await page.locator('#nav').waitFor({ state: 'visible' });
-  assert.match(await page.textContent('#who'), /tenant acme, no clearance limit/);
+  assert.match(await page.textContent('#who'), new RegExp(`tenant ${TENANT}, no clearance limit`));
   // Kept for the tab: a reload stays signed in.
   await page.reload();
   await page.locator('#nav').waitFor({ state: 'visible' });
@@ -489,6 +493,14 @@ test('first paint of each view', async () => {
     paints.search = await measure('search', `#/search?q=${encodeURIComponent(process.env.MSP_CONSOLE_QUERY || 'ledger service')}`);
     const recent = await rest('GET', '/v1/memories?newest_first=true&limit=1');
     paints.record = await measure('record', `#/record/${recent.memories[0].id}`);
+    paints.sessions = await measure('sessions', '#/sessions');
+    const step = await rest('GET', '/v1/memories?kinds=episode&newest_first=true&limit=1');
+    if (step.memories.length) paints.session = await measure('session', `#/sessions/${encodeURIComponent(step.memories[0].namespace.session)}`);
+    if (process.env.MSP_CONSOLE_MISSION) {
+      const mission = encodeURIComponent(process.env.MSP_CONSOLE_MISSION);
+      paints.missions = await measure('missions', `#/missions?mission=${mission}`);
+      paints.charts = await measure('charts', `#/charts?mission=${mission}`);
+    }
   }
   console.log(`first-paint ${JSON.stringify(Object.fromEntries(Object.entries(paints).map(([k, v]) => [k, Math.round(v)])))}`);
   assert.ok(Object.keys(paints).length >= 1);
