@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "cli/capture_command.h"
 #include "cli/cli.h"
 #include "cli/serve_resident.h"
 #include "console/console.h"
@@ -84,6 +85,7 @@ Status RunServe(Invocation& inv) {
   rest.tokens = options.tokens;
   rest.trusted_sources = options.policy.context_trusted_sources;
   rest.orchestrate = OrchestratorConfigFrom(options);
+  rest.prompt_repository = PromptRepositoryPath(options);
   MountRestApi(*server, *engine, rest);
   MSP_ASSIGN_OR_RETURN(const bool mcp, MountMcp(*server, *engine, options));
   MountConsole(*server);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codec/json_reader.h"
+#include "coding/prompt_store.h"
 #include "codec/memory_json.h"
 #include "mission/records.h"
 #include "msp/digest.h"
@@ -24,6 +25,7 @@
 #include "rest/request_json.h"
 #include "rest/rest_route.h"
 #include "server/http_status.h"
+#include "util/time.h"
 
 namespace msp {
 namespace {
@@ -303,6 +305,51 @@ Result<Reply> PlanReportRoute(RestApi& api, const RestRequest& r) {
   json tasks = json::array();
   for (const TaskPlan& p : plan) tasks.push_back(TaskPlanToJson(p));
   return Reply::Json(200, {{"tasks", std::move(tasks)}});
+}
+
+// GET /v1/prompts: the captured prompts of the coding agents (the prompt
+// repository, PromptStore::List, as `msp prompts list` reads it), newest
+// `limit` first: `repository` (its path or last component), `session`,
+// `from`, `to`. The repository has no tenant and no access levels: only a
+// key of kPromptsTenant without a clearance limit reads it (403 otherwise,
+// as for the tenant-wide reports). Reads only: prompts still in the spool
+// (capture.mode = spool, imported within moments) are not listed.
+Result<Reply> PromptsRoute(RestApi& api, const RestRequest& r) {
+  if (r.clearance()) return ClearanceForbidden("the captured prompts", *r.clearance());
+  if (r.tenant() != kPromptsTenant) {
+    return Reply::Json(403, ErrorJson("forbidden", "the captured prompts of this server belong to tenant '" +
+                                                       std::string(kPromptsTenant) + "', not to tenant '" +
+                                                       r.tenant() + "'"));
+  }
+  PromptFilter f;
+  MSP_ASSIGN_OR_RETURN(f.from, TimeParam(r.query, "from"));
+  MSP_ASSIGN_OR_RETURN(f.to, TimeParam(r.query, "to"));
+  if (f.from != 0 && f.to != 0 && f.to <= f.from) return Status::InvalidArgument("parameter 'to' must be later than 'from'");
+  f.repository = StringParam(r.query, "repository");
+  f.session_id = StringParam(r.query, "session");
+  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 200));
+  f.newest = static_cast<size_t>(limit);
+  json out = json::array();
+  const std::string& path = api.options().prompt_repository;
+  if (!path.empty()) {
+    Result<std::unique_ptr<PromptStore>> store = PromptStore::Open(path, /*create=*/false);
+    if (!store.ok() && !store.status().IsNotFound()) return store.status();
+    if (store.ok()) {
+      MSP_ASSIGN_OR_RETURN(std::vector<CapturedPrompt> prompts, (*store)->List(f));
+      for (auto it = prompts.rbegin(); it != prompts.rend(); ++it) {
+        out.push_back({{"id", it->id},
+                       {"at", FormatIso8601(it->at)},
+                       {"text", it->text},
+                       {"session", it->session_id},
+                       {"repository", it->repository},
+                       {"branch", it->branch},
+                       {"cwd", it->cwd},
+                       {"permission_mode", it->permission_mode},
+                       {"agent", it->agent}});
+      }
+    }
+  }
+  return Reply::Json(200, {{"prompts", std::move(out)}});
 }
 
 // ---------------------------------------------------------- corrections
@@ -597,6 +644,7 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/events", BodyKind::kNone, {}, with({"from", "to"}), &ListEventsRoute},
       {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
       {"GET", "/v1/reports/plan", BodyKind::kNone, {}, {"mission"}, &PlanReportRoute},
+      {"GET", "/v1/prompts", BodyKind::kNone, {}, {"repository", "session", "from", "to", "limit"}, &PromptsRoute},
       {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
       {"GET", "/v1/corrections", BodyKind::kNone, {},
        with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",

@@ -34,7 +34,15 @@ struct RestOptions {
   // GET /v1/reports/plan: the push orchestrator's weights and clamps
   // (OrchestratorConfigFrom(options): orchestrate.*, mission.*).
   OrchestratorConfig orchestrate;
+  // GET /v1/prompts: the prompt repository of the data directory
+  // (capture.repository; docs/coding-agents.md); empty: the route answers
+  // no prompts. It has no tenant of its own: it is served as kPromptsTenant's.
+  std::string prompt_repository;
 };
+
+// The tenant the captured prompts are served as: the tenant of local mode
+// and of the coding hooks unless `msp setup` was given another.
+inline constexpr std::string_view kPromptsTenant = "default";
 
 // Registers every REST route, GET /openapi.json, and the record counts of
 // /metrics on `server`. `engine` must outlive `server`. REQUIRES: before
