@@ -6,8 +6,10 @@
 // history shows its supersede chain, a session reads as a conversation with
 // its tool calls folded and the facts consolidated from it, a mission shows
 // its timeline, a decision with its alternatives and a handoff, the charts
-// are drawn by chart.js, a key with clearance 2 does not see a level-5
-// decision, and a memory or a step whose text is HTML renders as text.
+// are drawn by chart.js, captured prompts show by repository and branch to
+// their tenant only, a key with clearance 2 does not see a level-5
+// decision, and a memory, a step or a prompt whose text is HTML renders as
+// text.
 //
 // MSP_CONSOLE_SCREENSHOTS=DIR saves a screenshot of each view into DIR
 // (docs/console/ is made so). The time from navigation to each view showing
@@ -18,7 +20,7 @@
 // MSP_CONSOLE_MISSION=M measures the Missions and Charts views of M there.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +30,8 @@ const KEY = 'console-test-key-0123456789';           // tenant acme, no clearanc
 const LIMITED = 'console-limited-key-0123456789';    // tenant acme, clearance 2
 // The keys' tenant: another one (MSP_CONSOLE_TENANT) for a given store.
 const TENANT = process.env.MSP_CONSOLE_TENANT || 'acme';
+// Tenant default, whose the captured prompts are (GET /v1/prompts).
+const OWNER = 'console-owner-key-0123456789';
 const shots = process.env.MSP_CONSOLE_SCREENSHOTS || '';
 const givenStore = process.env.MSP_CONSOLE_DATA_DIR || '';
 
@@ -46,7 +50,7 @@ let tmp;
 function startServe(dataDir) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.env.MSP_BIN, ['serve', '--data-dir', dataDir, '--port', '0', '--synchronous', 'normal',
-      '--api-keys', `${KEY}=${TENANT},${LIMITED}=${TENANT}:2`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--api-keys', `${KEY}=${TENANT},${LIMITED}=${TENANT}:2,${OWNER}=default`], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const exited = new Promise((done) => child.on('exit', (code) => done(code)));
     const killOnExit = () => child.kill('SIGKILL');
@@ -138,12 +142,33 @@ async function seed() {
     component: 'fuel', outcome: 'modified', summary: 'The digest left out the supplier delays.', retrieval_id: retrieval.retrieval_id });
 }
 
+// Prompts as the coding agent's hook captures them (`msp capture`, the
+// UserPromptSubmit hook, committing directly), typed in a git work tree on
+// branch feature/fuel.
+function capturePrompts(dataDir) {
+  const repo = join(tmp, 'rocket');
+  mkdirSync(repo);
+  const git = (...args) => execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.org', ...args]);
+  git('init', '-q', '-b', 'feature/fuel');
+  git('commit', '-q', '--allow-empty', '-m', 'start');
+  seeded.repo = repo;
+  seeded.prompts = ['Add a retry to the fuel pump driver', XSS];
+  for (const prompt of seeded.prompts) {
+    execFileSync(process.env.MSP_BIN, ['capture', '--data-dir', dataDir, '--capture-mode', 'direct'], {
+      input: JSON.stringify({ session_id: 'code-1', transcript_path: '', cwd: repo, permission_mode: 'default',
+        hook_event_name: 'UserPromptSubmit', prompt }) });
+  }
+}
+
 before(async () => {
   tmp = mkdtempSync(join(process.env.MSP_TEST_TMP || tmpdir(), 'console-'));
   const dataDir = givenStore || join(tmp, 'data');
   server = await startServe(dataDir);
   base = server.base;
-  if (!givenStore) await seed();
+  if (!givenStore) {
+    await seed();
+    capturePrompts(dataDir);
+  }
   browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 });
 
@@ -192,8 +217,8 @@ async function firstPaint(page, view) {
 const paints = {};
 
 // First paint of the console opened at `hash`, in a new tab signed in.
-async function measure(view, hash) {
-  const { context, page, problems } = await newPage(KEY);
+async function measure(view, hash, key = KEY) {
+  const { context, page, problems } = await newPage(key);
   await page.goto(`${base}/ui${hash}`);
   const ms = await firstPaint(page, view);
   assert.deepEqual(problems, []);
@@ -484,6 +509,34 @@ test('a key with clearance 2 does not see a level-5 decision in the Missions vie
   assert.ok(await page.evaluate(() => !!window.Chart.getChart(document.getElementById('chart-load'))));
   assert.deepEqual(problems.filter((p) => !/status of 404/.test(p)), []);
   await context.close();
+});
+
+test('the Coding view shows the captured prompts by repository and branch, to their tenant only', { skip: !!givenStore }, async () => {
+  const { context, page, problems } = await newPage(OWNER);
+  await page.goto(`${base}/ui#/coding`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'coding');
+  const repos = await page.locator('#prompts .repo').evaluateAll((cards) => cards.map((c) => c.dataset.repository));
+  assert.equal(repos.length, 1, `repositories: ${repos}`);
+  assert.match(repos[0], /rocket$/);
+  assert.deepEqual(await page.locator('#prompts .branch').evaluateAll((d) => d.map((b) => b.dataset.branch)), ['feature/fuel']);
+  // Newest first; the HTML prompt is text.
+  assert.deepEqual(await page.locator('#prompts li .text').allTextContents(), [...seeded.prompts].reverse());
+  assert.equal(await page.locator('#prompts img').count(), 0);
+  await shot(page, 'coding');
+  assert.deepEqual(problems, []);
+  await context.close();
+  paints.coding = await measure('coding', '#/coding', OWNER);
+  // Another tenant's key, or one with a clearance, reads none of them.
+  for (const key of [KEY, LIMITED]) {
+    const res = await fetch(`${base}/v1/prompts`, { headers: { Authorization: `Bearer ${key}` } });
+    assert.equal(res.status, 403);
+    const other = await newPage(key);
+    await other.page.goto(`${base}/ui#/coding`);
+    await other.page.waitForFunction(() => document.body.dataset.ready === 'coding');
+    assert.doesNotMatch(await other.page.locator('#view').textContent(), /fuel pump/);
+    assert.deepEqual(other.problems, []);
+    await other.context.close();
+  }
 });
 
 test('first paint of each view', async () => {

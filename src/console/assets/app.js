@@ -1,5 +1,5 @@
 // msp console (docs/console.md): sign-in, Search, Record, Sessions, Missions,
-// Charts and Live views over the REST API (/v1), nothing else. Every piece of data is put on the page
+// Charts, Coding and Live views over the REST API (/v1), nothing else. Every piece of data is put on the page
 // as text (textContent, text nodes): never as HTML.
 const KEY = 'msp.console.key';
 const main = () => document.getElementById('view');
@@ -117,7 +117,7 @@ function signedIn(answer) {
 }
 
 // --- Routing: #/search?q=..., #/record/ID, #/sessions[/ID], #/missions?mission=M,
-// #/decision/ID?mission=M, #/charts?mission=M, #/live ---
+// #/decision/ID?mission=M, #/charts?mission=M, #/coding?repository=R, #/live ---
 
 function route() {
   leaveView();
@@ -134,6 +134,7 @@ function route() {
   if (parts[0] === 'missions') return missionsView(params);
   if (parts[0] === 'decision' && parts[1]) return decisionView(decodeURIComponent(parts[1]), params);
   if (parts[0] === 'charts') return chartsView(params);
+  if (parts[0] === 'coding') return codingView(params);
   if (parts[0] === 'live') return liveView();
   return searchView(params);
 }
@@ -766,6 +767,72 @@ async function chartsView(params) {
     grid.append(statusLine(`plan: ${plan.e.message}`, true));
   }
   ready('charts');
+}
+
+// --- Coding: the prompts captured from coding agents, by repository and branch ---
+
+// The prompt repository has no tenant: the server serves it as tenant
+// `default`'s, to a key without a clearance limit (GET /v1/prompts).
+const PROMPTS_TENANT = 'default';
+
+async function codingView(params) {
+  const token = viewToken();
+  const title = el('h1', { text: 'Coding' });
+  if (who.tenant !== PROMPTS_TENANT || who.clearance !== null) {
+    main().replaceChildren(title, statusLine(`The captured prompts are read with a key of tenant ${PROMPTS_TENANT} without a clearance limit (they have no tenant or access level of their own).`));
+    ready('coding');
+    return;
+  }
+  const repository = params.get('repository') || '';
+  const form = el('form', { className: 'inline', id: 'coding-form' },
+    el('label', {}, 'repository (path or name)', el('input', { name: 'repository', value: repository, placeholder: 'all' })),
+    el('button', { type: 'submit', text: 'Show' }));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const r = form.elements.repository.value.trim();
+    location.hash = r ? `#/coding?repository=${enc(r)}` : '#/coding';
+  });
+  main().replaceChildren(title, form, statusLine('Loading…'));
+  let prompts;
+  try {
+    prompts = (await api('GET', `/v1/prompts?limit=500${repository ? `&repository=${enc(repository)}` : ''}`)).prompts || [];
+  } catch (e) {
+    if (!still(token)) return;
+    main().replaceChildren(title, form, statusLine(e.message, true));
+    ready('coding');
+    return;
+  }
+  if (!still(token)) return;
+  // Newest first, grouped by repository, then branch (the most recent first).
+  const repos = new Map();
+  for (const p of prompts) {
+    const r = p.repository || '(no repository)';
+    if (!repos.has(r)) repos.set(r, new Map());
+    const branches = repos.get(r);
+    const b = p.branch || '(no branch)';
+    if (!branches.has(b)) branches.set(b, []);
+    branches.get(b).push(p);
+  }
+  const out = el('div', { id: 'prompts' });
+  for (const [r, branches] of repos) {
+    const card = el('section', { className: 'card repo', dataset: { repository: r } }, el('h2', { text: r }));
+    for (const [b, list] of branches) {
+      const items = el('ol', { className: 'prompts' });
+      for (const p of list) {
+        items.append(el('li', { dataset: { id: p.id } },
+          el('div', { className: 'meta' }, el('span', { text: fmtTime(p.at) }), el('span', { text: `session ${p.session || '—'}` }),
+            el('span', { text: p.permission_mode || '' })),
+          el('div', { className: 'text', text: p.text })));
+      }
+      card.append(el('details', { className: 'branch', open: true, dataset: { branch: b } },
+        el('summary', {}, el('strong', { text: b }), ` — ${list.length} prompt(s)`), items));
+    }
+    out.append(card);
+  }
+  main().replaceChildren(title, form,
+    statusLine(`The newest ${prompts.length} captured prompt(s)${repository ? ` of ${repository}` : ''}, by repository and branch.`),
+    prompts.length ? out : statusLine('No prompt has been captured (see docs/coding-agents.md).'));
+  ready('coding');
 }
 
 // --- Live: the newest records, then each change as it happens ---
