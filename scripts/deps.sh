@@ -2,7 +2,8 @@
 # Installs the Debian bookworm packages msp builds and tests with, when any
 # is missing. Safe to run again: it installs nothing when all are present.
 #
-#   scripts/deps.sh                  packages, Node.js and the tokenizer vocabulary
+#   scripts/deps.sh                  packages, Node.js, the tokenizer vocabulary and
+#                                    the console's charting library (chart.js, npm)
 #   scripts/deps.sh --browser        only Debian's chromium, the browser of the
 #                                    console's test (tests/console); scripts/test.sh
 #                                    runs it in the background while msp builds
