@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -185,6 +186,8 @@ struct HeadFacts {
   bool has_transfer_encoding = false;
   std::optional<uint64_t> content_length;
   size_t expect_begin = 0, expect_end = 0;  // the Expect: 100-continue line, if any
+  // Where Accept-Encoding names brotli ("br"), [begin, end) in the head.
+  std::vector<std::pair<size_t, size_t>> brotli;
 };
 
 HeadFacts ReadHead(std::string_view head) {
@@ -211,6 +214,17 @@ HeadFacts ReadHead(std::string_view head) {
       f.content_length = n;
     } else if (name == "transfer-encoding") {
       f.has_transfer_encoding = true;
+    } else if (name == "accept-encoding") {
+      // Each comma-separated coding, its name before any ";q=".
+      for (size_t a = colon + 1; a <= line.size();) {
+        size_t b = line.find(',', a);
+        if (b == std::string_view::npos) b = line.size();
+        const std::string_view coding = line.substr(a, b - a);
+        if (AsciiLower(std::string(TrimAsciiSpace(coding.substr(0, coding.find(';'))))) == "br") {
+          f.brotli.emplace_back(start + a, start + b);
+        }
+        a = b + 1;
+      }
     } else if (name == "expect" && AsciiLower(value) == "100-continue") {
       f.expect_begin = start;
       f.expect_end = end == std::string_view::npos ? head.size() : end + 2;
@@ -490,6 +504,11 @@ void ConnectionLoop::Advance(Connection* c) {
       return Refuse(c, 400, "bad_request", "the Content-Length header is not one non-negative integer",
                     DropReason::kBadRequest);
     }
+    // cpp-httplib answers a client that accepts brotli with brotli at its
+    // slowest quality (11: ~1 MB/s, 1.9 s for a 1.1 MB list); blanked out
+    // (same length), "br" leaves gzip, which compresses such an answer in
+    // ~80 ms. Browsers send "gzip, deflate, br".
+    for (const auto& [first, last] : facts.brotli) std::fill(c->in.begin() + first, c->in.begin() + last, ' ');
     const uint64_t length = facts.content_length.value_or(0);
     bool wait_for_body = !facts.has_transfer_encoding && length <= limits_.max_body_bytes;
     if (facts.expect_end > facts.expect_begin) {

@@ -403,6 +403,27 @@ TEST_F(HttpServerSocketTest, KeepsTheConnectionWithNoDelayOnTheAcceptedSocket) {
   EXPECT_EQ(third.status, 200) << third.body;
 }
 
+TEST_F(HttpServerSocketTest, AnswersBrowsersWithGzipNotBrotli) {
+  RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  // What browsers send: gzip is chosen (cpp-httplib's brotli runs at its
+  // slowest quality).
+  RawAnswer a = c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.Header("content-encoding"), "gzip");
+  a = c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: BR;q=1.0 , gzip;q=0.5\r\n\r\n");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.Header("content-encoding"), "gzip");
+  // Only brotli: the answer is not encoded.
+  a = c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: br\r\n\r\n");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.Header("content-encoding"), "");
+  EXPECT_NE(a.body.find("ok"), std::string::npos) << a.body;
+  // Without brotli, nothing is blanked: gzip as asked.
+  a = c.Exchange("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n");
+  EXPECT_EQ(a.Header("content-encoding"), "gzip");
+}
+
 TEST_F(HttpServerSocketTest, ClosesWhenTheClientAsks) {
   RawConnection c(port_);
   ASSERT_TRUE(c.connected());
