@@ -17,7 +17,8 @@
 // `first-paint` line; MSP_CONSOLE_DATA_DIR=DIR serves an existing store
 // instead of a new one (how docs/console.md measures a large store), its
 // keys for tenant MSP_CONSOLE_TENANT (default acme), and
-// MSP_CONSOLE_MISSION=M measures the Missions and Charts views of M there.
+// MSP_CONSOLE_MISSION=M measures the Missions and Charts views of M there;
+// MSP_CONSOLE_TRACE=1 prints each measured page's requests with their times.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -221,6 +222,21 @@ async function measure(view, hash, key = KEY) {
   const { context, page, problems } = await newPage(key);
   await page.goto(`${base}/ui${hash}`);
   const ms = await firstPaint(page, view);
+  if (process.env.MSP_CONSOLE_TRACE) {
+    // Where the time went: each request's start and end, and the page's own
+    // milestones, in ms from navigation start.
+    const trace = await page.evaluate(() => {
+      const round = (x) => Math.round(x);
+      const nav = performance.getEntriesByType('navigation')[0];
+      const rows = [`document ${round(nav.responseEnd)} interactive ${round(nav.domInteractive)}`];
+      for (const m of performance.getEntriesByType('mark')) rows.push(`${m.name} ${round(m.startTime)}`);
+      for (const r of performance.getEntriesByType('resource')) {
+        rows.push(`${r.name.replace(location.origin, '')} ${round(r.startTime)}-${round(r.responseEnd)} (${r.encodedBodySize} B)`);
+      }
+      return rows;
+    });
+    console.log(`trace ${view}: ${trace.join('; ')}`);
+  }
   assert.deepEqual(problems, []);
   await context.close();
   return ms;

@@ -92,6 +92,9 @@ async function start() {
     location.hash = '#/search';
     location.reload();
   });
+  // The Charts view's library is fetched beside the sign-in probe, not
+  // after it.
+  if ((location.hash || '').startsWith('#/charts')) loadChartJs().catch(() => {});
   const answer = await probe();
   if (answer.signed_in) signedIn(answer);
   else showSignIn();
@@ -223,6 +226,7 @@ async function runSearch(params, results) {
   let answer;
   try {
     answer = await api('POST', '/v1/search', body);
+    performance.mark('msp-data-search');
   } catch (e) {
     results.replaceChildren(statusLine(e.message, true));
     ready('search');
@@ -370,11 +374,17 @@ function missionInput(mission, hash) {
     event.preventDefault();
     location.hash = `${hash}?mission=${enc(form.elements.mission.value.trim())}`;
   });
-  // The missions the key sees recent mission records of, offered as you type.
-  api('GET', '/v1/memories?kinds=decision,event,correction&newest_first=true&limit=200').then((answer) => {
-    const names = [...new Set((answer.memories || []).map((m) => m.namespace.mission).filter(Boolean))];
-    form.querySelector('datalist').replaceChildren(...names.map((n) => el('option', { value: n })));
-  }).catch(() => {});
+  // The missions the key sees recent mission records of, offered as you
+  // type: asked for when the field is first used, not with the view's data.
+  const input = form.elements.mission;
+  const offer = () => {
+    input.removeEventListener('focus', offer);
+    api('GET', '/v1/memories?kinds=decision,event,correction&newest_first=true&limit=200').then((answer) => {
+      const names = [...new Set((answer.memories || []).map((m) => m.namespace.mission).filter(Boolean))];
+      form.querySelector('datalist').replaceChildren(...names.map((n) => el('option', { value: n })));
+    }).catch(() => {});
+  };
+  input.addEventListener('focus', offer);
   return form;
 }
 
@@ -683,6 +693,7 @@ async function chartsView(params) {
     return;
   }
   if (!still(token)) return;
+  performance.mark('msp-data-charts');
   const grid = el('div', { className: 'charts', id: 'charts' });
   main().replaceChildren(title, form, grid);
   Chart.defaults.animation = false;
