@@ -97,6 +97,27 @@ Result<nlohmann::json> ReadFrame(int fd, size_t max_bytes, Clock::time_point dea
   return j;
 }
 
+// After a refusal written before the call was read: no more from this side,
+// and what the caller still sends is read and dropped (for up to `wait`), so
+// that the caller's send does not fail on a closed socket before it reads
+// the refusal.
+void EndAfterRefusal(int fd, std::chrono::milliseconds wait) {
+  shutdown(fd, SHUT_WR);
+  const Clock::time_point deadline = Clock::now() + wait;
+  char sink[4096];
+  size_t dropped = 0;
+  while (dropped < kMaxCallBytes) {
+    const ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n > 0) {
+      dropped += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && WaitFor(fd, POLLIN, deadline)) continue;
+    return;  // the caller closed, an error, or the wait is over
+  }
+}
+
 bool FillAddress(const std::string& path, sockaddr_un* a) {
   std::memset(a, 0, sizeof(*a));
   a->sun_family = AF_UNIX;
@@ -141,7 +162,14 @@ Result<std::optional<nlohmann::json>> Call(const std::string& path, const nlohma
   }
   const Clock::time_point deadline = Clock::now() + timeout;
   const std::string where = "the msp server on " + path;
-  if (Status s = WriteFrame(fd.get(), call, deadline); !s.ok()) return s.WithContext(where);
+  if (Status s = WriteFrame(fd.get(), call, deadline); !s.ok()) {
+    // A server that refuses (another user, a frame over its limit) may
+    // answer and close before it has read the call: its answer is there.
+    Result<nlohmann::json> early =
+        ReadFrame(fd.get(), kMaxAnswerBytes, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    if (early.ok()) return std::optional<nlohmann::json>(std::move(early).value());
+    return s.WithContext(where);
+  }
   Result<nlohmann::json> answer = ReadFrame(fd.get(), kMaxAnswerBytes, deadline);
   if (!answer.ok()) return answer.status().WithContext(where);
   return std::optional<nlohmann::json>(std::move(answer).value());
@@ -219,6 +247,7 @@ void LocalServer::Answer(int fd) {
     ++refused_;
     (void)WriteFrame(fd, ErrorFrame(Status::Forbidden("only the user running the msp server may call it here")),
                      deadline);
+    EndAfterRefusal(fd, std::chrono::milliseconds(200));
     return;
   }
   Result<nlohmann::json> call = ReadFrame(fd, kMaxCallBytes, deadline);
@@ -226,6 +255,7 @@ void LocalServer::Answer(int fd) {
     ++refused_;
     if (call.status().code() == StatusCode::kInvalidArgument) {
       (void)WriteFrame(fd, ErrorFrame(call.status()), deadline);
+      EndAfterRefusal(fd, std::chrono::milliseconds(200));
     }
     return;
   }
