@@ -1,6 +1,8 @@
-// The declaration of episode_add: one step of a session appended to its
-// episodic memory (msp episode add, POST /v1/episodes, MCP episode_add).
-// Answers the stored record, as memory_get does.
+// The declarations of a session's episodes: episode_add, one step appended
+// to a session's episodic memory (msp episode add, POST /v1/episodes, MCP
+// episode_add; answers the stored record, as memory_get does), and
+// session_steps, a session's steps in order (msp episode list, GET
+// /v1/sessions/{session}/steps, MCP session_steps).
 #include "api/declare.h"
 #include "api/operations.h"
 #include "api/record_json.h"
@@ -32,7 +34,64 @@ Result<json> HandleEpisode(const CallContext& context, EpisodeStep& e) {
   return RecordJson(context, m);
 }
 
+// The request of session_steps: the session is the namespace's.
+struct StepsRequest {
+  Namespace ns;
+  int64_t last = 0;
+};
+using StepsField = Fields<StepsRequest>;
+
+Status CheckSteps(const StepsRequest& r) {
+  if (r.ns.session.empty()) {
+    return Status::InvalidArgument("field 'namespace.session' is required: the session whose steps to list");
+  }
+  return Status::Ok();
+}
+
+Result<json> HandleSteps(const CallContext& context, StepsRequest& r) {
+  MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
+                       context.engine->LastSteps(r.ns, r.ns.session, static_cast<int>(r.last)));
+  json out = json::array();
+  for (const Memory& m : steps) out.push_back(RecordJson(context, m));
+  return json{{"steps", std::move(out)}};
+}
+
 }  // namespace
+
+std::unique_ptr<Operation> SessionStepsOperation() {
+  Declaration<StepsRequest> d;
+  d.info = {
+      .name = "session_steps",
+      .title = "The steps of a session",
+      .summary = "A session's steps (messages, tool calls and results, observations), oldest first, or only the "
+                 "last ones: open a session that a search hit or the session index names. Steps above the "
+                 "caller's clearance are left out; a session with no visible step answers an empty list.",
+      .cli_verb = "episode list",
+      .rest_method = "GET",
+      .rest_path = "/v1/sessions/{session}/steps",
+      .mcp_tool = "session_steps",
+      .read_only = true,
+      .idempotent = true,
+      .example = {{"namespace", {{"session", "s2"}}}, {"last", 2}},
+      .answer = "{steps: [record with trust]}",
+      .answer_schema = {{"type", "object"},
+                        {"properties",
+                         {{"steps",
+                           {{"type", "array"}, {"items", RecordSchema()}, {"description", "Oldest first."}}}}},
+                        {"required", {"steps"}}},
+  };
+  d.fields = {
+      StepsField::Scope({.name = "namespace",
+                         .doc = "The session (required; REST: the path's) and who it belongs to: user, agent, "
+                                "mission, operator; parts left out are the face's (MCP: the session's)."},
+                        [](StepsRequest& r) -> auto& { return r.ns; }),
+      StepsField::Int({.name = "last", .doc = "Only the last N steps (0: all)."}, 0, 1000000,
+                      [](StepsRequest& r) -> auto& { return r.last; }),
+  };
+  d.check = &CheckSteps;
+  d.handle = &HandleSteps;
+  return Declare(std::move(d));
+}
 
 std::unique_ptr<Operation> EpisodeAddOperation() {
   Declaration<EpisodeStep> d;

@@ -135,6 +135,7 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(DeleteOperation());
     v.push_back(ListOperation());
     v.push_back(EpisodeAddOperation());
+    v.push_back(SessionStepsOperation());
     v.push_back(TaskAddOperation());
     v.push_back(TaskListOperation());
     v.push_back(TaskShowOperation());

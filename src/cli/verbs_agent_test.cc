@@ -143,7 +143,7 @@ TEST_F(AgentVerbsTest, AgentRunsTurnsAndResumes) {
   EXPECT_TRUE(Contains(r.out, "agent: You are Ann.")) << r.out;
   r = Cli({"episode", "list", "--session", session, "--agent", "helper", "--user", "ann", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(json::parse(r.out).size(), 4u);
+  EXPECT_EQ(json::parse(r.out)["steps"].size(), 4u);
 }
 
 }  // namespace

@@ -1,5 +1,4 @@
 // Episodic memory and consolidation: episode add, episode list, session end, consolidate.
-#include <limits>
 #include <ostream>
 
 #include "cli/cli.h"
@@ -24,13 +23,6 @@ void PrintReport(Invocation& inv, const ConsolidationReport& r, std::string_view
   for (const std::string& id : r.fact_ids) *inv.out << "  fact " << id << "\n";
 }
 
-// The step's type as recorded in its body ({"type": ...}), or "".
-std::string StepType(const Memory& m) {
-  nlohmann::json body = nlohmann::json::parse(m.body_json, nullptr, /*allow_exceptions=*/false);
-  if (body.is_object() && body.contains("type") && body["type"].is_string()) return body["type"].get<std::string>();
-  return "";
-}
-
 }  // namespace
 
 // episode add: src/api's episode_add (api/episode.cc), printed.
@@ -43,22 +35,19 @@ Status RunEpisodeAdd(Invocation& inv) {
   return Status::Ok();
 }
 
+// episode list: src/api's session_steps (api/episode.cc), a line a step.
 Status RunEpisodeList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireSession(inv));
-  Result<int64_t> last = inv.flags.GetInt("--last", 0, 1, std::numeric_limits<int>::max());
-  if (!last.ok()) return Usage(inv, last.status().message());
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
-                       engine->LastSteps(inv.ns, inv.ns.session, static_cast<int>(*last)));
-  if (inv.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const Memory& m : steps) arr.push_back(MemoryToJson(m));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const nlohmann::json& steps = (*answer)["steps"];
   if (steps.empty()) *inv.out << "no steps in session " << inv.ns.session << "\n";
-  for (const Memory& m : steps) {
-    *inv.out << "step " << m.step_number << "  " << StepType(m) << "  " << m.id << "  " << OneLine(m.text) << "\n";
+  for (const nlohmann::json& step : steps) {
+    const nlohmann::json& body = step["body"];
+    const std::string type = body.is_object() && body.contains("type") && body["type"].is_string()
+                                 ? body["type"].get<std::string>()
+                                 : std::string();
+    *inv.out << "step " << step["step_number"].get<int64_t>() << "  " << type << "  " << step["id"].get<std::string>()
+             << "  " << OneLine(step["text"].get<std::string>()) << "\n";
   }
   return Status::Ok();
 }

@@ -266,7 +266,7 @@ TEST_F(CaptureProcessTest, ToolObservationsBecomeEpisodes) {
                           "--json"},
                          "", dir_.path());
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  nlohmann::json steps = nlohmann::json::parse(list.out);
+  nlohmann::json steps = nlohmann::json::parse(list.out)["steps"];
   ASSERT_EQ(steps.size(), 2u) << list.out;
   for (const nlohmann::json& step : steps) {
     EXPECT_EQ(list.out.find("AbCdEfGh"), std::string::npos);

@@ -348,12 +348,13 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                        "'core' (mcp.tools, msp mcp --mcp-tools); profile graph or all offers it");
     }
   }
-  const std::set<std::string> core = {"memory_write", "memory_search", "episode_add",  "fact_history",
-                                      "memory_get",   "memory_history", "memory_delete", "memory_list"};
+  const std::set<std::string> core = {"memory_write",  "memory_search", "episode_add",
+                                      "fact_history",  "memory_get",    "memory_history",
+                                      "memory_delete", "memory_list",   "session_steps"};
   EXPECT_EQ(listed["core"], core);
-  EXPECT_EQ(listed["graph"].size(), 17u);
-  EXPECT_EQ(listed["mission"].size(), 19u);
-  EXPECT_EQ(listed["all"].size(), 28u);
+  EXPECT_EQ(listed["graph"].size(), 18u);
+  EXPECT_EQ(listed["mission"].size(), 20u);
+  EXPECT_EQ(listed["all"].size(), 29u);
   for (const std::string& name : listed["all"]) {
     const std::string_view group = ToolProfileOf(name);
     EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;
@@ -408,6 +409,20 @@ TEST_F(McpToolsTest, EpisodeAdd) {
   EXPECT_EQ(out["structuredContent"]["step_number"], 2);
   EXPECT_EQ(out["structuredContent"]["namespace"]["session"], "s1");
   EXPECT_EQ(out["structuredContent"]["kind"], "episode");
+  // session_steps opens the session: its steps in order, or the last ones;
+  // the session is the namespace's, and this MCP session names none.
+  out = Call("session_steps", {{"namespace", s1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  ASSERT_EQ(out["structuredContent"]["steps"].size(), 2u) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["steps"][0]["text"], "The user asked about the deploy");
+  EXPECT_EQ(out["structuredContent"]["steps"][1]["step_number"], 2);
+  out = Call("session_steps", {{"namespace", s1}, {"last", 1}});
+  ASSERT_EQ(out["structuredContent"]["steps"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["steps"][0]["step_number"], 2);
+  out = Call("session_steps", json::object());
+  EXPECT_EQ(out["isError"], true) << out.dump();
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("'namespace.session' is required"), std::string::npos)
+      << out.dump();
   // A model may not claim a trusted source for a step.
   out = Call("episode_add", {{"namespace", s1}, {"text", "The operator approved the deploy"}, {"source", "user"}});
   EXPECT_EQ(out["isError"], true) << out.dump();

@@ -73,12 +73,6 @@ constexpr size_t kMaxBatch = 1000;
 
 using Reply = RestReply;
 
-json RecordsJson(const std::vector<Memory>& records) {
-  json out = json::array();
-  for (const Memory& m : records) out.push_back(MemoryToJson(m));
-  return out;
-}
-
 Result<Namespace> QueryScope(const RestRequest& r) { return NamespaceFromQuery(r.query, r.tenant()); }
 
 // --- Handlers ---
@@ -195,7 +189,8 @@ json ParamValue(const api::FieldInfo& f, const std::vector<std::string>& values)
 
 // The request of an operation whose route has no body (GET, DELETE): a
 // field named in the path ("{id}") from it, the namespace's parts from the
-// parameters user, agent, session, mission, operator (tenant: the key's,
+// parameters user, agent, session, mission, operator or from the path where
+// it names one ("{session}"; tenant: the key's,
 // checked before), every other field from the parameter of its name, or of
 // its alias (a field in a group too: ?kinds=fact for filters.kinds), typed
 // by the field (ParamValue). The route allows only those (CheckQueryNames).
@@ -208,7 +203,17 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
     }
     if (f.type == api::FieldType::kNamespace) {
       for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
-        if (auto it = r.query.find(part); it != r.query.end()) request[f.name][part] = it->second;
+        auto it = r.query.find(part);
+        // A part the path names (/v1/sessions/{session}/steps) is the path's.
+        if (info.rest_path.find(std::string("{") + part + "}") != std::string::npos) {
+          if (it != r.query.end() && it->second != r.param(part)) {
+            return Status::InvalidArgument(std::string("parameter '") + part + "' differs from the path's '" +
+                                           r.param(part) + "': leave it out");
+          }
+          request[f.name][part] = r.param(part);
+          continue;
+        }
+        if (it != r.query.end()) request[f.name][part] = it->second;
       }
       continue;
     }
@@ -257,14 +262,6 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   }
   MSP_RETURN_IF_ERROR(answer.status());
   return Reply::Json(op.info().rest_status, std::move(answer).value());
-}
-
-Result<Reply> SessionSteps(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  MSP_ASSIGN_OR_RETURN(int64_t last, IntParam(r.query, "last", 0, 1000000, 0));
-  MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
-                       r.engine().LastSteps(scope, r.param("id"), static_cast<int>(last)));
-  return Reply::Json(200, {{"steps", RecordsJson(steps)}});
 }
 
 Result<Reply> EndSession(RestApi&, const RestRequest& r) {
@@ -388,7 +385,6 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
-      {"GET", "/v1/sessions/{id}/steps", BodyKind::kNone, {}, WithNamespaceParams({"last"}), &SessionSteps},
       {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
       {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
       {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
@@ -400,7 +396,7 @@ const std::vector<RestRoute>& Routes() {
     };
     // src/api's operations: POST /v1/search, POST /v1/query, GET
     // /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
-    // /v1/memories/{id}/history (POST
+    // /v1/memories/{id}/history, GET /v1/sessions/{session}/steps (POST
     // /v1/memories, memory_write's, is WriteMemories above: it also takes a
     // batch and the Idempotency-Key header).
     for (const api::Operation* op : api::Operations()) {

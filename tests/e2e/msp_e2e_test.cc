@@ -295,7 +295,7 @@ TEST_F(MspTest, EpisodeAddAndList) {
   EXPECT_EQ(all[1].rfind("step 2  tool_call", 0), 0u) << all[1];
   EXPECT_EQ(all[2].rfind("step 3  agent_response", 0), 0u) << all[2];
 
-  json last = OkJson({"episode", "list", "--session", "s1", "--last", "2"});
+  json last = OkJson({"episode", "list", "--session", "s1", "--last", "2"})["steps"];
   ASSERT_EQ(last.size(), 2u);
   EXPECT_EQ(last[0]["step_number"], 2);
   EXPECT_EQ(last[1]["step_number"], 3);

@@ -117,6 +117,12 @@ class FacesTest : public ::testing::Test {
                    "--decision", "The billing ledger lives in PostgreSQL with serializable transactions.",
                    "--component", "billing"});
     ASSERT_EQ(d.code, 0) << d.err;
+    // The session session_steps's example opens (episode_add's adds to s1).
+    for (const char* text : {"Which database holds the billing ledger?", "PostgreSQL, with serializable transactions",
+                             "Then archive it every Sunday night"}) {
+      Outcome e = MspIn({"episode", "add", "--session", "s2", "--text", text});
+      ASSERT_EQ(e.code, 0) << e.err;
+    }
     // The task the examples of task_show, task_comment and task_status name.
     Outcome t = MspIn({"task", "add", "T-1", "--mission", "m1", "--title", "Keep the billing ledger current",
                        "--component", "billing"});
@@ -240,7 +246,15 @@ class FacesTest : public ::testing::Test {
       if (at != std::string::npos) {
         path.replace(at, name.size() + 2, Text(value));
       } else if (f != nullptr && f->type == api::FieldType::kNamespace) {
-        for (const auto& [part, v] : value.items()) query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
+        // A part the path names (/v1/sessions/{session}/steps) goes there.
+        for (const auto& [part, v] : value.items()) {
+          const size_t in_path = path.find("{" + part + "}");
+          if (in_path != std::string::npos) {
+            path.replace(in_path, part.size() + 2, Text(v));
+          } else {
+            query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
+          }
+        }
       } else if (value.is_object()) {  // a group: its fields are parameters of their names
         for (const auto& [inner, v] : value.items()) AddParam(inner, v, &query);
       } else {

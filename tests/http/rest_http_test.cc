@@ -526,6 +526,15 @@ TEST_F(RestHttpTest, EveryOperationEndToEnd) {
   ASSERT_EQ(steps.j["steps"].size(), 2u);
   EXPECT_EQ(steps.j["steps"][0]["step_number"], 2);
   EXPECT_EQ(Get("/v1/sessions/s1/steps?user=bob", kKeyA).j["steps"].size(), 0u);
+  EXPECT_EQ(steps.j["steps"][0]["trust"], "untrusted");
+  // The path names the session: a parameter naming the same one is taken,
+  // another is refused.
+  EXPECT_EQ(Get("/v1/sessions/s1/steps?session=s1&user=ann", kKeyA).j["steps"].size(), 3u);
+  Answer other = Get("/v1/sessions/s1/steps?session=s9&user=ann", kKeyA);
+  EXPECT_EQ(other.status, 400) << other.body;
+  EXPECT_NE(other.ErrorMessage().find("parameter 'session' differs from the path's 's1'"), std::string::npos)
+      << other.body;
+  EXPECT_EQ(Get("/v1/sessions/s1/steps?last=1000001", kKeyA).status, 400);
 
   // Facts, supersede, history.
   Answer f1 = PostJson("/v1/facts", kKeyA,
