@@ -2,10 +2,13 @@
 // to a session's episodic memory (msp episode add, POST /v1/episodes, MCP
 // episode_add; answers the stored record, as memory_get does), and
 // session_steps, a session's steps in order (msp episode list, GET
-// /v1/sessions/{session}/steps, MCP session_steps).
+// /v1/sessions/{session}/steps, MCP session_steps), and session_end, what is
+// left of a session consolidated into facts (msp session end, POST
+// /v1/sessions/{session}/end, MCP session_end).
 #include "api/declare.h"
 #include "api/operations.h"
 #include "api/record_json.h"
+#include "codec/memory_json.h"
 
 namespace msp::api {
 namespace {
@@ -56,7 +59,68 @@ Result<json> HandleSteps(const CallContext& context, StepsRequest& r) {
   return json{{"steps", std::move(out)}};
 }
 
+// The request of session_end: the session is the namespace's.
+struct EndRequest {
+  Namespace ns;
+};
+
+Status CheckEnd(const EndRequest& r) {
+  if (r.ns.session.empty()) {
+    return Status::InvalidArgument("field 'namespace.session' is required: the session to end");
+  }
+  return Status::Ok();
+}
+
+Result<json> HandleEnd(const CallContext& context, EndRequest& r) {
+  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, context.engine->EndSession(r.ns, r.ns.session));
+  return ConsolidationReportToJson(report);
+}
+
 }  // namespace
+
+std::unique_ptr<Operation> SessionEndOperation() {
+  Declaration<EndRequest> d;
+  d.info = {
+      .name = "session_end",
+      .title = "End a session",
+      .summary = "End a session: the steps not consolidated yet are distilled into facts (merged into "
+                 "near-duplicates, superseding what they contradict), each citing the episodes it came from. "
+                 "Ending it again finds nothing left. With consolidate.background the session is queued instead "
+                 "and the report counts nothing yet.",
+      .cli_verb = "session end",
+      .rest_method = "POST",
+      .rest_path = "/v1/sessions/{session}/end",
+      .mcp_tool = "session_end",
+      .idempotent = true,
+      .example = {{"namespace", {{"session", "s2"}}}},
+      .answer = "{episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids: [id]}",
+      .answer_schema = {{"type", "object"},
+                        {"properties",
+                         {{"episodes_read", {{"type", "integer"}, {"description", "Steps read."}}},
+                          {"candidates", {{"type", "integer"}, {"description", "Facts proposed from them."}}},
+                          {"facts_added", {{"type", "integer"}, {"description", "New facts stored."}}},
+                          {"facts_merged", {{"type", "integer"}, {"description", "Merged into a near-duplicate."}}},
+                          {"facts_superseded",
+                           {{"type", "integer"}, {"description", "New facts that replaced one they contradict."}}},
+                          {"fact_ids",
+                           {{"type", "array"},
+                            {"items", {{"type", "string"}}},
+                            {"description", "The facts added, merged or superseding, in order."}}}}},
+                        {"required",
+                         {"episodes_read", "candidates", "facts_added", "facts_merged", "facts_superseded",
+                          "fact_ids"}}},
+  };
+  d.fields = {
+      Fields<EndRequest>::Scope({.name = "namespace",
+                                 .doc = "The session (required; REST: the path's) and who it belongs to: user, "
+                                        "agent, mission, operator; parts left out are the face's (MCP: the "
+                                        "session's)."},
+                                [](EndRequest& r) -> auto& { return r.ns; }),
+  };
+  d.check = &CheckEnd;
+  d.handle = &HandleEnd;
+  return Declare(std::move(d));
+}
 
 std::unique_ptr<Operation> SessionStepsOperation() {
   Declaration<StepsRequest> d;

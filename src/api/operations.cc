@@ -136,6 +136,8 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(ListOperation());
     v.push_back(EpisodeAddOperation());
     v.push_back(SessionStepsOperation());
+    // After session_steps: it consolidates the session session_steps reads.
+    v.push_back(SessionEndOperation());
     v.push_back(TaskAddOperation());
     v.push_back(TaskListOperation());
     v.push_back(TaskShowOperation());

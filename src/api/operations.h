@@ -42,6 +42,7 @@ std::unique_ptr<Operation> DeleteOperation();   // record.cc
 std::unique_ptr<Operation> ListOperation();     // list.cc
 std::unique_ptr<Operation> EpisodeAddOperation();   // episode.cc
 std::unique_ptr<Operation> SessionStepsOperation();  // episode.cc
+std::unique_ptr<Operation> SessionEndOperation();    // episode.cc
 std::unique_ptr<Operation> TaskAddOperation();      // tasks.cc
 std::unique_ptr<Operation> TaskListOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskShowOperation();     // tasks.cc

@@ -7,20 +7,14 @@
 namespace msp {
 namespace {
 
-Status RequireSession(Invocation& inv) {
-  if (inv.ns.session.empty()) return Usage(inv, "--session is required");
-  return Status::Ok();
-}
-
-void PrintReport(Invocation& inv, const ConsolidationReport& r, std::string_view what) {
-  if (inv.json) {
-    PrintJson(inv, ConsolidationReportToJson(r));
-    return;
-  }
-  *inv.out << what << ": " << r.episodes_read << " episodes read, " << r.candidates << " candidates, "
-           << r.facts_added << " facts added, " << r.facts_merged << " merged, " << r.facts_superseded
-           << " superseding\n";
-  for (const std::string& id : r.fact_ids) *inv.out << "  fact " << id << "\n";
+// A consolidation report (ConsolidationReportToJson's form) as a line and
+// its facts.
+void PrintReport(Invocation& inv, const nlohmann::json& r, std::string_view what) {
+  *inv.out << what << ": " << r["episodes_read"].get<int64_t>() << " episodes read, "
+           << r["candidates"].get<int64_t>() << " candidates, " << r["facts_added"].get<int64_t>()
+           << " facts added, " << r["facts_merged"].get<int64_t>() << " merged, "
+           << r["facts_superseded"].get<int64_t>() << " superseding\n";
+  for (const nlohmann::json& id : r["fact_ids"]) *inv.out << "  fact " << id.get<std::string>() << "\n";
 }
 
 }  // namespace
@@ -52,18 +46,22 @@ Status RunEpisodeList(Invocation& inv) {
   return Status::Ok();
 }
 
+// session end: src/api's session_end (api/episode.cc), printed.
 Status RunSessionEnd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireSession(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport r, engine->EndSession(inv.ns, inv.ns.session));
-  PrintReport(inv, r, "session " + inv.ns.session + " ended");
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintReport(inv, *answer, "session " + inv.ns.session + " ended");
   return Status::Ok();
 }
 
 Status RunConsolidate(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   MSP_ASSIGN_OR_RETURN(ConsolidationReport r, engine->Consolidate(inv.ns, inv.ns.session));
-  PrintReport(inv, r, "consolidated");
+  const nlohmann::json report = ConsolidationReportToJson(r);
+  if (inv.json) {
+    PrintJson(inv, report);
+  } else {
+    PrintReport(inv, report, "consolidated");
+  }
   return Status::Ok();
 }
 

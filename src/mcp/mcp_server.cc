@@ -57,14 +57,15 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
 
 std::string_view ToolProfileOf(std::string_view name) {
   // memory_get opens a record an index or a hit names (the coding agents'
-  // SessionStart index lists ids), session_steps opens a session it names;
+  // SessionStart index lists ids), session_steps opens a session it names,
+  // session_end closes the agent's own (its facts distilled);
   // memory_history and memory_delete let an agent follow and remove what it
   // wrote, memory_list page through it:
   // all in the session's namespace, as its caller (docs/mcp.md, "Tool
   // profiles").
-  static const std::vector<std::string_view> core = {"memory_write",  "memory_search", "episode_add",
-                                                     "fact_history",  "memory_get",    "memory_history",
-                                                     "memory_delete", "memory_list",   "session_steps"};
+  static const std::vector<std::string_view> core = {
+      "memory_write",  "memory_search", "episode_add",   "fact_history", "memory_get",
+      "memory_history", "memory_delete", "memory_list", "session_steps", "session_end"};
   static const std::vector<std::string_view> graph = {
       "create_entities",  "create_relations", "add_observations", "delete_entities", "delete_observations",
       "delete_relations", "read_graph",       "search_nodes",     "open_nodes"};

@@ -187,6 +187,27 @@ json ParamValue(const api::FieldInfo& f, const std::vector<std::string>& values)
   }
 }
 
+// A namespace part the route's path names (/v1/sessions/{session}/end) is
+// the path's: set in `request`'s namespace field; a request naming another
+// value for it is refused (`where`: how the message names the request's).
+Status PathIntoNamespace(const api::OperationInfo& info, const RestRequest& r, json& request,
+                         const std::string& where) {
+  for (const api::FieldInfo& f : info.fields) {
+    if (f.type != api::FieldType::kNamespace) continue;
+    for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
+      if (info.rest_path.find(std::string("{") + part + "}") == std::string::npos) continue;
+      const std::string& value = r.param(part);
+      if (request.contains(f.name) && request[f.name].is_object() && request[f.name].contains(part) &&
+          request[f.name][part] != value) {
+        return Status::InvalidArgument(where + part + "' differs from the path's '" + value + "': leave it out");
+      }
+      if (!request.contains(f.name) || !request[f.name].is_object()) request[f.name] = json::object();
+      request[f.name][part] = value;
+    }
+  }
+  return Status::Ok();
+}
+
 // The request of an operation whose route has no body (GET, DELETE): a
 // field named in the path ("{id}") from it, the namespace's parts from the
 // parameters user, agent, session, mission, operator or from the path where
@@ -203,17 +224,7 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
     }
     if (f.type == api::FieldType::kNamespace) {
       for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
-        auto it = r.query.find(part);
-        // A part the path names (/v1/sessions/{session}/steps) is the path's.
-        if (info.rest_path.find(std::string("{") + part + "}") != std::string::npos) {
-          if (it != r.query.end() && it->second != r.param(part)) {
-            return Status::InvalidArgument(std::string("parameter '") + part + "' differs from the path's '" +
-                                           r.param(part) + "': leave it out");
-          }
-          request[f.name][part] = r.param(part);
-          continue;
-        }
-        if (it != r.query.end()) request[f.name][part] = it->second;
+        if (auto it = r.query.find(part); it != r.query.end()) request[f.name][part] = it->second;
       }
       continue;
     }
@@ -234,6 +245,7 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
       request[f.group][f.name] = std::move(value);
     }
   }
+  MSP_RETURN_IF_ERROR(PathIntoNamespace(info, r, request, "parameter '"));
   return request;
 }
 
@@ -255,6 +267,7 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
       }
       request[f.name] = r.param(f.name);
     }
+    MSP_RETURN_IF_ERROR(PathIntoNamespace(op.info(), r, request, "field 'namespace."));
   }
   Result<json> answer = op.Call(ContextOf(api, r, workflow), request);
   if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
@@ -262,19 +275,6 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   }
   MSP_RETURN_IF_ERROR(answer.status());
   return Reply::Json(op.info().rest_status, std::move(answer).value());
-}
-
-Result<Reply> EndSession(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
-  if (r.body.is_object()) {
-    for (const auto& [key, value] : r.body.items()) {
-      if (key != "namespace") {
-        return Status::InvalidArgument("unknown field '" + key + "'; known fields are namespace");
-      }
-    }
-  }
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, r.engine().EndSession(scope, r.param("id")));
-  return Reply::Json(200, ConsolidationReportToJson(report));
 }
 
 Result<Reply> AddFact(RestApi& api, const RestRequest& r) {
@@ -385,7 +385,6 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
-      {"POST", "/v1/sessions/{id}/end", BodyKind::kOptionalJson, ns_tenant, {}, &EndSession},
       {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
       {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
       {"POST", "/v1/consolidate", BodyKind::kOptionalJson, ns_tenant, {}, &Consolidate},
@@ -396,7 +395,8 @@ const std::vector<RestRoute>& Routes() {
     };
     // src/api's operations: POST /v1/search, POST /v1/query, GET
     // /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
-    // /v1/memories/{id}/history, GET /v1/sessions/{session}/steps (POST
+    // /v1/memories/{id}/history, GET /v1/sessions/{session}/steps, POST
+    // /v1/sessions/{session}/end (POST
     // /v1/memories, memory_write's, is WriteMemories above: it also takes a
     // batch and the Idempotency-Key header).
     for (const api::Operation* op : api::Operations()) {
@@ -406,7 +406,12 @@ const std::vector<RestRoute>& Routes() {
       });
       if (routed) continue;
       if (info.rest_method == "POST") {
-        table.push_back({info.rest_method.c_str(), info.rest_path.c_str(), BodyKind::kJson, ns_tenant, {}, nullptr, op});
+        // An operation with no required field may be posted without a body
+        // (POST /v1/sessions/{session}/end).
+        const bool needs_body = std::any_of(info.fields.begin(), info.fields.end(),
+                                            [](const api::FieldInfo& f) { return f.required; });
+        table.push_back({info.rest_method.c_str(), info.rest_path.c_str(),
+                         needs_body ? BodyKind::kJson : BodyKind::kOptionalJson, ns_tenant, {}, nullptr, op});
         continue;
       }
       // GET /v1/memories, GET /v1/memories/{id}, GET .../history, DELETE

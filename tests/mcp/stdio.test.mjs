@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { connectStdio, initializeRequest, rawStdio, tempDir } from './helpers.mjs';
 
 const MSP_TOOLS = ['memory_write', 'memory_search', 'episode_add', 'fact_history', 'memory_get', 'memory_history',
-  'memory_delete', 'memory_list', 'session_steps'];
+  'memory_delete', 'memory_list', 'session_steps', 'session_end'];
 const GRAPH_TOOLS = ['create_entities', 'create_relations', 'add_observations', 'delete_entities',
   'delete_observations', 'delete_relations', 'read_graph', 'search_nodes', 'open_nodes'];
 
