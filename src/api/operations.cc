@@ -128,6 +128,9 @@ const std::vector<const Operation*>& Operations() {
   static const std::vector<std::unique_ptr<Operation>> owned = [] {
     std::vector<std::unique_ptr<Operation>> v;
     v.push_back(SearchOperation());
+    // Before anything writes: the counts of the store every face starts
+    // from (faces_test compares them).
+    v.push_back(StatsOperation());
     v.push_back(WorkflowQueryOperation());
     v.push_back(WriteOperation());
     v.push_back(GetOperation());

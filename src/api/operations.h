@@ -43,6 +43,7 @@ std::unique_ptr<Operation> ListOperation();     // list.cc
 std::unique_ptr<Operation> EpisodeAddOperation();   // episode.cc
 std::unique_ptr<Operation> SessionStepsOperation();  // episode.cc
 std::unique_ptr<Operation> SessionEndOperation();    // episode.cc
+std::unique_ptr<Operation> StatsOperation();         // stats.cc
 std::unique_ptr<Operation> TaskAddOperation();      // tasks.cc
 std::unique_ptr<Operation> TaskListOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskShowOperation();     // tasks.cc

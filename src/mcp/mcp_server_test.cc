@@ -353,8 +353,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 21u);
-  EXPECT_EQ(listed["all"].size(), 30u);
+  EXPECT_EQ(listed["mission"].size(), 22u);
+  EXPECT_EQ(listed["all"].size(), 31u);
   for (const std::string& name : listed["all"]) {
     const std::string_view group = ToolProfileOf(name);
     EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;
@@ -423,6 +423,12 @@ TEST_F(McpToolsTest, EpisodeAdd) {
   EXPECT_EQ(out["isError"], true) << out.dump();
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("'namespace.session' is required"), std::string::npos)
       << out.dump();
+  // memory_stats counts them, and names no path of the server's.
+  out = Call("memory_stats", {{"namespace", s1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["by_kind"]["episode"], 2) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["by_layer"]["episodic"], 2) << out.dump();
+  EXPECT_FALSE(out["structuredContent"].contains("store_path")) << out.dump();
   // session_end consolidates what is left of it: its two steps once, then
   // nothing.
   out = Call("session_end", {{"namespace", s1}});

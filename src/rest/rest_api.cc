@@ -306,23 +306,6 @@ Result<Reply> Consolidate(RestApi&, const RestRequest& r) {
   return Reply::Json(200, ConsolidationReportToJson(report));
 }
 
-Result<Reply> GetStats(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace scope, QueryScope(r));
-  // A key with a clearance counts only what it may see, and not the audit
-  // log, which it may not read (GET /v1/audit): the engine's rule.
-  MSP_ASSIGN_OR_RETURN(Stats s, r.engine().GetStats(scope));
-  json j = StatsToJson(s);
-  j.erase("store_path");  // the server's file system is not the caller's business
-  if (r.clearance()) {
-    j.erase("audit_events");
-    j["clearance"] = *r.clearance();
-  }
-  json by_layer = json::object();
-  for (const auto& [layer, n] : s.by_layer) by_layer[layer] = n;
-  j["by_layer"] = std::move(by_layer);
-  return Reply::Json(200, j);
-}
-
 Result<Reply> GetAudit(RestApi&, const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, 1000, 100));
   Namespace scope;
@@ -388,7 +371,6 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
       {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
       {"POST", "/v1/consolidate", BodyKind::kOptionalJson, ns_tenant, {}, &Consolidate},
-      {"GET", "/v1/stats", BodyKind::kNone, {}, WithNamespaceParams({}), &GetStats},
       {"GET", "/v1/audit", BodyKind::kNone, {}, {"record_id", "limit"}, &GetAudit},
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
