@@ -19,10 +19,19 @@ using EpisodeField = Fields<EpisodeStep>;
 // Counts and step numbers stay exact in every JSON reader (2^53).
 constexpr int64_t kMaxCount = int64_t{1} << 53;
 
+// The operations on one session name it in their namespace.
+Status RequireSession(const Namespace& ns, const std::string& why) {
+  if (ns.session.empty()) return Status::InvalidArgument("field 'namespace.session' is required: " + why);
+  return Status::Ok();
+}
+
+// session_steps' and session_end's namespace field.
+constexpr const char* kSessionScopeDoc =
+    "The session (required; REST: the path's) and who it belongs to: user, agent, mission, operator; parts left "
+    "out are the face's (MCP: the session's).";
+
 Status CheckEpisode(const EpisodeStep& e) {
-  if (e.ns.session.empty()) {
-    return Status::InvalidArgument("field 'namespace.session' is required: an episode is a step of a session");
-  }
+  MSP_RETURN_IF_ERROR(RequireSession(e.ns, "an episode is a step of a session"));
   if (e.content_json.empty() == e.text.empty()) {
     return Status::InvalidArgument("give exactly one of field 'text' (the step as text) and field 'content' (as "
                                    "a JSON object)");
@@ -44,12 +53,7 @@ struct StepsRequest {
 };
 using StepsField = Fields<StepsRequest>;
 
-Status CheckSteps(const StepsRequest& r) {
-  if (r.ns.session.empty()) {
-    return Status::InvalidArgument("field 'namespace.session' is required: the session whose steps to list");
-  }
-  return Status::Ok();
-}
+Status CheckSteps(const StepsRequest& r) { return RequireSession(r.ns, "the session whose steps to list"); }
 
 Result<json> HandleSteps(const CallContext& context, StepsRequest& r) {
   MSP_ASSIGN_OR_RETURN(std::vector<Memory> steps,
@@ -64,12 +68,7 @@ struct EndRequest {
   Namespace ns;
 };
 
-Status CheckEnd(const EndRequest& r) {
-  if (r.ns.session.empty()) {
-    return Status::InvalidArgument("field 'namespace.session' is required: the session to end");
-  }
-  return Status::Ok();
-}
+Status CheckEnd(const EndRequest& r) { return RequireSession(r.ns, "the session to end"); }
 
 Result<json> HandleEnd(const CallContext& context, EndRequest& r) {
   MSP_ASSIGN_OR_RETURN(ConsolidationReport report, context.engine->EndSession(r.ns, r.ns.session));
@@ -111,10 +110,7 @@ std::unique_ptr<Operation> SessionEndOperation() {
                           "fact_ids"}}},
   };
   d.fields = {
-      Fields<EndRequest>::Scope({.name = "namespace",
-                                 .doc = "The session (required; REST: the path's) and who it belongs to: user, "
-                                        "agent, mission, operator; parts left out are the face's (MCP: the "
-                                        "session's)."},
+      Fields<EndRequest>::Scope({.name = "namespace", .doc = kSessionScopeDoc},
                                 [](EndRequest& r) -> auto& { return r.ns; }),
   };
   d.check = &CheckEnd;
@@ -145,10 +141,7 @@ std::unique_ptr<Operation> SessionStepsOperation() {
                         {"required", {"steps"}}},
   };
   d.fields = {
-      StepsField::Scope({.name = "namespace",
-                         .doc = "The session (required; REST: the path's) and who it belongs to: user, agent, "
-                                "mission, operator; parts left out are the face's (MCP: the session's)."},
-                        [](StepsRequest& r) -> auto& { return r.ns; }),
+      StepsField::Scope({.name = "namespace", .doc = kSessionScopeDoc}, [](StepsRequest& r) -> auto& { return r.ns; }),
       StepsField::Int({.name = "last", .doc = "Only the last N steps (0: all)."}, 0, 1000000,
                       [](StepsRequest& r) -> auto& { return r.last; }),
   };
