@@ -197,11 +197,12 @@ Status PathIntoNamespace(const api::OperationInfo& info, const RestRequest& r, j
     for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
       if (info.rest_path.find(std::string("{") + part + "}") == std::string::npos) continue;
       const std::string& value = r.param(part);
-      if (request.contains(f.name) && request[f.name].is_object() && request[f.name].contains(part) &&
-          request[f.name][part] != value) {
+      if (!request.contains(f.name)) request[f.name] = json::object();
+      // Not an object: left for the field's decoder to refuse.
+      if (!request[f.name].is_object()) continue;
+      if (request[f.name].contains(part) && request[f.name][part] != value) {
         return Status::InvalidArgument(where + part + "' differs from the path's '" + value + "': leave it out");
       }
-      if (!request.contains(f.name) || !request[f.name].is_object()) request[f.name] = json::object();
       request[f.name][part] = value;
     }
   }

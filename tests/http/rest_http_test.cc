@@ -571,9 +571,22 @@ TEST_F(RestHttpTest, EveryOperationEndToEnd) {
   EXPECT_EQ(episodes.j["limit"], 2);
 
   // Session end and consolidation answer reports.
-  Answer end = Post("/v1/sessions/s1/end", kKeyA, "");
+  // A body naming another session, or a namespace that is not an object, is
+  // refused and ends nothing.
+  Answer other_end = PostJson("/v1/sessions/s1/end", kKeyA, {{"namespace", {{"session", "s2"}, {"user", "ann"}}}});
+  EXPECT_EQ(other_end.status, 400) << other_end.body;
+  EXPECT_NE(other_end.ErrorMessage().find("field 'namespace.session' differs from the path's 's1'"),
+            std::string::npos)
+      << other_end.body;
+  Answer bad_ns = PostJson("/v1/sessions/s1/end", kKeyA, {{"namespace", 5}});
+  EXPECT_EQ(bad_ns.status, 400) << bad_ns.body;
+  EXPECT_NE(bad_ns.ErrorMessage().find("namespace"), std::string::npos) << bad_ns.body;
+  Answer end = PostJson("/v1/sessions/s1/end", kKeyA, {{"namespace", {{"user", "ann"}}}});
   ASSERT_EQ(end.status, 200) << end.body;
-  EXPECT_TRUE(end.j.contains("episodes_read"));
+  EXPECT_EQ(end.j["episodes_read"], 3) << end.body;
+  Answer again = Post("/v1/sessions/s1/end", kKeyA, "");
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.j["episodes_read"], 0) << again.body;
   Answer consolidate = PostJson("/v1/consolidate", kKeyA, {{"session", "s1"}, {"namespace", {{"user", "ann"}}}});
   ASSERT_EQ(consolidate.status, 200) << consolidate.body;
   EXPECT_TRUE(consolidate.j.contains("facts_added"));
