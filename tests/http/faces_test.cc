@@ -235,32 +235,21 @@ class FacesTest : public ::testing::Test {
       // A field the path names goes there (the body may repeat it), and so
       // does a namespace part (POST /v1/sessions/{session}/end).
       for (const auto& [name, value] : request.items()) {
-        const size_t at = path.find("{" + name + "}");
-        if (at != std::string::npos) path.replace(at, name.size() + 2, Text(value));
+        FillPath(&path, name, value);
         const api::FieldInfo* f = info.Find(name);
         if (f == nullptr || f->type != api::FieldType::kNamespace || !value.is_object()) continue;
-        for (const auto& [part, v] : value.items()) {
-          const size_t in_path = path.find("{" + part + "}");
-          if (in_path != std::string::npos) path.replace(in_path, part.size() + 2, Text(v));
-        }
+        for (const auto& [part, v] : value.items()) FillPath(&path, part, v);
       }
       return Post(path, request);
     }
     std::string query;
     for (const auto& [name, value] : request.items()) {
-      const size_t at = path.find("{" + name + "}");
       const api::FieldInfo* f = info.Find(name);
-      if (at != std::string::npos) {
-        path.replace(at, name.size() + 2, Text(value));
-      } else if (f != nullptr && f->type == api::FieldType::kNamespace) {
+      if (FillPath(&path, name, value)) continue;
+      if (f != nullptr && f->type == api::FieldType::kNamespace) {
         // A part the path names (/v1/sessions/{session}/steps) goes there.
         for (const auto& [part, v] : value.items()) {
-          const size_t in_path = path.find("{" + part + "}");
-          if (in_path != std::string::npos) {
-            path.replace(in_path, part.size() + 2, Text(v));
-          } else {
-            query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
-          }
+          if (!FillPath(&path, part, v)) query += (query.empty() ? "?" : "&") + part + "=" + Text(v);
         }
       } else if (value.is_object()) {  // a group: its fields are parameters of their names
         for (const auto& [inner, v] : value.items()) AddParam(inner, v, &query);
@@ -269,6 +258,15 @@ class FacesTest : public ::testing::Test {
       }
     }
     return info.rest_method == "DELETE" ? Delete(path + query) : Get(path + query);
+  }
+
+  // Puts `value` where `path` names `name` ("{name}"); false when it names
+  // no such thing.
+  static bool FillPath(std::string* path, const std::string& name, const json& value) {
+    const size_t at = path->find("{" + name + "}");
+    if (at == std::string::npos) return false;
+    path->replace(at, name.size() + 2, Text(value));
+    return true;
   }
 
   // name=value on `query`; a list as the parameter repeated.
