@@ -15,8 +15,6 @@ using nlohmann::json;
 
 using Reader = JsonReader;
 
-const std::vector<std::string> kNamespaceParts = {"user", "agent", "session", "mission", "operator"};
-
 Status ReadNamespaceParts(const Reader& r, Namespace* ns) {
   MSP_RETURN_IF_ERROR(r.String("user", &ns->user));
   MSP_RETURN_IF_ERROR(r.String("agent", &ns->agent));

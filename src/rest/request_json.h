@@ -25,6 +25,9 @@
 
 namespace msp {
 
+// The parts of a namespace a request may name (the tenant is the API key's).
+inline const std::vector<std::string> kNamespaceParts = {"user", "agent", "session", "mission", "operator"};
+
 // The namespace of a body: its "namespace" object (user, agent, session,
 // mission, operator, and tenant, which is not read) under `tenant`. A body
 // without "namespace" is the whole tenant.

@@ -194,8 +194,8 @@ Status PathIntoNamespace(const api::OperationInfo& info, const RestRequest& r, j
                          const std::string& where) {
   for (const api::FieldInfo& f : info.fields) {
     if (f.type != api::FieldType::kNamespace) continue;
-    for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
-      if (info.rest_path.find(std::string("{") + part + "}") == std::string::npos) continue;
+    for (const std::string& part : kNamespaceParts) {
+      if (info.rest_path.find("{" + part + "}") == std::string::npos) continue;
       const std::string& value = r.param(part);
       if (!request.contains(f.name)) request[f.name] = json::object();
       // Not an object: left for the field's decoder to refuse.
@@ -224,7 +224,7 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
       continue;
     }
     if (f.type == api::FieldType::kNamespace) {
-      for (const char* part : {"user", "agent", "session", "mission", "operator"}) {
+      for (const std::string& part : kNamespaceParts) {
         if (auto it = r.query.find(part); it != r.query.end()) request[f.name][part] = it->second;
       }
       continue;
