@@ -37,6 +37,12 @@ class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }
 
+// A GET that settles either way: {ok: true, v} or {ok: false, e}, so that
+// one list a key may not read leaves a note, not an empty view.
+function getSettled(path) {
+  return api('GET', path).then((v) => ({ ok: true, v }), (e) => ({ ok: false, e }));
+}
+
 async function api(method, path, body, signal) {
   const init = { method, headers: authHeaders(body ? { 'Content-Type': 'application/json' } : {}), signal };
   if (body) init.body = JSON.stringify(body);
@@ -499,25 +505,33 @@ async function sessionView(id) {
 
 // --- Missions: a timeline of decisions, events, refreshes and corrections ---
 
-async function missionsView(params) {
-  const token = viewToken();
+// The head of a view of one mission: its title and mission field, loading;
+// or, with no mission named, a note asking for one (the view is then ready)
+// and null.
+function missionHead(params, view, heading, hash, ask) {
   const mission = params.get('mission') || '';
-  const title = el('h1', { text: 'Missions' });
-  const form = missionInput(mission, '#/missions');
+  const title = el('h1', { text: heading });
+  const form = missionInput(mission, hash);
   if (!mission) {
-    main().replaceChildren(title, form, statusLine('Name a mission to see its timeline.'));
-    ready('missions');
-    return;
+    main().replaceChildren(title, form, statusLine(ask));
+    ready(view);
+    return null;
   }
   main().replaceChildren(title, form, statusLine('Loading…'));
+  return { mission, title, form };
+}
+
+async function missionsView(params) {
+  const token = viewToken();
+  const head = missionHead(params, 'missions', 'Missions', '#/missions', 'Name a mission to see its timeline.');
+  if (!head) return;
+  const { mission, title, form } = head;
   const m = enc(mission);
-  // Each list on its own: one the key may not read leaves a note, not an empty view.
-  const get = (path) => api('GET', path).then((v) => ({ ok: true, v }), (e) => ({ ok: false, e }));
   const [decisions, events, corrections, refreshes] = await Promise.all([
-    get(`/v1/decisions?mission=${m}&limit=1000`),
-    get(`/v1/events?mission=${m}`),
-    get(`/v1/corrections?mission=${m}&limit=1000`),
-    get(`/v1/memories?mission=${m}&kinds=artifact&tags=push-refresh:summary&limit=1000`),
+    getSettled(`/v1/decisions?mission=${m}&limit=1000`),
+    getSettled(`/v1/events?mission=${m}`),
+    getSettled(`/v1/corrections?mission=${m}&limit=1000`),
+    getSettled(`/v1/memories?mission=${m}&kinds=artifact&tags=push-refresh:summary&limit=1000`),
   ]);
   if (!still(token)) return;
   const items = [];
@@ -658,19 +672,12 @@ function chartCard(id, heading, note) {
 
 async function chartsView(params) {
   const token = viewToken();
-  const mission = params.get('mission') || '';
-  const title = el('h1', { text: 'Charts' });
-  const form = missionInput(mission, '#/charts');
-  if (!mission) {
-    main().replaceChildren(title, form, statusLine('Name a mission to chart its signals.'));
-    ready('charts');
-    return;
-  }
-  main().replaceChildren(title, form, statusLine('Loading…'));
+  const head = missionHead(params, 'charts', 'Charts', '#/charts', 'Name a mission to chart its signals.');
+  if (!head) return;
+  const { mission, title, form } = head;
   const m = enc(mission);
   const charts = [];
   leaveView = () => { for (const c of charts) c.destroy(); };
-  const get = (path) => api('GET', path).then((v) => ({ ok: true, v }), (e) => ({ ok: false, e }));
   // The reports cover every record of the mission: a key with a clearance
   // limit may not read them (403), so they are not asked for.
   const full = who.clearance === null;
@@ -680,11 +687,11 @@ async function chartsView(params) {
   try {
     [Chart, corrections, redundancy, load, events, plan] = await Promise.all([
       loadChartJs(),
-      full ? get(`/v1/reports/corrections?mission=${m}`) : null,
-      full ? get(`/v1/reports/redundancy?mission=${m}`) : null,
-      get(`/v1/reports/load?mission=${m}`),
-      get(`/v1/events?mission=${m}&from=${enc(hour)}`),
-      get(`/v1/reports/plan?mission=${m}`),
+      full ? getSettled(`/v1/reports/corrections?mission=${m}`) : null,
+      full ? getSettled(`/v1/reports/redundancy?mission=${m}`) : null,
+      getSettled(`/v1/reports/load?mission=${m}`),
+      getSettled(`/v1/events?mission=${m}&from=${enc(hour)}`),
+      getSettled(`/v1/reports/plan?mission=${m}`),
     ]);
   } catch (e) {
     if (!still(token)) return;
