@@ -20,10 +20,6 @@ struct StatsRequest {
 Result<json> HandleStats(const CallContext& context, StatsRequest& r) {
   MSP_ASSIGN_OR_RETURN(Stats s, context.engine->GetStats(r.ns));
   json out = StatsToJson(s);
-  out.erase("store_path");
-  json by_layer = json::object();
-  for (const auto& [layer, n] : s.by_layer) by_layer[layer] = n;
-  out["by_layer"] = std::move(by_layer);
   if (context.caller.clearance) {
     out.erase("audit_events");
     out["clearance"] = *context.caller.clearance;

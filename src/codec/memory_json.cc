@@ -558,12 +558,16 @@ nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r) {
 }
 
 nlohmann::json StatsToJson(const Stats& s) {
-  json by_kind = json::object();
-  for (const auto& [kind, n] : s.by_kind) by_kind[kind] = n;
+  auto counts = [](const std::vector<std::pair<std::string, int64_t>>& by) {
+    json out = json::object();
+    for (const auto& [name, n] : by) out[name] = n;
+    return out;
+  };
   return json{{"records", s.records},
               {"active", s.active},
               {"expired", s.expired},
-              {"by_kind", std::move(by_kind)},
+              {"by_kind", counts(s.by_kind)},
+              {"by_layer", counts(s.by_layer)},
               {"last_seq", s.last_seq},
               {"lexical_applied_seq", s.lexical_applied_seq},
               {"vector_applied_seq", s.vector_applied_seq},
@@ -572,8 +576,7 @@ nlohmann::json StatsToJson(const Stats& s) {
               {"vector_graph_pending", s.vector_graph_pending},
               {"index_rebuilds", {{"lexical", s.lexical_rebuilds}, {"vector", s.vector_rebuilds}}},
               {"audit_events", s.audit_events},
-              {"embedder_id", s.embedder_id},
-              {"store_path", s.store_path}};
+              {"embedder_id", s.embedder_id}};
 }
 
 nlohmann::json WriteResultToJson(const WriteResult& r) {

@@ -92,9 +92,11 @@ nlohmann::json AuditEventToJson(const AuditEvent& e);
 // {episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids}.
 nlohmann::json ConsolidationReportToJson(const ConsolidationReport& r);
 
-// {records, active, expired, by_kind {kind: n}, last_seq, lexical_applied_seq,
-//  vector_applied_seq, vector_rows, vector_graph_placed, vector_graph_pending,
-//  audit_events, embedder_id, store_path}.
+// {records, active, expired, by_kind {kind: n}, by_layer {layer: n},
+//  last_seq, lexical_applied_seq, vector_applied_seq, vector_rows,
+//  vector_graph_placed, vector_graph_pending, index_rebuilds {lexical,
+//  vector}, audit_events, embedder_id}: memory_stats' answer (not the store's
+//  path, which is no caller's business).
 nlohmann::json StatsToJson(const Stats& s);
 
 // {id, merged, evicted_ids}.

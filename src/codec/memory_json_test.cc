@@ -488,11 +488,15 @@ TEST(ReportJsonTest, SearchHitAuditStatsWriteResult) {
   s.records = 10;
   s.active = 8;
   s.by_kind = {{"fact", 6}, {"episode", 4}};
+  s.by_layer = {{"semantic", 6}, {"episodic", 4}};
   s.embedder_id = "hashing";
+  s.store_path = "sqlite:/srv/msp/msp.db";
   const json st = StatsToJson(s);
   EXPECT_EQ(st["records"], 10);
   EXPECT_EQ(st["by_kind"]["episode"], 4);
+  EXPECT_EQ(st["by_layer"]["semantic"], 6);
   EXPECT_EQ(st["embedder_id"], "hashing");
+  EXPECT_FALSE(st.contains("store_path"));
 
   WriteResult w{"id1", true, {"x", "y"}};
   const json wr = WriteResultToJson(w);
