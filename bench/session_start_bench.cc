@@ -70,7 +70,11 @@ void SeedPrompts(const Args& a, const std::string& work) {
   auto store = PromptStore::Open(a.data_dir + "/prompts.git", /*create=*/true);
   if (!store.ok()) Fail(store.status().ToString());
   const size_t have = (*store)->Count().ok() ? *(*store)->Count() : 0;
-  if (have >= a.prompts) return;
+  // The recent-prompts file, as the capture hook's importer leaves it.
+  if (have >= a.prompts) {
+    if (Status s = (*store)->RefreshRecent(); !s.ok()) Fail(s.ToString());
+    return;
+  }
   const auto start = Clock::now();
   const TimeMs now = WallClockMs();
   const TimeMs span = 2LL * 365 * 86400 * 1000;
@@ -85,6 +89,7 @@ void SeedPrompts(const Args& a, const std::string& work) {
     p.hook_event = "UserPromptSubmit";
     if (Status s = (*store)->Append(p).status(); !s.ok()) Fail("prompt " + std::to_string(i) + ": " + s.ToString());
   }
+  if (Status s = (*store)->RefreshRecent(); !s.ok()) Fail(s.ToString());
   std::printf("seeded %zu prompts in %.1f s\n", a.prompts - have, Seconds(start));
 }
 

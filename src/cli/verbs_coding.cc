@@ -16,6 +16,7 @@
 #include "coding/hooks.h"
 #include "coding/prompt_analysis.h"
 #include "coding/prompt_store.h"
+#include "coding/recent_prompts.h"
 #include "coding/session_narrative.h"
 #include "coding/session_summary.h"
 #include "config/config.h"
@@ -369,7 +370,12 @@ Status RunHookSessionStart(Invocation& inv) {
   std::vector<CapturedPrompt> recent;
   const WorkTree tree = FindWorkTree(hook->cwd);
   if (!tree.top_level.empty()) {
-    if (auto store = PromptStore::Open(PromptRepository(inv), /*create=*/false); store.ok()) {
+    const std::string repo = PromptRepository(inv);
+    // From the recent-prompts file when it can answer for sure (no
+    // libgit2 in this process), else from the repository.
+    if (auto fast = RecentPromptsFromFile(repo, tree.top_level, kSessionStartPrompts)) {
+      recent = std::move(*fast);
+    } else if (auto store = PromptStore::Open(repo, /*create=*/false); store.ok()) {
       PromptFilter f;
       f.repository = tree.top_level;
       f.newest = kSessionStartPrompts;

@@ -15,13 +15,16 @@
 #include <cstdio>
 #include <ctime>
 #include <fcntl.h>
+#include <optional>
 #include <random>
 #include <thread>
+#include <unordered_map>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "coding/capture.h"
+#include "coding/recent_prompts.h"
 #include "util/time.h"
 
 namespace msp {
@@ -93,12 +96,6 @@ std::string Subject(const std::string& text) {
   return line.empty() ? "(empty prompt)\n" : line + "\n";
 }
 
-bool RepositoryMatches(const CapturedPrompt& p, const std::string& want) {
-  if (p.repository == want) return true;
-  const size_t slash = p.repository.find_last_of('/');
-  return slash != std::string::npos && p.repository.substr(slash + 1) == want;
-}
-
 }  // namespace
 
 GitLibrary::GitLibrary() { git_libgit2_init(); }
@@ -110,6 +107,11 @@ PromptStore::~PromptStore() { git_repository_free(repo_); }
 
 Result<std::unique_ptr<PromptStore>> PromptStore::Open(const std::string& path, bool create) {
   if (path.empty()) return Status::InvalidArgument("the prompt repository path is empty (capture.repository)");
+  std::error_code exists_ec;
+  if (!create && !fs::exists(path, exists_ec)) {
+    // Without loading libgit2 (a SessionStart before any capture).
+    return Status::NotFound("no prompt repository at '" + path + "' (capture.repository); nothing captured yet");
+  }
   auto library = std::make_unique<GitLibrary>();
   git_repository* repo = nullptr;
   constexpr unsigned kOpenFlags = GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE;
@@ -244,6 +246,50 @@ Result<size_t> PromptStore::Count() {
   return n;
 }
 
+Status PromptStore::RefreshRecent() {
+  // One refresher at a time (blocking: a later one lists the refs after the
+  // earlier one's file is in place, so the last file written is the newest).
+  const std::string lock_path = RecentPromptsPath(path_) + ".lock";
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    if (lock >= 0) ::close(lock);
+    return Status::IoError("cannot lock '" + lock_path + "'");
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
+  const std::optional<std::vector<std::string>> refs = NewestPromptRefs(path_, kRecentPromptsKept);
+  if (!refs) {
+    // Packed prompt refs: the file could never answer; readers use List.
+    std::error_code ec;
+    fs::remove(RecentPromptsPath(path_), ec);
+    return Status::Ok();
+  }
+  std::unordered_map<std::string, RecentPrompt> known;
+  if (Result<std::vector<RecentPrompt>> old = ReadRecentPromptsFile(path_); old.ok()) {
+    for (RecentPrompt& e : *old) known.emplace(e.prompt.ref, std::move(e));
+  }
+  std::vector<RecentPrompt> entries;
+  for (const std::string& ref : *refs) {
+    auto it = known.find(ref);
+    if (it != known.end() && LooseRefId(path_, ref) == it->second.prompt.id) {
+      entries.push_back(std::move(it->second));
+      continue;
+    }
+    Result<CapturedPrompt> p = Read(ref);
+    if (!p.ok()) continue;  // not a prompt commit: List skips it too
+    RecentPrompt e;
+    e.prompt = std::move(p).value();
+    if (e.prompt.text.size() > kRecentPromptTextBytes) {
+      e.prompt.text.clear();
+      e.text_omitted = true;
+    }
+    entries.push_back(std::move(e));
+  }
+  return WriteRecentPromptsFile(path_, entries);
+}
+
 Result<CapturedPrompt> PromptStore::Read(const std::string& ref_name) {
   git_oid oid;
   if (int rc = git_reference_name_to_id(&oid, repo_, ref_name.c_str()); rc < 0) return GitStatus(rc, ref_name);
@@ -333,7 +379,7 @@ Result<std::vector<CapturedPrompt>> PromptStore::List(const PromptFilter& filter
         continue;
       }
       if (!filter.session_id.empty() && p->session_id != filter.session_id) continue;
-      if (!filter.repository.empty() && !RepositoryMatches(*p, filter.repository)) continue;
+      if (!filter.repository.empty() && !PromptInRepository(*p, filter.repository)) continue;
       out.push_back(std::move(p).value());
     }
   }
@@ -398,7 +444,18 @@ Result<SpoolImportReport> ImportSpool(const std::string& repository) {
   SpoolImportReport report;
   const std::string dir = SpoolDir(repository);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec) || SpoolFiles(dir).empty()) return report;
+  if (!fs::is_directory(dir, ec) || SpoolFiles(dir).empty()) {
+    // Nothing to import; a repository of an earlier msp gets its
+    // recent-prompts file here.
+    // (The directory may hold only the observation spool: no repository
+    // yet, and nothing to refresh.)
+    if (fs::exists(repository + "/HEAD", ec) && !fs::exists(RecentPromptsPath(repository), ec)) {
+      if (auto store = PromptStore::Open(repository, /*create=*/false); store.ok()) {
+        report.recent_refreshed = (*store)->RefreshRecent().ok();
+      }
+    }
+    return report;
+  }
   MSP_ASSIGN_OR_RETURN(auto store, PromptStore::Open(repository, /*create=*/true));
   // One importer at a time; after unlocking, look again, since a capture may
   // have spooled a prompt while its own importer found the lock taken.
@@ -429,6 +486,9 @@ Result<SpoolImportReport> ImportSpool(const std::string& repository) {
     }
     if (SpoolFiles(dir).empty()) break;
   }
+  // The recent-prompts file follows the refs (a failure costs the next
+  // SessionStart a read of the repository, nothing more).
+  report.recent_refreshed = store->RefreshRecent().ok();
   return report;
 }
 
@@ -436,7 +496,9 @@ Result<CapturedPrompt> CaptureDirect(std::string_view stdin_text, const std::str
   MSP_ASSIGN_OR_RETURN(HookInput in, ParseHookInput(stdin_text));
   MSP_ASSIGN_OR_RETURN(CapturedPrompt p, PromptFromHook(in, now));
   MSP_ASSIGN_OR_RETURN(auto store, PromptStore::Open(repository, /*create=*/true));
-  return store->Append(p);
+  MSP_ASSIGN_OR_RETURN(CapturedPrompt stored, store->Append(p));
+  (void)store->RefreshRecent();  // a failure only costs the next SessionStart a read of the repository
+  return stored;
 }
 
 }  // namespace msp

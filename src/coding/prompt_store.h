@@ -76,6 +76,10 @@ class PromptStore {
   // Number of prompt refs (no object reads).
   Result<size_t> Count();
 
+  // Rewrites the recent-prompts file (recent_prompts.h) from the newest
+  // prompt refs, reading only the prompts the old file did not hold.
+  Status RefreshRecent();
+
   const std::string& path() const { return path_; }
 
  private:
@@ -99,6 +103,7 @@ struct SpoolImportReport {
   size_t imported = 0;  // spooled prompts committed (or found committed)
   size_t failed = 0;    // files moved to msp-spool/bad/
   bool busy = false;    // another importer held the lock; it imports them
+  bool recent_refreshed = false;  // the recent-prompts file was rewritten
 };
 Result<SpoolImportReport> ImportSpool(const std::string& repository);
 
