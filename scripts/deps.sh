@@ -3,7 +3,7 @@
 # is missing. Safe to run again: it installs nothing when all are present.
 #
 #   scripts/deps.sh                  packages, Node.js, the tokenizer vocabulary and
-#                                    the console's charting library (chart.js, npm)
+#                                    the console's charting library (uPlot, npm)
 #   scripts/deps.sh --browser        only Debian's chromium, the browser of the
 #                                    console's test (tests/console); scripts/test.sh
 #                                    runs it in the background while msp builds
@@ -79,8 +79,8 @@ else
   npm_pinned "$tokenizer_dir"
 fi
 
-# The charting library of the web console (chart.js, pinned in
-# src/console/package-lock.json): its UMD build is embedded into msp at build
+# The charting library of the web console (uPlot, pinned in
+# src/console/package-lock.json): its IIFE build is embedded into msp at build
 # time (src/console/CMakeLists.txt; docs/console.md), so it is installed
 # before the build. Without it the console's Charts view is left out.
 console_dir="$(cd "$(dirname "$0")/../src/console" && pwd)"

@@ -1,12 +1,14 @@
 # Writes OUT, a C++ file holding every file of ASSET_DIR as bytes, for
 # console.cc (run by CMakeLists.txt at build time: cmake -P), and each file of
-# EXTRA (NAME=PATH, several separated by ';'): served as NAME.
+# EXTRA (NAME=PATH, several separated by '|', which a custom command passes
+# through whole): served as NAME.
 file(GLOB files RELATIVE ${ASSET_DIR} ${ASSET_DIR}/*)
 list(SORT files)
 set(paths "")
 foreach(name ${files})
   list(APPEND paths ${ASSET_DIR}/${name})
 endforeach()
+string(REPLACE "|" ";" EXTRA "${EXTRA}")
 foreach(entry ${EXTRA})
   string(FIND "${entry}" "=" eq)
   string(SUBSTRING "${entry}" 0 ${eq} name)

@@ -6,7 +6,7 @@
 // history shows its supersede chain, a session reads as a conversation with
 // its tool calls folded and the facts consolidated from it, a mission shows
 // its timeline, a decision with its alternatives and a handoff, the charts
-// are drawn by chart.js, captured prompts show by repository and branch to
+// are drawn by uPlot, captured prompts show by repository and branch to
 // their tenant only, a key with clearance 2 does not see a level-5
 // decision, and a memory, a step or a prompt whose text is HTML renders as
 // text.
@@ -183,9 +183,21 @@ after(async () => {
 // would be a script run from data) are collected.
 // With `key`: signed in already (the key put in sessionStorage before the
 // page's scripts run, as a sign-in in that tab leaves it).
-async function newPage(key = '') {
+// A new tab; with `key`, signed in with it. With `kept`, the tab has also
+// kept the sign-in's answer beside the key, as the page does once signed in
+// (a reloaded or restored tab): `true` for the server's answer, or an object
+// to keep instead.
+async function newPage(key = '', kept = null) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  if (key) await context.addInitScript((k) => sessionStorage.setItem('msp.console.key', k), key);
+  if (kept === true) {
+    kept = await (await fetch(`${base}/ui/session.json`, { headers: { Authorization: `Bearer ${key}` } })).json();
+  }
+  if (key) {
+    await context.addInitScript(([k, answer]) => {
+      sessionStorage.setItem('msp.console.key', k);
+      if (answer) sessionStorage.setItem('msp.console.who', JSON.stringify({ key: k, answer }));
+    }, [key, kept]);
+  }
   const page = await context.newPage();
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
@@ -217,9 +229,10 @@ async function firstPaint(page, view) {
 
 const paints = {};
 
-// First paint of the console opened at `hash`, in a new tab signed in.
+// First paint of the console opened at `hash`, in a new tab signed in (with
+// the sign-in's answer kept, so the probe runs beside the view's requests).
 async function measure(view, hash, key = KEY) {
-  const { context, page, problems } = await newPage(key);
+  const { context, page, problems } = await newPage(key, true);
   await page.goto(`${base}/ui${hash}`);
   const ms = await firstPaint(page, view);
   if (process.env.MSP_CONSOLE_TRACE) {
@@ -277,6 +290,34 @@ test('sign-in refuses a wrong key and keeps the right one for the tab', async ()
   await page.locator('#nav').waitFor({ state: 'visible' });
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+test('a kept sign-in is checked: a key no longer valid signs the tab out, a changed clearance is shown', async () => {
+  // A tab that kept an answer for a key the server no longer knows: the view
+  // starts, the probe says no, and the tab shows the sign-in with nothing kept.
+  const stale = { signed_in: true, keys: true, tenant: TENANT, clearance: null, enums: {} };
+  {
+    const { context, page, problems } = await newPage('revoked-key-0123456789abc', stale);
+    await page.goto(`${base}/ui#/live`);
+    await page.locator('#sign-in').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#nav').isHidden(), true);
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+    assert.equal(await page.locator('#view').textContent(), '');
+    // (The view's own requests were refused with 401 meanwhile.)
+    assert.deepEqual(problems.filter((p) => !/status of 401/.test(p)), []);
+    await context.close();
+  }
+  // The limited key with a kept answer that says "no clearance limit": the
+  // server's answer replaces it.
+  {
+    const { context, page, problems } = await newPage(LIMITED, stale);
+    await page.goto(`${base}/ui#/live`);
+    await page.locator('#who').filter({ hasText: 'clearance 2' }).waitFor();
+    const kept = await page.evaluate(() => JSON.parse(sessionStorage.getItem('msp.console.who')));
+    assert.equal(kept.answer.clearance, 2);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
 });
 
 test('search returns hits with their signals as bars, and the sessions beside them', { skip: !!givenStore }, async () => {
@@ -474,18 +515,25 @@ test('a mission shows its timeline, a decision with its alternatives, and a hand
   paints.decision = await measure('decision', `#/decision/${seeded.fuel}?mission=orbit`);
 });
 
-test('the charts of the mission are drawn by chart.js', { skip: !!givenStore }, async () => {
-  const js = await fetch(`${base}/ui/chart.umd.js`);
+test('the charts of the mission are drawn by uPlot', { skip: !!givenStore }, async () => {
+  const js = await fetch(`${base}/ui/uplot.js`);
   assert.equal(js.status, 200);
   assert.match(js.headers.get('content-type'), /^text\/javascript/);
   assert.match(js.headers.get('content-security-policy'), /script-src 'self'/);
+  const css = await fetch(`${base}/ui/uplot.css`);
+  assert.equal(css.status, 200);
+  assert.match(css.headers.get('content-type'), /^text\/css/);
   const { context, page, problems } = await newPage();
   await signIn(page);
   await page.goto(`${base}/ui#/charts?mission=orbit`);
   await page.waitForFunction(() => document.body.dataset.ready === 'charts');
-  const charts = await page.evaluate(() => [...document.querySelectorAll('#charts canvas')].map((c) => {
-    const chart = window.Chart && window.Chart.getChart(c);
-    return { id: c.id, drawn: !!chart && c.width > 0, data: chart ? chart.data.datasets.map((d) => d.data) : null };
+  // Each chart is a uPlot in its box: a canvas drawn at the box's width, its
+  // data [x, ...series].
+  const charts = await page.evaluate(() => [...document.querySelectorAll('#charts .chart-box')].map((box) => {
+    const chart = window.mspCharts.get(box.id);
+    const canvas = box.querySelector('canvas');
+    return { id: box.id, drawn: !!chart && !!canvas && canvas.width > 0 && chart.root.parentNode === box,
+      data: chart ? chart.data.slice(1) : null };
   }));
   const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
   for (const id of ['chart-correction-weeks', 'chart-correction-components', 'chart-redundancy', 'chart-load', 'chart-plan']) {
@@ -498,8 +546,11 @@ test('the charts of the mission are drawn by chart.js', { skip: !!givenStore }, 
   assert.equal(perMinute.reduce((a, b) => a + b, 0), 1);
   assert.equal(capacity[0], 30);
   assert.equal(twice[0], 60);
-  // The orchestrator's plan: the one LONG-TERM task, never refreshed, not due.
-  assert.deepEqual(byId['chart-plan'].data[0].length, 1);
+  // The orchestrator's plan: the one LONG-TERM task, never refreshed, not due
+  // (the second series: its priority; the due series holds nothing).
+  assert.deepEqual(byId['chart-plan'].data[0], [null]);
+  assert.equal(byId['chart-plan'].data[1].length, 1);
+  assert.equal(typeof byId['chart-plan'].data[1][0], 'number');
   assert.deepEqual(await page.locator('#plan tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.task)), ['T-7']);
   assert.match(await page.locator('#plan tbody tr').textContent(), /not due.*below_threshold.*never/);
   await shot(page, 'charts');
@@ -522,7 +573,8 @@ test('a key with clearance 2 does not see a level-5 decision in the Missions vie
   // The charts this key may read (the reports need a key without a limit).
   await page.goto(`${base}/ui#/charts?mission=orbit`);
   await page.waitForFunction(() => document.body.dataset.ready === 'charts');
-  assert.ok(await page.evaluate(() => !!window.Chart.getChart(document.getElementById('chart-load'))));
+  assert.ok(await page.evaluate(() => window.mspCharts.has('chart-load')));
+  assert.ok(await page.evaluate(() => !window.mspCharts.has('chart-redundancy')));
   assert.deepEqual(problems.filter((p) => !/status of 404/.test(p)), []);
   await context.close();
 });

@@ -78,6 +78,25 @@ async function probe() {
   return res.json();
 }
 
+// What the probe answered for this tab's key, kept beside the key: a
+// reloaded tab shows its view at once and checks the key in parallel. It
+// only decides what the page shows and asks for; the server checks the key
+// on every request.
+const WHO = 'msp.console.who';
+function cachedWho() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(WHO) || 'null');
+    return kept && kept.key === key() && kept.answer && kept.answer.signed_in ? kept.answer : null;
+  } catch {
+    return null;
+  }
+}
+function keepWho(answer) { sessionStorage.setItem(WHO, JSON.stringify({ key: key(), answer })); }
+function forgetKey() {
+  sessionStorage.removeItem(KEY);
+  sessionStorage.removeItem(WHO);
+}
+
 async function start() {
   document.getElementById('sign-in-form').addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -86,7 +105,7 @@ async function start() {
     input.value = '';
     const answer = await probe();
     if (!answer.signed_in) {
-      sessionStorage.removeItem(KEY);
+      forgetKey();
       document.getElementById('sign-in-error').textContent = 'That key is not valid for this server.';
       return;
     }
@@ -94,19 +113,31 @@ async function start() {
     signedIn(answer);
   });
   document.getElementById('sign-out').addEventListener('click', () => {
-    sessionStorage.removeItem(KEY);
+    forgetKey();
     location.hash = '#/search';
     location.reload();
   });
   // The Charts view's library is fetched beside the sign-in probe, not
   // after it.
-  if ((location.hash || '').startsWith('#/charts')) loadChartJs().catch(() => {});
-  const answer = await probe();
-  if (answer.signed_in) signedIn(answer);
-  else showSignIn();
+  if ((location.hash || '').startsWith('#/charts')) loadChartLib().catch(() => {});
+  const probing = probe();
+  const cached = cachedWho();
+  if (cached) signedIn(cached);
+  const answer = await probing;
+  if (!answer.signed_in) {
+    forgetKey();
+    showSignIn();
+  } else if (!cached || JSON.stringify(answer) !== JSON.stringify(cached)) {
+    signedIn(answer);  // the key's tenant or clearance changed: shown again
+  }
 }
 
 function showSignIn() {
+  // A view started on a kept answer shows nothing more.
+  leaveView();
+  leaveView = () => {};
+  generation += 1;
+  window.removeEventListener('hashchange', route);
   document.getElementById('sign-in').hidden = false;
   document.getElementById('nav').hidden = true;
   main().replaceChildren();
@@ -115,12 +146,14 @@ function showSignIn() {
 
 function signedIn(answer) {
   who = answer;
+  keepWho(answer);
   if (answer.enums) Object.assign(ENUMS, answer.enums);
   document.getElementById('sign-in').hidden = true;
   document.getElementById('nav').hidden = false;
   document.getElementById('sign-out').hidden = !answer.keys;
   const clearance = answer.clearance === null ? 'no clearance limit' : `clearance ${answer.clearance}`;
   document.getElementById('who').textContent = answer.keys ? `tenant ${answer.tenant}, ${clearance}` : `local mode: tenant ${answer.tenant}`;
+  window.removeEventListener('hashchange', route);  // once, when shown again
   window.addEventListener('hashchange', route);
   route();
 }
@@ -644,17 +677,18 @@ async function decisionView(id, params) {
   ready('decision');
 }
 
-// --- Charts: seed 003's signals, drawn by chart.js (/ui/chart.umd.js,
-// embedded in msp at build time; loaded only when this view opens) ---
+// --- Charts: seed 003's signals, drawn by uPlot (/ui/uplot.js and
+// /ui/uplot.css, embedded in msp at build time; loaded only for this view) ---
 
 let chartLib = null;
-function loadChartJs() {
+function loadChartLib() {
   if (!chartLib) {
     chartLib = new Promise((resolve, reject) => {
-      if (window.Chart) { resolve(window.Chart); return; }
-      const script = el('script', { src: '/ui/chart.umd.js' });
-      script.addEventListener('load', () => (window.Chart ? resolve(window.Chart) : reject(new Error('chart.js did not load'))));
-      script.addEventListener('error', () => reject(new Error('this msp was built without chart.js (scripts/deps.sh installs it)')));
+      if (window.uPlot) { resolve(window.uPlot); return; }
+      document.head.append(el('link', { rel: 'stylesheet', href: '/ui/uplot.css' }));
+      const script = el('script', { src: '/ui/uplot.js' });
+      script.addEventListener('load', () => (window.uPlot ? resolve(window.uPlot) : reject(new Error('uPlot did not load'))));
+      script.addEventListener('error', () => reject(new Error('this msp was built without uPlot (scripts/deps.sh installs it)')));
       document.head.append(script);
     });
     chartLib.catch(() => { chartLib = null; });
@@ -663,11 +697,54 @@ function loadChartJs() {
 }
 
 const COLORS = ['#2f6fed', '#0f9d76', '#c77800', '#9b51e0', '#d92d20', '#8a94a6'];
+const CHART_HEIGHT = 260;
+
+// The charts on the page by their id (for the browser test, and anyone
+// curious: each is a uPlot, whose `data` is [x, ...series]).
+window.mspCharts = new Map();
 
 function chartCard(id, heading, note) {
-  const canvas = el('canvas', { id, role: 'img', 'aria-label': heading });
-  const box = el('div', { className: 'chart-box' }, canvas);
-  return { canvas, card: el('section', { className: 'card chart', dataset: { chart: id } }, el('h2', { text: heading }), note ? statusLine(note) : null, box) };
+  const box = el('div', { className: 'chart-box', id, role: 'img', 'aria-label': heading });
+  return { box, card: el('section', { className: 'card chart', dataset: { chart: id } }, el('h2', { text: heading }), note ? statusLine(note) : null, box) };
+}
+
+// A chart over categories (`labels`, named `xLabel` in the legend; x is
+// their index) in `box`: each of
+// `series` ({ label, values, color, bars, scale, dash, points }) drawn as
+// bars or a line against its scale: 'y' on the left, any other on the right.
+// `ranges` fixes a scale's [min, max]; else it runs from 0 to its largest value.
+function categoryChart(U, box, xLabel, labels, series, ranges = {}) {
+  const scaleNames = [...new Set(['y', ...series.map((s) => s.scale || 'y')])];
+  const scales = { x: { time: false, range: () => [-0.5, Math.max(labels.length, 1) - 0.5] } };
+  for (const name of scaleNames) {
+    scales[name] = { range: ranges[name] ? () => ranges[name] : (u, min, max) => [0, max > 0 ? max * 1.1 : 1] };
+  }
+  const short = (t) => (t.length > 16 ? `${t.slice(0, 15)}…` : t);
+  // At most about a dozen category names under the axis.
+  const step = Math.max(1, Math.ceil(labels.length / 12));
+  const axes = [{ splits: () => labels.map((_, i) => i).filter((i) => i % step === 0),
+    values: (u, splits) => splits.map((i) => short(String(labels[i] ?? ''))),
+    rotate: labels.length > 6 ? -40 : 0, size: labels.length > 6 ? 70 : 40, grid: { show: false } }];
+  scaleNames.forEach((name, i) => axes.push({ scale: name, side: i === 0 ? 3 : 1, grid: { show: i === 0 } }));
+  const bars = U.paths.bars({ size: [0.6, 48] });
+  const opts = {
+    width: Math.max(box.clientWidth, 280),
+    height: CHART_HEIGHT,
+    scales,
+    axes,
+    cursor: { drag: { x: false, y: false } },
+    series: [{ label: xLabel, value: (u, i) => (i == null ? '' : String(labels[i] ?? '')) }, ...series.map((s) => ({
+      label: s.label,
+      scale: s.scale || 'y',
+      stroke: s.color,
+      fill: s.bars ? s.color : undefined,
+      width: s.bars ? 0 : 2,
+      dash: s.dash,
+      paths: s.bars ? bars : undefined,
+      points: { show: !!s.points },
+    }))],
+  };
+  return new U(opts, [labels.map((_, i) => i), ...series.map((s) => s.values)], box);
 }
 
 async function chartsView(params) {
@@ -677,16 +754,21 @@ async function chartsView(params) {
   const { mission, title, form } = head;
   const m = enc(mission);
   const charts = [];
-  leaveView = () => { for (const c of charts) c.destroy(); };
+  const resize = () => { for (const c of charts) c.setSize({ width: Math.max(c.root.parentNode.clientWidth, 280), height: CHART_HEIGHT }); };
+  leaveView = () => {
+    window.removeEventListener('resize', resize);
+    for (const c of charts) c.destroy();
+    window.mspCharts.clear();
+  };
   // The reports cover every record of the mission: a key with a clearance
   // limit may not read them (403), so they are not asked for.
   const full = who.clearance === null;
   const hour = new Date(Date.now() - 3600 * 1000).toISOString();
-  let Chart;
+  let U;
   let corrections, redundancy, load, events, plan;
   try {
-    [Chart, corrections, redundancy, load, events, plan] = await Promise.all([
-      loadChartJs(),
+    [U, corrections, redundancy, load, events, plan] = await Promise.all([
+      loadChartLib(),
       full ? getSettled(`/v1/reports/corrections?mission=${m}`) : null,
       full ? getSettled(`/v1/reports/redundancy?mission=${m}`) : null,
       getSettled(`/v1/reports/load?mission=${m}`),
@@ -703,23 +785,25 @@ async function chartsView(params) {
   performance.mark('msp-data-charts');
   const grid = el('div', { className: 'charts', id: 'charts' });
   main().replaceChildren(title, form, grid);
-  Chart.defaults.animation = false;
-  const draw = (canvas, config) => { charts.push(new Chart(canvas, config)); };
+  // Drawn once the card is on the page (uPlot takes its box's width).
+  const draw = (c, xLabel, labels, series, ranges) => {
+    const chart = categoryChart(U, c.box, xLabel, labels, series, ranges);
+    charts.push(chart);
+    window.mspCharts.set(c.box.id, chart);
+  };
+  window.addEventListener('resize', resize);
 
   if (!full) {
     grid.append(statusLine('The correction and redundancy reports are read with a key without a clearance limit.'));
   } else if (corrections.ok) {
     const r = corrections.v;
     const a = chartCard('chart-correction-weeks', 'Correction rate per ISO week', `overall ${fmtNum(r.rate)}: ${r.linked_corrections} linked correction(s) of ${r.retrievals} retrieval(s)`);
-    const b = chartCard('chart-correction-components', 'Corrections per component');
+    const b = chartCard('chart-correction-components', 'Corrections per component (bars) and their rate (points, right)');
     grid.append(a.card, b.card);
-    draw(a.canvas, { type: 'line', data: { labels: r.weeks.map((w) => w.week),
-      datasets: [{ label: 'correction rate', data: r.weeks.map((w) => w.rate), borderColor: COLORS[0], backgroundColor: COLORS[0] }] },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true } } } });
-    draw(b.canvas, { type: 'bar', data: { labels: r.components.map((c) => c.component || '(none)'),
-      datasets: [{ label: 'corrections', data: r.components.map((c) => c.corrections), backgroundColor: COLORS[2], yAxisID: 'y' },
-        { label: 'rate', data: r.components.map((c) => c.rate), backgroundColor: COLORS[3], yAxisID: 'rate' }] },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, position: 'left' }, rate: { beginAtZero: true, position: 'right' } } } });
+    draw(a, 'week', r.weeks.map((w) => w.week), [{ label: 'correction rate', values: r.weeks.map((w) => w.rate), color: COLORS[0], points: true }]);
+    draw(b, 'component', r.components.map((c) => c.component || '(none)'), [
+      { label: 'corrections', values: r.components.map((c) => c.corrections), color: COLORS[2], bars: true },
+      { label: 'rate', values: r.components.map((c) => c.rate), color: COLORS[3], scale: 'rate', points: true }]);
   } else {
     grid.append(statusLine(`corrections report: ${corrections.e.message}`, true));
   }
@@ -728,18 +812,17 @@ async function chartsView(params) {
     const r = redundancy.v;
     const c = chartCard('chart-redundancy', 'Redundancy W per session (share of served tokens not used)');
     grid.append(c.card);
-    draw(c.canvas, { type: 'bar', data: { labels: r.sessions.map((s) => s.session || '(none)'),
-      datasets: [{ label: 'unused share of tokens', data: r.sessions.map((s) => s.unused_share_tokens), backgroundColor: COLORS[1] }] },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, max: 1 } } } });
+    draw(c, 'session', r.sessions.map((s) => s.session || '(none)'),
+      [{ label: 'unused share of tokens', values: r.sessions.map((s) => s.unused_share_tokens), color: COLORS[1], bars: true }], { y: [0, 1] });
   } else if (full) {
     grid.append(statusLine(`redundancy report: ${redundancy.e.message}`, true));
   }
 
   if (load.ok && events.ok) {
     const l = load.v;
-    // The events of the last hour per minute (drawn here: a count per
-    // bucket), against the capacity the degraded mode starts above and
-    // twice it, where ranking is by criticality alone.
+    // The events of the last hour per minute (counted here), against the
+    // capacity the degraded mode starts above and twice it, where ranking
+    // is by criticality alone.
     const now = Date.now();
     const labels = [];
     const counts = new Array(60).fill(0);
@@ -751,25 +834,28 @@ async function chartsView(params) {
     const c = chartCard('chart-load', 'Event load against capacity',
       `now ${fmtNum(l.rate_per_min, 2)} events/min over ${l.window_min} min; capacity ${fmtNum(l.capacity_per_min, 1)}/min; alpha ${fmtNum(l.alpha, 2)} (${l.degraded ? 'degraded' : 'normal'}, mode ${l.mode})`);
     grid.append(c.card);
-    draw(c.canvas, { type: 'bar', data: { labels,
-      datasets: [{ label: 'events per minute', data: counts, backgroundColor: COLORS[0] },
-        { type: 'line', label: 'capacity (degraded above)', data: labels.map(() => l.capacity_per_min), borderColor: COLORS[2], pointRadius: 0 },
-        { type: 'line', label: 'twice capacity (alpha 1)', data: labels.map(() => 2 * l.capacity_per_min), borderColor: COLORS[4], pointRadius: 0, borderDash: [4, 4] }] },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true } } } });
+    draw(c, 'minute (UTC)', labels, [
+      { label: 'events per minute', values: counts, color: COLORS[0], bars: true },
+      { label: 'capacity (degraded above)', values: labels.map(() => l.capacity_per_min), color: COLORS[2] },
+      { label: 'twice capacity (alpha 1)', values: labels.map(() => 2 * l.capacity_per_min), color: COLORS[4], dash: [4, 4] }]);
   } else {
     for (const [name, r] of [['load', load], ['events', events]]) if (!r.ok) grid.append(statusLine(`${name}: ${r.e.message}`, true));
   }
 
   if (plan.ok) {
     // The push orchestrator's plan: each LONG-TERM task's refresh priority
-    // (due ones darker), with its reason, signals and last refresh below.
+    // (due ones in red), with its reason, signals and last refresh below.
     const tasks = plan.v.tasks;
     const c = chartCard('chart-plan', "The push orchestrator's plan", tasks.length ? 'due tasks first, in queue order' : 'No LONG-TERM task is open in this mission.');
     grid.append(c.card);
-    draw(c.canvas, { type: 'bar', data: { labels: tasks.map((t) => t.task_id),
-      datasets: [{ label: 'refresh priority', data: tasks.map((t) => t.priority),
-        backgroundColor: tasks.map((t) => (t.due ? COLORS[4] : COLORS[5])) }] },
-    options: { maintainAspectRatio: false, indexAxis: 'y', scales: { x: { beginAtZero: true, suggestedMax: 1 } } } });
+    if (tasks.length) {
+      draw(c, 'task', tasks.map((t) => t.task_id), [
+        { label: 'refresh priority, due', values: tasks.map((t) => (t.due ? t.priority : null)), color: COLORS[4], bars: true },
+        { label: 'refresh priority, not due', values: tasks.map((t) => (t.due ? null : t.priority)), color: COLORS[5], bars: true }],
+      { y: [0, Math.max(1, ...tasks.map((t) => t.priority))] });
+    } else {
+      c.box.remove();
+    }
     const rows = el('tbody', {});
     for (const t of tasks) {
       rows.append(el('tr', { dataset: { task: t.task_id } }, el('td', { text: t.task_id }), el('td', { text: t.title }), el('td', {}, critBadge(t.criticality)),
