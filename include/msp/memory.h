@@ -184,6 +184,11 @@ class MemoryLayer {
   // Brings the derived indexes up to date with the store's change sequence
   // (every query does this first; calling it ahead only moves the cost).
   virtual Status CatchUpIndexes() { return Status::Ok(); }
+  // Writes the persisted vector index when it lacks changes this layer has
+  // replayed (in the background; returns at once). A long-lived process
+  // calls it when idle so that the next process opening the store replays
+  // nothing; the file is written anyway every so many changes.
+  virtual Status PersistIndexes() { return Status::Ok(); }
 
   // JSONL, one record a line (format in README). Import is all-or-nothing:
   // on any bad line nothing is applied and the error names the line.

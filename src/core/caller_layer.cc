@@ -170,6 +170,7 @@ class CallerLayer final : public MemoryLayer {
     return engine_.Reindex();
   }
   Status CatchUpIndexes() override { return engine_.CatchUpIndexes(); }
+  Status PersistIndexes() override { return engine_.PersistIndexes(); }
   Status CheckStore() override { return engine_.CheckStore(); }
 
   Result<ImportReport> Import(std::istream& in, const std::string& actor) override {

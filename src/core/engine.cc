@@ -181,6 +181,10 @@ class Engine final : public MemoryLayer {
 
   Status Reindex() override { return index_sync_.Rebuild(/*lexical_too=*/true); }
   Status CatchUpIndexes() override { return index_sync_.CatchUp(); }
+  Status PersistIndexes() override {
+    index_sync_.PersistSoon();
+    return Status::Ok();
+  }
 
   // Leaves both indexes caught up and the vector index persisted, so the
   // first query after an import does not pay for indexing it.

@@ -120,6 +120,11 @@ Status IndexSync::CatchUpVectors() {
   return Status::Ok();
 }
 
+void IndexSync::PersistSoon() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unsaved_ > 0 && !store_.read_only() && !vector_file_.empty()) RequestMaintenanceLocked();
+}
+
 void IndexSync::FinishMaintenance() {
   std::unique_lock<std::mutex> lock(mu_);
   maintenance_cv_.wait(lock, [this] { return !maintenance_asked_ && busy_ == 0; });

@@ -129,6 +129,13 @@ class IndexSync {
   // an import, so the next process starts from a file.
   Status CatchUpAndPersist();
 
+  // Asks the background thread to write the vector index's file when changes
+  // were replayed into it since it was written (below the save threshold
+  // too), and returns at once: a long-lived process that is idle, so that
+  // the next process starting on the store replays nothing. Does nothing on
+  // a read-only store or when nothing is unsaved.
+  void PersistSoon();
+
   // Changes replayed into the vector index since its file was written (or
   // loaded), and how many make a save.
   int64_t unsaved_changes() const;

@@ -197,6 +197,38 @@ TEST_F(IndexSyncTest, SavesPastTheThresholdAndTheNextOpenerReplaysOnlyTheRest) {
   EXPECT_EQ(second.vector->AppliedSeq(), *store_->LastSeq());
 }
 
+// An idle long-lived process writes the file below the save threshold when
+// asked, so the next opener replays nothing; with nothing unsaved it
+// writes nothing.
+TEST_F(IndexSyncTest, PersistSoonWritesWhatIsUnsavedAndNothingElse) {
+  View first = Open();
+  ASSERT_TRUE(first.sync->CatchUp().ok());
+  first.sync->PersistSoon();  // nothing replayed: no file
+  first.sync->FinishMaintenance();
+  EXPECT_FALSE(std::filesystem::exists(file()));
+  Write(10);
+  ASSERT_TRUE(first.sync->CatchUp().ok());
+  EXPECT_EQ(first.sync->unsaved_changes(), 10);  // below the threshold (32): not saved by the catch-up
+  first.sync->FinishMaintenance();
+  EXPECT_FALSE(std::filesystem::exists(file()));
+  first.sync->PersistSoon();
+  first.sync->FinishMaintenance();
+  EXPECT_EQ(first.sync->unsaved_changes(), 0);
+  ASSERT_TRUE(std::filesystem::exists(file()));
+  EXPECT_EQ(first.sync->last_save_error(), "");
+  const auto written = std::filesystem::last_write_time(file());
+  first.sync->PersistSoon();  // nothing new since
+  first.sync->FinishMaintenance();
+  EXPECT_EQ(std::filesystem::last_write_time(file()), written);
+
+  View second = Open();
+  EXPECT_EQ(second.sync->open_note(), "loaded");
+  EXPECT_EQ(second.vector->AppliedSeq(), *store_->LastSeq());
+  ASSERT_TRUE(second.sync->CatchUp().ok());
+  EXPECT_EQ(second.sync->unsaved_changes(), 0);
+  EXPECT_EQ(Top(first), Top(second));
+}
+
 // A save point's work is done in the background; a view closed with it
 // asked for finishes it first, so the next opener loads everything: no
 // replay, every row in the graph.

@@ -11,12 +11,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -774,6 +776,37 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
   EXPECT_TRUE(Contains(r.err, "answered by the msp server")) << r.err;
   EXPECT_EQ(::msp::testing::Stop(next), 0) << next.err;
   EXPECT_FALSE(fs::exists(socket));
+}
+
+// A server writes the vector file its start caught up (commands below the
+// save threshold never do), and at its stop what its requests replayed, so
+// the next process opening the store replays nothing.
+TEST_F(MspTest, ServerWritesTheVectorFileItCaughtUp) {
+  Ok({"init"});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
+  Ok({"write", "Deploys happen on Tuesdays after the standup meeting", "--tag", "constraint"});
+  const std::string file = data_ + "/vector/index.msv";
+  ASSERT_FALSE(fs::exists(file)) << "a command wrote the vector file below the save threshold";
+
+  ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(server), 0) << server.err;
+  for (int i = 0; i < 200 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(file)) << "the server did not write what its start caught up";
+  const auto started = fs::last_write_time(file);
+
+  // A command's write, which the server replays for the next read; the
+  // file lacks it until the server stops.
+  const std::string fresh = WriteId({"write", "A sunrise regatta crosses the lake at dawn", "--tag", "note"});
+  const Outcome hits = Msp({"search", "sunrise regatta", "--json", "--timing"});
+  ASSERT_EQ(hits.code, 0) << hits.err;
+  EXPECT_TRUE(Contains(hits.err, "answered by the msp server")) << hits.err;
+  EXPECT_TRUE(Contains(hits.out, fresh)) << hits.out;
+  EXPECT_EQ(fs::last_write_time(file), started);
+  EXPECT_EQ(::msp::testing::Stop(server), 0) << server.err;
+  EXPECT_GT(fs::last_write_time(file), started) << "the server stopped without writing what it replayed";
+  // The store answers alike without the server.
+  EXPECT_TRUE(Contains(Ok({"search", "sunrise regatta", "--json"}), fresh));
 }
 
 }  // namespace
