@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "cli/cli.h"
+#include "cli/index_housekeeping.h"
 #include "mcp/mcp_server.h"
 #include "mcp/mcp_stdio.h"
 
@@ -28,6 +29,9 @@ Status RunMcp(Invocation& inv) {
   session.clearance = caller.clearance;
   *inv.err << "msp mcp: serving " << inv.config.options.store.data_dir << " (" << inv.ns.ToString()
            << ") on stdio\n";
+  // The indexes caught up while the client starts, and the vector file
+  // written when the store is quiet and as the session ends.
+  IndexHousekeeping housekeeping(*engine, *inv.err);
   return mcp::ServeStdio(server, session, *inv.in, *inv.out, *inv.err);
 }
 

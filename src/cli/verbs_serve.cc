@@ -3,14 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
 #include "cli/capture_command.h"
 #include "cli/cli.h"
+#include "cli/index_housekeeping.h"
 #include "cli/serve_resident.h"
 #include "console/console.h"
 #include "local/local_socket.h"
@@ -64,10 +62,6 @@ std::string HostForUrl(const std::string& bind) {
   if (bind.find(':') != std::string::npos && bind.front() != '[') return "[" + bind + "]";
   return bind;
 }
-
-// How long the store must be quiet before the server writes the vector
-// file that lacks changes (RunServe's housekeeping).
-constexpr std::chrono::seconds kIdleSave{30};
 
 }  // namespace
 
@@ -138,50 +132,22 @@ Status RunServe(Invocation& inv) {
            << "; " << (key_count == 0 ? std::string("anonymous access as tenant default")
                                       : std::to_string(key_count) + " API key(s)")
            << local_note << "; stop with Ctrl-C or SIGTERM" << std::endl;
-  // Housekeeping beside the listeners. The indexes caught up now rather
-  // than by the first request: what the store gained since its indexes were
-  // written (other processes' writes, a vector file saved some changes ago)
-  // and opening the lexical index; a request that comes first waits on the
-  // same lock and finds it done. Then the vector file is written whenever
-  // the store has been quiet for kIdleSave with changes the file lacks, so
-  // that a process starting on the store (a hook, a write, a command
-  // without the resident path) replays nothing. (Started after the line
-  // above: tests and scripts read that line whole.)
-  std::mutex housekeeping_mu;
-  std::condition_variable housekeeping_cv;
-  bool stopping = false;
-  std::thread housekeeping([&] {
-    if (const Status s = engine->CatchUpIndexes(); !s.ok()) {
-      *inv.err << "msp: warning: catching up the indexes at start: " << s.message() << std::endl;
-    } else {
-      (void)engine->PersistIndexes();
-    }
-    int64_t seen = -1;
-    std::unique_lock<std::mutex> lock(housekeeping_mu);
-    while (!housekeeping_cv.wait_for(lock, kIdleSave, [&] { return stopping; })) {
-      lock.unlock();
-      if (Result<int64_t> seq = engine->LastChangeSeq(); seq.ok()) {
-        if (*seq == seen && engine->CatchUpIndexes().ok()) (void)engine->PersistIndexes();
-        seen = *seq;
-      }
-      lock.lock();
-    }
-  });
+  // Index housekeeping beside the listeners (index_housekeeping.h): the
+  // indexes caught up now rather than by the first request (one that comes
+  // first waits on the same lock and finds it done), the vector file
+  // written when the store is quiet. (Started after the line above: tests
+  // and scripts read that line whole.)
+  IndexHousekeeping housekeeping(*engine, *inv.err);
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   *inv.err << "msp: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM")
            << ": stopping after the requests in flight" << std::endl;
-  {
-    std::lock_guard<std::mutex> lock(housekeeping_mu);
-    stopping = true;
-  }
-  housekeeping_cv.notify_all();
-  housekeeping.join();
+
   if (local_server) local_server->Stop();
   server->Stop();
-  // What the requests wrote, in the file for the next process (the engine
-  // finishes the save as it closes).
-  (void)engine->PersistIndexes();
+  // What the requests replayed, in the file for the next process (the
+  // engine finishes the save as it closes).
+  housekeeping.Stop();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return Status::Ok();
 }

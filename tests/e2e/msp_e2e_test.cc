@@ -780,7 +780,7 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
 
 // A server writes the vector file its start caught up (commands below the
 // save threshold never do), and at its stop what its requests replayed, so
-// the next process opening the store replays nothing.
+// the next process opening the store replays nothing; `msp mcp` as well.
 TEST_F(MspTest, ServerWritesTheVectorFileItCaughtUp) {
   Ok({"init"});
   Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
@@ -807,6 +807,15 @@ TEST_F(MspTest, ServerWritesTheVectorFileItCaughtUp) {
   EXPECT_GT(fs::last_write_time(file), started) << "the server stopped without writing what it replayed";
   // The store answers alike without the server.
   EXPECT_TRUE(Contains(Ok({"search", "sunrise regatta", "--json"}), fresh));
+
+  // `msp mcp` (a session of an MCP client) too: a command's write after the
+  // file, then a session that ends at once writes what it caught up.
+  const std::string later = WriteId({"write", "The lake freezes over in January", "--tag", "note"});
+  const auto before_mcp = fs::last_write_time(file);
+  const Outcome mcp = Msp({"mcp"}, "");
+  ASSERT_EQ(mcp.code, 0) << mcp.err;
+  EXPECT_GT(fs::last_write_time(file), before_mcp) << "msp mcp ended without writing what it caught up";
+  EXPECT_TRUE(Contains(Ok({"search", "lake freezes", "--json"}), later));
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+// Index housekeeping for the long-lived commands (`msp serve`, `msp mcp`): a
+// thread that catches the derived indexes up as the process starts, rather
+// than in its first request, and writes the vector file whenever the store
+// has been quiet for a while and the file lacks changes this process
+// replayed, so that a process starting on the store afterwards (a hook, a
+// write, a command without the resident path) replays nothing.
+#ifndef MSP_CLI_INDEX_HOUSEKEEPING_H_
+#define MSP_CLI_INDEX_HOUSEKEEPING_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <ostream>
+#include <thread>
+
+#include "msp/memory.h"
+
+namespace msp {
+
+// How long the store must be quiet (its change sequence still) before the
+// file is written.
+inline constexpr std::chrono::milliseconds kIdleSave{30000};
+
+class IndexHousekeeping {
+ public:
+  // Starts the thread: CatchUpIndexes (a failure is a warning on `err`),
+  // PersistIndexes, then every `idle` a look at the change sequence; when it
+  // has not moved since the last look, CatchUpIndexes and PersistIndexes.
+  // `engine` and `err` must outlive this object.
+  IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle = kIdleSave);
+  // Stop().
+  ~IndexHousekeeping();
+  IndexHousekeeping(const IndexHousekeeping&) = delete;
+  IndexHousekeeping& operator=(const IndexHousekeeping&) = delete;
+
+  // Ends the thread, then asks for a last save of what this process
+  // replayed (finished as the engine closes). Idempotent.
+  void Stop();
+
+ private:
+  void Run(std::chrono::milliseconds idle);
+
+  MemoryLayer& engine_;
+  std::ostream& err_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread thread_;     // last: it uses the members above
+};
+
+}  // namespace msp
+
+#endif  // MSP_CLI_INDEX_HOUSEKEEPING_H_
