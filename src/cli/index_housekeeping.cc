@@ -26,11 +26,22 @@ void IndexHousekeeping::Run(std::chrono::milliseconds idle) {
     (void)engine_.PersistIndexes();
   }
   int64_t seen = -1;
+  int64_t saved_at = -1;  // the sequence the last idle save covered
+  auto last_save = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, idle, [this] { return stopping_; })) {
     lock.unlock();
     if (Result<int64_t> seq = engine_.LastChangeSeq(); seq.ok()) {
-      if (*seq == seen && engine_.CatchUpIndexes().ok()) (void)engine_.PersistIndexes();
+      // Quiet since the last look, changed since the last save, and not
+      // within kIdleSaveGap of it: a large index's file is not rewritten
+      // for every write that comes alone.
+      const auto now = std::chrono::steady_clock::now();
+      if (*seq == seen && *seq != saved_at && now - last_save >= kIdleSaveGap &&
+          engine_.CatchUpIndexes().ok()) {
+        (void)engine_.PersistIndexes();
+        saved_at = *seq;
+        last_save = now;
+      }
       seen = *seq;
     }
     lock.lock();

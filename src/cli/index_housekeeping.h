@@ -20,12 +20,16 @@ namespace msp {
 // How long the store must be quiet (its change sequence still) before the
 // file is written.
 inline constexpr std::chrono::milliseconds kIdleSave{30000};
+// The least time between two such saves (each rewrites the whole file:
+// ~270 MB at 100,000 records).
+inline constexpr std::chrono::minutes kIdleSaveGap{5};
 
 class IndexHousekeeping {
  public:
   // Starts the thread: CatchUpIndexes (a failure is a warning on `err`),
   // PersistIndexes, then every `idle` a look at the change sequence; when it
-  // has not moved since the last look, CatchUpIndexes and PersistIndexes.
+  // has not moved since the last look, but since the last such save, at
+  // least kIdleSaveGap ago: CatchUpIndexes and PersistIndexes.
   // `engine` and `err` must outlive this object.
   IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle = kIdleSave);
   // Stop().
