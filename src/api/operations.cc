@@ -131,6 +131,9 @@ const std::vector<const Operation*>& Operations() {
     // Before anything writes: the counts of the store every face starts
     // from (faces_test compares them).
     v.push_back(StatsOperation());
+    // Before anything deletes the example record: its events are its
+    // import's on every face's store.
+    v.push_back(AuditOperation());
     v.push_back(WorkflowQueryOperation());
     v.push_back(WriteOperation());
     v.push_back(GetOperation());

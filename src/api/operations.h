@@ -32,7 +32,7 @@ std::string CliMessage(const OperationInfo& info, std::string message);
 std::string RestMessage(const OperationInfo& info, std::string message);
 
 // The declarations (search.cc, workflow_query.cc, write.cc, record.cc,
-// list.cc, episode.cc, tasks.cc).
+// list.cc, episode.cc, tasks.cc, stats.cc, audit.cc).
 std::unique_ptr<Operation> SearchOperation();
 std::unique_ptr<Operation> WorkflowQueryOperation();
 std::unique_ptr<Operation> WriteOperation();
@@ -44,6 +44,7 @@ std::unique_ptr<Operation> EpisodeAddOperation();   // episode.cc
 std::unique_ptr<Operation> SessionStepsOperation();  // episode.cc
 std::unique_ptr<Operation> SessionEndOperation();    // episode.cc
 std::unique_ptr<Operation> StatsOperation();         // stats.cc
+std::unique_ptr<Operation> AuditOperation();         // audit.cc
 std::unique_ptr<Operation> TaskAddOperation();      // tasks.cc
 std::unique_ptr<Operation> TaskListOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskShowOperation();     // tasks.cc

@@ -79,9 +79,6 @@ Result<json> HandleHistory(const CallContext& context, RecordRequest& r) {
   return json{{"versions", std::move(out)}};
 }
 
-// The example record: the faces test seeds it (tests/http/faces_test.cc).
-constexpr const char* kExampleId = "0190e5c2-0000-7000-8000-0000000000e1";
-
 }  // namespace
 
 std::unique_ptr<Operation> GetOperation() {

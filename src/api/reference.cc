@@ -64,9 +64,11 @@ std::string ReferenceMarkdown() {
     if (info.rest_method == "POST") {
       out << "| REST | `" << info.rest_method << " " << info.rest_path << "` with a JSON body |\n";
     } else {
-      out << "| REST | `" << info.rest_method << " " << info.rest_path
-          << "`, the other fields as parameters (the namespace's parts as `user`, `agent`, `session`, `mission`, "
-             "`operator`) |\n";
+      const bool scoped = std::any_of(info.fields.begin(), info.fields.end(),
+                                      [](const FieldInfo& f) { return f.type == FieldType::kNamespace; });
+      out << "| REST | `" << info.rest_method << " " << info.rest_path << "`, the other fields as parameters"
+          << (scoped ? " (the namespace's parts as `user`, `agent`, `session`, `mission`, `operator`)" : "")
+          << " |\n";
     }
     out << "| MCP | tool `" << info.mcp_tool << "` |\n\n";
     out << "| field | command line | type | default | meaning |\n|---|---|---|---|---|\n";

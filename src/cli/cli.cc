@@ -143,9 +143,8 @@ std::vector<Verb> AllVerbs() {
        kTakesNamespace | kTakesSettings, &RunExport},
       {"stats", "[flags]", "record counts and index state; docs/operations.md", ApiFlags("memory_stats"), {}, 0,
        kRecordVerb, &RunStats},
-      {"audit", "[--record ID] [--limit N] [flags]", "the audit log, newest first",
-       {{"--record", "ID", "only events of this record"}, {"--limit", "N", "at most N events (default 100)"}}, {},
-       0, kTakesNamespace | kTakesJson | kTakesSettings, &RunAudit},
+      {"audit", "[flags]", "the audit log, newest first; docs/operations.md", ApiFlags("memory_audit"), {}, 0,
+       kRecordVerb, &RunAudit},
   };
   // Mission records, retrieval and events (verbs_decision.cc; docs/mission.md).
   for (Verb& verb : MissionVerbs()) verbs.push_back(std::move(verb));

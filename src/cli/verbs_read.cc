@@ -38,23 +38,18 @@ Status RunStats(Invocation& inv) {
   return Status::Ok();
 }
 
+// audit: src/api's memory_audit (api/audit.cc), a line an event.
 Status RunAudit(Invocation& inv) {
-  Result<int64_t> limit = inv.flags.GetInt("--limit", 100, 1, std::numeric_limits<int>::max());
-  if (!limit.ok()) return Usage(inv, limit.status().message());
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<AuditEvent> events,
-                       engine->Audit(inv.ns, inv.flags.Get("--record"), static_cast<int>(*limit)));
-  if (inv.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const AuditEvent& e : events) arr.push_back(AuditEventToJson(e));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const nlohmann::json& events = (*answer)["events"];
   if (events.empty()) *inv.out << "no audit events\n";
-  for (const AuditEvent& e : events) {
-    *inv.out << e.seq << "  " << FormatIso8601(e.at) << "  " << AuditActionName(e.action) << "  "
-             << (e.record_id.empty() ? "-" : e.record_id) << "  " << (e.actor.empty() ? "-" : e.actor) << "  "
-             << OneLine(e.reason, 80) << "\n";
+  for (const nlohmann::json& e : events) {
+    const std::string record = e["record_id"].get<std::string>();
+    const std::string actor = e["actor"].get<std::string>();
+    *inv.out << e["seq"].get<int64_t>() << "  " << e["at"].get<std::string>() << "  "
+             << e["action"].get<std::string>() << "  " << (record.empty() ? "-" : record) << "  "
+             << (actor.empty() ? "-" : actor) << "  " << OneLine(e["reason"].get<std::string>(), 80) << "\n";
   }
   return Status::Ok();
 }

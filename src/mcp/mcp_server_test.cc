@@ -353,8 +353,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 22u);
-  EXPECT_EQ(listed["all"].size(), 31u);
+  EXPECT_EQ(listed["mission"].size(), 23u);
+  EXPECT_EQ(listed["all"].size(), 32u);
   for (const std::string& name : listed["all"]) {
     const std::string_view group = ToolProfileOf(name);
     EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;

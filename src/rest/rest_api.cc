@@ -307,17 +307,6 @@ Result<Reply> Consolidate(RestApi&, const RestRequest& r) {
   return Reply::Json(200, ConsolidationReportToJson(report));
 }
 
-Result<Reply> GetAudit(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, 1000, 100));
-  Namespace scope;
-  scope.tenant = r.tenant();
-  MSP_ASSIGN_OR_RETURN(std::vector<AuditEvent> events,
-                       r.engine().Audit(scope, StringParam(r.query, "record_id"), static_cast<int>(limit)));
-  json out = json::array();
-  for (const AuditEvent& e : events) out.push_back(AuditEventToJson(e));
-  return Reply::Json(200, {{"events", out}});
-}
-
 // Every line's record lands in the caller's tenant: the tenant is set (the
 // line was already refused if it named another one). Lines that do not parse
 // are passed on unchanged, so the engine's error names them.
@@ -372,12 +361,11 @@ const std::vector<RestRoute>& Routes() {
       {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
       {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
       {"POST", "/v1/consolidate", BodyKind::kOptionalJson, ns_tenant, {}, &Consolidate},
-      {"GET", "/v1/audit", BodyKind::kNone, {}, {"record_id", "limit"}, &GetAudit},
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
     // src/api's operations: POST /v1/search, POST /v1/query, GET
-    // /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
+    // /v1/audit, GET /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
     // /v1/memories/{id}/history, GET /v1/sessions/{session}/steps, POST
     // /v1/sessions/{session}/end (POST
     // /v1/memories, memory_write's, is WriteMemories above: it also takes a

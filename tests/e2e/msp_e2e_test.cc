@@ -256,7 +256,7 @@ TEST_F(MspTest, WriteSearchGetHistoryDelete) {
   EXPECT_EQ(Msp({"delete", id}).code, 4);
 
   // The audit log has the delete with its reason.
-  json audit = OkJson({"audit", "--record", id});
+  json audit = OkJson({"audit", "--record", id})["events"];
   ASSERT_FALSE(audit.empty());
   EXPECT_EQ(audit[0]["action"], "delete");
   EXPECT_EQ(audit[0]["reason"], "user asked");
@@ -631,11 +631,12 @@ TEST_F(MspTest, StatsAndAudit) {
   EXPECT_TRUE(Contains(Ok({"stats"}), "records:"));
   // A refusal is audited (the records stay as they were).
   EXPECT_EQ(Msp({"write", "tiny", "--tag", "goal"}).code, 3);
-  json audit = OkJson({"audit", "--limit", "1"});
+  json audit = OkJson({"audit", "--limit", "1"})["events"];
   ASSERT_EQ(audit.size(), 1u);
   EXPECT_EQ(audit[0]["action"], "refuse");
   EXPECT_EQ(OkJson({"stats"})["records"], 5);
   EXPECT_EQ(Msp({"audit", "--limit", "0"}).code, 2);
+  EXPECT_EQ(Msp({"audit", "--limit", "1001"}).code, 2);  // REST's and MCP's limit too
   EXPECT_TRUE(Contains(Ok({"reindex"}), "reindexed"));
   EXPECT_FALSE(Hits({"search", "dark mode"}).empty());
 }
