@@ -36,6 +36,7 @@ std::unique_ptr<Operation> ListOperation() {
       .rest_method = "GET",
       .rest_path = "/v1/memories",
       .mcp_tool = "memory_list",
+      .mcp_profile = "core",
       .read_only = true,
       .idempotent = true,
       .example = {{"filters", {{"kinds", {"fact"}}, {"tags", {"preference"}}}}, {"limit", 2}, {"newest_first", true}},

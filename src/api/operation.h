@@ -118,6 +118,9 @@ struct OperationInfo {
   std::string rest_method{}; // "POST"
   std::string rest_path{};   // "/v1/search"
   std::string mcp_tool{};    // "memory_search"
+  // The smallest MCP tool profile that offers the tool: "core" (what every
+  // agent needs in its session), "mission" or "graph" (docs/mcp.md).
+  std::string mcp_profile = "mission";
   bool read_only = false;  // MCP annotations
   bool idempotent = false;
   bool destructive = false;

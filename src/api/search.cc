@@ -114,6 +114,7 @@ std::unique_ptr<Operation> SearchOperation() {
       .rest_method = "POST",
       .rest_path = "/v1/search",
       .mcp_tool = "memory_search",
+      .mcp_profile = "core",
       .read_only = true,
       .idempotent = true,
       .example = {{"query", "dark mode editor"},

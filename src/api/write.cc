@@ -155,6 +155,7 @@ std::unique_ptr<Operation> WriteOperation() {
       .rest_method = "POST",
       .rest_path = "/v1/memories",
       .mcp_tool = "memory_write",
+      .mcp_profile = "core",
       .read_only = false,
       .idempotent = false,
       .rest_status = 201,

@@ -37,6 +37,7 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
   t.output_schema = info.answer_schema;
   t.annotations = ToolAnnotations(info.read_only, info.destructive, info.idempotent);
   t.checks_arguments = true;
+  t.profile = info.mcp_profile;
   t.handler = [&op, mission, agent](const McpSession& session, const nlohmann::json& args) -> Result<ToolOutput> {
     api::CallContext context;
     context.engine = session.engine;

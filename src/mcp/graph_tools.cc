@@ -118,6 +118,7 @@ Tool Make(std::string name, std::string title, std::string description, json inp
   t.input_schema = std::move(input);
   t.output_schema = std::move(output);
   t.annotations = std::move(annotations);
+  t.profile = "graph";
   return t;
 }
 

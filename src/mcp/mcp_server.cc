@@ -55,26 +55,8 @@ json ToolAnnotations(bool read_only, bool destructive, bool idempotent) {
               {"openWorldHint", false}};
 }
 
-std::string_view ToolProfileOf(std::string_view name) {
-  // memory_get opens a record an index or a hit names (the coding agents'
-  // SessionStart index lists ids), session_steps opens a session it names,
-  // session_end closes the agent's own (its facts distilled);
-  // memory_history and memory_delete let an agent follow and remove what it
-  // wrote, memory_list page through it:
-  // all in the session's namespace, as its caller (docs/mcp.md, "Tool
-  // profiles").
-  static const std::vector<std::string_view> core = {
-      "memory_write",  "memory_search", "episode_add",   "fact_history", "memory_get",
-      "memory_history", "memory_delete", "memory_list", "session_steps", "session_end"};
-  static const std::vector<std::string_view> graph = {
-      "create_entities",  "create_relations", "add_observations", "delete_entities", "delete_observations",
-      "delete_relations", "read_graph",       "search_nodes",     "open_nodes"};
-  if (std::find(core.begin(), core.end(), name) != core.end()) return "core";
-  if (std::find(graph.begin(), graph.end(), name) != graph.end()) return "graph";
-  return "mission";
-}
-
 bool ProfileOffers(std::string_view profile, std::string_view group) {
+  if (group != "core" && group != "graph" && group != "mission") return false;
   return profile == "all" || group == "core" || profile == group;
 }
 
@@ -87,10 +69,15 @@ McpServer::McpServer(MemoryLayer& engine, McpServerOptions options)
   AddGraphTools(engine, options_.options.mcp, all);
   AddMissionTools(mission, all);
   for (Tool& t : all) {
-    if (ProfileOffers(options_.options.mcp.tools, ToolProfileOf(t.name))) {
+    // Each tool names its profile where it is made (src/api's declarations
+    // name theirs: OperationInfo::mcp_profile). memory_get, session_steps
+    // and the other record tools are core: an agent opens what the
+    // SessionStart index or a hit names, follows and removes what it wrote,
+    // and ends its own session, all in its session's namespace.
+    if (ProfileOffers(options_.options.mcp.tools, t.profile)) {
       tools_.push_back(std::move(t));
     } else {
-      hidden_.push_back(t.name);
+      hidden_.emplace_back(t.name, t.profile);
     }
   }
 }
@@ -176,11 +163,12 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   const std::string& tool_name = name->get_ref<const std::string&>();
   auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == tool_name; });
   if (tool == tools_.end()) {
-    if (std::find(hidden_.begin(), hidden_.end(), tool_name) != hidden_.end()) {
+    auto hidden = std::find_if(hidden_.begin(), hidden_.end(), [&](const auto& h) { return h.first == tool_name; });
+    if (hidden != hidden_.end() && !hidden->second.empty()) {
       return MakeError(m.id, kInvalidParams,
                        "Invalid params: tool '" + tool_name + "' is not offered by the tool profile '" +
                            options_.options.mcp.tools + "' (mcp.tools, msp mcp --mcp-tools); profile " +
-                           std::string(ToolProfileOf(tool_name)) + " or all offers it");
+                           hidden->second + " or all offers it");
     }
     return MakeError(m.id, kInvalidParams, "Invalid params: unknown tool '" + tool_name + "'; tools/list names them");
   }

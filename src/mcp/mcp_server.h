@@ -28,14 +28,10 @@ namespace msp::mcp {
 const std::vector<std::string>& SupportedProtocolVersions();
 constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
-// The smallest tool profile (mcp.tools) that offers the tool `name`:
-// "core" (memory_write, memory_search, episode_add, fact_history), "graph"
-// (the knowledge-graph tools) or "mission" (the mission tools). Profile
-// "graph" offers core and graph, "mission" core and mission, "all" every
-// tool.
-std::string_view ToolProfileOf(std::string_view name);
-// True when profile `profile` (core, mission, graph, all) offers a tool of
-// ToolProfileOf `group`.
+// True when profile `profile` (mcp.tools: core, mission, graph, all) offers
+// a tool whose Tool::profile is `group`: "graph" offers core and graph,
+// "mission" core and mission, "all" every tool. A tool naming no profile is
+// offered by none.
 bool ProfileOffers(std::string_view profile, std::string_view group);
 
 struct McpServerOptions {
@@ -49,7 +45,7 @@ class McpServer {
  public:
   // A server with msp's tools (memory_*, episode_add, fact_history, the
   // knowledge-graph tools, the mission tools) over `engine`, which must
-  // outlive it: those of the profile options.mcp.tools (ToolProfileOf).
+  // outlive it: those of the profile options.mcp.tools (Tool::profile).
   // When the mission memory cannot be opened (tokens.counter cl100k without
   // its vocabulary), the mission tools report why on call.
   McpServer(MemoryLayer& engine, McpServerOptions options);
@@ -70,7 +66,9 @@ class McpServer {
   nlohmann::json CallTool(const McpSession& session, const JsonRpcMessage& m) const;
 
   ToolSet tools_;
-  std::vector<std::string> hidden_;  // msp's tools the profile leaves out
+  // msp's tools the profile leaves out: name -> the profile that offers it
+  // ("" for a tool that names none: offered by no profile).
+  std::vector<std::pair<std::string, std::string>> hidden_;
   McpServerOptions options_;
   MemoryLayer* engine_ = nullptr;  // null for a server of given tools
 };

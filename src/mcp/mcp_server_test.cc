@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "api/operations.h"
 #include "codec/memory_json.h"
 #include "graph/knowledge_graph.h"
 #include "provider/json_schema.h"
@@ -355,11 +356,22 @@ TEST_F(McpToolsTest, ToolProfiles) {
   EXPECT_EQ(listed["graph"].size(), 19u);
   EXPECT_EQ(listed["mission"].size(), 23u);
   EXPECT_EQ(listed["all"].size(), 32u);
+  // Every tool is in core, or in exactly one of graph and mission: each
+  // names its profile where it is made (a tool naming none would be in no
+  // list, "all" included).
   for (const std::string& name : listed["all"]) {
-    const std::string_view group = ToolProfileOf(name);
-    EXPECT_EQ(listed["graph"].contains(name), group != "mission") << name;
-    EXPECT_EQ(listed["mission"].contains(name), group != "graph") << name;
+    const bool in_core = listed["core"].contains(name);
+    EXPECT_TRUE(listed["graph"].contains(name) && listed["mission"].contains(name) ? in_core
+                                                                                   : !in_core)
+        << name;
+    EXPECT_TRUE(listed["graph"].contains(name) || listed["mission"].contains(name)) << name;
   }
+  // src/api's declarations name theirs: memory_audit is a mission tool,
+  // memory_get a core one.
+  EXPECT_EQ(api::FindByMcpTool("memory_audit")->info().mcp_profile, "mission");
+  EXPECT_EQ(api::FindByMcpTool("memory_get")->info().mcp_profile, "core");
+  EXPECT_TRUE(listed["mission"].contains("memory_audit"));
+  EXPECT_FALSE(listed["core"].contains("memory_audit"));
   EXPECT_TRUE(listed["mission"].contains("workflow_memory_query"));
   EXPECT_TRUE(listed["graph"].contains("search_nodes"));
 }

@@ -33,6 +33,7 @@ Tool FactHistory() {
       },
       {"versions", "count"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
+  t.profile = "core";
   t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     const std::string id = args.at("id").get<std::string>();

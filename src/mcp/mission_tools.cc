@@ -99,6 +99,7 @@ Tool DecisionRecord() {
                                {"status", s::String("Its status.")}},
                               {"id", "title", "status"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
+  t.profile = "mission";
   t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
@@ -147,6 +148,7 @@ Tool DecisionImportAdr() {
                                {"warnings", s::ArrayOf(s::String("FILE: what was tolerated"))}},
                               {"entries", "added", "updated", "unchanged", "warnings"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, true, true);
+  t.profile = "mission";
   t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     if (session.clearance) {
@@ -201,6 +203,7 @@ Tool CorrectionRecord() {
                                {"operator", s::String("Whose correction it is.")}},
                               {"id", "operator"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, false);
+  t.profile = "mission";
   t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
@@ -242,6 +245,7 @@ Tool HandoffDigestTool(std::shared_ptr<Mission> mission) {
       },
       {"markdown", "digest"}, /*closed=*/false);
   t.annotations = ToolAnnotations(true, false, true);
+  t.profile = "mission";
   t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MemoryLayer& engine = *session.engine;
     MSP_RETURN_IF_ERROR(mission->open_status);
@@ -297,6 +301,7 @@ Tool MarkUsedTool(std::shared_ptr<Mission> mission) {
       },
       {"retrieval_id", "used", "served"}, /*closed=*/false);
   t.annotations = ToolAnnotations(false, false, true);  // marking twice changes nothing
+  t.profile = "mission";
   t.handler = [mission](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_RETURN_IF_ERROR(mission->open_status);
     MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));

@@ -71,6 +71,10 @@ struct Tool {
   // src/api's operations, whose errors are the same on every face): the
   // server then does not check them against input_schema first.
   bool checks_arguments = false;
+  // The smallest tool profile (mcp.tools) that offers it: "core", "graph"
+  // or "mission" (docs/mcp.md, "Tool profiles"). Every tool names one; the
+  // server refuses to offer a tool that does not.
+  std::string profile;
 };
 
 using ToolSet = std::vector<Tool>;
