@@ -70,7 +70,10 @@ std::string ReferenceMarkdown() {
           << (scoped ? " (the namespace's parts as `user`, `agent`, `session`, `mission`, `operator`)" : "")
           << " |\n";
     }
-    out << "| MCP | tool `" << info.mcp_tool << "` |\n\n";
+    out << "| MCP | tool `" << info.mcp_tool << "` ("
+        << (info.mcp_profile == "core" ? std::string("every tool profile")
+                                       : "tool profiles `" + info.mcp_profile + "` and `all`")
+        << ") |\n\n";
     out << "| field | command line | type | default | meaning |\n|---|---|---|---|---|\n";
     for (const FieldInfo& f : info.fields) {
       std::string def = f.default_value.is_null() ? "" : f.default_value.dump();
