@@ -96,6 +96,27 @@ std::string Subject(const std::string& text) {
   return line.empty() ? "(empty prompt)\n" : line + "\n";
 }
 
+// Holds an exclusive flock on a file while alive: taken at once or not at
+// all, or (`wait`) when the holder lets it go.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path, bool wait = false) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ >= 0 && ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0) held_ = true;
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return held_; }
+  bool opened() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+
 }  // namespace
 
 GitLibrary::GitLibrary() { git_libgit2_init(); }
@@ -250,15 +271,8 @@ Status PromptStore::RefreshRecent() {
   // One refresher at a time (blocking: a later one lists the refs after the
   // earlier one's file is in place, so the last file written is the newest).
   const std::string lock_path = RecentPromptsPath(path_) + ".lock";
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    if (lock >= 0) ::close(lock);
-    return Status::IoError("cannot lock '" + lock_path + "'");
-  }
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock};
+  const FileLock lock(lock_path, /*wait=*/true);
+  if (!lock.held()) return Status::IoError("cannot lock '" + lock_path + "'");
   const std::optional<std::vector<std::string>> refs = NewestPromptRefs(path_, kRecentPromptsKept);
   if (!refs) {
     // Packed prompt refs: the file could never answer; readers use List.
@@ -323,32 +337,15 @@ Result<std::vector<CapturedPrompt>> PromptStore::List(const PromptFilter& filter
   // range or `newest` reads only the days it needs. With a packed-refs file
   // that holds prompt refs (someone ran git pack-refs), one glob over all.
   std::vector<std::string> globs;
-  {
-    std::error_code ec;
-    bool packed = false;
-    if (std::ifstream packed_refs(path_ + "/packed-refs"); packed_refs) {
-      for (std::string line; std::getline(packed_refs, line);) {
-        if (line.find(" refs/prompts/") != std::string::npos) {
-          packed = true;
-          break;
-        }
-      }
-    }
-    if (packed) {
-      globs.push_back("refs/prompts/*");
-    } else {
-      std::vector<std::string> days;
-      for (fs::directory_iterator it(path_ + "/refs/prompts", ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string day = it->path().filename().string();
-        const TimeMs start = PromptRefTime("refs/prompts/" + day + "/000000000-");
-        if (start < 0) continue;
-        // The day [start, start + 1 day) must meet [from, to).
-        if (filter.to != 0 && start >= filter.to) continue;
-        if (filter.from != 0 && start + 86400000 <= filter.from) continue;
-        days.push_back(day);
-      }
-      std::sort(days.rbegin(), days.rend());
-      for (const std::string& d : days) globs.push_back("refs/prompts/" + d + "/*");
+  if (PromptRefsPacked(path_)) {
+    globs.push_back("refs/prompts/*");
+  } else {
+    for (const std::string& day : PromptRefDays(path_)) {
+      // The day [start, start + 1 day) must meet [from, to).
+      const TimeMs start = PromptRefTime("refs/prompts/" + day + "/000000000-");
+      if (filter.to != 0 && start >= filter.to) continue;
+      if (filter.from != 0 && start + 86400000 <= filter.from) continue;
+      globs.push_back("refs/prompts/" + day + "/*");
     }
   }
   std::vector<CapturedPrompt> out;
@@ -418,26 +415,6 @@ std::vector<std::string> SpoolFiles(const std::string& dir) {
   return files;
 }
 
-// Holds an exclusive flock on a file while alive.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) == 0) held_ = true;
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  bool held() const { return held_; }
-  bool opened() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-  bool held_ = false;
-};
-
 }  // namespace
 
 Result<SpoolImportReport> ImportSpool(const std::string& repository) {
@@ -446,9 +423,8 @@ Result<SpoolImportReport> ImportSpool(const std::string& repository) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec) || SpoolFiles(dir).empty()) {
     // Nothing to import; a repository of an earlier msp gets its
-    // recent-prompts file here.
-    // (The directory may hold only the observation spool: no repository
-    // yet, and nothing to refresh.)
+    // recent-prompts file here (the directory may hold only the observation
+    // spool: no repository yet, nothing to refresh).
     if (fs::exists(repository + "/HEAD", ec) && !fs::exists(RecentPromptsPath(repository), ec)) {
       if (auto store = PromptStore::Open(repository, /*create=*/false); store.ok()) {
         report.recent_refreshed = (*store)->RefreshRecent().ok();

@@ -21,16 +21,6 @@ namespace fs = std::filesystem;
 constexpr int kFormat = 1;
 constexpr std::string_view kPromptRefs = "refs/prompts/";
 
-// Whether a packed-refs file names a prompt ref (someone ran git pack-refs):
-// then the loose refs are not all of them.
-bool PromptRefsPacked(const std::string& repository) {
-  std::ifstream packed(repository + "/packed-refs");
-  for (std::string line; packed && std::getline(packed, line);) {
-    if (line.find(" refs/prompts/") != std::string::npos) return true;
-  }
-  return false;
-}
-
 bool EndsWith(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
@@ -44,6 +34,27 @@ bool IsHex40(std::string_view s) {
 
 std::string RecentPromptsPath(const std::string& repository) { return repository + "/msp-recent.json"; }
 
+bool PromptRefsPacked(const std::string& repository) {
+  std::ifstream packed(repository + "/packed-refs");
+  for (std::string line; packed && std::getline(packed, line);) {
+    if (line.find(" refs/prompts/") != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> PromptRefDays(const std::string& repository) {
+  std::vector<std::string> days;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(repository) / "refs" / "prompts", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string day = it->path().filename().string();
+    if (PromptRefTime(std::string(kPromptRefs) + day + "/000000000-") < 0) continue;
+    days.push_back(std::move(day));
+  }
+  std::sort(days.rbegin(), days.rend());
+  return days;
+}
+
 bool PromptInRepository(const CapturedPrompt& p, const std::string& worktree) {
   if (p.repository == worktree) return true;
   const size_t slash = p.repository.find_last_of('/');
@@ -55,14 +66,7 @@ std::optional<std::vector<std::string>> NewestPromptRefs(const std::string& repo
   std::vector<std::string> out;
   std::error_code ec;
   const fs::path root = fs::path(repository) / "refs" / "prompts";
-  std::vector<std::string> days;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string day = it->path().filename().string();
-    if (PromptRefTime(std::string(kPromptRefs) + day + "/000000000-") < 0) continue;
-    days.push_back(day);
-  }
-  std::sort(days.rbegin(), days.rend());
-  for (const std::string& day : days) {
+  for (const std::string& day : PromptRefDays(repository)) {
     if (out.size() >= max) break;
     std::vector<std::string> names;
     for (fs::directory_iterator it(root / day, ec), end; !ec && it != end; it.increment(ec)) {

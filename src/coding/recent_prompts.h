@@ -36,6 +36,14 @@ inline constexpr size_t kRecentPromptTextBytes = 4096;
 // <repository>/msp-recent.json
 std::string RecentPromptsPath(const std::string& repository);
 
+// Whether a packed-refs file names a prompt ref (someone ran git
+// pack-refs): then the loose refs are not all of them.
+bool PromptRefsPacked(const std::string& repository);
+
+// The day folders of the loose prompt refs (refs/prompts/<YYYY-MM-DD>),
+// newest first; other names there are left out.
+std::vector<std::string> PromptRefDays(const std::string& repository);
+
 // The names of the newest `max` prompt refs of `repository` (loose refs
 // under refs/prompts/<day>/), newest first. nullopt when prompt refs may be
 // packed (a packed-refs file names one), so that loose refs are not all.
