@@ -5,6 +5,7 @@
 #include "api/declare.h"
 #include "api/operations.h"
 #include "api/record_json.h"
+#include "api/schema.h"
 #include "codec/memory_json.h"
 
 namespace msp::api {
@@ -30,16 +31,15 @@ Result<json> HandleAudit(const CallContext& context, AuditRequest& r) {
 }
 
 json EventSchema() {
-  auto prop = [](const char* type, const char* doc) { return json{{"type", type}, {"description", doc}}; };
   return {{"type", "object"},
           {"properties",
-           {{"seq", prop("integer", "The event's number in the log.")},
-            {"at", prop("string", "When (ISO 8601).")},
-            {"actor", prop("string", "Who: the caller's actor (cli, rest, mcp, an operator).")},
-            {"action", prop("string", "create, update, supersede, delete, expire, import, merge, ...")},
-            {"record_id", prop("string", "The record it concerns (empty: none).")},
-            {"tenant", prop("string", "The tenant.")},
-            {"reason", prop("string", "Why, as the caller said.")},
+           {{"seq", TypedSchema("integer", "The event's number in the log.")},
+            {"at", TypedSchema("string", "When (ISO 8601).")},
+            {"actor", TypedSchema("string", "Who: the caller's actor (cli, rest, mcp, an operator).")},
+            {"action", TypedSchema("string", "create, update, supersede, delete, expire, import, merge, ...")},
+            {"record_id", TypedSchema("string", "The record it concerns (empty: none).")},
+            {"tenant", TypedSchema("string", "The tenant.")},
+            {"reason", TypedSchema("string", "Why, as the caller said.")},
             {"details", {{"description", "What changed, as JSON (null: nothing more)."}}}}},
           {"required", {"seq", "at", "actor", "action", "record_id", "tenant", "reason"}}};
 }

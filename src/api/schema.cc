@@ -68,4 +68,8 @@ json InputSchema(const OperationInfo& info) {
   return schema;
 }
 
+json TypedSchema(const char* type, std::string description) {
+  return json{{"type", type}, {"description", std::move(description)}};
+}
+
 }  // namespace msp::api

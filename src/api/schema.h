@@ -4,6 +4,8 @@
 #ifndef MSP_API_SCHEMA_H_
 #define MSP_API_SCHEMA_H_
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "api/operation.h"
@@ -11,6 +13,10 @@
 namespace msp::api {
 
 nlohmann::json InputSchema(const OperationInfo& info);
+
+// {"type": type, "description": description}: a property of an answer
+// schema (OperationInfo::answer_schema).
+nlohmann::json TypedSchema(const char* type, std::string description);
 
 }  // namespace msp::api
 

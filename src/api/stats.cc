@@ -6,6 +6,7 @@
 // prints its own data directory beside the answer).
 #include "api/declare.h"
 #include "api/operations.h"
+#include "api/schema.h"
 #include "codec/memory_json.h"
 
 namespace msp::api {
@@ -55,22 +56,18 @@ std::unique_ptr<Operation> StatsOperation() {
                 "audit_events (no clearance) | clearance, embedder_id}",
       .answer_schema = {{"type", "object"},
                         {"properties",
-                         {{"records", {{"type", "integer"}, {"description", "Records in the namespace."}}},
-                          {"active", {{"type", "integer"}, {"description", "Not expired."}}},
-                          {"expired", {{"type", "integer"}, {"description", "Past their time to live."}}},
+                         {{"records", TypedSchema("integer", "Records in the namespace.")},
+                          {"active", TypedSchema("integer", "Not expired.")},
+                          {"expired", TypedSchema("integer", "Past their time to live.")},
                           {"by_kind", CountsSchema("Records by kind.")},
                           {"by_layer", CountsSchema("Records by layer.")},
-                          {"last_seq", {{"type", "integer"}, {"description", "The store's change sequence."}}},
-                          {"lexical_applied_seq",
-                           {{"type", "integer"}, {"description", "Where the lexical index has caught up to."}}},
-                          {"vector_applied_seq",
-                           {{"type", "integer"}, {"description", "Where the vector index has caught up to."}}},
-                          {"vector_rows", {{"type", "integer"}, {"description", "Rows of the vector index."}}},
-                          {"audit_events",
-                           {{"type", "integer"}, {"description", "Audit events (a caller without a clearance)."}}},
-                          {"clearance",
-                           {{"type", "integer"}, {"description", "The caller's clearance, when it has one."}}},
-                          {"embedder_id", {{"type", "string"}, {"description", "The embedder of the vectors."}}}}},
+                          {"last_seq", TypedSchema("integer", "The store's change sequence.")},
+                          {"lexical_applied_seq", TypedSchema("integer", "Where the lexical index has caught up to.")},
+                          {"vector_applied_seq", TypedSchema("integer", "Where the vector index has caught up to.")},
+                          {"vector_rows", TypedSchema("integer", "Rows of the vector index.")},
+                          {"audit_events", TypedSchema("integer", "Audit events (a caller without a clearance).")},
+                          {"clearance", TypedSchema("integer", "The caller's clearance, when it has one.")},
+                          {"embedder_id", TypedSchema("string", "The embedder of the vectors.")}}},
                         {"required", {"records", "active", "expired", "by_kind", "by_layer", "last_seq"}}},
   };
   d.fields = {

@@ -3,6 +3,7 @@
 // (msp query, POST /v1/query, MCP workflow_memory_query).
 #include "api/declare.h"
 #include "api/operations.h"
+#include "api/schema.h"
 #include "msp/mission.h"
 
 namespace msp::api {
@@ -47,17 +48,17 @@ Result<json> HandleQuery(const CallContext& context, MissionQuery& q) {
 }
 
 json QueryAnswerSchema() {
-  auto typed = [](const char* type, const char* doc) { return json{{"type", type}, {"description", doc}}; };
   return {{"type", "object"},
           {"properties",
-           {{"retrieval_id", typed("string", "The logged retrieval (name it in correction_record).")},
-            {"markdown", typed("string", "The digest, ready to paste into a context; never over token_budget.")},
-            {"tokens_used", typed("integer", "Tokens of the markdown.")},
-            {"token_budget", typed("integer", "The budget asked for.")},
-            {"counter", typed("string", "The token counter.")},
-            {"clearance", typed("integer", "The clearance the digest was read with.")},
-            {"degraded", typed("boolean", "The mission is over its event capacity: ranking leans on criticality.")},
-            {"digest", typed("object", "The structured digest (docs/mission.md).")}}},
+           {{"retrieval_id", TypedSchema("string", "The logged retrieval (name it in correction_record).")},
+            {"markdown", TypedSchema("string", "The digest, ready to paste into a context; never over token_budget.")},
+            {"tokens_used", TypedSchema("integer", "Tokens of the markdown.")},
+            {"token_budget", TypedSchema("integer", "The budget asked for.")},
+            {"counter", TypedSchema("string", "The token counter.")},
+            {"clearance", TypedSchema("integer", "The clearance the digest was read with.")},
+            {"degraded",
+             TypedSchema("boolean", "The mission is over its event capacity: ranking leans on criticality.")},
+            {"digest", TypedSchema("object", "The structured digest (docs/mission.md).")}}},
           {"required", {"retrieval_id", "markdown", "tokens_used", "token_budget", "counter", "digest"}}};
 }
 
