@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <ostream>
-#include <thread>
 
 #include "cli/capture_command.h"
 #include "cli/cli.h"
@@ -142,7 +141,6 @@ Status RunServe(Invocation& inv) {
   sigwait(&stop_signals, &signal_number);
   *inv.err << "msp: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM")
            << ": stopping after the requests in flight" << std::endl;
-
   if (local_server) local_server->Stop();
   server->Stop();
   // What the requests replayed, in the file for the next process (the

@@ -698,6 +698,8 @@ function loadChartLib() {
 
 const COLORS = ['#2f6fed', '#0f9d76', '#c77800', '#9b51e0', '#d92d20', '#8a94a6'];
 const CHART_HEIGHT = 260;
+// A chart is as wide as its box, and never narrower than this.
+const chartWidth = (box) => Math.max(box.clientWidth, 280);
 
 // The charts on the page by their id (for the browser test, and anyone
 // curious: each is a uPlot, whose `data` is [x, ...series]).
@@ -728,7 +730,7 @@ function categoryChart(U, box, xLabel, labels, series, ranges = {}) {
   scaleNames.forEach((name, i) => axes.push({ scale: name, side: i === 0 ? 3 : 1, grid: { show: i === 0 } }));
   const bars = U.paths.bars({ size: [0.6, 48] });
   const opts = {
-    width: Math.max(box.clientWidth, 280),
+    width: chartWidth(box),
     height: CHART_HEIGHT,
     scales,
     axes,
@@ -754,7 +756,7 @@ async function chartsView(params) {
   const { mission, title, form } = head;
   const m = enc(mission);
   const charts = [];
-  const resize = () => { for (const c of charts) c.setSize({ width: Math.max(c.root.parentNode.clientWidth, 280), height: CHART_HEIGHT }); };
+  const resize = () => { for (const c of charts) c.setSize({ width: chartWidth(c.root.parentNode), height: CHART_HEIGHT }); };
   leaveView = () => {
     window.removeEventListener('resize', resize);
     for (const c of charts) c.destroy();
