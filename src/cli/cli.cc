@@ -263,7 +263,7 @@ std::vector<Verb> AllVerbs() {
 }
 
 const std::vector<Verb>& Verbs() {
-  static const std::vector<Verb> verbs = AllVerbs();
+  static const auto& verbs = *new std::vector<Verb>(AllVerbs());  // never taken apart at exit
   return verbs;
 }
 
@@ -293,7 +293,7 @@ std::vector<std::string> GroupVerbs(std::string_view word) {
 
 // The verb's flags, including the shared ones its traits bring.
 std::vector<FlagSpec> AllFlags(const Verb& v) {
-  std::vector<FlagSpec> flags = v.flags;
+  std::vector<FlagSpec> flags = v.flags.get();
   if (v.traits & kTakesNamespace) {
     for (const FlagSpec& f : NamespaceFlags()) {
       if (std::none_of(flags.begin(), flags.end(), [&](const FlagSpec& g) { return g.name == f.name; })) {
@@ -322,7 +322,7 @@ void PrintFlagList(std::ostream& out, const std::vector<FlagSpec>& flags) {
 void PrintVerbHelp(std::ostream& out, const Verb& v) {
   out << "usage: msp " << v.name << " " << v.synopsis << "\n" << v.summary << "\n";
   out << "\nflags:\n";
-  PrintFlagList(out, v.flags);
+  PrintFlagList(out, v.flags.get());
   if (v.traits & kTakesNamespace) {
     out << "namespace:\n";
     PrintFlagList(out, NamespaceFlags());

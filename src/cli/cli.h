@@ -6,6 +6,7 @@
 #ifndef MSP_CLI_CLI_H_
 #define MSP_CLI_CLI_H_
 
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -69,11 +70,29 @@ enum VerbTrait : unsigned {
 // A verb that reads or writes records.
 constexpr unsigned kRecordVerb = kTakesNamespace | kTakesJson | kTakesSettings;
 
+// A verb's own flags: listed in the verb table, or those of a src/api
+// operation's field table (ApiFlags), made the first time they are asked
+// for, so that starting msp for one verb does not build the declaration of
+// every operation. Safe to read from several threads.
+class VerbFlags {
+ public:
+  VerbFlags() = default;
+  VerbFlags(std::initializer_list<FlagSpec> listed) : VerbFlags(std::vector<FlagSpec>(listed)) {}
+  VerbFlags(std::vector<FlagSpec> listed);  // NOLINT: the verb table lists them
+  // The flags of `operation`'s field table, then `extra`.
+  static VerbFlags OfOperation(std::string_view operation, std::vector<FlagSpec> extra);
+  const std::vector<FlagSpec>& get() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
 struct Verb {
   std::string_view name;        // "episode add"
   std::string_view synopsis;    // "TEXT [flags]"
   std::string_view summary;     // one line
-  std::vector<FlagSpec> flags;  // the verb's own flags
+  VerbFlags flags;              // the verb's own flags
   std::vector<std::string_view> positionals;  // names, for messages: {"TEXT"}
   size_t min_positionals = 0;
   unsigned traits = 0;
@@ -175,8 +194,9 @@ void PrintMemoryLine(std::ostream& out, const Memory& m);
 void PrintMemoryDetail(std::ostream& out, const Memory& m);
 
 // The flags of src/api's operation `operation` ("search"): its field table
-// with dashes (verbs_api.cc), then `extra` (the verb's own, e.g. --timing).
-std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {});
+// with dashes (verbs_api.cc), then `extra` (the verb's own, e.g. --timing);
+// made when the verb's flags are first read.
+VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {});
 
 // The common part of a verb of a src/api operation: the request from its
 // flags, the operation run on the store (opened, or made when `create`);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 #include <limits>
+#include <mutex>
 #include <optional>
 
 #include "api/operations.h"
@@ -21,10 +22,13 @@ namespace {
 
 using nlohmann::json;
 
-// Flag names and help made from the table live as long as the verb table.
+// Flag names and help made from the table live as long as the verb table
+// (for ever: the verbs' flags are made on first use, from any thread).
 std::string_view Keep(std::string text) {
-  static std::deque<std::string> kept;
-  return kept.emplace_back(std::move(text));
+  static std::mutex mutex;
+  static auto* kept = new std::deque<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  return kept->emplace_back(std::move(text));
 }
 
 const api::Operation& OperationOfVerb(const Invocation& inv) {
@@ -187,9 +191,8 @@ Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request)
   return s;
 }
 
-}  // namespace
-
-std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
+// The flags of `operation`'s field table (ApiFlags, made on first use).
+std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vector<FlagSpec>& extra) {
   std::vector<FlagSpec> flags;
   const api::Operation* op = api::FindOperation(operation);
   for (const api::FieldInfo& f : op->info().fields) {
@@ -209,6 +212,37 @@ std::vector<FlagSpec> ApiFlags(std::string_view operation, std::vector<FlagSpec>
   }
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
+}
+
+}  // namespace
+
+struct VerbFlags::State {
+  std::string_view operation;  // "": the listed flags
+  std::vector<FlagSpec> flags;
+  std::once_flag made;
+};
+
+VerbFlags::VerbFlags(std::vector<FlagSpec> listed) : state_(std::make_shared<State>()) {
+  state_->flags = std::move(listed);
+}
+
+VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpec> extra) {
+  VerbFlags out(std::move(extra));
+  out.state_->operation = operation;
+  return out;
+}
+
+const std::vector<FlagSpec>& VerbFlags::get() const {
+  static const std::vector<FlagSpec> kNone;
+  if (!state_) return kNone;
+  if (!state_->operation.empty()) {
+    std::call_once(state_->made, [this] { state_->flags = OperationFlags(state_->operation, state_->flags); });
+  }
+  return state_->flags;
+}
+
+VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
+  return VerbFlags::OfOperation(operation, std::move(extra));
 }
 
 Status RunSearch(Invocation& inv) {
