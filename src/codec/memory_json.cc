@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/json_reader.h"
 #include "util/time.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
@@ -20,12 +21,6 @@ namespace {
 using nlohmann::json;
 
 // "string", "number", "object"... for error messages.
-std::string TypeName(const json& j) {
-  if (j.is_number_integer()) return "integer";
-  if (j.is_number_float()) return "number";
-  return j.type_name();
-}
-
 std::string Quote(std::string_view s) {
   std::string out = "'";
   out += s;
@@ -134,7 +129,7 @@ class ObjectReader {
       const json& e = (*v)[i];
       const std::string name = Name(key) + "[" + std::to_string(i) + "]";
       if (!e.is_string()) {
-        return Status::InvalidArgument("field " + Quote(name) + " must be a string, got " + TypeName(e));
+        return Status::InvalidArgument("field " + Quote(name) + " must be a string, got " + JsonTypeName(e));
       }
       MSP_RETURN_IF_ERROR(CheckUtf8(name, e.get_ref<const std::string&>()));
       items.push_back(e.get<std::string>());
@@ -215,7 +210,7 @@ class ObjectReader {
 
   Status WrongType(std::string_view key, const char* expected, const json& got) const {
     return Status::InvalidArgument("field " + Quote(Name(key)) + " must be " + expected + ", got " +
-                                   TypeName(got));
+                                   JsonTypeName(got));
   }
 
  private:
@@ -232,7 +227,7 @@ class ObjectReader {
 Result<ProvenanceRef> ProvenanceFromJson(const json& j, const std::string& name) {
   if (!j.is_object()) {
     return Status::InvalidArgument("field " + Quote(name) + " must be an object {type, ref, detail}, got " +
-                                   TypeName(j));
+                                   JsonTypeName(j));
   }
   ObjectReader r(j, name + ".");
   MSP_RETURN_IF_ERROR(r.CheckKnown({"type", "ref", "detail"}));
@@ -326,7 +321,7 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
                                    "' appears twice in one JSON object; send each key once");
   }
   if (!j.is_object()) {
-    return Status::InvalidArgument(prefix + ": expected a JSON object, got " + TypeName(j));
+    return Status::InvalidArgument(prefix + ": expected a JSON object, got " + JsonTypeName(j));
   }
   return j;
 }
@@ -343,7 +338,7 @@ nlohmann::json NamespaceToJson(const Namespace& ns) {
 Result<Namespace> NamespaceFromJson(const nlohmann::json& j, std::string_view field) {
   const std::string name(field);
   if (!j.is_object()) {
-    return Status::InvalidArgument("field " + Quote(name) + " must be an object, got " + TypeName(j));
+    return Status::InvalidArgument("field " + Quote(name) + " must be an object, got " + JsonTypeName(j));
   }
   ObjectReader r(j, name + ".");
   MSP_RETURN_IF_ERROR(r.CheckKnown({"tenant", "user", "agent", "session", "mission", "operator"}));
@@ -402,7 +397,7 @@ nlohmann::json MemoryToJson(const Memory& m, bool with_embedding) {
 
 Result<Memory> MemoryFromJson(const nlohmann::json& j) {
   if (!j.is_object()) {
-    return Status::InvalidArgument("a record must be a JSON object, got " + TypeName(j));
+    return Status::InvalidArgument("a record must be a JSON object, got " + JsonTypeName(j));
   }
   ObjectReader r(j, "");
   MSP_RETURN_IF_ERROR(r.CheckKnown({"id",
@@ -486,7 +481,7 @@ Result<Memory> MemoryFromJson(const nlohmann::json& j) {
       const json& e = (*vec)[i];
       const std::string name = "embedding[" + std::to_string(i) + "]";
       if (!e.is_number()) {
-        return Status::InvalidArgument("field " + Quote(name) + " must be a number, got " + TypeName(e));
+        return Status::InvalidArgument("field " + Quote(name) + " must be a number, got " + JsonTypeName(e));
       }
       const double d = e.get<double>();
       if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {

@@ -8,7 +8,7 @@
 #include "codec/memory_json.h"
 #include "mcp/api_tools.h"
 #include "mcp/graph_tools.h"
-#include "provider/json_schema.h"
+#include "codec/json_schema.h"
 #include "util/fence.h"
 #include "mcp/memory_tools.h"
 #include "mcp/mission_tools.h"

@@ -13,7 +13,7 @@
 #include "api/operations.h"
 #include "codec/memory_json.h"
 #include "graph/knowledge_graph.h"
-#include "provider/json_schema.h"
+#include "codec/json_schema.h"
 #include "msp/mission.h"
 #include "tests/support/test_util.h"
 

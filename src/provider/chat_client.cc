@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "provider/json_schema.h"
+#include "codec/json_schema.h"
 #include "util/text.h"
 
 namespace msp {

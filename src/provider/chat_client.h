@@ -7,7 +7,7 @@
 //  - CompleteJson(): a reply that is a JSON value satisfying a JSON Schema.
 //    The schema goes out as response_format json_schema (strict), or, for
 //    servers without it, as response_format json_object or in the prompt
-//    only. The reply is validated (json_schema.h) and by an optional check of
+//    only. The reply is validated (codec/json_schema.h) and by an optional check of
 //    the caller; an invalid reply is retried once with the error appended to
 //    the conversation, then reported as an error. A reply is never dropped
 //    silently. In json_schema mode the schema goes out without its value
@@ -106,7 +106,7 @@ struct ChatOptions {
 // The JSON a caller wants back.
 struct JsonReplySpec {
   std::string name;         // schema name, [a-zA-Z0-9_-], e.g. "facts"
-  nlohmann::json schema;    // the JSON Schema (json_schema.h subset)
+  nlohmann::json schema;    // the JSON Schema (codec/json_schema.h subset)
   // Extra checks after the schema (ids that must exist, ...): a non-ok
   // Status counts as an invalid reply, retried once like a schema error.
   std::function<Status(const nlohmann::json&)> check;

@@ -10,8 +10,8 @@
 // ("$.facts[2].confidence: 1.4 is above the maximum 1",
 // "arguments.nmae is not a known field; known: name, n"), so it can be sent
 // back to a model or shown to a client as it is.
-#ifndef MSP_PROVIDER_JSON_SCHEMA_H_
-#define MSP_PROVIDER_JSON_SCHEMA_H_
+#ifndef MSP_CODEC_JSON_SCHEMA_H_
+#define MSP_CODEC_JSON_SCHEMA_H_
 
 #include <string_view>
 
@@ -28,4 +28,4 @@ Status ValidateJsonSchema(const nlohmann::json& schema, const nlohmann::json& va
 
 }  // namespace msp
 
-#endif  // MSP_PROVIDER_JSON_SCHEMA_H_
+#endif  // MSP_CODEC_JSON_SCHEMA_H_

@@ -1,5 +1,5 @@
 // ValidateJsonSchema: each keyword of the subset accepts and rejects.
-#include "provider/json_schema.h"
+#include "codec/json_schema.h"
 
 #include <gtest/gtest.h>
 

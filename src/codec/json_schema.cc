@@ -1,10 +1,12 @@
 // ValidateJsonSchema: a recursive walk over the schema subset in the header.
-#include "provider/json_schema.h"
+#include "codec/json_schema.h"
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "codec/json_reader.h"
 
 namespace msp {
 namespace {
@@ -17,20 +19,6 @@ std::string Short(const json& v) {
   std::string s = Dump(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
-}
-
-std::string TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "value";
-  }
 }
 
 bool HasType(const json& v, const std::string& type) {
@@ -92,7 +80,7 @@ Status Validate(const json& schema, const json& v, const std::string& path) {
       for (const auto& type : types) want += (want.empty() ? "" : " or ") + type;
       // The value too when it is short, so a model can see what to repair.
       const bool scalar = !v.is_object() && !v.is_array() && !v.is_null();
-      return Fail(path, "expected " + want + ", got " + TypeName(v) + (scalar ? " " + Short(v) : ""));
+      return Fail(path, "expected " + want + ", got " + JsonTypeName(v) + (scalar ? " " + Short(v) : ""));
     }
   }
 
