@@ -276,10 +276,10 @@ class WorkflowMemory {
   static Result<std::unique_ptr<WorkflowMemory>> Open(MemoryLayer& engine, const Options& options,
                                                       std::shared_ptr<Clock> clock = nullptr);
   // `engine` must outlive this object. `clock`: nullptr = the system clock
-  // (give the engine's clock, so that "now" agrees with created_at).
-  // `counter`: nullptr = DefaultTokenCounter().
-  WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock = nullptr,
-                 std::shared_ptr<const TokenCounter> counter = nullptr);
+  // (give the engine's clock, so that "now" agrees with created_at). Tokens
+  // are counted with the built-in default counter (Open: the tokens.*
+  // settings' counter).
+  WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock = nullptr);
   ~WorkflowMemory();
   // The same settings, clock and token counter over `engine`, typically
   // AsCaller's layer (msp/caller.h): every call of the copy is then made as
@@ -327,10 +327,16 @@ class WorkflowMemory {
   // The handoff digest for the next operator (docs/mission.md).
   Result<HandoffDigest> Handoff(const HandoffRequest& request);
 
-  // The counter every figure is counted with.
-  const TokenCounter& counter() const { return *counter_; }
+  // The tokens of `text` as every figure here counts them (tokens_used,
+  // budgets).
+  size_t CountTokens(std::string_view text) const;
 
  private:
+  // `counter`: the token counter (nullptr: the built-in default), kept
+  // internal (src/working/tokens.h).
+  WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock,
+                 std::shared_ptr<const TokenCounter> counter);
+
   MemoryLayer& engine_;
   MissionOptions options_;
   // policy.context_trusted_sources: which records the digests label trusted.

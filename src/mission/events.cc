@@ -53,11 +53,16 @@ WorkflowMemory::WorkflowMemory(MemoryLayer& engine, MissionOptions options, std:
       clock_(clock ? std::move(clock) : SystemClock()),
       counter_(counter ? std::move(counter) : std::shared_ptr<const TokenCounter>(DefaultTokenCounter())) {}
 
+WorkflowMemory::WorkflowMemory(MemoryLayer& engine, MissionOptions options, std::shared_ptr<Clock> clock)
+    : WorkflowMemory(engine, std::move(options), std::move(clock), nullptr) {}
+
+size_t WorkflowMemory::CountTokens(std::string_view text) const { return counter_->Count(text); }
+
 Result<std::unique_ptr<WorkflowMemory>> WorkflowMemory::Open(MemoryLayer& engine, const Options& options,
                                                              std::shared_ptr<Clock> clock) {
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, MakeTokenCounter(options.tokens));
-  auto memory = std::make_unique<WorkflowMemory>(engine, options.mission, std::move(clock),
-                                                 std::shared_ptr<const TokenCounter>(std::move(counter)));
+  std::unique_ptr<WorkflowMemory> memory(new WorkflowMemory(engine, options.mission, std::move(clock),
+                                                            std::shared_ptr<const TokenCounter>(std::move(counter))));
   memory->trusted_sources_ = options.policy.context_trusted_sources;
   return memory;
 }
@@ -65,7 +70,7 @@ Result<std::unique_ptr<WorkflowMemory>> WorkflowMemory::Open(MemoryLayer& engine
 WorkflowMemory::~WorkflowMemory() = default;
 
 std::unique_ptr<WorkflowMemory> WorkflowMemory::Over(MemoryLayer& engine) const {
-  auto memory = std::make_unique<WorkflowMemory>(engine, options_, clock_, counter_);
+  std::unique_ptr<WorkflowMemory> memory(new WorkflowMemory(engine, options_, clock_, counter_));
   memory->trusted_sources_ = trusted_sources_;
   return memory;
 }

@@ -166,7 +166,7 @@ TEST_F(WorkflowMemoryTest, HandoffShowsEscalationAndKeepsItsBudget) {
     h.token_budget = static_cast<int64_t>(rng() % 400);
     ASSERT_OK_AND_ASSIGN(HandoffDigest b, wm.Handoff(h));
     ASSERT_LE(b.tokens_used, static_cast<size_t>(h.token_budget));
-    ASSERT_EQ(b.tokens_used, wm.counter().Count(b.markdown));
+    ASSERT_EQ(b.tokens_used, wm.CountTokens(b.markdown));
   }
   h.token_budget = 0;
   ASSERT_OK_AND_ASSIGN(HandoffDigest z, wm.Handoff(h));

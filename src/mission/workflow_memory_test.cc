@@ -183,14 +183,14 @@ TEST_F(WorkflowMemoryTest, BudgetEdges) {
   ASSERT_OK_AND_ASSIGN(QueryDigest cyr, wm_->Query(Q("сенсорне злиття поріг", QueryScope::kDomain, 8000)));
   ASSERT_EQ(cyr.served.size(), 1u);
   EXPECT_TRUE(Contains(cyr.markdown, "Сенсорне злиття"));
-  EXPECT_EQ(cyr.tokens_used, wm_->counter().Count(cyr.markdown));
+  EXPECT_EQ(cyr.tokens_used, wm_->CountTokens(cyr.markdown));
   // Property: never over the budget, for many random budgets (fixed seed).
   std::mt19937 rng(7);
   for (int i = 0; i < 25; ++i) {
     const int64_t budget = static_cast<int64_t>(rng() % 700);
     ASSERT_OK_AND_ASSIGN(QueryDigest d, wm_->Query(Q("sensor fusion threshold сенсорне", QueryScope::kAll, budget)));
     ASSERT_LE(d.tokens_used, static_cast<size_t>(budget)) << "budget " << budget;
-    ASSERT_EQ(d.tokens_used, wm_->counter().Count(d.markdown));
+    ASSERT_EQ(d.tokens_used, wm_->CountTokens(d.markdown));
     ASSERT_TRUE(IsValidUtf8(d.markdown));
     ASSERT_EQ(d.served.size() + d.left_out.size(), 7u);
   }
