@@ -83,6 +83,75 @@ TEST(ApiTest, TaskOperationsNeedAMissionAndTheirRequiredFields) {
             (std::vector<std::string>{"open", "in_progress", "done", "cancelled"}));
 }
 
+TEST(ApiTest, DecisionOperationsNeedAMissionAndTheirRequiredFields) {
+  for (const char* name :
+       {"decision_record", "decision_list", "decision_show", "decision_status", "decision_supersede"}) {
+    json request = Op(name).info().example;
+    request["namespace"].erase("mission");
+    EXPECT_EQ(ErrorOf(Op(name), request), "field 'namespace.mission' is required: decisions belong to a mission")
+        << name;
+  }
+  for (const char* field : {"title", "context", "decision"}) {
+    json missing = Op("decision_record").info().example;
+    missing.erase(field);
+    EXPECT_EQ(ErrorOf(Op("decision_record"), missing), "field '" + std::string(field) + "' is required");
+    json blank = Op("decision_record").info().example;
+    blank[field] = " \n";
+    EXPECT_EQ(ErrorOf(Op("decision_record"), blank), "field '" + std::string(field) + "' must not be empty");
+  }
+  json no_status = Op("decision_status").info().example;
+  no_status.erase("status");
+  EXPECT_EQ(ErrorOf(Op("decision_status"), no_status), "field 'status' is required");
+  json no_by = Op("decision_supersede").info().example;
+  no_by.erase("by");
+  EXPECT_EQ(ErrorOf(Op("decision_supersede"), no_by), "field 'by' is required");
+  // Superseded comes only from decision_supersede, on every face.
+  for (const char* name : {"decision_record", "decision_status"}) {
+    json superseded = Op(name).info().example;
+    superseded["status"] = "superseded";
+    EXPECT_EQ(ErrorOf(Op(name), superseded),
+              "field 'status': unknown value 'superseded'; allowed: proposed, accepted, rejected, deprecated")
+        << name;
+  }
+  // A rejected alternative says why; nothing else goes in one.
+  json reasonless = Op("decision_record").info().example;
+  reasonless["alternatives"] = json::array({{{"option", "Daily exports"}}});
+  EXPECT_EQ(ErrorOf(Op("decision_record"), reasonless),
+            "field 'alternatives[0]' needs a non-empty option and reason (why it was rejected)");
+  json extra = Op("decision_record").info().example;
+  extra["alternatives"][0]["cost"] = 3;
+  EXPECT_EQ(ErrorOf(Op("decision_record"), extra).rfind("unknown field 'alternatives[0].cost'", 0), 0u);
+  json flat = Op("decision_record").info().example;
+  flat["alternatives"] = "Daily exports";
+  EXPECT_EQ(ErrorOf(Op("decision_record"), flat),
+            "field 'alternatives' must be an array of {option, reason} objects, got string");
+  // One limit everywhere: 1..1000, default 100.
+  const FieldInfo* limit = Op("decision_list").info().Find("limit");
+  ASSERT_NE(limit, nullptr);
+  EXPECT_EQ(limit->min_int, 1);
+  EXPECT_EQ(limit->max_int, 1000);
+  EXPECT_EQ(limit->default_value, 100);
+  json too_many = Op("decision_list").info().example;
+  too_many["limit"] = 1001;
+  EXPECT_EQ(ErrorOf(Op("decision_list"), too_many), "field 'limit' must be between 1 and 1000, got 1001");
+  json backwards = Op("decision_list").info().example;
+  backwards["decided_from"] = "2026-11-02T00:00:00Z";
+  backwards["decided_to"] = "2026-11-01T00:00:00Z";
+  EXPECT_EQ(ErrorOf(Op("decision_list"), backwards), "field 'decided_to' must be later than 'decided_from'");
+  // The command line keeps its flags: --since, --until, --alternative, --principle, --tag.
+  EXPECT_EQ(CliMessage(Op("decision_list").info(), "field 'decided_to' must be later than 'decided_from'"),
+            "--until must be later than --since");
+  // REST names each parameter once (a field at the top level is its parameter's name).
+  EXPECT_EQ(RestMessage(Op("decision_list").info(), "field 'decided_to' must be later than 'decided_from'"),
+            "parameter 'decided_to' must be later than parameter 'decided_from'");
+  EXPECT_EQ(Op("decision_record").info().Find("alternatives")->Flag(), "--alternative");
+  EXPECT_EQ(Op("decision_record").info().Find("principles")->Flag(), "--principle");
+  // The MCP and REST schema of an alternative: both parts required, nothing else.
+  const json schema = InputSchema(Op("decision_record").info())["properties"]["alternatives"]["items"];
+  EXPECT_EQ(schema["required"], json({"option", "reason"}));
+  EXPECT_EQ(schema["additionalProperties"], false);
+}
+
 TEST(ApiTest, EpisodeNeedsASessionAndOneOfTextOrContent) {
   const Operation& op = Op("episode_add");
   CallContext context;

@@ -19,6 +19,7 @@
 #include "codec/json_reader.h"
 #include "codec/memory_json.h"
 #include "core/idempotency.h"
+#include "msp/mission.h"
 #include "util/fence.h"
 #include "util/time.h"
 
@@ -175,6 +176,40 @@ struct Fields {
     info.type = FieldType::kProvenance;
     const std::string name = info.name;
     return {std::move(info), [name, at](const JsonReader& reader, R& r) { return reader.Provenance(name, &at(r)); },
+            [](R&) { return nlohmann::json(); }, nullptr};
+  }
+  // Rejected alternatives of a decision: [{option, reason}], both required.
+  template <typename At>
+  static Field<R> Alternatives(FieldInfo info, At at) {
+    info.type = FieldType::kAlternatives;
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, at](const JsonReader& reader, R& r) -> Status {
+              if (!reader.Has(name)) return Status::Ok();
+              const nlohmann::json& v = reader.obj().at(name);
+              if (!v.is_array()) {
+                return Status::InvalidArgument("field '" + reader.prefix() + name +
+                                               "' must be an array of {option, reason} objects, got " +
+                                               JsonTypeName(v));
+              }
+              std::vector<Alternative> out;
+              for (size_t i = 0; i < v.size(); ++i) {
+                const std::string at_item = name + "[" + std::to_string(i) + "]";
+                JsonReader item(v[i], reader.prefix() + at_item + ".");
+                MSP_RETURN_IF_ERROR(item.Object());
+                MSP_RETURN_IF_ERROR(item.Known({"option", "reason"}));
+                Alternative a;
+                MSP_RETURN_IF_ERROR(item.String("option", &a.option));
+                MSP_RETURN_IF_ERROR(item.String("reason", &a.reason));
+                if (a.option.empty() || a.reason.empty()) {
+                  return Status::InvalidArgument("field '" + reader.prefix() + at_item +
+                                                 "' needs a non-empty option and reason (why it was rejected)");
+                }
+                out.push_back(std::move(a));
+              }
+              at(r) = std::move(out);
+              return Status::Ok();
+            },
             [](R&) { return nlohmann::json(); }, nullptr};
   }
   template <typename At>

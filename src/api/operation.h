@@ -42,6 +42,7 @@ enum class FieldType {
   kNamespace,  // {user, agent, session, mission, operator, tenant}: parts over the face's namespace
   kObject,     // a JSON object (the command line: its JSON text)
   kProvenance, // an array of {type, ref, detail} (the command line: TYPE:REF, repeatable)
+  kAlternatives,  // an array of {option, reason} (the command line: 'OPTION: REASON', repeatable)
 };
 
 // How the command line spells a field.

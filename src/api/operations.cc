@@ -47,6 +47,7 @@ std::string FieldInfo::TypeText() const {
     case FieldType::kNamespace: return "object {tenant, user, agent, session, mission, operator}";
     case FieldType::kObject: return "JSON object";
     case FieldType::kProvenance: return "array of {type, ref, detail}";
+    case FieldType::kAlternatives: return "array of {option, reason}";
   }
   return "";
 }
@@ -64,23 +65,25 @@ bool OperationInfo::InPath(const FieldInfo& f) const {
 
 namespace {
 
-// Replaces every "field 'PATH'" (PATH, or PATH[i]) and "'PATH'" by `flag`.
+// Replaces every "field 'PATH'" (PATH, or PATH[i]) and "'PATH'" by `flag`,
+// in one pass: what it puts in ("parameter 'limit'") is not read again.
 void ReplacePath(std::string& message, const std::string& path, const std::string& flag) {
-  for (const std::string& prefix : {std::string("field '"), std::string("'")}) {
-    size_t at = 0;
-    while ((at = message.find(prefix + path, at)) != std::string::npos) {
-      size_t end = at + prefix.size() + path.size();
-      if (end < message.size() && message[end] == '[') {
-        const size_t close = message.find(']', end);
-        if (close != std::string::npos) end = close + 1;
-      }
-      if (end >= message.size() || message[end] != '\'') {
-        at = end;
-        continue;
-      }
-      message.replace(at, end + 1 - at, flag);
-      at += flag.size();
+  const std::string quoted = "'" + path;
+  const std::string field = "field ";
+  size_t at = 0;
+  while ((at = message.find(quoted, at)) != std::string::npos) {
+    size_t end = at + quoted.size();
+    if (end < message.size() && message[end] == '[') {
+      const size_t close = message.find(']', end);
+      if (close != std::string::npos) end = close + 1;
     }
+    if (end >= message.size() || message[end] != '\'') {
+      at = end;
+      continue;
+    }
+    if (at >= field.size() && message.compare(at - field.size(), field.size(), field) == 0) at -= field.size();
+    message.replace(at, end + 1 - at, flag);
+    at += flag.size();
   }
 }
 
@@ -150,8 +153,16 @@ const std::vector<const Operation*>& Operations() {
     v.push_back(TaskListOperation());
     v.push_back(TaskShowOperation());
     v.push_back(TaskStatusOperation());
-    // Last: a comment changes what the task shows.
+    // After task_status: a comment changes what the task shows.
     v.push_back(TaskCommentOperation());
+    // Before anything changes the example decision, and before
+    // decision_record adds to the list (each face adds its own).
+    v.push_back(DecisionListOperation());
+    v.push_back(DecisionShowOperation());
+    v.push_back(DecisionStatusOperation());
+    v.push_back(DecisionRecordOperation());
+    // Last: superseded is final (the second face's call is refused).
+    v.push_back(DecisionSupersedeOperation());
     return v;
   }());
   static const std::vector<const Operation*> ops = [] {

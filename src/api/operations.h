@@ -32,7 +32,7 @@ std::string CliMessage(const OperationInfo& info, std::string message);
 std::string RestMessage(const OperationInfo& info, std::string message);
 
 // The declarations (search.cc, workflow_query.cc, write.cc, record.cc,
-// list.cc, episode.cc, tasks.cc, stats.cc, audit.cc).
+// list.cc, episode.cc, tasks.cc, stats.cc, audit.cc, decisions.cc).
 std::unique_ptr<Operation> SearchOperation();
 std::unique_ptr<Operation> WorkflowQueryOperation();
 std::unique_ptr<Operation> WriteOperation();
@@ -50,6 +50,11 @@ std::unique_ptr<Operation> TaskListOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskShowOperation();     // tasks.cc
 std::unique_ptr<Operation> TaskCommentOperation();  // tasks.cc
 std::unique_ptr<Operation> TaskStatusOperation();   // tasks.cc
+std::unique_ptr<Operation> DecisionRecordOperation();     // decisions.cc
+std::unique_ptr<Operation> DecisionListOperation();       // decisions.cc
+std::unique_ptr<Operation> DecisionShowOperation();       // decisions.cc
+std::unique_ptr<Operation> DecisionStatusOperation();     // decisions.cc
+std::unique_ptr<Operation> DecisionSupersedeOperation();  // decisions.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

@@ -18,6 +18,8 @@ std::string CliSpelling(const FieldInfo& f) {
   }
   std::string flag = "`" + f.Flag() + "`";
   if (f.type == FieldType::kStrings || f.type == FieldType::kEnums) flag += " (repeatable, or a,b)";
+  if (f.type == FieldType::kProvenance) flag += " TYPE:REF (repeatable)";
+  if (f.type == FieldType::kAlternatives) flag += " 'OPTION: REASON' (repeatable)";
   if (f.type == FieldType::kBool && f.default_value == true) flag += " true or false";
   return flag;
 }

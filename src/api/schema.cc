@@ -38,6 +38,15 @@ json FieldSchema(const FieldInfo& f) {
              {"required", {"type", "ref"}},
              {"additionalProperties", false}}}};
       break;
+    case FieldType::kAlternatives:
+      s = {{"type", "array"},
+           {"items",
+            {{"type", "object"},
+             {"properties",
+              {{"option", {{"type", "string"}, {"minLength", 1}}}, {"reason", {{"type", "string"}, {"minLength", 1}}}}},
+             {"required", {"option", "reason"}},
+             {"additionalProperties", false}}}};
+      break;
   }
   s["description"] = f.doc;
   if (!f.default_value.is_null()) s["default"] = f.default_value;
@@ -70,6 +79,14 @@ json InputSchema(const OperationInfo& info) {
 
 json TypedSchema(const char* type, std::string description) {
   return json{{"type", type}, {"description", std::move(description)}};
+}
+
+json StringsSchema(std::string description) {
+  return json{{"type", "array"}, {"items", {{"type", "string"}}}, {"description", std::move(description)}};
+}
+
+json TimeOrNullSchema(std::string description) {
+  return json{{"type", {"string", "null"}}, {"description", std::move(description)}};
 }
 
 }  // namespace msp::api

@@ -17,6 +17,9 @@ nlohmann::json InputSchema(const OperationInfo& info);
 // {"type": type, "description": description}: a property of an answer
 // schema (OperationInfo::answer_schema).
 nlohmann::json TypedSchema(const char* type, std::string description);
+// An answer's array of strings, and its time (ISO 8601, null when unset).
+nlohmann::json StringsSchema(std::string description);
+nlohmann::json TimeOrNullSchema(std::string description);
 
 }  // namespace msp::api
 

@@ -7,7 +7,9 @@
 // not found, and cannot be commented on or moved. Writing a task above the
 // caller's clearance is refused by the engine (AsCaller).
 #include "api/declare.h"
+#include "api/mission_scope.h"
 #include "api/operations.h"
+#include "api/schema.h"
 #include "msp/mission.h"
 #include "orchestrate/task_json.h"
 #include "orchestrate/tasks.h"
@@ -39,16 +41,9 @@ struct TaskRequest {
   std::optional<TaskStatus> status;  // task_status
 };
 
-Status NeedMission(const Namespace& scope) {
-  if (scope.mission.empty()) {
-    return Status::InvalidArgument("field 'namespace.mission' is required: tasks belong to a mission");
-  }
-  return Status::Ok();
-}
-
-Status CheckAdd(const TaskAddRequest& r) { return NeedMission(r.scope); }
-Status CheckList(const TaskListRequest& r) { return NeedMission(r.scope); }
-Status CheckTask(const TaskRequest& r) { return NeedMission(r.scope); }
+Status CheckAdd(const TaskAddRequest& r) { return NeedMission(r.scope, "tasks"); }
+Status CheckList(const TaskListRequest& r) { return NeedMission(r.scope, "tasks"); }
+Status CheckTask(const TaskRequest& r) { return NeedMission(r.scope, "tasks"); }
 
 // The clearance the asker reads tasks at (CallerAsker).
 Result<int> ReaderClearance(const CallContext& context, const Namespace& scope) {
@@ -102,8 +97,6 @@ Result<json> HandleStatus(const CallContext& context, TaskRequest& r) {
 }
 
 json Typed(const char* type, const char* doc) { return json{{"type", type}, {"description", doc}}; }
-json Strings(const char* doc) { return json{{"type", "array"}, {"items", {{"type", "string"}}}, {"description", doc}}; }
-json TimeOrNull(const char* doc) { return json{{"type", {"string", "null"}}, {"description", doc}}; }
 
 // A task as every task operation answers it (TaskToJson).
 json TaskSchema() {
@@ -112,10 +105,10 @@ json TaskSchema() {
            {{"task_id", Typed("string", "The task's id in the mission.")},
             {"title", Typed("string", "One line.")},
             {"description", Typed("string", "What the task is about.")},
-            {"labels", Strings("Its labels (LONG-TERM: followed by the orchestrator).")},
-            {"paths", Strings("Repository paths it covers.")},
-            {"components", Strings("Components it covers.")},
-            {"refs", Strings("Other names commits use for it.")},
+            {"labels", StringsSchema("Its labels (LONG-TERM: followed by the orchestrator).")},
+            {"paths", StringsSchema("Repository paths it covers.")},
+            {"components", StringsSchema("Components it covers.")},
+            {"refs", StringsSchema("Other names commits use for it.")},
             {"status", {{"type", "string"}, {"enum", EnumValues(&TaskStatusName)}, {"description", "Where it stands."}}},
             {"criticality", Typed("string", "low, normal, high or critical.")},
             {"access_level", Typed("integer", "Readable by clearance this or above.")},
@@ -131,22 +124,13 @@ json TaskSchema() {
                  {{"id", Typed("string", "Unique in the task.")},
                   {"author", Typed("string", "Who wrote it.")},
                   {"text", Typed("string", "The comment.")},
-                  {"created_at", TimeOrNull("When (ISO 8601).")}}}}},
+                  {"created_at", TimeOrNullSchema("When (ISO 8601).")}}}}},
               {"description", "Oldest first."}}},
             {"id", Typed("string", "The task's record.")},
-            {"opened_at", TimeOrNull("When the tracker opened it (ISO 8601).")},
-            {"created_at", TimeOrNull("When it was added (ISO 8601).")},
-            {"updated_at", TimeOrNull("When it last changed (ISO 8601).")}}},
+            {"opened_at", TimeOrNullSchema("When the tracker opened it (ISO 8601).")},
+            {"created_at", TimeOrNullSchema("When it was added (ISO 8601).")},
+            {"updated_at", TimeOrNullSchema("When it last changed (ISO 8601).")}}},
           {"required", {"task_id", "title", "status", "comments", "id"}}};
-}
-
-const char* kScopeDoc =
-    "The mission (required) and the asker: operator (their clearance in the mission's registry, capped by the "
-    "caller's, applies); parts left out are the face's.";
-
-template <typename R>
-Field<R> ScopeField() {
-  return Fields<R>::Scope({.name = "namespace", .doc = kScopeDoc}, [](R& r) -> auto& { return r.scope; });
 }
 
 template <typename R, typename At>
@@ -187,7 +171,7 @@ std::unique_ptr<Operation> TaskAddOperation() {
   };
   d.fields = {
       TaskIdField<TaskAddRequest>([](TaskAddRequest& r) -> auto& { return r.task.task_id; }),
-      ScopeField<TaskAddRequest>(),
+      MissionScopeField<TaskAddRequest>(),
       F::Text({.name = "title", .doc = "One line, at most 300 characters.", .required = true},
               [](TaskAddRequest& r) -> auto& { return r.task.title; }),
       F::String({.name = "description", .doc = "What the task is about."},
@@ -237,7 +221,7 @@ std::unique_ptr<Operation> TaskListOperation() {
                         {"required", {"tasks"}}},
   };
   d.fields = {
-      ScopeField<TaskListRequest>(),
+      MissionScopeField<TaskListRequest>(),
       F::Strings({.name = "labels", .doc = "Only tasks with one of these labels (case-insensitive).",
                   .flag = "--label", .param_alias = "label"},
                  [](TaskListRequest& r) -> auto& { return r.labels; }),
@@ -268,7 +252,7 @@ std::unique_ptr<Operation> TaskShowOperation() {
       .answer = "task",
       .answer_schema = TaskSchema(),
   };
-  d.fields = {TaskIdField(), ScopeField<TaskRequest>()};
+  d.fields = {TaskIdField(), MissionScopeField<TaskRequest>()};
   d.check = &CheckTask;
   d.handle = &HandleShow;
   return Declare(std::move(d));
@@ -299,7 +283,7 @@ std::unique_ptr<Operation> TaskCommentOperation() {
       F::Text({.name = "text", .doc = "The comment, at most 16,000 bytes.", .required = true,
                .cli = CliForm::kPositional},
               [](TaskRequest& r) -> auto& { return r.text; }),
-      ScopeField<TaskRequest>(),
+      MissionScopeField<TaskRequest>(),
       F::String({.name = "author", .doc = "Who wrote it (default: the namespace's operator)."},
                 [](TaskRequest& r) -> auto& { return r.author; }),
       F::Time({.name = "at", .doc = "When it was written (ISO 8601; default now)."},
@@ -331,7 +315,7 @@ std::unique_ptr<Operation> TaskStatusOperation() {
       TaskIdField(),
       F::OptionalEnum({.name = "status", .doc = "The new status.", .required = true, .cli = CliForm::kPositional},
                       &ParseTaskStatus, &TaskStatusName, [](TaskRequest& r) -> auto& { return r.status; }),
-      ScopeField<TaskRequest>(),
+      MissionScopeField<TaskRequest>(),
   };
   d.check = &CheckTask;
   d.handle = &HandleStatus;

@@ -7,6 +7,7 @@
 // else a human form of it.
 #include <chrono>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -38,7 +39,7 @@ const api::Operation& OperationOfVerb(const Invocation& inv) {
 
 bool IsList(const api::FieldInfo& f) {
   return f.type == api::FieldType::kStrings || f.type == api::FieldType::kEnums ||
-         f.type == api::FieldType::kProvenance;
+         f.type == api::FieldType::kProvenance || f.type == api::FieldType::kAlternatives;
 }
 
 // A boolean that is off by default is a switch; one that is on takes a value.
@@ -91,6 +92,18 @@ Result<json> FlagValue(const Invocation& inv, const api::FieldInfo& f) {
       }
       return out;
     }
+    case api::FieldType::kAlternatives: {
+      json out = json::array();
+      for (const std::string& v : inv.flags.All(flag)) {
+        const size_t cut = v.find(": ");
+        if (cut == std::string::npos || cut == 0 || cut + 2 == v.size()) {
+          return Status::InvalidArgument(flag + " must be 'OPTION: REASON' (the reason it was rejected), got '" + v +
+                                         "'");
+        }
+        out.push_back({{"option", v.substr(0, cut)}, {"reason", v.substr(cut + 2)}});
+      }
+      return out;
+    }
     default:
       return json(inv.flags.Get(flag));
   }
@@ -103,6 +116,19 @@ Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
   // may be "-": standard input.
   size_t positionals = 0, positional = 0;
   for (const api::FieldInfo& f : info.fields) positionals += f.cli == api::CliForm::kPositional ? 1 : 0;
+  // An operation without a positional field whose verb takes "-" (`decision
+  // add -`): the whole request, one JSON object, on standard input; its
+  // fields are not flags as well (the namespace flags still apply).
+  const bool from_stdin = positionals == 0 && !inv.flags.positionals.empty();
+  if (from_stdin) {
+    if (inv.flags.positionals[0] != "-") {
+      return Usage(inv, "the only argument is '-' (the request as one JSON object on standard input)");
+    }
+    std::string text(std::istreambuf_iterator<char>(*inv.in), {});
+    Result<json> parsed = ParseJsonObject(text, "standard input");
+    if (!parsed.ok()) return Usage(inv, parsed.status().message());
+    request = std::move(parsed).value();
+  }
   for (const api::FieldInfo& f : info.fields) {
     json value;
     if (f.cli == api::CliForm::kPositional) {
@@ -117,6 +143,9 @@ Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
       value = std::move(v).value();
     }
     if (value.is_null()) continue;  // the namespace comes from the namespace flags (CallContext::ns)
+    if (from_stdin) {
+      return Usage(inv, "give the request either as flags or as JSON on standard input, not both (" + f.Flag() + ")");
+    }
     if (f.group.empty()) {
       request[f.name] = std::move(value);
     } else {

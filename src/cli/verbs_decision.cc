@@ -44,51 +44,75 @@ Status NeedMission(Invocation& inv) {
   return Status::Ok();
 }
 
-std::string Date(TimeMs t) { return t == 0 ? std::string("-") : FormatIso8601(t).substr(0, 10); }
-
-void PrintDecisionLine(std::ostream& out, const Decision& d) {
-  out << d.id << "  " << DecisionStatusName(d.status) << "  " << Date(d.decided_at) << "  "
-      << (d.component.empty() ? "-" : d.component) << "  " << OneLine(d.title, 80) << "\n";
+// The string at `key` of a decision's JSON (DecisionToJson); "" when absent.
+std::string TextAt(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-void PrintDecisionDetail(std::ostream& out, const Decision& d) {
-  out << "id:            " << d.id << "\n"
-      << "title:         " << d.title << "\n"
-      << "status:        " << DecisionStatusName(d.status) << "\n";
-  if (!d.supersedes.empty()) out << "supersedes:    " << d.supersedes << "\n";
-  if (!d.superseded_by.empty()) out << "superseded by: " << d.superseded_by << "\n";
-  out << "component:     " << (d.component.empty() ? "-" : d.component) << "\n"
-      << "criticality:   " << CriticalityName(d.criticality) << "\n"
-      << "access level:  " << d.access_level << "\n"
-      << "decided by:    " << (d.decided_by.empty() ? "-" : d.decided_by) << "\n"
-      << "decided at:    " << (d.decided_at == 0 ? "-" : FormatIso8601(d.decided_at)) << "\n";
-  if (d.adr_number > 0) out << "ADR:           " << d.adr_number << "\n";
-  if (!d.principles.empty()) {
+std::string OrDash(std::string text) { return text.empty() ? std::string("-") : text; }
+
+// The array at `key`; an empty one when absent.
+const json& ListAt(const json& j, const char* key) {
+  static const json kNone = json::array();
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : kNone;
+}
+
+// A decision (DecisionToJson, the decision operations' answer) on one line.
+void PrintDecisionLine(std::ostream& out, const json& d) {
+  const std::string decided = TextAt(d, "decided_at");
+  out << TextAt(d, "id") << "  " << TextAt(d, "status") << "  " << OrDash(decided.substr(0, 10)) << "  "
+      << OrDash(TextAt(d, "component")) << "  " << OneLine(TextAt(d, "title"), 80) << "\n";
+}
+
+void PrintDecisionDetail(std::ostream& out, const json& d) {
+  out << "id:            " << TextAt(d, "id") << "\n"
+      << "title:         " << TextAt(d, "title") << "\n"
+      << "status:        " << TextAt(d, "status") << "\n";
+  if (!TextAt(d, "supersedes").empty()) out << "supersedes:    " << TextAt(d, "supersedes") << "\n";
+  if (!TextAt(d, "superseded_by").empty()) out << "superseded by: " << TextAt(d, "superseded_by") << "\n";
+  out << "component:     " << OrDash(TextAt(d, "component")) << "\n"
+      << "criticality:   " << TextAt(d, "criticality") << "\n"
+      << "access level:  " << d.value("access_level", 0) << "\n"
+      << "decided by:    " << OrDash(TextAt(d, "decided_by")) << "\n"
+      << "decided at:    " << OrDash(TextAt(d, "decided_at")) << "\n";
+  if (d.value("adr_number", 0) > 0) out << "ADR:           " << d.value("adr_number", 0) << "\n";
+  if (!ListAt(d, "principles").empty()) {
     out << "principles:   ";
-    for (const std::string& p : d.principles) out << " " << p;
+    for (const json& p : ListAt(d, "principles")) out << " " << (p.is_string() ? p.get<std::string>() : "");
     out << "\n";
   }
-  for (const ProvenanceRef& p : d.provenance) {
-    out << "provenance:    " << p.type << " " << p.ref << (p.detail.empty() ? "" : " (" + p.detail + ")") << "\n";
+  for (const json& p : ListAt(d, "provenance")) {
+    const std::string detail = TextAt(p, "detail");
+    out << "provenance:    " << TextAt(p, "type") << " " << TextAt(p, "ref")
+        << (detail.empty() ? "" : " (" + detail + ")") << "\n";
   }
-  if (!d.tags.empty()) {
+  if (!ListAt(d, "tags").empty()) {
     out << "tags:         ";
-    for (const std::string& t : d.tags) out << " " << t;
+    for (const json& t : ListAt(d, "tags")) out << " " << (t.is_string() ? t.get<std::string>() : "");
     out << "\n";
   }
-  out << "\ncontext:\n" << d.context << "\n\ndecision:\n" << d.decision << "\n";
-  if (!d.alternatives.empty()) {
+  out << "\ncontext:\n" << TextAt(d, "context") << "\n\ndecision:\n" << TextAt(d, "decision") << "\n";
+  if (!ListAt(d, "alternatives").empty()) {
     out << "\nrejected alternatives:\n";
-    for (const Alternative& a : d.alternatives) out << "- " << a.option << ": " << a.reason << "\n";
+    for (const json& a : ListAt(d, "alternatives")) {
+      out << "- " << TextAt(a, "option") << ": " << TextAt(a, "reason") << "\n";
+    }
   }
-  if (!d.consequences.empty()) out << "\nconsequences:\n" << d.consequences << "\n";
-  for (const DecisionSection& s : d.sections) {
-    out << "\n" << (s.heading.empty() ? "(before the first section)" : s.heading) << ":\n" << s.text << "\n";
+  if (!TextAt(d, "consequences").empty()) out << "\nconsequences:\n" << TextAt(d, "consequences") << "\n";
+  for (const json& sec : ListAt(d, "sections")) {
+    const std::string heading = TextAt(sec, "heading");
+    out << "\n" << (heading.empty() ? "(before the first section)" : heading) << ":\n" << TextAt(sec, "text")
+        << "\n";
   }
-  for (const DecisionRevision& r : d.revisions) {
-    out << (r.revision == d.revisions.front().revision ? "\n" : "") << "revision " << r.revision << ": "
-        << (r.at == 0 ? "-" : FormatIso8601(r.at)) << " by " << (r.by.empty() ? "-" : r.by)
-        << (r.author.empty() ? "" : " (file last changed by " + r.author + ")") << "\n";
+  bool first = true;
+  for (const json& r : ListAt(d, "revisions")) {
+    const std::string author = TextAt(r, "author");
+    out << (first ? "\n" : "") << "revision " << r.value("revision", 0) << ": " << OrDash(TextAt(r, "at"))
+        << " by " << OrDash(TextAt(r, "by")) << (author.empty() ? "" : " (file last changed by " + author + ")")
+        << "\n";
+    first = false;
   }
 }
 
@@ -99,132 +123,42 @@ void PrintPrinciple(std::ostream& out, const Principle& p) {
       << ", access level " << p.access_level << "\n";
 }
 
-// Decision fields from flags (every one optional here; validation follows).
-Result<Decision> DecisionFromFlags(Invocation& inv) {
-  const ParsedFlags& f = inv.flags;
-  Decision d;
-  d.title = f.Get("--title");
-  d.context = f.Get("--context");
-  d.decision = f.Get("--decision");
-  d.consequences = f.Get("--consequences");
-  for (const std::string& a : f.All("--alternative")) {
-    const size_t cut = a.find(": ");
-    if (cut == std::string::npos || cut == 0) {
-      return Usage(inv, "--alternative must be 'OPTION: REASON' (the reason it was rejected), got '" + a + "'");
-    }
-    d.alternatives.push_back({a.substr(0, cut), a.substr(cut + 2)});
-  }
-  d.principles = f.All("--principle");
-  d.component = f.Get("--component");
-  if (f.Has("--criticality")) {
-    MSP_ASSIGN_OR_RETURN(d.criticality,
-                         EnumFlag(inv, "--criticality", f.Get("--criticality"), &ParseCriticality, &CriticalityName));
-  }
-  if (f.Has("--status")) {
-    MSP_ASSIGN_OR_RETURN(d.status,
-                         EnumFlag(inv, "--status", f.Get("--status"), &ParseDecisionStatus, &DecisionStatusName));
-  }
-  d.decided_by = f.Get("--decided-by");
-  MSP_ASSIGN_OR_RETURN(d.decided_at, TimeFlag(inv, "--decided-at"));
-  MSP_ASSIGN_OR_RETURN(d.provenance, ProvenanceFlags(inv));
-  MSP_ASSIGN_OR_RETURN(d.access_level, AccessLevelFlag(inv, 0));
-  d.tags = f.All("--tag");
-  return d;
-}
-
 }  // namespace
 
+// decision add / list / show / status / supersede: src/api's decision
+// operations (api/decisions.cc), printed.
 Status RunDecisionAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  Decision d;
-  if (!inv.flags.positionals.empty()) {
-    if (inv.flags.positionals[0] != "-") return Usage(inv, "the only argument is '-' (a JSON decision on standard input)");
-    if (inv.flags.Has("--title") || inv.flags.Has("--context") || inv.flags.Has("--decision")) {
-      return Usage(inv, "give the decision either as flags or as JSON on standard input, not both");
-    }
-    MSP_ASSIGN_OR_RETURN(json j, StdinJson(inv, "standard input"));
-    Result<Decision> parsed = DecisionFromJson(j);
-    if (!parsed.ok()) return parsed.status().WithContext("standard input");
-    d = std::move(parsed).value();
-  } else {
-    MSP_ASSIGN_OR_RETURN(d, DecisionFromFlags(inv));
-  }
-  if (d.decided_by.empty()) d.decided_by = inv.ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(*engine, inv.ns, d, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, DecisionToJson(stored));
-  } else {
-    *inv.out << "stored decision " << stored.id << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) *inv.out << "stored decision " << TextAt(*answer, "id") << "\n";
   return Status::Ok();
 }
 
 Status RunDecisionList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  DecisionFilter f;
-  f.components = inv.flags.All("--component");
-  MSP_ASSIGN_OR_RETURN(f.statuses, EnumFlags(inv, "--status", &ParseDecisionStatus, &DecisionStatusName));
-  MSP_ASSIGN_OR_RETURN(f.criticalities, EnumFlags(inv, "--criticality", &ParseCriticality, &CriticalityName));
-  MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
-  MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
-  if (f.from != 0 && f.to != 0 && f.to <= f.from) return Usage(inv, "--until must be later than --since");
-  f.query = inv.flags.Get("--query");
-  f.newest_first = inv.flags.Has("--newest-first");
-  Result<int64_t> limit = inv.flags.GetInt("--limit", 0, 0, 100000);
-  if (!limit.ok()) return Usage(inv, limit.status().message());
-  f.limit = static_cast<int>(*limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(*engine, inv.ns, f, asker));
-  if (inv.json) {
-    json arr = json::array();
-    for (const Decision& d : list) arr.push_back(DecisionToJson(d));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& list = ListAt(*answer, "decisions");
   if (list.empty()) *inv.out << "no decisions\n";
-  for (const Decision& d : list) PrintDecisionLine(*inv.out, d);
+  for (const json& d : list) PrintDecisionLine(*inv.out, d);
   return Status::Ok();
 }
 
 Status RunDecisionShow(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(*engine, inv.ns, inv.flags.positionals[0], asker));
-  if (inv.json) {
-    PrintJson(inv, DecisionToJson(d));
-  } else {
-    PrintDecisionDetail(*inv.out, d);
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintDecisionDetail(*inv.out, *answer);
   return Status::Ok();
 }
 
 Status RunDecisionStatus(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  MSP_ASSIGN_OR_RETURN(DecisionStatus status, EnumFlag(inv, "STATUS", inv.flags.positionals[1],
-                                                       &ParseDecisionStatus, &DecisionStatusName));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(*engine, inv.ns, inv.flags.positionals[0], status, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, DecisionToJson(d));
-  } else {
-    *inv.out << "decision " << d.id << " is " << DecisionStatusName(d.status) << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) *inv.out << "decision " << TextAt(*answer, "id") << " is " << TextAt(*answer, "status") << "\n";
   return Status::Ok();
 }
 
 Status RunDecisionSupersede(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  if (!inv.flags.Has("--by")) return Usage(inv, "--by NEW is required: the decision that replaces OLD");
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(SupersedeResult r, SupersedeDecision(*engine, inv.ns, inv.flags.positionals[0],
-                                                            inv.flags.Get("--by"), inv.actor));
-  if (inv.json) {
-    PrintJson(inv, json{{"old", DecisionToJson(r.old_decision)}, {"new", DecisionToJson(r.new_decision)}});
-  } else {
-    *inv.out << "decision " << r.old_decision.id << " superseded by " << r.new_decision.id << "\n";
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) {
+    *inv.out << "decision " << TextAt((*answer)["old"], "id") << " superseded by " << TextAt((*answer)["new"], "id")
+             << "\n";
   }
   return Status::Ok();
 }
@@ -469,48 +403,23 @@ Status RunCorrectionList(Invocation& inv) {
 // The mission verbs of the table (cli.h): records, retrieval, reports, events.
 std::vector<Verb> MissionVerbs() {
   return {
-      {"decision add",
-       "(--title T --context C --decision D [flags] | -) --mission ID",
-       "record a decision of the mission (flags, or '-': a JSON decision on standard input)",
-       {{"--title", "TEXT", "one line, at most 200 characters"},
-        {"--context", "TEXT", "why a decision was needed"},
-        {"--decision", "TEXT", "what was decided"},
-        {"--alternative", "'OPTION: REASON'", "a rejected alternative and why (repeatable)", true},
-        {"--consequences", "TEXT", "what follows from it"},
-        {"--principle", "ID", "a principle it cites, e.g. P-7; must be registered (repeatable)", true},
-        {"--component", "NAME", "the component it concerns (an identifier)"},
-        {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
-        {"--status", "STATUS", "proposed | accepted | rejected | deprecated (default accepted)"},
-        {"--decided-by", "WHO", "who decided (default --operator)"},
-        {"--decided-at", "TIME", "when (ISO 8601; default now)"},
-        {"--provenance", "TYPE:REF", "commit:abc123, issue:42, url:https://..., document:FILE (repeatable)", true},
-        {"--access-level", "N", "0..9: readable by clearance N and above (default 0)"},
-        {"--tag", "TAG", "a tag (repeatable)", true}},
-       {"-"},
-       0,
-       kRecordVerb,
-       &RunDecisionAdd},
+      {"decision add", "(--title T --context C --decision D [flags] | -) --mission ID",
+       "record a decision of the mission (flags, or '-': the request as JSON on standard input); "
+       "docs/operations.md",
+       ApiFlags("decision_record"), {"-"}, 0, kRecordVerb, &RunDecisionAdd},
       {"decision list", "--mission ID [flags]",
        "the mission's decisions the reader may see, by decision time (or by relevance with --query)",
-       {{"--component", "NAME", "only this component (repeatable)", true},
-        {"--status", "STATUS", "only this status (repeatable)", true},
-        {"--criticality", "LEVEL", "only this criticality (repeatable)", true},
-        {"--since", "TIME", "decided at or after (ISO 8601)"},
-        {"--until", "TIME", "decided before (ISO 8601)"},
-        {"--query", "TEXT", "rank by relevance to TEXT"},
-        {"--newest-first", "", "newest first"},
-        {"--limit", "N", "at most N (default all)"},
-        {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {}, 0, kRecordVerb | kReadsAtClearance, &RunDecisionList},
+       ApiFlags("decision_list", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}), {}, 0,
+       kRecordVerb | kReadsAtClearance, &RunDecisionList},
       {"decision show", "ID --mission ID [flags]", "one decision, every field",
-       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {"ID"}, 1, kRecordVerb | kReadsAtClearance,
-       &RunDecisionShow},
+       ApiFlags("decision_show", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}),
+       {"ID"}, 1, kRecordVerb | kReadsAtClearance, &RunDecisionShow},
       {"decision status", "ID STATUS --mission ID [flags]",
-       "move a decision to proposed | accepted | rejected | deprecated", {}, {"ID", "STATUS"}, 2, kRecordVerb,
-       &RunDecisionStatus},
+       "move a decision to proposed | accepted | rejected | deprecated", ApiFlags("decision_status"),
+       {"ID", "STATUS"}, 2, kRecordVerb, &RunDecisionStatus},
       {"decision supersede", "OLD --by NEW --mission ID [flags]",
        "mark decision OLD superseded by decision NEW (links both ways; OLD keeps its content)",
-       {{"--by", "NEW", "the decision that replaces OLD"}}, {"OLD"}, 1, kRecordVerb, &RunDecisionSupersede},
+       ApiFlags("decision_supersede"), {"OLD"}, 1, kRecordVerb, &RunDecisionSupersede},
       {"decision import", "DIR --mission ID [flags]",
        "import a folder of architecture decision records (Markdown, Nygard's format); re-importing updates",
        {{"--component", "NAME", "the component of every imported decision"},

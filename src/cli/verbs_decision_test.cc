@@ -157,6 +157,75 @@ TEST_F(DecisionVerbsTest, JsonInputCyrillicAndSupersede) {
   EXPECT_TRUE(Contains(again.err, "already superseded"));
 }
 
+// The decision verbs are src/api's decision operations: --json answers what
+// REST and MCP answer ({decisions} for a list), the limits are the
+// operation's, `decision add -` takes the whole request as JSON, and a
+// status or supersede names only a decision the asker may read.
+TEST_F(DecisionVerbsTest, DecisionVerbsAreTheDeclaredOperations) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Run({"decision", "add", "--mission", "m", "--title", "Plan " + std::to_string(i), "--context", "C",
+                   "--decision", "D", "--decided-at", "2026-11-0" + std::to_string(i + 1) + "T00:00:00Z"})
+                  .code,
+              0);
+  }
+  json all = RunJson({"decision", "list", "--mission", "m"});
+  ASSERT_TRUE(all.is_object()) << all.dump();
+  ASSERT_EQ(all["decisions"].size(), 3u);
+  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m", "--limit", "2"})["decisions"].size(), 2u);
+  json newest = RunJson({"decision", "list", "--mission", "m", "--newest-first", "--since", "2026-11-02T00:00:00Z"});
+  ASSERT_EQ(newest["decisions"].size(), 2u);
+  EXPECT_EQ(newest["decisions"][0]["title"], "Plan 2");
+  // One range everywhere: 1..1000 (0 no longer means "all").
+  for (const char* limit : {"0", "1001"}) {
+    CliRun bad = Run({"decision", "list", "--mission", "m", "--limit", limit});
+    EXPECT_EQ(bad.code, 2) << limit;
+    EXPECT_TRUE(Contains(bad.err, "--limit must be between 1 and 1000")) << bad.err;
+  }
+  CliRun backwards = Run({"decision", "list", "--mission", "m", "--since", "2026-11-02T00:00:00Z", "--until",
+                          "2026-11-01T00:00:00Z"});
+  EXPECT_EQ(backwards.code, 2);
+  EXPECT_TRUE(Contains(backwards.err, "--until must be later than --since")) << backwards.err;
+
+  // `decision add -`: the request as JSON; the namespace flags still apply, the request's fields are not flags too.
+  json piped = RunJson({"decision", "add", "-", "--mission", "m", "--operator", "ann"},
+                       R"({"title": "Piped", "context": "C", "decision": "D", "tags": ["stdin"],
+                           "namespace": {"operator": "bob"}})");
+  EXPECT_EQ(piped["title"], "Piped");
+  EXPECT_EQ(piped["decided_by"], "bob");  // the request's operator, over --operator
+  EXPECT_EQ(piped["namespace"]["mission"], "m");
+  CliRun both = Run({"decision", "add", "-", "--mission", "m", "--title", "Flag"},
+                    R"({"title": "T", "context": "C", "decision": "D"})");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_TRUE(Contains(both.err, "either as flags or as JSON on standard input, not both (--title)")) << both.err;
+  CliRun not_dash = Run({"decision", "add", "file.json", "--mission", "m"});
+  EXPECT_EQ(not_dash.code, 2);
+  EXPECT_TRUE(Contains(not_dash.err, "the only argument is '-'")) << not_dash.err;
+
+  // Status: the enum's names on the command line too; superseded only through supersede.
+  const std::string first = all["decisions"][0]["id"];
+  CliRun status = Run({"decision", "status", first, "deprecated", "--mission", "m"});
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_TRUE(Contains(status.out, "decision " + first + " is deprecated")) << status.out;
+  CliRun superseded = Run({"decision", "status", first, "superseded", "--mission", "m"});
+  EXPECT_EQ(superseded.code, 2);
+  EXPECT_TRUE(Contains(superseded.err, "STATUS: unknown value 'superseded'")) << superseded.err;
+
+  // A decision above the asker: not found for status and supersede, named either way; nothing changes.
+  ASSERT_EQ(Run({"operator", "set", "low", "--clearance", "1", "--mission", "m"}).code, 0);
+  json secret = RunJson({"decision", "add", "--mission", "m", "--title", "Secret", "--context", "C", "--decision",
+                         "D", "--access-level", "5"});
+  const std::string second = all["decisions"][1]["id"];
+  EXPECT_EQ(Run({"decision", "status", secret["id"], "rejected", "--mission", "m", "--operator", "low"}).code, 4);
+  EXPECT_EQ(Run({"decision", "supersede", secret["id"], "--by", second, "--mission", "m", "--operator", "low"}).code,
+            4);
+  EXPECT_EQ(Run({"decision", "supersede", second, "--by", secret["id"], "--mission", "m", "--operator", "low"}).code,
+            4);
+  json unchanged = RunJson({"decision", "show", secret["id"], "--mission", "m"});
+  EXPECT_EQ(unchanged["status"], "accepted");
+  EXPECT_EQ(unchanged["supersedes"], "");
+  EXPECT_EQ(RunJson({"decision", "show", second, "--mission", "m"})["superseded_by"], "");
+}
+
 TEST_F(DecisionVerbsTest, PrincipleEditConflictAndCitation) {
   ASSERT_EQ(Run({"principle", "add", "P-1", "--statement", "A human confirms.", "--mission", "m"}).code, 0);
   CliRun cites_unknown = Run({"decision", "add", "--mission", "m", "--title", "T", "--context", "C", "--decision",
@@ -232,17 +301,19 @@ TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
                          "--decision", "D", "--access-level", "5"});
   json open = RunJson({"decision", "add", "--mission", "m", "--title", "Open plan", "--context", "C",
                        "--decision", "D"});
-  json low = RunJson({"decision", "list", "--mission", "m", "--operator", "low"});
+  json low = RunJson({"decision", "list", "--mission", "m", "--operator", "low"})["decisions"];
   ASSERT_EQ(low.size(), 1u);
   EXPECT_EQ(low[0]["id"], open["id"]);
-  json high = RunJson({"decision", "list", "--mission", "m", "--operator", "high"});
+  json high = RunJson({"decision", "list", "--mission", "m", "--operator", "high"})["decisions"];
   EXPECT_EQ(high.size(), 2u);
   // No operator: the data directory's owner, as `msp search` and `get`.
-  json owner = RunJson({"decision", "list", "--mission", "m"});
+  json owner = RunJson({"decision", "list", "--mission", "m"})["decisions"];
   EXPECT_EQ(owner.size(), 2u);
-  json nobody = RunJson({"decision", "list", "--mission", "m", "--operator", "nobody"});  // unknown: clearance 0
+  // An unknown operator: clearance 0.
+  json nobody = RunJson({"decision", "list", "--mission", "m", "--operator", "nobody"})["decisions"];
   EXPECT_EQ(nobody.size(), 1u);
-  json searched = RunJson({"decision", "list", "--mission", "m", "--operator", "low", "--query", "secret plan"});
+  json searched =
+      RunJson({"decision", "list", "--mission", "m", "--operator", "low", "--query", "secret plan"})["decisions"];
   for (const json& d : searched) EXPECT_NE(d["id"], secret["id"]);
   EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "low"}).code, 4);
   EXPECT_EQ(Run({"decision", "show", secret["id"], "--mission", "m", "--operator", "high"}).code, 0);
@@ -255,7 +326,7 @@ TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
                       "--decision", "D", "--access-level", "5"});
   EXPECT_EQ(above.code, 1);
   EXPECT_TRUE(Contains(above.err, "clearance 1")) << above.err;
-  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m"}).size(), 2u);
+  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m"})["decisions"].size(), 2u);
   CliRun ops = Run({"operator", "list", "--mission", "m"});
   EXPECT_TRUE(Contains(ops.out, "high  clearance 7  tenant-wide"));
   EXPECT_TRUE(Contains(ops.out, "low  clearance 1  mission m"));
@@ -322,7 +393,7 @@ TEST_F(DecisionVerbsTest, ImportAndReimport) {
   EXPECT_EQ(second["updated"], 2);
   json third = RunJson({"decision", "import", adr, "--mission", "m"});
   EXPECT_EQ(third["unchanged"], 2);
-  json list = RunJson({"decision", "list", "--mission", "m"});
+  json list = RunJson({"decision", "list", "--mission", "m"})["decisions"];
   EXPECT_EQ(list.size(), 2u);
 
   // An unknown status is a warning; a file that cannot be read as text
@@ -340,7 +411,7 @@ TEST_F(DecisionVerbsTest, ImportAndReimport) {
   json partial_json = json::parse(again.out, nullptr, false);
   EXPECT_EQ(partial_json["failed"], 1);
   EXPECT_EQ(partial_json["unchanged"], 3);
-  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m"}).size(), 3u);
+  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m"})["decisions"].size(), 3u);
   EXPECT_EQ(Run({"decision", "import", dir_.path() + "/none", "--mission", "m"}).code, 4);
 }
 

@@ -354,8 +354,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 23u);
-  EXPECT_EQ(listed["all"].size(), 32u);
+  EXPECT_EQ(listed["mission"].size(), 27u);
+  EXPECT_EQ(listed["all"].size(), 36u);
   // Every tool is in core, or in exactly one of graph and mission: each
   // names its profile where it is made (a tool naming none would be in no
   // list, "all" included).
@@ -373,6 +373,13 @@ TEST_F(McpToolsTest, ToolProfiles) {
   EXPECT_TRUE(listed["mission"].contains("memory_audit"));
   EXPECT_FALSE(listed["core"].contains("memory_audit"));
   EXPECT_TRUE(listed["mission"].contains("workflow_memory_query"));
+  // The decision operations are mission tools, each once.
+  for (const char* name :
+       {"decision_record", "decision_list", "decision_show", "decision_status", "decision_supersede"}) {
+    EXPECT_EQ(api::FindByMcpTool(name)->info().mcp_profile, "mission") << name;
+    EXPECT_TRUE(listed["mission"].contains(name)) << name;
+    EXPECT_FALSE(listed["core"].contains(name)) << name;
+  }
   EXPECT_TRUE(listed["graph"].contains("search_nodes"));
 }
 
@@ -556,10 +563,11 @@ TEST_F(McpToolsTest, MissionTools) {
                          {"provenance", {{{"type", "issue"}, {"ref", "42"}}}}};
   json out = Call("decision_record", decision);
   EXPECT_EQ(out["isError"], true);  // no mission: the server has none, the call names none
-  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("no mission"), std::string::npos);
+  EXPECT_EQ(out["content"][0]["text"],
+            "invalid_argument: field 'namespace.mission' is required: decisions belong to a mission");
 
   json with_mission = decision;
-  with_mission["mission"] = "m1";
+  with_mission["namespace"] = {{"mission", "m1"}};
   out = Call("decision_record", with_mission);
   ASSERT_EQ(out["isError"], false) << out.dump();
   const std::string decision_id = out["structuredContent"]["id"];
@@ -608,7 +616,7 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
                    {"context", "The relay drops packets under load."},
                    {"decision", "Carry relay telemetry over UDP."},
                    {"component", "relay"},
-                   {"mission", "m1"}};
+                   {"namespace", {{"mission", "m1"}}}};
   json out = Call("decision_record", decision);
   ASSERT_EQ(out["isError"], false) << out.dump();
   const std::string open_id = out["structuredContent"]["id"];

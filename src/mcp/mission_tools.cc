@@ -1,5 +1,5 @@
-// decision_record, decision_import_adr, correction_record, handoff_digest,
-// and workflow_mark_used (see mission_tools.h).
+// decision_import_adr, correction_record, handoff_digest and
+// workflow_mark_used (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
 #include <algorithm>
@@ -59,55 +59,6 @@ Result<json> ParsedJson(const std::string& text, std::string_view what) {
 
 json CriticalityEnum(std::string_view description) {
   return s::Enum(description, AllNames(&CriticalityName));
-}
-
-Tool DecisionRecord() {
-  Tool t;
-  t.name = "decision_record";
-  t.title = "Record a decision";
-  t.description =
-      "Record a mission decision with its reasons: title, context, the decision, the rejected alternatives "
-      "and why, consequences, cited principles, the component, and provenance (commit, issue, url, document).";
-  const json alternative = s::Object({{"option", s::NonEmptyString("The rejected option.")},
-                                      {"reason", s::String("Why it was rejected.")}},
-                                     {"option"});
-  const json provenance = s::Object({{"type", s::NonEmptyString("commit, issue, url, document, ...")},
-                                     {"ref", s::NonEmptyString("The hash, number or address.")},
-                                     {"detail", s::String("Page, section, line or note.")}},
-                                    {"type", "ref"});
-  t.input_schema = s::Object(
-      {
-          {"title", s::NonEmptyString("One line, at most 200 characters.")},
-          {"context", s::NonEmptyString("The situation that called for a decision.")},
-          {"decision", s::NonEmptyString("What was decided.")},
-          {"alternatives", s::ArrayOf(alternative, "Rejected alternatives (at most 32).")},
-          {"consequences", s::String("What follows from it.")},
-          {"principles", s::ArrayOf(s::String("a principle id"), "Cited principles (must exist).")},
-          {"component", s::String("The component it concerns (an identifier).")},
-          {"criticality", CriticalityEnum("Default normal.")},
-          {"status", s::Enum("Default accepted.", {"proposed", "accepted", "rejected", "deprecated"})},
-          {"decided_by", s::String("Who decided.")},
-          {"decided_at", s::String("When (ISO 8601; default now).")},
-          {"provenance", s::ArrayOf(provenance, "Where it is recorded.")},
-          {"access_level", s::Integer("0..9: who may read it (default 0: everyone).", 0, kMaxAccessLevel)},
-          {"tags", s::ArrayOf(s::String("a tag"), "Tags.")},
-          {"mission", MissionArg()},
-      },
-      {"title", "context", "decision"});
-  t.output_schema = s::Object({{"id", s::String("The decision's id.")},
-                               {"title", s::String("Its title.")},
-                               {"status", s::String("Its status.")}},
-                              {"id", "title", "status"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(false, false, false);
-  t.profile = "mission";
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(args, {"mission"})));
-    MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(engine, ns, d, session.actor));
-    return ToolOutput{DecisionToJson(stored), std::nullopt};
-  };
-  return t;
 }
 
 // ADRs the agent read from the repository, sent as text: ImportAdrFiles.
@@ -332,7 +283,6 @@ std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Opti
 }
 
 void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
-  tools.push_back(DecisionRecord());
   tools.push_back(DecisionImportAdr());
   tools.push_back(CorrectionRecord());
   tools.push_back(HandoffDigestTool(mission));

@@ -1,6 +1,8 @@
-// The mission-memory routes of the REST API (seed 003): decisions (status, supersede), the operator registry, events, corrections, handoff digests, usage marks, the principles
-// registry and the correction / redundancy reports. (POST /v1/query,
-// workflow_memory_query, is src/api's.) Thin faces over
+// The mission-memory routes of the REST API (seed 003): the ADR import, the
+// operator registry, events, corrections, handoff digests, usage marks, the
+// principles registry and the correction / redundancy reports. (POST
+// /v1/query, workflow_memory_query, and the decision routes but the ADR
+// import, decision_record ... decision_supersede, are src/api's.) Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
@@ -76,73 +78,6 @@ Status AsBadInput(Status s) {
 }
 
 // ------------------------------------------------------------ decisions
-
-Result<Reply> AddDecisionRoute(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(Decision d, DecisionFromJson(Without(r.body, {"namespace"})));
-  if (d.decided_by.empty()) d.decided_by = ns.operator_id;
-  MSP_ASSIGN_OR_RETURN(Decision stored, AddDecision(r.engine(), ns, d, api.actor()));
-  return Reply::Json(201, DecisionToJson(stored));
-}
-
-Result<Reply> ListDecisionsRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  DecisionFilter f;
-  f.components = ListParam(r.query, "component");
-  MSP_ASSIGN_OR_RETURN(f.statuses, EnumParams(r.query, "status", &ParseDecisionStatus, &DecisionStatusName));
-  MSP_ASSIGN_OR_RETURN(f.criticalities, EnumParams(r.query, "criticality", &ParseCriticality, &CriticalityName));
-  MSP_ASSIGN_OR_RETURN(f.from, TimeParam(r.query, "decided_from"));
-  MSP_ASSIGN_OR_RETURN(f.to, TimeParam(r.query, "decided_to"));
-  f.query = StringParam(r.query, "query");
-  MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
-  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
-  f.limit = static_cast<int>(limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(std::vector<Decision> list, ListDecisions(r.engine(), ns, f, asker));
-  json out = json::array();
-  for (const Decision& d : list) out.push_back(DecisionToJson(d));
-  return Reply::Json(200, {{"decisions", std::move(out)}});
-}
-
-Result<Reply> GetDecisionRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(Decision d, GetDecision(r.engine(), ns, r.param("id"), asker));
-  return Reply::Json(200, DecisionToJson(d));
-}
-
-// A decision the request's asker may see; NotFound (as if absent) otherwise.
-Result<Decision> VisibleDecision(RestApi&, const RestRequest& r, const Namespace& ns, const std::string& id) {
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  return GetDecision(r.engine(), ns, id, asker);
-}
-
-Result<Reply> DecisionStatusRoute(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "status"}));
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  if (!body.Has("status")) {
-    return Status::InvalidArgument("field 'status' is required: proposed, accepted, rejected or deprecated");
-  }
-  DecisionStatus status = DecisionStatus::kAccepted;
-  MSP_RETURN_IF_ERROR(body.Enum("status", &status, ParseDecisionStatus, DecisionStatusName));
-  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
-  MSP_ASSIGN_OR_RETURN(Decision d, SetDecisionStatus(r.engine(), ns, r.param("id"), status, api.actor()));
-  return Reply::Json(200, DecisionToJson(d));
-}
-
-Result<Reply> SupersedeDecisionRoute(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "by"}));
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  std::string by;
-  MSP_RETURN_IF_ERROR(body.String("by", &by));
-  if (by.empty()) return Status::InvalidArgument("field 'by' is required: the id of the decision that replaces this one");
-  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, r.param("id")).status());
-  MSP_RETURN_IF_ERROR(VisibleDecision(api, r, ns, by).status());
-  MSP_ASSIGN_OR_RETURN(SupersedeResult s, SupersedeDecision(r.engine(), ns, r.param("id"), by, api.actor()));
-  return Reply::Json(200, {{"old", DecisionToJson(s.old_decision)}, {"new", DecisionToJson(s.new_decision)}});
-}
 
 // ADRs sent as text (the caller reads its folder): ImportAdrFiles, as
 // `msp decision import DIR` does for a folder on the server's disk.
@@ -629,13 +564,6 @@ std::vector<RestRoute> MissionRoutes() {
     return names;
   };
   return {
-      {"POST", "/v1/decisions", BodyKind::kJson, ns_tenant, {}, &AddDecisionRoute},
-      {"GET", "/v1/decisions", BodyKind::kNone, {},
-       with({"component", "status", "criticality", "decided_from", "decided_to", "query", "newest_first", "limit"}),
-       &ListDecisionsRoute},
-      {"GET", "/v1/decisions/{id}", BodyKind::kNone, {}, asker, &GetDecisionRoute},
-      {"POST", "/v1/decisions/{id}/status", BodyKind::kJson, ns_tenant, {}, &DecisionStatusRoute},
-      {"POST", "/v1/decisions/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeDecisionRoute},
       {"POST", "/v1/decisions/import-adr", BodyKind::kJson, ns_tenant, {}, &ImportAdrRoute},
       {"PUT", "/v1/operators/{operator}", BodyKind::kJson, ns_tenant, {}, &PutOperatorRoute},
       {"GET", "/v1/operators", BodyKind::kNone, {}, {"mission"}, &ListOperatorsRoute},

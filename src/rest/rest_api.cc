@@ -229,7 +229,8 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
       }
       continue;
     }
-    if (f.type == api::FieldType::kObject || f.type == api::FieldType::kProvenance) {
+    if (f.type == api::FieldType::kObject || f.type == api::FieldType::kProvenance ||
+        f.type == api::FieldType::kAlternatives) {
       return Status::Internal("parameter '" + f.name + "': a " + f.TypeText() + " is not read from parameters");
     }
     std::vector<std::string> values;

@@ -47,6 +47,10 @@ const std::string kTenant = "acme";
 // The record the examples of memory_get, memory_history and memory_delete
 // name (src/api/record.cc): Seed imports it.
 const std::string kExampleRecord = "0190e5c2-0000-7000-8000-0000000000e1";
+// The decisions the decision operations' examples name (src/api/decisions.cc):
+// Seed imports them, the one about the billing ledger and its successor.
+const std::string kExampleDecision = "0190e5c2-0000-7000-8000-0000000000d1";
+const std::string kExampleSuccessor = "0190e5c2-0000-7000-8000-0000000000d2";
 
 struct Outcome {
   int code = -1;
@@ -112,11 +116,6 @@ class FacesTest : public ::testing::Test {
       Outcome w = MspIn({"write", text, "--tag", "preference"});
       ASSERT_EQ(w.code, 0) << w.err;
     }
-    Outcome d = MspIn({"decision", "add", "--mission", "m1", "--operator", "ann", "--title",
-                   "Keep the billing ledger in PostgreSQL", "--context", "The ledger needs transactions.",
-                   "--decision", "The billing ledger lives in PostgreSQL with serializable transactions.",
-                   "--component", "billing"});
-    ASSERT_EQ(d.code, 0) << d.err;
     // The session session_steps's example opens (episode_add's adds to s1).
     for (const char* text : {"Which database holds the billing ledger?", "PostgreSQL, with serializable transactions",
                              "Then archive it every Sunday night"}) {
@@ -131,9 +130,38 @@ class FacesTest : public ::testing::Test {
       std::ofstream line(dir_.path() + "/example.jsonl");
       line << R"({"id": ")" << kExampleRecord << R"(", "namespace": {"tenant": "acme"}, "kind": "fact", )"
            << R"("text": "The billing ledger is archived every Sunday night", "tags": ["preference"]})" << "\n";
+      // The mission's decisions, with the ids the examples name: as `msp
+      // decision add` stores them.
+      line << DecisionLine(kExampleDecision, "Keep the billing ledger in PostgreSQL", "The ledger needs transactions.",
+                           "The billing ledger lives in PostgreSQL with serializable transactions.",
+                           "2026-11-02T09:00:00.000Z")
+           << DecisionLine(kExampleSuccessor, "Partition the billing ledger by month",
+                           "One table of the ledger outgrew its indexes.",
+                           "The billing ledger lives in PostgreSQL, partitioned by month, with serializable "
+                           "transactions.",
+                           "2026-11-20T09:00:00.000Z");
     }
     Outcome imported = Msp({"import", dir_.path() + "/example.jsonl", "--data-dir", data_});
     ASSERT_EQ(imported.code, 0) << imported.err;
+  }
+
+  // A decision of mission m1 about the billing component, decided by ann, as
+  // a line of `msp import`.
+  static std::string DecisionLine(const std::string& id, const std::string& title, const std::string& context,
+                                  const std::string& decision, const std::string& decided_at) {
+    const json body = {{"type", "decision"},     {"title", title},         {"context", context},
+                       {"decision", decision},   {"alternatives", json::array()}, {"consequences", ""},
+                       {"principles", json::array()}, {"component", "billing"}, {"status", "accepted"},
+                       {"decided_by", "ann"},    {"decided_at", decided_at}};
+    const json line = {{"id", id},
+                       {"namespace", {{"tenant", kTenant}, {"mission", "m1"}}},
+                       {"kind", "decision"},
+                       {"layer", "workflow"},
+                       {"source", "operator"},
+                       {"text", "Decision: " + title + "\nContext: " + context + "\nDecision: " + decision},
+                       {"valid_at", decided_at},
+                       {"body", body}};
+    return line.dump() + "\n";
   }
 
   // The command line of `request`, by the operation's table.
@@ -179,6 +207,8 @@ class FacesTest : public ::testing::Test {
       for (const auto& [part, value] : v.items()) args->insert(args->end(), {"--" + part, Text(value)});
     } else if (f.type == api::FieldType::kProvenance) {
       for (const json& p : v) args->insert(args->end(), {f.Flag(), Text(p["type"]) + ":" + Text(p["ref"])});
+    } else if (f.type == api::FieldType::kAlternatives) {
+      for (const json& a : v) args->insert(args->end(), {f.Flag(), Text(a["option"]) + ": " + Text(a["reason"])});
     } else if (v.is_array()) {
       for (const json& item : v) args->insert(args->end(), {f.Flag(), Text(item)});
     } else if (f.type == api::FieldType::kBool && f.default_value != true) {
@@ -351,6 +381,19 @@ json Comparable(json answer, const api::OperationInfo& info) {
   }
   // The facts a session's end distils: each face stores its own.
   if (answer.contains("fact_ids")) answer["fact_ids"] = answer["fact_ids"].size();
+  // A decision a call stores or changes (decision_record, decision_status,
+  // decision_supersede) says when, and at which change of its store.
+  if (info.name.rfind("decision_", 0) == 0 && !info.read_only) {
+    auto unstamped = [](json& decision) {
+      for (const char* key : {"created_at", "updated_at", "seq"}) decision.erase(key);
+    };
+    if (answer.contains("old")) {
+      unstamped(answer["old"]);
+      unstamped(answer["new"]);
+    } else {
+      unstamped(answer);
+    }
+  }
   return answer;
 }
 
@@ -371,6 +414,10 @@ void ExpectOneMoreComment(json mcp, json rest) {
 // task_add names what it makes: the same example a second time (MCP, asked
 // after REST on the same store) is refused, as REST refuses it (409).
 bool NamesWhatItMakes(const api::OperationInfo& info) { return info.name == "task_add"; }
+
+// decision_supersede is final: the same example a second time (MCP, asked
+// after REST on the same store) is refused, as REST refuses it (409).
+bool HappensOnce(const api::OperationInfo& info) { return info.name == "decision_supersede"; }
 
 TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
   ASSERT_NO_FATAL_FAILURE(Seed());
@@ -433,6 +480,14 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
       auto again = Rest(info, info.example);
       ASSERT_TRUE(again);
       EXPECT_EQ(again->status, 409) << again->body;
+    } else if (HappensOnce(info)) {
+      EXPECT_EQ(mcp["isError"], true) << mcp.dump();
+      EXPECT_EQ(mcp["content"][0]["text"].get<std::string>().rfind("failed_precondition: ", 0), 0u) << mcp.dump();
+      auto again = Rest(info, info.example);
+      ASSERT_TRUE(again);
+      EXPECT_EQ(again->status, 409) << again->body;
+      EXPECT_EQ(rest_answer["old"]["status"], "superseded") << rest->body;
+      EXPECT_EQ(rest_answer["new"]["supersedes"], kExampleDecision) << rest->body;
     } else if (info.destructive) {
       // REST deleted the example record before MCP asked: it is gone there
       // (the command line deleted it in its own copy, answering as REST).
@@ -714,14 +769,76 @@ TEST_F(FacesTest, OneCallerGetsTheSameRecordsOnEveryFace) {
   EXPECT_EQ(refused->status, 403) << refused->body;
   const json tool = Mcp("tools/call", {{"name", "decision_record"},
                                        {"arguments",
-                                        {{"mission", "m1"}, {"title", "Above"}, {"context", "C"}, {"decision", "D"},
-                                         {"access_level", 5}}}});
+                                        {{"namespace", {{"mission", "m1"}}}, {"title", "Above"}, {"context", "C"},
+                                         {"decision", "D"}, {"access_level", 5}}}});
   EXPECT_EQ(tool["isError"], true) << tool.dump();
   EXPECT_EQ(tool["content"][0]["text"].get<std::string>().rfind("forbidden: ", 0), 0u) << tool.dump();
   key_ = kKey;
   auto decisions = Get("/v1/decisions?mission=m1");
   ASSERT_TRUE(decisions && decisions->status == 200);
   EXPECT_EQ(json::parse(decisions->body)["decisions"].size(), 2u) << decisions->body;
+}
+
+// A decision above the asker's clearance (the namespace's operator, low at
+// clearance 4, asking with a key that has none) is not found by
+// decision_status and decision_supersede on any face, named as the old one
+// or as the successor, and nothing changes; the owner, asking as itself,
+// may move it.
+TEST_F(FacesTest, ADecisionAboveTheAskerIsNotFoundOnEveryFace) {
+  ASSERT_EQ(Msp({"init", "--data-dir", data_}).code, 0);
+  ASSERT_EQ(MspIn({"operator", "set", "low", "--clearance", "4"}).code, 0);
+  auto add = [&](const std::string& title, const std::string& level) {
+    Outcome added = MspIn({"decision", "add", "--mission", "m1", "--title", title, "--context", "The ledger grows.",
+                           "--decision", "As titled.", "--access-level", level, "--json"});
+    EXPECT_EQ(added.code, 0) << added.err;
+    return json::parse(added.out, nullptr, false).value("id", std::string());
+  };
+  const std::string open = add("Keep the billing ledger in PostgreSQL", "0");
+  const std::string secret = add("Sign the billing ledger with the vault key", "5");
+  ASSERT_FALSE(open.empty());
+  ASSERT_FALSE(secret.empty());
+  const json ns = {{"mission", "m1"}, {"operator", "low"}};
+  const std::vector<std::pair<std::string, json>> calls = {
+      {"decision_status", {{"decision_id", secret}, {"status", "deprecated"}, {"namespace", ns}}},
+      {"decision_supersede", {{"decision_id", secret}, {"by", open}, {"namespace", ns}}},
+      {"decision_supersede", {{"decision_id", open}, {"by", secret}, {"namespace", ns}}},
+      {"decision_show", {{"decision_id", secret}, {"namespace", ns}}},
+  };
+  for (const auto& [name, request] : calls) {
+    SCOPED_TRACE(name + " " + request.dump());
+    const api::OperationInfo& info = api::FindOperation(name)->info();
+    Outcome cli = MspIn(CliArgs(info, request));
+    EXPECT_EQ(cli.code, 4) << cli.out << cli.err;
+  }
+  StartServe();
+  for (const auto& [name, request] : calls) {
+    SCOPED_TRACE(name + " " + request.dump());
+    const api::OperationInfo& info = api::FindOperation(name)->info();
+    auto rest = Rest(info, request);
+    ASSERT_TRUE(rest);
+    EXPECT_EQ(rest->status, 404) << rest->body;
+    const json mcp = Mcp("tools/call", {{"name", info.mcp_tool}, {"arguments", request}});
+    EXPECT_EQ(mcp["isError"], true) << mcp.dump();
+    EXPECT_EQ(mcp["content"][0]["text"].get<std::string>().rfind("not_found: ", 0), 0u) << mcp.dump();
+  }
+  // Nothing changed; the owner (the key, no operator) sees both and may move the secret one.
+  auto shown = Get("/v1/decisions/" + secret + "?mission=m1");
+  ASSERT_TRUE(shown && shown->status == 200) << (shown ? shown->body : "no answer");
+  EXPECT_EQ(json::parse(shown->body)["status"], "accepted");
+  EXPECT_EQ(json::parse(shown->body)["superseded_by"], "");
+  auto listed = Get("/v1/decisions?mission=m1");
+  ASSERT_TRUE(listed && listed->status == 200);
+  const json decisions = json::parse(listed->body)["decisions"];
+  EXPECT_EQ(decisions.size(), 2u);
+  for (const json& d : decisions) {
+    EXPECT_EQ(d["status"], "accepted") << d.dump();
+    EXPECT_EQ(d["supersedes"], "") << d.dump();
+  }
+  const json mine = Mcp("tools/call", {{"name", "decision_status"},
+                                       {"arguments", {{"decision_id", secret}, {"status", "deprecated"},
+                                                      {"namespace", {{"mission", "m1"}}}}}});
+  ASSERT_EQ(mine["isError"], false) << mine.dump();
+  EXPECT_EQ(mine["structuredContent"]["status"], "deprecated");
 }
 
 // A write's time to live has one range on every face, 1..36500 days, and an

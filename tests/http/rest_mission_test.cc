@@ -178,6 +178,20 @@ TEST_F(RestMissionTest, DecisionsAddListShowAndRefuseBadInput) {
   EXPECT_EQ(unknown_param.status, 400);
   EXPECT_NE(unknown_param.ErrorMessage().find("colour"), std::string::npos);
   EXPECT_EQ(Get(list, kKeyA).j["decisions"].size(), 2u);
+  // decision_list's names (and the older singular ones); one limit range, 1..1000, on every face.
+  EXPECT_EQ(Ids(Get(list + "&components=relay&statuses=accepted", kKeyA).j["decisions"]), std::set<std::string>{id});
+  EXPECT_EQ(Get(list + "&decided_from=2000-01-01T00:00:00Z&decided_to=2000-01-02T00:00:00Z", kKeyA)
+                .j["decisions"]
+                .size(),
+            0u);
+  Answer backwards = Get(list + "&decided_from=2000-01-02T00:00:00Z&decided_to=2000-01-01T00:00:00Z", kKeyA);
+  EXPECT_EQ(backwards.status, 400);
+  EXPECT_EQ(backwards.ErrorMessage(), "parameter 'decided_to' must be later than parameter 'decided_from'");
+  for (const char* limit : {"0", "1001"}) {
+    Answer a = Get(list + "&limit=" + limit, kKeyA);
+    EXPECT_EQ(a.status, 400) << a.body;
+    EXPECT_NE(a.ErrorMessage().find("between 1 and 1000"), std::string::npos) << a.body;
+  }
 }
 
 TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
@@ -206,6 +220,17 @@ TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
   ASSERT_EQ(sup.status, 200) << sup.body;
   EXPECT_EQ(sup.j["old"]["superseded_by"], new_id);
   EXPECT_EQ(sup.j["new"]["supersedes"], old_id);
+  // A superseded decision keeps its status (409); the path names the
+  // decision, and a body naming another one is refused, changing nothing.
+  Answer final_status =
+      PostJson("/v1/decisions/" + old_id + "/status", kKeyA, {{"namespace", ns}, {"status", "accepted"}});
+  EXPECT_EQ(final_status.status, 409) << final_status.body;
+  EXPECT_EQ(final_status.ErrorCode(), "failed_precondition");
+  Answer other = PostJson("/v1/decisions/" + new_id + "/status", kKeyA,
+                          {{"namespace", ns}, {"decision_id", old_id}, {"status", "rejected"}});
+  EXPECT_EQ(other.status, 400) << other.body;
+  EXPECT_NE(other.ErrorMessage().find("decision_id"), std::string::npos) << other.body;
+  EXPECT_EQ(Get("/v1/decisions/" + new_id + m, kKeyA).j["status"], "accepted");
 
   // Operators: a key with a clearance of its own may not set one.
   EXPECT_EQ(PutJson("/v1/operators/bob", kKeyA2, {{"namespace", {{"mission", kMission}}}, {"clearance", 9}}).status, 403);

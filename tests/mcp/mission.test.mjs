@@ -1,6 +1,7 @@
 // The mission tools through the official SDK client against `msp serve`'s
 // /mcp: workflow_mark_used after a workflow_memory_query, a key's clearance
-// limiting what its session is served, the ADR import and the task tools.
+// limiting what its session is served, the decision tools, the ADR import and
+// the task tools.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -36,7 +37,7 @@ describe('mission tools over msp serve', () => {
       const first = await client.callTool({
         name: 'decision_record',
         arguments: {
-          mission: 'mars', title: 'Use UDP for the relay channel', context: 'The relay drops packets under load.',
+          namespace: { mission: 'mars' }, title: 'Use UDP for the relay channel', context: 'The relay drops packets under load.',
           decision: 'Carry relay telemetry over UDP.', component: 'relay',
         },
       });
@@ -44,7 +45,7 @@ describe('mission tools over msp serve', () => {
       const second = await client.callTool({
         name: 'decision_record',
         arguments: {
-          mission: 'mars', title: 'Log every relay packet drop', context: 'Drops were invisible.',
+          namespace: { mission: 'mars' }, title: 'Log every relay packet drop', context: 'Drops were invisible.',
           decision: 'Count relay drops per minute.', component: 'relay',
         },
       });
@@ -93,7 +94,7 @@ describe('mission tools over msp serve', () => {
       const secret = await full.client.callTool({
         name: 'decision_record',
         arguments: {
-          mission: 'venus', title: 'Aim the lasers at the orbiter', context: 'The radio link is jammed.',
+          namespace: { mission: 'venus' }, title: 'Aim the lasers at the orbiter', context: 'The radio link is jammed.',
           decision: 'Switch the uplink to the laser terminal.', component: 'uplink', access_level: 2,
         },
       });
@@ -110,11 +111,98 @@ describe('mission tools over msp serve', () => {
       const writeUp = await low.client.callTool({
         name: 'decision_record',
         arguments: {
-          mission: 'venus', title: 'Another secret', context: 'c', decision: 'd', access_level: 1,
+          namespace: { mission: 'venus' }, title: 'Another secret', context: 'c', decision: 'd', access_level: 1,
         },
       });
       assert.equal(writeUp.isError, true);
       assert.match(writeUp.content[0].text, /clearance/);
+    } finally {
+      await full.client.close();
+      await low.client.close();
+    }
+  });
+
+  test('the decision tools: list, show, status and supersede serve only what the asker may read', async () => {
+    const full = await connectHttp(server.url, { authorization: `Bearer ${FULL_KEY}` });
+    const low = await connectHttp(server.url, { authorization: `Bearer ${LOW_KEY}` });
+    try {
+      const { tools } = await full.client.listTools();
+      for (const name of ['decision_record', 'decision_list', 'decision_show', 'decision_status', 'decision_supersede']) {
+        const tool = tools.find((t) => t.name === name);
+        assert.ok(tool, `${name} is listed`);
+        assert.equal(tool.outputSchema.type, 'object');
+        assert.ok(tool.inputSchema.properties.namespace, `${name} takes the namespace`);
+      }
+      const record = async (args) => {
+        const r = await full.client.callTool({
+          name: 'decision_record',
+          arguments: { namespace: { mission: 'europa' }, context: 'The ice is thicker than modelled.', ...args },
+        });
+        assert.equal(r.isError, false, JSON.stringify(r));
+        return r.structuredContent;
+      };
+      const drill = await record({
+        title: 'Drill through the ice shelf', decision: 'Use the thermal drill.',
+        alternatives: [{ option: 'Mechanical drill', reason: 'It jams in the cold.' }],
+        provenance: [{ type: 'issue', ref: '7', detail: 'the thermal budget' }], decided_by: 'ann',
+      });
+      assert.deepEqual(drill.alternatives, [{ option: 'Mechanical drill', reason: 'It jams in the cold.' }]);
+      assert.deepEqual(drill.provenance, [{ type: 'issue', ref: '7', detail: 'the thermal budget' }]);
+      const melt = await record({ title: 'Melt a shaft instead', decision: 'Use the melt probe.' });
+      const secret = await record({ title: 'Keep the landing site secret', decision: 'Tell no one.', access_level: 2 });
+      const ns = { mission: 'europa' };
+
+      const listed = await full.client.callTool({ name: 'decision_list', arguments: { namespace: ns } });
+      assert.equal(listed.isError, false, JSON.stringify(listed));
+      assert.deepEqual(listed.structuredContent.decisions.map((d) => d.id).sort(), [drill.id, melt.id, secret.id].sort());
+      const lowList = await low.client.callTool({ name: 'decision_list', arguments: { namespace: ns, limit: 10 } });
+      assert.deepEqual(lowList.structuredContent.decisions.map((d) => d.id).sort(), [drill.id, melt.id].sort());
+      const shown = await full.client.callTool({ name: 'decision_show', arguments: { namespace: ns, decision_id: secret.id } });
+      assert.equal(shown.structuredContent.title, 'Keep the landing site secret');
+
+      // Above the low key's clearance: not found, whichever way it is named, and nothing changes.
+      for (const [name, args] of [
+        ['decision_show', { decision_id: secret.id }],
+        ['decision_status', { decision_id: secret.id, status: 'rejected' }],
+        ['decision_supersede', { decision_id: secret.id, by: melt.id }],
+        ['decision_supersede', { decision_id: drill.id, by: secret.id }],
+      ]) {
+        const refused = await low.client.callTool({ name, arguments: { namespace: ns, ...args } });
+        assert.equal(refused.isError, true, `${name} ${JSON.stringify(args)}`);
+        assert.match(refused.content[0].text, /^not_found: /);
+      }
+      const untouched = await full.client.callTool({ name: 'decision_show', arguments: { namespace: ns, decision_id: drill.id } });
+      assert.equal(untouched.structuredContent.status, 'accepted');
+      assert.equal(untouched.structuredContent.superseded_by, '');
+
+      const status = await low.client.callTool({
+        name: 'decision_status', arguments: { namespace: ns, decision_id: drill.id, status: 'deprecated' },
+      });
+      assert.equal(status.isError, false, JSON.stringify(status));
+      assert.equal(status.structuredContent.status, 'deprecated');
+      const superseded = await full.client.callTool({ name: 'decision_status', arguments: { namespace: ns, decision_id: drill.id, status: 'superseded' } });
+      assert.equal(superseded.isError, true, 'superseded comes only from decision_supersede');
+      assert.match(superseded.content[0].text, /^invalid_argument: field 'status': unknown value 'superseded'/);
+
+      const sup = await full.client.callTool({
+        name: 'decision_supersede', arguments: { namespace: ns, decision_id: drill.id, by: melt.id },
+      });
+      assert.equal(sup.isError, false, JSON.stringify(sup));
+      assert.equal(sup.structuredContent.old.status, 'superseded');
+      assert.equal(sup.structuredContent.old.superseded_by, melt.id);
+      assert.equal(sup.structuredContent.new.supersedes, drill.id);
+      const again = await full.client.callTool({
+        name: 'decision_supersede', arguments: { namespace: ns, decision_id: drill.id, by: melt.id },
+      });
+      assert.equal(again.isError, true);
+      assert.match(again.content[0].text, /^failed_precondition: .*already superseded/);
+      const old = await full.client.callTool({ name: 'decision_list', arguments: { namespace: ns, statuses: ['superseded'] } });
+      assert.deepEqual(old.structuredContent.decisions.map((d) => d.id), [drill.id]);
+
+      // The mission is the namespace's, as on every face: a flat "mission" is no field.
+      const flat = await full.client.callTool({ name: 'decision_list', arguments: { mission: 'europa' } });
+      assert.equal(flat.isError, true);
+      assert.match(flat.content[0].text, /unknown field 'mission'/);
     } finally {
       await full.client.close();
       await low.client.close();
