@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <utility>
 
 namespace msp::api {
@@ -127,54 +128,76 @@ std::string RestMessage(const OperationInfo& info, std::string message) {
   return message;
 }
 
-const std::vector<const Operation*>& Operations() {
-  // Made once and never taken apart: a short `msp` process would spend a
-  // measurable part of its life destroying the declarations as it exits.
-  static const auto& owned = *new std::vector<std::unique_ptr<Operation>>([] {
-    std::vector<std::unique_ptr<Operation>> v;
-    v.push_back(SearchOperation());
+namespace {
+
+// One row of the table: the operation's name and its declaration. The
+// order is the reference page's, and the order faces_test calls them in.
+struct Declared {
+  std::string_view name;
+  std::unique_ptr<Operation> (*make)();
+};
+
+constexpr Declared kTable[] = {
+    {"search", &SearchOperation},
     // Before anything writes: the counts of the store every face starts
     // from (faces_test compares them).
-    v.push_back(StatsOperation());
+    {"memory_stats", &StatsOperation},
     // Before anything deletes the example record: its events are its
     // import's on every face's store.
-    v.push_back(AuditOperation());
-    v.push_back(WorkflowQueryOperation());
-    v.push_back(WriteOperation());
-    v.push_back(GetOperation());
-    v.push_back(HistoryOperation());
-    v.push_back(DeleteOperation());
-    v.push_back(ListOperation());
-    v.push_back(EpisodeAddOperation());
-    v.push_back(SessionStepsOperation());
+    {"memory_audit", &AuditOperation},
+    {"workflow_memory_query", &WorkflowQueryOperation},
+    {"memory_write", &WriteOperation},
+    {"memory_get", &GetOperation},
+    {"memory_history", &HistoryOperation},
+    {"memory_delete", &DeleteOperation},
+    {"memory_list", &ListOperation},
+    {"episode_add", &EpisodeAddOperation},
+    {"session_steps", &SessionStepsOperation},
     // After session_steps: it consolidates the session session_steps reads.
-    v.push_back(SessionEndOperation());
-    v.push_back(TaskAddOperation());
-    v.push_back(TaskListOperation());
-    v.push_back(TaskShowOperation());
-    v.push_back(TaskStatusOperation());
+    {"session_end", &SessionEndOperation},
+    {"task_add", &TaskAddOperation},
+    {"task_list", &TaskListOperation},
+    {"task_show", &TaskShowOperation},
+    {"task_status", &TaskStatusOperation},
     // After task_status: a comment changes what the task shows.
-    v.push_back(TaskCommentOperation());
+    {"task_comment", &TaskCommentOperation},
     // Before anything changes the example decision, and before
     // decision_record adds to the list (each face adds its own).
-    v.push_back(DecisionListOperation());
-    v.push_back(DecisionShowOperation());
-    v.push_back(DecisionStatusOperation());
-    v.push_back(DecisionRecordOperation());
+    {"decision_list", &DecisionListOperation},
+    {"decision_show", &DecisionShowOperation},
+    {"decision_status", &DecisionStatusOperation},
+    {"decision_record", &DecisionRecordOperation},
     // Last: superseded is final (the second face's call is refused).
-    v.push_back(DecisionSupersedeOperation());
+    {"decision_supersede", &DecisionSupersedeOperation},
+};
+constexpr size_t kDeclared = sizeof kTable / sizeof kTable[0];
+
+// Row i's operation, declared on first use (a command-line verb declares
+// only its own). Never taken apart: a short `msp` process would spend a
+// measurable part of its life destroying declarations as it exits.
+const Operation* DeclaredAt(size_t i) {
+  static std::once_flag made[kDeclared];
+  static const Operation* ops[kDeclared] = {};
+  std::call_once(made[i], [i] { ops[i] = kTable[i].make().release(); });
+  return ops[i];
+}
+
+}  // namespace
+
+const std::vector<const Operation*>& Operations() {
+  static const std::vector<const Operation*>& ops = *new std::vector<const Operation*>([] {
+    std::vector<const Operation*> v;
+    for (size_t i = 0; i < kDeclared; ++i) v.push_back(DeclaredAt(i));
     return v;
   }());
-  static const std::vector<const Operation*> ops = [] {
-    std::vector<const Operation*> v;
-    for (const auto& op : owned) v.push_back(op.get());
-    return v;
-  }();
   return ops;
 }
 
 const Operation* FindOperation(std::string_view name) {
-  return FindIf([&](const Operation* op) { return op->info().name == name; });
+  for (size_t i = 0; i < kDeclared; ++i) {
+    if (kTable[i].name == name) return DeclaredAt(i);
+  }
+  return nullptr;
 }
 
 const Operation* FindByCliVerb(std::string_view verb) {

@@ -15,8 +15,10 @@ namespace msp::api {
 // Every operation. Built once; thread-safe.
 const std::vector<const Operation*>& Operations();
 
-// The operation named `name` ("search"); by its CLI verb ("query") or its
-// MCP tool ("memory_search"). nullptr when there is none.
+// The operation named `name` ("search"), declaring only that one when the
+// table has not been built (what one command-line verb needs); by its CLI
+// verb ("query") or its MCP tool ("memory_search"), which builds the table.
+// nullptr when there is none. Thread-safe.
 const Operation* FindOperation(std::string_view name);
 const Operation* FindByCliVerb(std::string_view verb);
 const Operation* FindByMcpTool(std::string_view tool);

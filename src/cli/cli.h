@@ -82,6 +82,9 @@ class VerbFlags {
   // The flags of `operation`'s field table, then `extra`.
   static VerbFlags OfOperation(std::string_view operation, std::vector<FlagSpec> extra);
   const std::vector<FlagSpec>& get() const;
+  // The operation whose field table they are ("" for listed flags): the
+  // operation a verb of src/api runs.
+  std::string_view operation() const;
 
  private:
   struct State;

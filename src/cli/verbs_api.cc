@@ -33,7 +33,9 @@ std::string_view Keep(std::string text) {
 }
 
 const api::Operation& OperationOfVerb(const Invocation& inv) {
-  const api::Operation* op = api::FindByCliVerb(inv.verb->name);
+  // The verb's flags name its operation (ApiFlags): only that one is declared.
+  const std::string_view name = inv.verb->flags.operation();
+  const api::Operation* op = name.empty() ? api::FindByCliVerb(inv.verb->name) : api::FindOperation(name);
   return *op;  // the verb table names only verbs of operations here
 }
 
@@ -269,6 +271,8 @@ const std::vector<FlagSpec>& VerbFlags::get() const {
   }
   return state_->flags;
 }
+
+std::string_view VerbFlags::operation() const { return state_ ? state_->operation : std::string_view(); }
 
 VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
   return VerbFlags::OfOperation(operation, std::move(extra));
