@@ -374,6 +374,10 @@ Result<Correction> AddCorrection(MemoryLayer& engine, const Namespace& scope, co
                                  const std::string& actor);
 Result<std::vector<Correction>> ListCorrections(MemoryLayer& engine, const Namespace& scope,
                                                 const CorrectionFilter& filter, const Asker& asker);
+// The correction `id` of any operator of the mission; NotFound when there is
+// none or its access level is above the asker's clearance.
+Result<Correction> GetCorrection(MemoryLayer& engine, const Namespace& scope, const std::string& id,
+                                 const Asker& asker);
 
 // ---------------------------------------------------- records <-> memories
 

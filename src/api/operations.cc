@@ -169,6 +169,10 @@ constexpr Declared kTable[] = {
     {"decision_record", &DecisionRecordOperation},
     // Last: superseded is final (the second face's call is refused).
     {"decision_supersede", &DecisionSupersedeOperation},
+    // Before correction_record adds to the list (each face adds its own).
+    {"correction_list", &CorrectionListOperation},
+    {"correction_show", &CorrectionShowOperation},
+    {"correction_record", &CorrectionRecordOperation},
 };
 constexpr size_t kDeclared = sizeof kTable / sizeof kTable[0];
 

@@ -57,6 +57,9 @@ std::unique_ptr<Operation> DecisionListOperation();       // decisions.cc
 std::unique_ptr<Operation> DecisionShowOperation();       // decisions.cc
 std::unique_ptr<Operation> DecisionStatusOperation();     // decisions.cc
 std::unique_ptr<Operation> DecisionSupersedeOperation();  // decisions.cc
+std::unique_ptr<Operation> CorrectionRecordOperation();   // corrections.cc
+std::unique_ptr<Operation> CorrectionListOperation();     // corrections.cc
+std::unique_ptr<Operation> CorrectionShowOperation();     // corrections.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

@@ -245,6 +245,7 @@ Status RunOperatorSet(Invocation& inv);
 Status RunOperatorList(Invocation& inv);
 Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
+Status RunCorrectionShow(Invocation& inv);
 Status RunDemoVerb(Invocation& inv);
 // verbs_procedure.cc and verbs_agent.cc: procedural memory, core memory,
 // working memory, the agent loop.

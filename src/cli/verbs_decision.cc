@@ -1,6 +1,6 @@
 // Mission record verbs: decision add / list / show / status / supersede /
 // import, principle add / edit / show / list, operator set / list,
-// correction add / list (include/msp/mission.h).
+// correction add / list / show (include/msp/mission.h).
 #include <iterator>
 #include <ostream>
 
@@ -15,12 +15,6 @@ namespace msp {
 namespace {
 
 using json = nlohmann::json;
-
-// Standard input as one JSON object (`what` names it in errors).
-Result<json> StdinJson(Invocation& inv, std::string_view what) {
-  std::string text(std::istreambuf_iterator<char>(*inv.in), {});
-  return ParseJsonObject(text, what);
-}
 
 // --access-level N (0..9), or `fallback`.
 // Who is reading: --clearance N when given, else --operator at their
@@ -329,74 +323,36 @@ Status RunOperatorList(Invocation& inv) {
   return Status::Ok();
 }
 
+// correction add / list / show: src/api's correction operations
+// (api/corrections.cc), printed.
 Status RunCorrectionAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  if (inv.ns.operator_id.empty()) return Usage(inv, "--operator is required: a correction belongs to an operator");
-  Correction c;
-  if (!inv.flags.positionals.empty()) {
-    if (inv.flags.positionals[0] != "-") {
-      return Usage(inv, "the only argument is '-' (a JSON correction on standard input)");
-    }
-    for (const char* flag : {"--class", "--category", "--component", "--outcome", "--summary", "--retrieval-id"}) {
-      if (inv.flags.Has(flag)) return Usage(inv, "give the correction either as flags or as JSON, not both");
-    }
-    MSP_ASSIGN_OR_RETURN(json j, StdinJson(inv, "standard input"));
-    Result<Correction> parsed = CorrectionFromJson(j);
-    if (!parsed.ok()) return parsed.status().WithContext("standard input");
-    c = std::move(parsed).value();
-  } else {
-    c.correction_class = inv.flags.Get("--class");
-    c.category = inv.flags.Get("--category");
-    c.component = inv.flags.Get("--component");
-    if (!inv.flags.Has("--outcome")) return Usage(inv, "--outcome is required: accepted, rejected or modified");
-    MSP_ASSIGN_OR_RETURN(c.outcome, EnumFlag(inv, "--outcome", inv.flags.Get("--outcome"), &ParseCorrectionOutcome,
-                                             &CorrectionOutcomeName));
-    c.summary = inv.flags.Get("--summary");
-    c.retrieval_id = inv.flags.Get("--retrieval-id");
-    if (inv.flags.Has("--criticality")) {
-      MSP_ASSIGN_OR_RETURN(c.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
-                                                   &ParseCriticality, &CriticalityName));
-    }
-    MSP_ASSIGN_OR_RETURN(c.access_level, AccessLevelFlag(inv, 0));
-  }
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(*engine, inv.ns, c, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, CorrectionToJson(stored));
-  } else {
-    *inv.out << "stored correction " << stored.id << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) *inv.out << "stored correction " << TextAt(*answer, "id") << "\n";
   return Status::Ok();
 }
 
+namespace {
+
+void PrintCorrectionLine(std::ostream& out, const json& c) {
+  out << TextAt(c, "id") << "  " << TextAt(c, "operator") << "  " << TextAt(c, "class") << "/"
+      << TextAt(c, "category") << "  " << TextAt(c, "component") << "  " << TextAt(c, "outcome") << "  "
+      << TextAt(c, "summary") << "\n";
+}
+
+}  // namespace
+
 Status RunCorrectionList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  CorrectionFilter f;
-  f.operator_id = inv.flags.Get("--of");
-  f.components = inv.flags.All("--component");
-  f.classes = inv.flags.All("--class");
-  MSP_ASSIGN_OR_RETURN(f.outcomes, EnumFlags(inv, "--outcome", &ParseCorrectionOutcome, &CorrectionOutcomeName));
-  f.retrieval_id = inv.flags.Get("--retrieval-id");
-  MSP_ASSIGN_OR_RETURN(f.from, TimeFlag(inv, "--since"));
-  MSP_ASSIGN_OR_RETURN(f.to, TimeFlag(inv, "--until"));
-  f.newest_first = inv.flags.Has("--newest-first");
-  Result<int64_t> limit = inv.flags.GetInt("--limit", 0, 0, 100000);
-  if (!limit.ok()) return Usage(inv, limit.status().message());
-  f.limit = static_cast<int>(*limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(*engine, inv.ns, f, asker));
-  if (inv.json) {
-    json arr = json::array();
-    for (const Correction& c : list) arr.push_back(CorrectionToJson(c));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& list = ListAt(*answer, "corrections");
   if (list.empty()) *inv.out << "no corrections\n";
-  for (const Correction& c : list) {
-    *inv.out << c.id << "  " << c.operator_id << "  " << c.correction_class << "/" << c.category << "  "
-             << c.component << "  " << CorrectionOutcomeName(c.outcome) << "  " << c.summary << "\n";
-  }
+  for (const json& c : list) PrintCorrectionLine(*inv.out, c);
+  return Status::Ok();
+}
+
+Status RunCorrectionShow(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintCorrectionLine(*inv.out, *answer);
   return Status::Ok();
 }
 
@@ -460,28 +416,15 @@ std::vector<Verb> MissionVerbs() {
        &RunOperatorList},
       {"correction add",
        "(--class C --category C --component C --outcome O --summary S [flags] | -) --mission ID --operator ID",
-       "record an operator's correction as a structured abstraction (never raw prompt or output text)",
-       {{"--class", "ID", "correction class, an identifier (e.g. missing_context)"},
-        {"--category", "ID", "semantic category, an identifier"},
-        {"--component", "ID", "affected component, an identifier"},
-        {"--outcome", "OUTCOME", "accepted | rejected | modified"},
-        {"--summary", "TEXT", "one sentence, at most 200 characters"},
-        {"--retrieval-id", "ID", "the retrieval this corrects (from `msp query`)"},
-        {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
-        {"--access-level", "N", "0..9 (default 0)"}},
-       {"-"}, 0, kRecordVerb, &RunCorrectionAdd},
-      {"correction list", "--mission ID [flags]", "corrections of the mission, oldest first",
-       {{"--of", "OPERATOR", "only this operator's"},
-        {"--component", "ID", "only this component (repeatable)", true},
-        {"--class", "ID", "only this class (repeatable)", true},
-        {"--outcome", "OUTCOME", "only this outcome (repeatable)", true},
-        {"--retrieval-id", "ID", "only corrections of this retrieval"},
-        {"--since", "TIME", "created at or after (ISO 8601)"},
-        {"--until", "TIME", "created before (ISO 8601)"},
-        {"--newest-first", "", "newest first"},
-        {"--limit", "N", "at most N (default all)"},
-        {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
-       {}, 0, kRecordVerb | kReadsAtClearance, &RunCorrectionList},
+       "record an operator's correction as a structured abstraction (never raw prompt or output text); "
+       "docs/operations.md",
+       ApiFlags("correction_record"), {"-"}, 0, kRecordVerb, &RunCorrectionAdd},
+      {"correction list", "--mission ID [flags]", "corrections of the mission the reader may see, oldest first",
+       ApiFlags("correction_list", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}), {},
+       0, kRecordVerb | kReadsAtClearance, &RunCorrectionList},
+      {"correction show", "ID --mission ID [flags]", "one correction, every field",
+       ApiFlags("correction_show", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}),
+       {"ID"}, 1, kRecordVerb | kReadsAtClearance, &RunCorrectionShow},
       {"query",
        "TEXT|- --mission ID [--operator ID] [flags]",
        "workflow_memory_query: a Markdown digest of the mission's memory for a task, within a token budget; "

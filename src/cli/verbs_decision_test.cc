@@ -339,16 +339,16 @@ TEST_F(DecisionVerbsTest, CorrectionsRefuseRawTextByEveryPath) {
   CliRun j1 = Run({"correction", "add", "-", "--mission", "m", "--operator", "ann"},
                   R"({"class": "missing_context", "category": "api", "component": "auth", "outcome": "modified",
                       "summary": "Missed the rotation decision.", "prompt": "the whole prompt"})");
-  EXPECT_EQ(j1.code, 3);
-  EXPECT_TRUE(Contains(j1.err, "never raw prompt or output text"));
+  EXPECT_EQ(j1.code, 2);  // bad input on every face (it was refused, 3)
+  EXPECT_TRUE(Contains(j1.err, "prompt")) << j1.err;
   // JSON with raw text in the summary.
   json with_raw_summary = {{"class", "missing_context"}, {"category", "api"}, {"component", "auth"},
                            {"outcome", "modified"},       {"summary", raw}};
-  EXPECT_EQ(Run({"correction", "add", "-", "--mission", "m", "--operator", "ann"}, with_raw_summary.dump()).code, 3);
+  EXPECT_EQ(Run({"correction", "add", "-", "--mission", "m", "--operator", "ann"}, with_raw_summary.dump()).code, 2);
   // Flags.
   CliRun f1 = Run({"correction", "add", "--mission", "m", "--operator", "ann", "--class", "missing_context",
                    "--category", "api", "--component", "auth", "--outcome", "modified", "--summary", raw});
-  EXPECT_EQ(f1.code, 3);
+  EXPECT_EQ(f1.code, 2);
   CliRun f2 = Run({"correction", "add", "--mission", "m", "--operator", "ann", "--class", "missing context here",
                    "--category", "api", "--component", "auth", "--outcome", "modified", "--summary", "Fine."});
   EXPECT_EQ(f2.code, 2);
@@ -364,8 +364,17 @@ TEST_F(DecisionVerbsTest, CorrectionsRefuseRawTextByEveryPath) {
                      "Дайджест пропустив звіт про РЕБ.", "--retrieval-id", "0190e5c2-0000-7000-8000-000000000042"});
   EXPECT_EQ(ok["operator"], "ann");
   EXPECT_EQ(ok["category"], "маршрут");
-  json list = RunJson({"correction", "list", "--mission", "m", "--of", "ann"});
+  // list --json answers {corrections} (it printed a bare array), as REST and MCP.
+  json answer = RunJson({"correction", "list", "--mission", "m", "--of", "ann"});
+  ASSERT_TRUE(answer.is_object()) << answer.dump();
+  const json list = answer["corrections"];
   ASSERT_EQ(list.size(), 1u);
+  // show: the one correction, on the command line too.
+  json shown = RunJson({"correction", "show", list[0]["id"], "--mission", "m"});
+  EXPECT_EQ(shown["id"], list[0]["id"]);
+  // limit 1..1000 on every face (the command line took 0..100000, 0 meaning all).
+  EXPECT_EQ(Run({"correction", "list", "--mission", "m", "--limit", "0"}).code, 2);
+  EXPECT_EQ(Run({"correction", "list", "--mission", "m", "--limit", "1001"}).code, 2);
   EXPECT_EQ(list[0]["summary"], "Дайджест пропустив звіт про РЕБ.");
   // The stored record's body holds exactly the abstraction.
   json raw_record = RunJson({"get", list[0]["id"], "--mission", "m"});

@@ -354,8 +354,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 27u);
-  EXPECT_EQ(listed["all"].size(), 36u);
+  EXPECT_EQ(listed["mission"].size(), 29u);
+  EXPECT_EQ(listed["all"].size(), 38u);
   // Every tool is in core, or in exactly one of graph and mission: each
   // names its profile where it is made (a tool naming none would be in no
   // list, "all" included).
@@ -590,17 +590,26 @@ TEST_F(McpToolsTest, MissionTools) {
                      {"outcome", "modified"},
                      {"summary", "The digest lacked the rate limit of the billing API."},
                      {"retrieval_id", q["retrieval_id"]},
-                     {"mission", "m1"}};
+                     {"namespace", {{"mission", "m1"}}}};
   out = Call("correction_record", correction);
   EXPECT_EQ(out["isError"], true);  // no operator
-  correction["operator"] = "op-ann";
+  // namespace {mission, operator} as on every face: a flat mission is an unknown field.
+  json flat = correction;
+  flat.erase("namespace");
+  flat["mission"] = "m1";
+  flat["operator"] = "op-ann";
+  out = Call("correction_record", flat);
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("mission"), std::string::npos) << out.dump();
+  correction["namespace"]["operator"] = "op-ann";
   out = Call("correction_record", correction);
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["operator"], "op-ann");
   correction["summary"] = "First sentence. Second sentence with the raw output.";
   out = Call("correction_record", correction);
-  EXPECT_EQ(out["isError"], true);
-  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("refused"), std::string::npos);
+  EXPECT_EQ(out["isError"], true);  // bad input, as on every face
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("more than one sentence"), std::string::npos)
+      << out.dump();
 
   out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"}});
   ASSERT_EQ(out["isError"], false) << out.dump();

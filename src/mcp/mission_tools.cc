@@ -1,5 +1,4 @@
-// decision_import_adr, correction_record, handoff_digest and
-// workflow_mark_used (see mission_tools.h).
+// decision_import_adr, handoff_digest and workflow_mark_used (see mission_tools.h).
 #include "mcp/mission_tools.h"
 
 #include <algorithm>
@@ -43,12 +42,6 @@ Result<Namespace> MissionScope(const McpSession& session, const json& args) {
     return Status::InvalidArgument("no mission: pass \"mission\" (the server has no default --mission)");
   }
   return ns;
-}
-
-// `args` without the keys the tool itself consumes.
-json Without(json args, std::initializer_list<const char*> keys) {
-  for (const char* k : keys) args.erase(k);
-  return args;
 }
 
 Result<json> ParsedJson(const std::string& text, std::string_view what) {
@@ -124,47 +117,6 @@ Tool DecisionImportAdr() {
     MSP_ASSIGN_OR_RETURN(AdrImportReport report, ImportAdrFiles(engine, ns, args.value("folder", std::string("adr")),
                                                                 std::move(files), o, session.actor));
     return ToolOutput{AdrImportReportToJson(report), std::nullopt};
-  };
-  return t;
-}
-
-Tool CorrectionRecord() {
-  Tool t;
-  t.name = "correction_record";
-  t.title = "Record a correction";
-  t.description =
-      "Record how an operator corrected the agent, as an abstraction only (never raw prompt or output text): "
-      "the class and semantic category of the correction, the affected component, the outcome, a one-sentence "
-      "summary, and the retrieval_id of the workflow_memory_query whose context missed it.";
-  t.input_schema = s::Object(
-      {
-          {"class", s::NonEmptyString("Correction class, an identifier (e.g. missing_context).")},
-          {"category", s::NonEmptyString("Semantic category, an identifier (e.g. api_contract).")},
-          {"component", s::NonEmptyString("Affected component, an identifier.")},
-          {"outcome", s::Enum("What became of the agent's work.", AllNames(&CorrectionOutcomeName))},
-          {"summary", s::NonEmptyString("One sentence, at most 200 characters.")},
-          {"retrieval_id", s::String("The retrieval it corrects (workflow_memory_query's retrieval_id).")},
-          {"criticality", CriticalityEnum("Default normal.")},
-          {"access_level", s::Integer("0..9 (default 0).", 0, kMaxAccessLevel)},
-          {"mission", MissionArg()},
-          {"operator", s::NonEmptyString("The operator who corrected (default: the server's --operator).")},
-      },
-      {"class", "category", "component", "outcome", "summary"});
-  t.output_schema = s::Object({{"id", s::String("The correction's id.")},
-                               {"operator", s::String("Whose correction it is.")}},
-                              {"id", "operator"}, /*closed=*/false);
-  t.annotations = ToolAnnotations(false, false, false);
-  t.profile = "mission";
-  t.handler = [](const McpSession& session, const json& args) -> Result<ToolOutput> {
-    MemoryLayer& engine = *session.engine;
-    MSP_ASSIGN_OR_RETURN(Namespace ns, MissionScope(session, args));
-    ns.operator_id = args.value("operator", ns.operator_id);
-    if (ns.operator_id.empty()) {
-      return Status::InvalidArgument("no operator: pass \"operator\" (the server has no default --operator)");
-    }
-    MSP_ASSIGN_OR_RETURN(Correction c, CorrectionFromJson(Without(args, {"mission", "operator"})));
-    MSP_ASSIGN_OR_RETURN(Correction stored, AddCorrection(engine, ns, c, session.actor));
-    return ToolOutput{CorrectionToJson(stored), std::nullopt};
   };
   return t;
 }
@@ -284,7 +236,6 @@ std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Opti
 
 void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools) {
   tools.push_back(DecisionImportAdr());
-  tools.push_back(CorrectionRecord());
   tools.push_back(HandoffDigestTool(mission));
   tools.push_back(MarkUsedTool(mission));
 }

@@ -1,8 +1,9 @@
 // The mission-memory tools of MCP (seed 003): decision_import_adr,
-// correction_record, handoff_digest and workflow_mark_used — thin faces over
-// msp/mission.h and msp/digest.h in the session's mission. (The decision
-// tools, decision_record ... decision_supersede, and the task tools,
-// task_add ... task_status, are src/api operations: mcp/api_tools.h.)
+// handoff_digest and workflow_mark_used — thin faces over msp/mission.h and
+// msp/digest.h in the session's mission. (The decision tools,
+// decision_record ... decision_supersede, the correction tools,
+// correction_record, correction_list and correction_show, and the task
+// tools, task_add ... task_status, are src/api operations: mcp/api_tools.h.)
 // Every call runs on the session's caller layer (McpSession::engine: the
 // engine enforces the session's clearance); mission reads run as CallerAsker
 // says: the operator's registry clearance, capped by the session's.

@@ -68,4 +68,13 @@ Result<std::vector<Correction>> ListCorrections(MemoryLayer& engine, const Names
   return out;
 }
 
+Result<Correction> GetCorrection(MemoryLayer& engine, const Namespace& scope, const std::string& id,
+                                 const Asker& asker) {
+  MSP_RETURN_IF_ERROR(RequireMission(scope));
+  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(engine, scope, asker));
+  MSP_ASSIGN_OR_RETURN(Memory m, GetVisible(engine, MissionNamespace(scope), id, Kind::kCorrection, clearance,
+                                            "correction"));
+  return CorrectionFromMemory(m);
+}
+
 }  // namespace msp

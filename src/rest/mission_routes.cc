@@ -1,8 +1,9 @@
 // The mission-memory routes of the REST API (seed 003): the ADR import, the
-// operator registry, events, corrections, handoff digests, usage marks, the
-// principles registry and the correction / redundancy reports. (POST
-// /v1/query, workflow_memory_query, and the decision routes but the ADR
-// import, decision_record ... decision_supersede, are src/api's.) Thin faces over
+// operator registry, events, handoff digests, usage marks, the principles
+// registry and the correction / redundancy reports. (POST /v1/query,
+// workflow_memory_query, the decision routes but the ADR import,
+// decision_record ... decision_supersede, and the correction routes,
+// correction_record, correction_list and correction_show, are src/api's.) Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
@@ -57,24 +58,11 @@ Result<Namespace> MissionFromQuery(const RestRequest& r) {
   return ns;
 }
 
-// `body` without the fields the route itself reads.
-json Without(json body, std::initializer_list<const char*> keys) {
-  for (const char* k : keys) body.erase(k);
-  return body;
-}
-
 // The text of a digest's JSON (docs/mission.md) as an object.
 Result<json> DigestJson(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Internal("the digest's JSON does not parse");
   return j;
-}
-
-// A correction that is not a structured abstraction is bad input here (400),
-// as in the CLI and MCP: the message says what to send instead.
-Status AsBadInput(Status s) {
-  if (s.code() == StatusCode::kRefused) return Status::InvalidArgument(s.message());
-  return s;
 }
 
 // ------------------------------------------------------------ decisions
@@ -285,58 +273,6 @@ Result<Reply> PromptsRoute(RestApi& api, const RestRequest& r) {
     }
   }
   return Reply::Json(200, {{"prompts", std::move(out)}});
-}
-
-// ---------------------------------------------------------- corrections
-
-Result<Reply> AddCorrectionRoute(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  if (ns.operator_id.empty()) {
-    return Status::InvalidArgument("field 'namespace.operator' is required: a correction belongs to an operator");
-  }
-  Result<Correction> c = CorrectionFromJson(Without(r.body, {"namespace"}));
-  if (!c.ok()) return AsBadInput(c.status());
-  Result<Correction> stored = AddCorrection(r.engine(), ns, *c, api.actor());
-  if (!stored.ok()) return AsBadInput(stored.status());
-  return Reply::Json(201, CorrectionToJson(*stored));
-}
-
-Result<Reply> ListCorrectionsRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  CorrectionFilter f;
-  f.operator_id = StringParam(r.query, "of");
-  f.components = ListParam(r.query, "component");
-  f.classes = ListParam(r.query, "class");
-  MSP_ASSIGN_OR_RETURN(f.outcomes,
-                       EnumParams(r.query, "outcome", &ParseCorrectionOutcome, &CorrectionOutcomeName));
-  f.retrieval_id = StringParam(r.query, "retrieval_id");
-  MSP_ASSIGN_OR_RETURN(f.from, TimeParam(r.query, "created_from"));
-  MSP_ASSIGN_OR_RETURN(f.to, TimeParam(r.query, "created_to"));
-  MSP_ASSIGN_OR_RETURN(f.newest_first, BoolParam(r.query, "newest_first", false));
-  MSP_ASSIGN_OR_RETURN(int64_t limit, IntParam(r.query, "limit", 1, kMaxList, 100));
-  f.limit = static_cast<int>(limit);
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(std::vector<Correction> list, ListCorrections(r.engine(), ns, f, asker));
-  json out = json::array();
-  for (const Correction& c : list) out.push_back(CorrectionToJson(c));
-  return Reply::Json(200, {{"corrections", std::move(out)}});
-}
-
-Result<Reply> GetCorrectionRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(int clearance, ResolveClearance(r.engine(), ns, asker));
-  Namespace mission = ns;
-  mission.operator_id.clear();
-  mission.session.clear();
-  const std::string& id = r.param("id");
-  Result<Memory> m = r.engine().Get(mission, id);
-  if (!m.ok()) return m.status();
-  Result<Correction> c = CorrectionFromMemory(*m);
-  if (!c.ok() || m->access_level > clearance) {
-    return Status::NotFound("no correction " + id + " in mission " + ns.mission);
-  }
-  return Reply::Json(200, CorrectionToJson(*c));
 }
 
 // -------------------------------------------------------------- handoff
@@ -573,12 +509,6 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
       {"GET", "/v1/reports/plan", BodyKind::kNone, {}, {"mission"}, &PlanReportRoute},
       {"GET", "/v1/prompts", BodyKind::kNone, {}, {"repository", "session", "from", "to", "limit"}, &PromptsRoute},
-      {"POST", "/v1/corrections", BodyKind::kJson, ns_tenant, {}, &AddCorrectionRoute},
-      {"GET", "/v1/corrections", BodyKind::kNone, {},
-       with({"of", "component", "class", "outcome", "retrieval_id", "created_from", "created_to", "newest_first",
-             "limit"}),
-       &ListCorrectionsRoute},
-      {"GET", "/v1/corrections/{id}", BodyKind::kNone, {}, asker, &GetCorrectionRoute},
       {"POST", "/v1/handoff", BodyKind::kJson, ns_tenant, {}, &Handoff},
       {"POST", "/v1/retrievals/{id}/used", BodyKind::kJson, ns_tenant, {}, &MarkUsed},
       {"GET", "/v1/principles", BodyKind::kNone, {}, asker, &ListPrinciplesRoute},
