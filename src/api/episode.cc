@@ -77,6 +77,21 @@ Result<json> HandleEnd(const CallContext& context, EndRequest& r) {
 
 }  // namespace
 
+json ConsolidationReportSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"episodes_read", {{"type", "integer"}, {"description", "Steps read."}}},
+            {"candidates", {{"type", "integer"}, {"description", "Facts proposed from them."}}},
+            {"facts_added", {{"type", "integer"}, {"description", "New facts stored."}}},
+            {"facts_merged", {{"type", "integer"}, {"description", "Merged into a near-duplicate."}}},
+            {"facts_superseded", {{"type", "integer"}, {"description", "New facts that replaced one they contradict."}}},
+            {"fact_ids",
+             {{"type", "array"},
+              {"items", {{"type", "string"}}},
+              {"description", "The facts added, merged or superseding, in order."}}}}},
+          {"required", {"episodes_read", "candidates", "facts_added", "facts_merged", "facts_superseded", "fact_ids"}}};
+}
+
 std::unique_ptr<Operation> SessionEndOperation() {
   Declaration<EndRequest> d;
   d.info = {
@@ -94,21 +109,7 @@ std::unique_ptr<Operation> SessionEndOperation() {
       .idempotent = true,
       .example = {{"namespace", {{"session", "s2"}}}},
       .answer = "{episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids: [id]}",
-      .answer_schema = {{"type", "object"},
-                        {"properties",
-                         {{"episodes_read", {{"type", "integer"}, {"description", "Steps read."}}},
-                          {"candidates", {{"type", "integer"}, {"description", "Facts proposed from them."}}},
-                          {"facts_added", {{"type", "integer"}, {"description", "New facts stored."}}},
-                          {"facts_merged", {{"type", "integer"}, {"description", "Merged into a near-duplicate."}}},
-                          {"facts_superseded",
-                           {{"type", "integer"}, {"description", "New facts that replaced one they contradict."}}},
-                          {"fact_ids",
-                           {{"type", "array"},
-                            {"items", {{"type", "string"}}},
-                            {"description", "The facts added, merged or superseding, in order."}}}}},
-                        {"required",
-                         {"episodes_read", "candidates", "facts_added", "facts_merged", "facts_superseded",
-                          "fact_ids"}}},
+      .answer_schema = ConsolidationReportSchema(),
   };
   d.fields = {
       Fields<EndRequest>::Scope({.name = "namespace", .doc = kSessionScopeDoc},

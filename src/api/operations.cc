@@ -155,6 +155,10 @@ constexpr Declared kTable[] = {
     {"session_steps", &SessionStepsOperation},
     // After session_steps: it consolidates the session session_steps reads.
     {"session_end", &SessionEndOperation},
+    // The second face's fact merges into the first's; superseding is final.
+    {"fact_add", &FactAddOperation},
+    {"fact_supersede", &FactSupersedeOperation},
+    {"consolidate", &ConsolidateOperation},
     {"task_add", &TaskAddOperation},
     {"task_list", &TaskListOperation},
     {"task_show", &TaskShowOperation},

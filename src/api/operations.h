@@ -60,12 +60,19 @@ std::unique_ptr<Operation> DecisionSupersedeOperation();  // decisions.cc
 std::unique_ptr<Operation> CorrectionRecordOperation();   // corrections.cc
 std::unique_ptr<Operation> CorrectionListOperation();     // corrections.cc
 std::unique_ptr<Operation> CorrectionShowOperation();     // corrections.cc
+std::unique_ptr<Operation> FactAddOperation();            // facts.cc
+std::unique_ptr<Operation> FactSupersedeOperation();      // facts.cc
+std::unique_ptr<Operation> ConsolidateOperation();        // facts.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with
 // {"memories": [...]}) writes each record as memory_write reads it.
 Result<WriteRequest> DecodeWrite(const CallContext& context, const nlohmann::json& record,
                                  const std::string& prefix);
+
+// The answer of session_end and consolidate (a ConsolidationReport), as JSON
+// Schema (episode.cc).
+nlohmann::json ConsolidationReportSchema();
 
 }  // namespace msp::api
 

@@ -39,20 +39,6 @@ const FlagSpec kJsonFlag{"--json", "", "machine-readable JSON output"};
 const FlagSpec kConfigFlag{"--config", "PATH", "TOML configuration file"};
 const FlagSpec kHelpFlag{"--help", "", "show this help"};
 
-// `flags` followed by the flags shared by the verbs that write records.
-std::vector<FlagSpec> WithRecordFlags(std::vector<FlagSpec> flags) {
-  const std::vector<FlagSpec> shared = {
-      {"--tag", "TAG", "a tag (repeatable)", true},
-      {"--source", "SOURCE", "where it came from (default user)"},
-      {"--sensitivity", "LEVEL", "low | medium | high (default low)"},
-      {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
-      {"--provenance", "TYPE:REF", "where it came from, e.g. commit:abc123 (repeatable)", true},
-      {"--valid-at", "TIME", "when it started to hold (ISO 8601)"},
-  };
-  flags.insert(flags.end(), shared.begin(), shared.end());
-  return flags;
-}
-
 // Every verb, in the order help lists them; the mission's and the coding
 // agents' are their files' (MissionVerbs, CodingVerbs).
 std::vector<Verb> AllVerbs() {
@@ -74,28 +60,12 @@ std::vector<Verb> AllVerbs() {
        ApiFlags("session_steps"), {}, 0, kRecordVerb, &RunEpisodeList},
       {"session end", "--session ID [flags]", "end a session: consolidate what is left of it; docs/operations.md",
        ApiFlags("session_end"), {}, 0, kRecordVerb, &RunSessionEnd},
-      {"fact add",
-       "TEXT [flags]",
-       "add a fact, or merge it into a near-duplicate (TEXT - reads standard input)",
-       WithRecordFlags({
-           {"--confidence", "X", "0..1 (default 1)"},
-           {"--source-episode", "ID", "episode the fact came from (repeatable)", true},
-       }),
-       {"TEXT"},
-       1,
-       kRecordVerb,
-       &RunFactAdd},
-      {"fact supersede",
-       "ID TEXT [flags]",
-       "replace fact ID by a new fact; the old one stays in history",
-       WithRecordFlags({
-           {"--confidence", "X", "0..1 (default 1)"},
-           {"--source-episode", "ID", "episode the fact came from (repeatable)", true},
-       }),
-       {"ID", "TEXT"},
-       2,
-       kRecordVerb,
-       &RunFactSupersede},
+      {"fact add", "TEXT [flags]",
+       "add a fact, or merge it into a near-duplicate (TEXT - reads standard input); docs/operations.md",
+       ApiFlags("fact_add"), {"TEXT"}, 1, kRecordVerb, &RunFactAdd},
+      {"fact supersede", "ID TEXT [flags]",
+       "replace fact ID by a new fact; the old one stays in history; docs/operations.md", ApiFlags("fact_supersede"),
+       {"ID", "TEXT"}, 2, kRecordVerb, &RunFactSupersede},
       {"search",
        "QUERY [flags]",
        "hybrid retrieval (BM25 + vectors, fused by score by default: retrieval.fusion; each episode by its own "
@@ -114,7 +84,8 @@ std::vector<Verb> AllVerbs() {
        ApiFlags("memory_delete"), {"ID"}, 1, kRecordVerb, &RunDelete},
       {"list", "[flags]", "the records of a namespace, filtered, a page at a time; docs/operations.md",
        ApiFlags("memory_list"), {}, 0, kRecordVerb, &RunList},
-      {"consolidate", "[--session ID] [flags]", "distil facts from episodes not yet consolidated", {}, {}, 0,
+      {"consolidate", "[--session ID] [flags]",
+       "distil facts from episodes not yet consolidated; docs/operations.md", ApiFlags("consolidate"), {}, 0,
        kRecordVerb, &RunConsolidate},
       {"reindex", "[flags]", "rebuild the derived indexes from the store", {}, {}, 0, kTakesSettings,
        &RunReindex},

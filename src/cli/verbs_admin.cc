@@ -1,4 +1,4 @@
-// Administrative verbs: import, export, reindex, demo.
+// Administrative verbs: init, import, export, reindex, demo.
 #include <stdlib.h>
 
 #include <cerrno>
@@ -42,6 +42,25 @@ class TempDir {
 };
 
 }  // namespace
+
+Status RunInit(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/true));
+  MSP_ASSIGN_OR_RETURN(Stats stats, engine->GetStats(Namespace{}));
+  std::error_code ec;
+  const std::string dir = std::filesystem::absolute(inv.config.options.store.data_dir, ec).lexically_normal().string();
+  if (inv.json) {
+    PrintJson(inv, nlohmann::json{{"data_dir", dir},
+                                  {"store_path", stats.store_path},
+                                  {"config_file", inv.config.config_file},
+                                  {"records", stats.records}});
+    return Status::Ok();
+  }
+  *inv.out << "msp store ready in " << dir << "\n";
+  if (!stats.store_path.empty()) *inv.out << "store:   " << stats.store_path << "\n";
+  *inv.out << "config:  " << (inv.config.config_file.empty() ? "(defaults, environment and flags)" : inv.config.config_file)
+           << "\n";
+  return Status::Ok();
+}
 
 Status RunImport(Invocation& inv) {
   const std::string& file = inv.flags.positionals[0];

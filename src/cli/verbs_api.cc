@@ -1,6 +1,7 @@
 // The verbs of src/api's operations: search (search), query
 // (workflow_memory_query), write (memory_write), get (memory_get), history
-// (memory_history), delete (memory_delete) and list (memory_list). Their flags are the operation's field table
+// (memory_history), delete (memory_delete), list (memory_list), fact add
+// (fact_add) and fact supersede (fact_supersede). Their flags are the operation's field table
 // spelled with dashes (same limits, same defaults); the flags become the
 // operation's JSON request, which the operation decodes and answers as it
 // does for REST and MCP. These verbs only print: --json the answer itself,
@@ -245,6 +246,11 @@ std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vect
   return flags;
 }
 
+// The records a write evicted (the per-user limit), one line each.
+void PrintEvicted(Invocation& inv, const json& answer) {
+  for (const json& id : answer["evicted_ids"]) *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
+}
+
 }  // namespace
 
 struct VerbFlags::State {
@@ -394,9 +400,25 @@ Status RunWrite(Invocation& inv) {
   if (!answer) return Status::Ok();
   *inv.out << ((*answer)["merged"].get<bool>() ? "merged into " : "stored ") << (*answer)["id"].get<std::string>()
            << "\n";
-  for (const json& id : (*answer)["evicted_ids"]) {
-    *inv.out << "evicted " << id.get<std::string>() << " (per-user limit)\n";
-  }
+  PrintEvicted(inv, *answer);
+  return Status::Ok();
+}
+
+Status RunFactAdd(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/true));
+  if (!answer) return Status::Ok();
+  *inv.out << ((*answer)["merged"].get<bool>() ? "merged into fact " : "added fact ") << (*answer)["id"].get<std::string>()
+           << "\n";
+  PrintEvicted(inv, *answer);
+  return Status::Ok();
+}
+
+Status RunFactSupersede(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  *inv.out << "superseded " << (*answer)["superseded"].get<std::string>() << " by " << (*answer)["id"].get<std::string>()
+           << "\n";
+  PrintEvicted(inv, *answer);
   return Status::Ok();
 }
 

@@ -53,15 +53,10 @@ Status RunSessionEnd(Invocation& inv) {
   return Status::Ok();
 }
 
+// consolidate: src/api's consolidate (api/facts.cc), printed.
 Status RunConsolidate(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport r, engine->Consolidate(inv.ns, inv.ns.session));
-  const nlohmann::json report = ConsolidationReportToJson(r);
-  if (inv.json) {
-    PrintJson(inv, report);
-  } else {
-    PrintReport(inv, report, "consolidated");
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintReport(inv, *answer, "consolidated");
   return Status::Ok();
 }
 

@@ -354,8 +354,12 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 29u);
-  EXPECT_EQ(listed["all"].size(), 38u);
+  EXPECT_EQ(listed["mission"].size(), 32u);
+  EXPECT_EQ(listed["all"].size(), 41u);
+  for (const char* tool : {"fact_add", "fact_supersede", "consolidate"}) {
+    EXPECT_EQ(listed["mission"].count(tool), 1u) << tool;
+    EXPECT_EQ(listed["core"].count(tool), 0u) << tool;
+  }
   // Every tool is in core, or in exactly one of graph and mission: each
   // names its profile where it is made (a tool naming none would be in no
   // list, "all" included).

@@ -42,26 +42,6 @@ Result<Namespace> NamespaceFromBody(const json& body, const std::string& tenant,
   return ReadNamespace(Reader(body, ""), tenant, field);
 }
 
-Result<FactRequest> FactRequestFromJson(const json& j, const std::string& tenant) {
-  Reader r(j, "");
-  MSP_RETURN_IF_ERROR(r.Object());
-  MSP_RETURN_IF_ERROR(r.Known({"namespace", "text", "confidence", "source_episodes", "tags", "source",
-                               "sensitivity", "criticality", "valid_at", "provenance"}));
-  FactRequest f;
-  MSP_ASSIGN_OR_RETURN(f.ns, ReadNamespace(r, tenant, "namespace"));
-  if (!r.Has("text")) return Status::InvalidArgument("field 'text' is required");
-  MSP_RETURN_IF_ERROR(r.String("text", &f.text));
-  MSP_RETURN_IF_ERROR(r.Double("confidence", &f.confidence, 0.0, 1.0));
-  MSP_RETURN_IF_ERROR(r.Strings("source_episodes", &f.source_episodes));
-  MSP_RETURN_IF_ERROR(r.Strings("tags", &f.tags));
-  MSP_RETURN_IF_ERROR(r.String("source", &f.source));
-  MSP_RETURN_IF_ERROR(r.Enum("sensitivity", &f.sensitivity, ParseSensitivity, SensitivityName));
-  MSP_RETURN_IF_ERROR(r.Enum("criticality", &f.criticality, ParseCriticality, CriticalityName));
-  MSP_RETURN_IF_ERROR(r.Time("valid_at", &f.valid_at));
-  MSP_RETURN_IF_ERROR(r.Provenance("provenance", &f.provenance));
-  return f;
-}
-
 Status CheckQueryNames(const QueryParams& q, const std::vector<std::string>& known) {
   for (const auto& [name, value] : q) {
     if (name == "tenant" || std::find(known.begin(), known.end(), name) != known.end()) continue;

@@ -1,7 +1,6 @@
-// JSON -> engine requests for the REST API: strict readers for the bodies of
-// POST /v1/memories, /v1/facts, /v1/episodes, and for the query parameters
-// of the list routes. (POST /v1/search and /v1/query decode with src/api's
-// field tables.)
+// JSON -> engine requests for the REST API: strict readers of a body's
+// namespace and of the query parameters of the routes not declared in
+// src/api (the declared ones decode with their operation's field table).
 //
 // Strict means: unknown fields, wrong JSON types, unknown enum names and
 // out-of-range numbers are InvalidArgument naming the field (and listing
@@ -33,10 +32,6 @@ inline const std::vector<std::string> kNamespaceParts = {"user", "agent", "sessi
 // without "namespace" is the whole tenant.
 Result<Namespace> NamespaceFromBody(const nlohmann::json& body, const std::string& tenant,
                                     const std::string& field = "namespace");
-
-// {namespace, text, confidence, source_episodes, tags, source, sensitivity,
-//  criticality, valid_at, provenance}.
-Result<FactRequest> FactRequestFromJson(const nlohmann::json& j, const std::string& tenant);
 
 // Query parameters of a GET: name -> every value given.
 using QueryParams = std::multimap<std::string, std::string>;

@@ -279,35 +279,6 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   return Reply::Json(op.info().rest_status, std::move(answer).value());
 }
 
-Result<Reply> AddFact(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
-  f.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().AddFact(f));
-  return Reply::Json(201, WriteResultToJson(result));
-}
-
-Result<Reply> SupersedeFact(RestApi& api, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(FactRequest f, FactRequestFromJson(r.body, r.tenant()));
-  f.actor = api.actor();
-  MSP_ASSIGN_OR_RETURN(WriteResult result, r.engine().SupersedeFact(f.ns, r.param("id"), f));
-  return Reply::Json(201, WriteResultToJson(result));
-}
-
-Result<Reply> Consolidate(RestApi&, const RestRequest& r) {
-  std::string session;
-  for (const auto& [key, value] : r.body.items()) {
-    if (key == "session") {
-      if (!value.is_string()) return Status::InvalidArgument("field 'session' must be a string");
-      session = value.get<std::string>();
-    } else if (key != "namespace") {
-      return Status::InvalidArgument("unknown field '" + key + "'; known fields are namespace, session");
-    }
-  }
-  MSP_ASSIGN_OR_RETURN(Namespace scope, NamespaceFromBody(r.body, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(ConsolidationReport report, r.engine().Consolidate(scope, session));
-  return Reply::Json(200, ConsolidationReportToJson(report));
-}
-
 // Every line's record lands in the caller's tenant: the tenant is set (the
 // line was already refused if it named another one). Lines that do not parse
 // are passed on unchanged, so the engine's error names them.
@@ -359,18 +330,13 @@ const std::vector<RestRoute>& Routes() {
       {"GET", "/openapi.json", BodyKind::kNone, {}, {}, &OpenApi},
       {"POST", "/v1/memories", BodyKind::kJson, {"namespace.tenant", "memories[].namespace.tenant"}, {},
        &WriteMemories},
-      {"POST", "/v1/facts", BodyKind::kJson, ns_tenant, {}, &AddFact},
-      {"POST", "/v1/facts/{id}/supersede", BodyKind::kJson, ns_tenant, {}, &SupersedeFact},
-      {"POST", "/v1/consolidate", BodyKind::kOptionalJson, ns_tenant, {}, &Consolidate},
       {"POST", "/v1/import", BodyKind::kJsonl, {}, {}, &Import},
       {"GET", "/v1/export", BodyKind::kNone, {}, WithNamespaceParams({}), &Export},
     };
-    // src/api's operations: POST /v1/search, POST /v1/query, GET
-    // /v1/audit, GET /v1/memories, the record routes GET and DELETE /v1/memories/{id}, GET
-    // /v1/memories/{id}/history, GET /v1/sessions/{session}/steps, POST
-    // /v1/sessions/{session}/end (POST
-    // /v1/memories, memory_write's, is WriteMemories above: it also takes a
-    // batch and the Idempotency-Key header).
+    // src/api's operations (docs/operations.md): a POST route decodes its
+    // body, a GET or DELETE route its parameters, with the operation's field
+    // table. (POST /v1/memories, memory_write's, is WriteMemories above: it
+    // also takes a batch and the Idempotency-Key header.)
     for (const api::Operation* op : api::Operations()) {
       const api::OperationInfo& info = op->info();
       const bool routed = std::any_of(table.begin(), table.end(), [&](const RestRoute& route) {

@@ -420,7 +420,8 @@ TEST_F(MspTest, BadInputIsRejectedAndChangesNothing) {
   // Empty and oversize text.
   ExpectRejected({"write", "", "--tag", "goal"}, 2, {"TEXT must not be empty"});
   ExpectRejected({"write", "   ", "--tag", "goal"}, 2, {"TEXT must not be empty"});
-  ExpectRejected({"fact", "add", ""}, 2, {"text is empty"});
+  ExpectRejected({"fact", "add", ""}, 2, {"TEXT must not be empty"});
+  ExpectRejected({"fact", "add", "  \t "}, 2, {"TEXT must not be empty"});
   ExpectRejected({"episode", "add", "--session", "s1", "--text", ""}, 2, {"--text must not be empty"});
   ExpectRejected({"write", std::string(40000, 'a'), "--tag", "goal"}, 2, {"text is 40000 bytes"});
   ExpectRejected({"fact", "add", std::string(300, 'b'), "--policy-max-text-bytes", "100"}, 2, {"text is 300 bytes"});

@@ -47,6 +47,9 @@ const std::string kTenant = "acme";
 // The record the examples of memory_get, memory_history and memory_delete
 // name (src/api/record.cc): Seed imports it.
 const std::string kExampleRecord = "0190e5c2-0000-7000-8000-0000000000e1";
+// The fact fact_supersede's example replaces (src/api/facts.cc): Seed
+// imports it.
+const std::string kExampleFact = "0190e5c2-0000-7000-8000-0000000000f1";
 // The decisions the decision operations' examples name (src/api/decisions.cc):
 // Seed imports them, the one about the billing ledger and its successor.
 const std::string kExampleDecision = "0190e5c2-0000-7000-8000-0000000000d1";
@@ -125,6 +128,11 @@ class FacesTest : public ::testing::Test {
       Outcome e = MspIn({"episode", "add", "--session", "s2", "--text", text});
       ASSERT_EQ(e.code, 0) << e.err;
     }
+    // The session consolidate's example distils.
+    for (const char* text : {"Which region hosts the billing ledger?", "The billing ledger runs in eu-west-1"}) {
+      Outcome e = MspIn({"episode", "add", "--session", "s3", "--text", text});
+      ASSERT_EQ(e.code, 0) << e.err;
+    }
     // The task the examples of task_show, task_comment and task_status name.
     Outcome t = MspIn({"task", "add", "T-1", "--mission", "m1", "--title", "Keep the billing ledger current",
                        "--component", "billing"});
@@ -133,6 +141,9 @@ class FacesTest : public ::testing::Test {
       std::ofstream line(dir_.path() + "/example.jsonl");
       line << R"({"id": ")" << kExampleRecord << R"(", "namespace": {"tenant": "acme"}, "kind": "fact", )"
            << R"("text": "The billing ledger is archived every Sunday night", "tags": ["preference"]})" << "\n";
+      // The fact fact_supersede's example replaces.
+      line << R"({"id": ")" << kExampleFact << R"(", "namespace": {"tenant": "acme"}, "kind": "fact", )"
+           << R"("text": "The billing ledger is archived every Friday night", "tags": ["preference"]})" << "\n";
       // The mission's decisions, with the ids the examples name: as `msp
       // decision add` stores them.
       line << DecisionLine(kExampleDecision, "Keep the billing ledger in PostgreSQL", "The ledger needs transactions.",
@@ -433,7 +444,9 @@ bool NamesWhatItMakes(const api::OperationInfo& info) { return info.name == "tas
 
 // decision_supersede is final: the same example a second time (MCP, asked
 // after REST on the same store) is refused, as REST refuses it (409).
-bool HappensOnce(const api::OperationInfo& info) { return info.name == "decision_supersede"; }
+bool HappensOnce(const api::OperationInfo& info) {
+  return info.name == "decision_supersede" || info.name == "fact_supersede";
+}
 
 TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
   ASSERT_NO_FATAL_FAILURE(Seed());
@@ -502,8 +515,13 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
       auto again = Rest(info, info.example);
       ASSERT_TRUE(again);
       EXPECT_EQ(again->status, 409) << again->body;
-      EXPECT_EQ(rest_answer["old"]["status"], "superseded") << rest->body;
-      EXPECT_EQ(rest_answer["new"]["supersedes"], kExampleDecision) << rest->body;
+      if (info.name == "fact_supersede") {
+        EXPECT_EQ(rest_answer["superseded"], kExampleFact) << rest->body;
+        EXPECT_NE(rest_answer["id"], kExampleFact) << rest->body;
+      } else {
+        EXPECT_EQ(rest_answer["old"]["status"], "superseded") << rest->body;
+        EXPECT_EQ(rest_answer["new"]["supersedes"], kExampleDecision) << rest->body;
+      }
     } else if (info.destructive) {
       // REST deleted the example record before MCP asked: it is gone there
       // (the command line deleted it in its own copy, answering as REST).
@@ -523,8 +541,13 @@ TEST_F(FacesTest, EveryOperationIsTheSameOnEveryFace) {
         EXPECT_EQ(mcp_step, rest_step);
       } else if (info.name == "task_comment") {
         ExpectOneMoreComment(Comparable(mcp["structuredContent"], info), Comparable(rest_answer, info));
-      } else if (info.name == "session_end") {
-        // REST ended the session before MCP asked: nothing is left of it.
+      } else if (info.name == "fact_add") {
+        // The same fact a second time merges into the one REST added.
+        EXPECT_EQ(rest_answer["merged"], false) << rest->body;
+        EXPECT_EQ(mcp["structuredContent"]["merged"], true) << mcp.dump();
+        EXPECT_EQ(mcp["structuredContent"]["id"], rest_answer["id"]) << mcp.dump();
+      } else if (info.name == "session_end" || info.name == "consolidate") {
+        // REST ended (consolidated) the session before MCP asked: nothing is left of it.
         EXPECT_GT(rest_answer["episodes_read"], 0) << rest_answer.dump();
         EXPECT_EQ(mcp["structuredContent"]["episodes_read"], 0) << mcp.dump();
         EXPECT_EQ(mcp["structuredContent"]["fact_ids"].size(), 0u) << mcp.dump();

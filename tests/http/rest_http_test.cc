@@ -587,8 +587,14 @@ TEST_F(RestHttpTest, EveryOperationEndToEnd) {
   Answer again = Post("/v1/sessions/s1/end", kKeyA, "");
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.j["episodes_read"], 0) << again.body;
-  Answer consolidate = PostJson("/v1/consolidate", kKeyA, {{"session", "s1"}, {"namespace", {{"user", "ann"}}}});
+  // consolidate names its session in the namespace, as every face does
+  // (the command line's --session); a top-level session is unknown.
+  Answer flat = PostJson("/v1/consolidate", kKeyA, {{"session", "s1"}, {"namespace", {{"user", "ann"}}}});
+  EXPECT_EQ(flat.status, 400) << flat.body;
+  EXPECT_EQ(flat.ErrorMessage().rfind("unknown field 'session'; known fields are namespace", 0), 0u) << flat.body;
+  Answer consolidate = PostJson("/v1/consolidate", kKeyA, {{"namespace", {{"session", "s1"}, {"user", "ann"}}}});
   ASSERT_EQ(consolidate.status, 200) << consolidate.body;
+  EXPECT_EQ(consolidate.j["episodes_read"], 0) << consolidate.body;
   EXPECT_TRUE(consolidate.j.contains("facts_added"));
 
   // Stats (without the server's paths).
