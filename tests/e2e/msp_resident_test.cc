@@ -1,0 +1,144 @@
+// End-to-end tests of the `msp` command line next to a running server: the
+// resident path (a command's read answered by `msp serve` on the data
+// directory's socket) and the vector file a server writes for the next
+// process. The fixture is msp_e2e_fixture.h.
+#include "tests/e2e/msp_e2e_fixture.h"
+
+namespace {
+
+using namespace msp_e2e;  // NOLINT: the fixture's helpers
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The resident path (docs/cli.md): with `msp serve` on the data directory, a
+// command's read-only operation is answered by the server, as the command
+// would answer it itself: same hits, same caller rules (tenant, the
+// operator's clearance), same errors; a command with other answering
+// settings, or after the server is killed, answers itself.
+TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
+  Ok({"init"});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
+  Ok({"write", "Deploys happen on Tuesdays after the standup meeting", "--tag", "constraint"});
+  const std::string secret =
+      WriteId({"decision", "add", "--mission", "m1", "--title", "Sunrise launch over the lake", "--context",
+               "the lake launch needs a date", "--decision", "launch at sunrise", "--access-level", "5"});
+  ASSERT_FALSE(secret.empty());
+  Ok({"write", "Another tenant also paints the sunrise over a lake", "--tag", "note", "--tenant", "other"});
+  Ok({"operator", "set", "guest", "--clearance", "2"});
+
+  // Answers without a server, for comparison (the resident path off).
+  auto ids = [](const json& hits) {
+    std::vector<std::string> out;
+    for (const json& h : hits) out.push_back(h["memory"]["id"].get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> q = {"search", "sunrise lake", "--record-access", "false"};
+  auto with = [](std::vector<std::string> args, std::vector<std::string> more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const json alone = Hits(with(q, {"--server-local-socket", "false"}));
+  const Outcome alone_missing = Msp({"get", "01a00000-0000-7000-8000-000000000000"});
+  ASSERT_EQ(ids(alone).size(), 2u);
+  const Outcome alone_guest = Msp({"get", secret, "--operator", "guest", "--server-local-socket", "false"});
+  ASSERT_NE(alone_guest.code, 0) << "a clearance-2 operator read a level-5 decision";
+
+  ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(server), 0) << server.err;
+  ::msp::testing::ReadStderrUntil(server, [](const std::string& t) { return Contains(t, "SIGTERM"); });
+  const std::string socket = data_ + "/msp.sock";
+  EXPECT_TRUE(Contains(server.err, "msp commands here use " + socket)) << server.err;
+  ASSERT_TRUE(fs::is_socket(socket));
+
+  // --timing says who answered.
+  Outcome r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "answered by the msp server on " + socket)) << r.err;
+  const json resident = Hits(q);
+  EXPECT_EQ(ids(resident), ids(alone));
+  ASSERT_EQ(resident.size(), alone.size());
+  for (size_t i = 0; i < resident.size(); ++i) EXPECT_EQ(resident[i]["score"], alone[i]["score"]);
+  // The operator's clearance and the tenant hold on the server as here.
+  const json other = Hits(with(q, {"--tenant", "other"}));
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_TRUE(Contains(other[0]["memory"]["text"].get<std::string>(), "Another tenant"));
+  const Outcome guest = Msp({"get", secret, "--operator", "guest"});
+  EXPECT_EQ(guest.code, alone_guest.code);
+  EXPECT_EQ(guest.err, alone_guest.err);
+  EXPECT_TRUE(Contains(Ok({"get", secret, "--json"}), "launch at sunrise"));
+  // An error as the command gives it.
+  const Outcome missing = Msp({"get", "01a00000-0000-7000-8000-000000000000"});
+  EXPECT_EQ(missing.code, alone_missing.code);
+  EXPECT_EQ(missing.err, alone_missing.err);
+  // A write made meanwhile by a command (in-process) is seen by the next read.
+  const std::string fresh = WriteId({"write", "A sunrise regatta crosses the lake at dawn", "--tag", "note"});
+  EXPECT_EQ(Ok({"get", fresh, "--json"}).find(fresh) != std::string::npos, true);
+  const std::vector<std::string> after = ids(Hits(q));
+  EXPECT_NE(std::find(after.begin(), after.end(), fresh), after.end());
+  // Other answering settings: the command answers itself, alike.
+  r = Msp(with(q, {"--timing", "--retrieval-bm25-k1", "0.9000001"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "answered by the msp server")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "timing: open")) << r.err;
+
+  // Killed: its socket file stays, nobody accepts, the command answers itself.
+  kill(server.pid, SIGKILL);
+  EXPECT_EQ(::msp::testing::WaitExit(server), 128 + SIGKILL);
+  close(server.err_fd);
+  ASSERT_TRUE(fs::exists(socket));
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "warning")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "timing: open")) << r.err;
+  // The next server takes the socket over, and stops cleanly (removing it).
+  ::msp::testing::ChildProcess next = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(next), 0) << next.err;
+  r = Msp(with(q, {"--timing"}));
+  EXPECT_TRUE(Contains(r.err, "answered by the msp server")) << r.err;
+  EXPECT_EQ(::msp::testing::Stop(next), 0) << next.err;
+  EXPECT_FALSE(fs::exists(socket));
+}
+
+// A server writes the vector file its start caught up (commands below the
+// save threshold never do), and at its stop what its requests replayed, so
+// the next process opening the store replays nothing; `msp mcp` as well.
+TEST_F(MspTest, ServerWritesTheVectorFileItCaughtUp) {
+  Ok({"init"});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
+  Ok({"write", "Deploys happen on Tuesdays after the standup meeting", "--tag", "constraint"});
+  const std::string file = data_ + "/vector/index.msv";
+  ASSERT_FALSE(fs::exists(file)) << "a command wrote the vector file below the save threshold";
+
+  ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(server), 0) << server.err;
+  for (int i = 0; i < 200 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(file)) << "the server did not write what its start caught up";
+  const auto started = fs::last_write_time(file);
+
+  // A command's write, which the server replays for the next read; the
+  // file lacks it until the server stops.
+  const std::string fresh = WriteId({"write", "A sunrise regatta crosses the lake at dawn", "--tag", "note"});
+  const Outcome hits = Msp({"search", "sunrise regatta", "--json", "--timing"});
+  ASSERT_EQ(hits.code, 0) << hits.err;
+  EXPECT_TRUE(Contains(hits.err, "answered by the msp server")) << hits.err;
+  EXPECT_TRUE(Contains(hits.out, fresh)) << hits.out;
+  EXPECT_EQ(fs::last_write_time(file), started);
+  EXPECT_EQ(::msp::testing::Stop(server), 0) << server.err;
+  EXPECT_GT(fs::last_write_time(file), started) << "the server stopped without writing what it replayed";
+  // The store answers alike without the server.
+  EXPECT_TRUE(Contains(Ok({"search", "sunrise regatta", "--json"}), fresh));
+
+  // `msp mcp` (a session of an MCP client) too: a command's write after the
+  // file, then a session that ends at once writes what it caught up.
+  const std::string later = WriteId({"write", "The lake freezes over in January", "--tag", "note"});
+  const auto before_mcp = fs::last_write_time(file);
+  const Outcome mcp = Msp({"mcp"}, "");
+  ASSERT_EQ(mcp.code, 0) << mcp.err;
+  EXPECT_GT(fs::last_write_time(file), before_mcp) << "msp mcp ended without writing what it caught up";
+  EXPECT_TRUE(Contains(Ok({"search", "lake freezes", "--json"}), later));
+}
+
+}  // namespace
