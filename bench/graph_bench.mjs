@@ -9,6 +9,7 @@
 //   cd tests/mcp && npm ci
 //   MSP_BIN=/path/to/msp node ../../bench/graph_bench.mjs [--sizes 100,1000,10000] [--reps 200]
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,60 @@ async function connect(command, args, env) {
   await client.connect(transport);
   return client;
 }
+
+// A server spoken to without the SDK: JSON-RPC lines on its stdin, each
+// answer's line read back unparsed. What a call costs the server and the
+// pipe alone; the SDK client's part (parsing, checking the result and its
+// structuredContent against the tool's outputSchema) is the rest.
+async function rawConnect(command, args, env) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let buffer = '';
+  const waiting = new Map();
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    for (let nl; (nl = buffer.indexOf('\n')) >= 0;) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      // The id leads (msp) or ends (the reference) the line.
+      const m = /"id":(\d+)/.exec(line.slice(0, 64)) || /"id":(\d+)\}$/.exec(line.slice(-64));
+      if (m && waiting.has(Number(m[1]))) {
+        waiting.get(Number(m[1]))(line);
+        waiting.delete(Number(m[1]));
+      }
+    }
+  });
+  let next = 1;
+  const request = (method, params) => new Promise((resolve) => {
+    const id = next++;
+    waiting.set(id, resolve);
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+  });
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  return {
+    call: (name, args) => request('tools/call', { name, arguments: args }),
+    close: () => { child.stdin.end(); child.kill(); },
+  };
+}
+
+// The canned server: "can" stores a line; every other request gets it
+// back with the request's id.
+const CANNED_SERVER = `
+let canned = '', buf = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => {
+  buf += d;
+  for (let nl; (nl = buf.indexOf('\\n')) >= 0;) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id === undefined) continue;
+    if (m.params && m.params.name === 'can') { canned = m.params.arguments.line; }
+    const out = m.method === 'initialize' || !canned ? JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} })
+                                                     : canned.replace('"id":ID', '"id":' + m.id);
+    process.stdout.write(out + '\\n');
+  }
+});`;
 
 async function call(client, name, args) {
   const r = await client.callTool({ name, arguments: args });
@@ -180,6 +235,42 @@ for (const n of sizes) {
 
     for (const [shape, makeArgs] of Object.entries(shapes(n))) {
       report(n, `search_nodes ${shape}`, await compare(msp, ref, 'search_nodes', makeArgs));
+    }
+    // The same searches without the SDK (rawConnect): a second msp process
+    // on the same data directory and a second reference on the same file,
+    // each answer's line only read. And the floor of the pipe: a server
+    // that answers each line with msp's last answer of the shape, canned
+    // (same bytes, no work).
+    {
+      const mspRaw = await rawConnect(mspBin, ['mcp', '--data-dir', join(dir, 'msp')], {});
+      const refRaw = await rawConnect(process.execPath, [referenceServer], { MEMORY_FILE_PATH: join(dir, 'reference.jsonl') });
+      const echo = await rawConnect(process.execPath, ['-e', CANNED_SERVER], {});
+      try {
+        for (const [shape, makeArgs] of Object.entries(shapes(n))) {
+          const mine = [];
+          const theirs = [];
+          const floor = [];
+          let last = '';
+          for (let i = 0; i < reps; i++) {
+            const args = makeArgs();
+            const [a, line] = await timed(() => mspRaw.call('search_nodes', args));
+            const [b] = await timed(() => refRaw.call('search_nodes', args));
+            last = line;
+            mine.push(a);
+            theirs.push(b);
+          }
+          await echo.call('can', { line: last.replace(/"id":\d+/, '"id":ID') });
+          for (let i = 0; i < reps; i++) floor.push((await timed(() => echo.call('search_nodes', {})))[0]);
+          report(n, `raw search_nodes ${shape}`, { mine: stats(mine), theirs: stats(theirs) });
+          const f = stats(floor);
+          console.log(`${''.padStart(6)}  (msp answer ${(last.length / 1024).toFixed(1)} KiB; the same bytes canned: ` +
+            `p50 ${f.p50.toFixed(2)} ms, msp / canned ${(stats(mine).p50 / f.p50).toFixed(2)})`);
+        }
+      } finally {
+        mspRaw.close();
+        refRaw.close();
+        echo.close();
+      }
     }
     report(n, 'open_nodes 5 names (+1 unknown)', await compare(msp, ref, 'open_nodes', () => ({
       names: [...Array.from({ length: 5 }, () => NAME(Math.floor(rand() * n))), 'nobody'],
