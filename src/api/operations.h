@@ -60,6 +60,9 @@ std::unique_ptr<Operation> DecisionSupersedeOperation();  // decisions.cc
 std::unique_ptr<Operation> CorrectionRecordOperation();   // corrections.cc
 std::unique_ptr<Operation> CorrectionListOperation();     // corrections.cc
 std::unique_ptr<Operation> CorrectionShowOperation();     // corrections.cc
+std::unique_ptr<Operation> HandoffOperation();            // handoff.cc
+std::unique_ptr<Operation> MarkUsedOperation();           // mark_used.cc
+std::unique_ptr<Operation> AdrImportOperation();          // adr_import.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with
