@@ -227,6 +227,19 @@ struct AdrFile {
   std::string read_error;      // non-empty: the file could not be read (a failure)
 };
 
+// What ImportAdrDirectory reads of `dir` before importing: the ADR files
+// (each with its git dates when the folder is in a repository, or the
+// read_error that makes it a failure), the folder as it names the records
+// (`root`: the canonical absolute path) and the oddities of the walk. The
+// command line reads a folder with it and hands the files to
+// decision_import_adr. NotFound when `dir` is not a directory.
+struct AdrDirectory {
+  std::string root;
+  std::vector<AdrFile> files;
+  std::vector<std::string> warnings;
+};
+Result<AdrDirectory> ReadAdrDirectory(const std::string& dir);
+
 // The same import from files given as text, as if they were the *.md files
 // of `folder` (the provenance ref and the ids derive from folder + "/" +
 // name, so the same folder and names update the decisions of an earlier

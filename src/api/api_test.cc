@@ -84,6 +84,44 @@ TEST(ApiTest, TaskOperationsNeedAMissionAndTheirRequiredFields) {
             (std::vector<std::string>{"open", "in_progress", "done", "cancelled"}));
 }
 
+// handoff_digest, workflow_mark_used and decision_import_adr: the limits the
+// faces used to hold each their own way.
+TEST(ApiTest, HandoffMarkUsedAndAdrImportTakeOneRange) {
+  for (const char* name : {"handoff_digest", "workflow_mark_used", "decision_import_adr"}) {
+    json request = Op(name).info().example;
+    request["namespace"].erase("mission");
+    EXPECT_EQ(ErrorOf(Op(name), request).rfind("field 'namespace.mission' is required", 0), 0u) << name;
+  }
+  // The budget of a handoff is workflow_memory_query's: 0..100000000, default 8000.
+  const FieldInfo* budget = Op("handoff_digest").info().Find("token_budget");
+  ASSERT_NE(budget, nullptr);
+  EXPECT_EQ(budget->max_int, Op("workflow_memory_query").info().Find("token_budget")->max_int);
+  EXPECT_EQ(budget->default_value, 8000);
+  EXPECT_EQ(budget->Flag(), "--budget");
+  json no_to = Op("handoff_digest").info().example;
+  no_to.erase("to_operator");
+  EXPECT_EQ(ErrorOf(Op("handoff_digest"), no_to), "field 'to_operator' is required");
+  // 1..1000 entries, none empty.
+  json marks = Op("workflow_mark_used").info().example;
+  marks["entries"] = json::array();
+  EXPECT_EQ(ErrorOf(Op("workflow_mark_used"), marks).rfind("field 'entries' must hold 1..1000", 0), 0u);
+  marks["entries"] = std::vector<std::string>(1001, "x");
+  EXPECT_EQ(ErrorOf(Op("workflow_mark_used"), marks).rfind("field 'entries' must hold 1..1000", 0), 0u);
+  marks["entries"] = {"x", ""};
+  EXPECT_EQ(ErrorOf(Op("workflow_mark_used"), marks), "field 'entries[1]' must not be empty");
+  // 1..1000 files, each {name, text}, its git date a time.
+  json adr = Op("decision_import_adr").info().example;
+  adr["files"] = json::array();
+  EXPECT_EQ(ErrorOf(Op("decision_import_adr"), adr).rfind("field 'files' must hold 1..1000", 0), 0u);
+  adr["files"] = {{{"name", "0001-x.md"}}};
+  EXPECT_EQ(ErrorOf(Op("decision_import_adr"), adr), "field 'files[0]' needs a non-empty name and text");
+  adr["files"] = {{{"name", "0001-x.md"}, {"text", "# X"}, {"first_commit_at", "last spring"}}};
+  EXPECT_NE(ErrorOf(Op("decision_import_adr"), adr).find("files[0].first_commit_at"), std::string::npos);
+  adr["files"] = {{{"name", "0001-x.md"}, {"text", "# X"}, {"path", "/etc/passwd"}}};
+  EXPECT_EQ(ErrorOf(Op("decision_import_adr"), adr).rfind("unknown field 'files[0].path'", 0), 0u)
+      << ErrorOf(Op("decision_import_adr"), adr);
+}
+
 TEST(ApiTest, DecisionOperationsNeedAMissionAndTheirRequiredFields) {
   for (const char* name :
        {"decision_record", "decision_list", "decision_show", "decision_status", "decision_supersede"}) {

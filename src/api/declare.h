@@ -162,6 +162,42 @@ struct Fields {
             },
             [name_of, at](R& r) { return nlohmann::json(std::string(name_of(at(r)))); }, nullptr};
   }
+  // Files handed over as text: [{name, text, first_commit_at, last_author}],
+  // name and text required (msp/mission.h's AdrFile).
+  template <typename At>
+  static Field<R> Files(FieldInfo info, At at) {
+    info.type = FieldType::kFiles;
+    const std::string name = info.name;
+    return {std::move(info),
+            [name, at](const JsonReader& reader, R& r) -> Status {
+              if (!reader.Has(name)) return Status::Ok();
+              const nlohmann::json& v = reader.obj().at(name);
+              if (!v.is_array()) {
+                return Status::InvalidArgument("field '" + reader.prefix() + name +
+                                               "' must be an array of {name, text} objects, got " + JsonTypeName(v));
+              }
+              std::vector<AdrFile> out;
+              for (size_t i = 0; i < v.size(); ++i) {
+                const std::string at_item = name + "[" + std::to_string(i) + "]";
+                JsonReader item(v[i], reader.prefix() + at_item + ".");
+                MSP_RETURN_IF_ERROR(item.Object());
+                MSP_RETURN_IF_ERROR(item.Known({"name", "text", "first_commit_at", "last_author"}));
+                AdrFile f;
+                MSP_RETURN_IF_ERROR(item.String("name", &f.name));
+                MSP_RETURN_IF_ERROR(item.String("text", &f.text));
+                MSP_RETURN_IF_ERROR(item.Time("first_commit_at", &f.first_commit_at));
+                MSP_RETURN_IF_ERROR(item.String("last_author", &f.last_author));
+                if (f.name.empty() || f.text.empty()) {
+                  return Status::InvalidArgument("field '" + reader.prefix() + at_item +
+                                                 "' needs a non-empty name and text");
+                }
+                out.push_back(std::move(f));
+              }
+              at(r) = std::move(out);
+              return Status::Ok();
+            },
+            [](R&) { return nlohmann::json(); }, nullptr};
+  }
   // A JSON object, kept as its text.
   template <typename At>
   static Field<R> Object(FieldInfo info, At at) {

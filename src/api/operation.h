@@ -43,6 +43,7 @@ enum class FieldType {
   kObject,     // a JSON object (the command line: its JSON text)
   kProvenance, // an array of {type, ref, detail} (the command line: TYPE:REF, repeatable)
   kAlternatives,  // an array of {option, reason} (the command line: 'OPTION: REASON', repeatable)
+  kFiles,         // an array of {name, text, first_commit_at, last_author} (the command line: a directory)
 };
 
 // How the command line spells a field.

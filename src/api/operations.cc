@@ -49,6 +49,7 @@ std::string FieldInfo::TypeText() const {
     case FieldType::kObject: return "JSON object";
     case FieldType::kProvenance: return "array of {type, ref, detail}";
     case FieldType::kAlternatives: return "array of {option, reason}";
+    case FieldType::kFiles: return "array of {name, text, first_commit_at, last_author}";
   }
   return "";
 }
@@ -146,6 +147,10 @@ constexpr Declared kTable[] = {
     // import's on every face's store.
     {"memory_audit", &AuditOperation},
     {"workflow_memory_query", &WorkflowQueryOperation},
+    // Before anything changes the mission's decisions, corrections or tasks
+    // (each face's calls change its own store).
+    {"handoff_digest", &HandoffOperation},
+    {"workflow_mark_used", &MarkUsedOperation},
     {"memory_write", &WriteOperation},
     {"memory_get", &GetOperation},
     {"memory_history", &HistoryOperation},
@@ -173,6 +178,8 @@ constexpr Declared kTable[] = {
     {"decision_record", &DecisionRecordOperation},
     // Last: superseded is final (the second face's call is refused).
     {"decision_supersede", &DecisionSupersedeOperation},
+    // A dry run (its example): changes nothing.
+    {"decision_import_adr", &AdrImportOperation},
     // Before correction_record adds to the list (each face adds its own).
     {"correction_list", &CorrectionListOperation},
     {"correction_show", &CorrectionShowOperation},

@@ -63,6 +63,9 @@ std::unique_ptr<Operation> CorrectionShowOperation();     // corrections.cc
 std::unique_ptr<Operation> FactAddOperation();            // facts.cc
 std::unique_ptr<Operation> FactSupersedeOperation();      // facts.cc
 std::unique_ptr<Operation> ConsolidateOperation();        // facts.cc
+std::unique_ptr<Operation> HandoffOperation();            // handoff.cc
+std::unique_ptr<Operation> MarkUsedOperation();           // mark_used.cc
+std::unique_ptr<Operation> AdrImportOperation();          // adr_import.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

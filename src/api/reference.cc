@@ -12,7 +12,9 @@ namespace {
 
 std::string CliSpelling(const FieldInfo& f) {
   switch (f.cli) {
-    case CliForm::kPositional: return "the argument";
+    case CliForm::kPositional:
+      if (f.type == FieldType::kFiles) return "the argument: a directory, whose files it reads";
+      return f.type == FieldType::kStrings ? "the arguments" : "the argument";
     case CliForm::kNamespaceFlags: return "`--tenant`, `--user`, `--agent`, `--session`, `--mission`, `--operator`";
     case CliForm::kFlag: break;
   }

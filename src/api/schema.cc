@@ -47,6 +47,18 @@ json FieldSchema(const FieldInfo& f) {
              {"required", {"option", "reason"}},
              {"additionalProperties", false}}}};
       break;
+    case FieldType::kFiles:
+      s = {{"type", "array"},
+           {"items",
+            {{"type", "object"},
+             {"properties",
+              {{"name", {{"type", "string"}, {"minLength", 1}}},
+               {"text", {{"type", "string"}, {"minLength", 1}}},
+               {"first_commit_at", {{"type", "string"}, {"format", "date-time"}}},
+               {"last_author", {{"type", "string"}}}}},
+             {"required", {"name", "text"}},
+             {"additionalProperties", false}}}};
+      break;
   }
   s["description"] = f.doc;
   if (!f.default_value.is_null()) s["default"] = f.default_value;

@@ -206,6 +206,13 @@ VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {})
 // with --json the answer is printed and none is returned (nothing is left
 // to do), else the answer is returned for the verb to print its way.
 Result<std::optional<nlohmann::json>> AnswerToPrint(Invocation& inv, bool create);
+// The same with fields the verb read from its arguments (`given`: decision
+// import's files of DIR), each unless a flag gave it.
+Result<std::optional<nlohmann::json>> AnswerToPrint(Invocation& inv, bool create, const nlohmann::json& given);
+// The same for an operation over the mission retrieval interface
+// (WorkflowMemory: workflow_memory_query, handoff_digest,
+// workflow_mark_used), on the store, never over the resident path.
+Result<std::optional<nlohmann::json>> MissionAnswerToPrint(Invocation& inv);
 
 // Verb handlers (verbs_*.cc).
 Status RunInit(Invocation& inv);

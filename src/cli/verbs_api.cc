@@ -137,9 +137,17 @@ Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
     if (f.cli == api::CliForm::kPositional) {
       const size_t at = positional++;
       if (at >= inv.flags.positionals.size()) continue;  // the operation says it is required
-      const bool stdin_dash = at + 1 == positionals && f.type == api::FieldType::kText;
-      MSP_ASSIGN_OR_RETURN(std::string text, TextArgument(inv, at, stdin_dash));
-      value = std::move(text);
+      // Files (`decision import DIR`): the verb reads the directory and
+      // gives them (AnswerToPrint's `given`).
+      if (f.type == api::FieldType::kFiles) continue;
+      if (f.type == api::FieldType::kStrings) {
+        // A list (`mark-used RETRIEVAL_ID ENTRY_ID...`): every positional from here on.
+        value = json(std::vector<std::string>(inv.flags.positionals.begin() + at, inv.flags.positionals.end()));
+      } else {
+        const bool stdin_dash = at + 1 == positionals && f.type == api::FieldType::kText;
+        MSP_ASSIGN_OR_RETURN(std::string text, TextArgument(inv, at, stdin_dash));
+        value = std::move(text);
+      }
     } else if (f.cli == api::CliForm::kFlag) {
       Result<json> v = FlagValue(inv, f);
       if (!v.ok()) return Usage(inv, v.status().message());
@@ -176,11 +184,16 @@ Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& req
   return answer;
 }
 
-// The verb's request from its flags, checked before the store is opened, so
-// that a bad flag is a usage error even without a data directory.
-Result<json> CheckedRequest(Invocation& inv) {
+// The verb's request from its flags, with the fields the verb gives itself
+// (`given`: what it read from its arguments, unless a flag gave it), checked
+// before the store is opened, so that a bad flag is a usage error even
+// without a data directory.
+Result<json> CheckedRequest(Invocation& inv, const json& given = json::object()) {
   const api::Operation& op = OperationOfVerb(inv);
   MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, op.info()));
+  for (const auto& [name, value] : given.items()) {
+    if (!request.contains(name)) request[name] = value;
+  }
   api::CallContext context;
   context.ns = inv.ns;
   Status s = op.Check(context, request);
@@ -352,7 +365,7 @@ Status RunSearch(Invocation& inv) {
   return Status::Ok();
 }
 
-Status RunQuery(Invocation& inv) {
+Result<std::optional<json>> MissionAnswerToPrint(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   std::unique_ptr<WorkflowMemory> wm;
@@ -367,19 +380,29 @@ Status RunQuery(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, workflow));
   if (inv.json) {
     PrintJson(inv, answer);
-    return Status::Ok();
+    return std::optional<json>();
   }
-  const std::string markdown = answer["markdown"].get<std::string>();
+  return std::optional<json>(std::move(answer));
+}
+
+Status RunQuery(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, MissionAnswerToPrint(inv));
+  if (!answer) return Status::Ok();
+  const std::string markdown = (*answer)["markdown"].get<std::string>();
   *inv.out << markdown;
   if (markdown.empty()) {
-    *inv.err << "msp: budget " << answer["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
-             << answer["retrieval_id"].get<std::string>() << "\n";
+    *inv.err << "msp: budget " << (*answer)["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
+             << (*answer)["retrieval_id"].get<std::string>() << "\n";
   }
   return Status::Ok();
 }
 
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
-  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  return AnswerToPrint(inv, create, json::object());
+}
+
+Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create, const json& given) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv, given));
   MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
   json answer;
   if (resident) {

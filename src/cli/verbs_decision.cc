@@ -157,37 +157,64 @@ Status RunDecisionSupersede(Invocation& inv) {
   return Status::Ok();
 }
 
+// decision import DIR: src/api's decision_import_adr with the ADR files of
+// DIR (ReadAdrDirectory: their text and git dates) and, unless --folder is
+// given, DIR's absolute path as the folder. A file that could not be read is
+// a failed entry, as the import makes one of a file it cannot parse.
 Status RunDecisionImport(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  AdrImportOptions o;
-  o.component = inv.flags.Get("--component");
-  if (inv.flags.Has("--criticality")) {
-    MSP_ASSIGN_OR_RETURN(o.criticality, EnumFlag(inv, "--criticality", inv.flags.Get("--criticality"),
-                                                 &ParseCriticality, &CriticalityName));
+  Result<AdrDirectory> dir = ReadAdrDirectory(inv.flags.positionals[0]);
+  if (!dir.ok()) return dir.status();
+  json files = json::array();
+  std::vector<const AdrFile*> unread;
+  for (const AdrFile& f : dir->files) {
+    if (!f.read_error.empty()) {
+      unread.push_back(&f);
+      continue;
+    }
+    json one = {{"name", f.name}, {"text", f.text}};
+    if (f.first_commit_at != 0) one["first_commit_at"] = FormatIso8601(f.first_commit_at);
+    if (!f.last_author.empty()) one["last_author"] = f.last_author;
+    files.push_back(std::move(one));
   }
-  MSP_ASSIGN_OR_RETURN(o.access_level, AccessLevelFlag(inv, 0));
-  o.decided_by = inv.flags.Get("--decided-by", inv.ns.operator_id);
-  o.dry_run = inv.flags.Has("--dry-run");
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(AdrImportReport r,
-                       ImportAdrDirectory(*engine, inv.ns, inv.flags.positionals[0], o, inv.actor));
+  if (files.empty() && unread.empty()) {
+    return Status::NotFound(dir->root + ": no ADR files (*.md)");
+  }
+  const bool json_out = inv.json;
+  inv.json = false;  // printed here, with the unread files
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer,
+                       files.empty() ? Result<std::optional<json>>(std::optional<json>(json{
+                                           {"entries", json::array()}, {"added", 0}, {"updated", 0},
+                                           {"unchanged", 0}, {"failed", 0}, {"warnings", json::array()},
+                                           {"dry_run", inv.flags.Has("--dry-run")}}))
+                                     : AnswerToPrint(inv, /*create=*/false,
+                                                     json{{"files", std::move(files)}, {"folder", dir->root}}));
+  inv.json = json_out;
+  json& r = *answer;
+  for (const AdrFile* f : unread) {
+    r["entries"].push_back({{"file", dir->root + "/" + f->name}, {"id", ""}, {"title", ""}, {"action", "failed"},
+                            {"error", f->read_error}});
+    r["failed"] = r["failed"].get<int>() + 1;
+  }
+  json warnings = json(dir->warnings);
+  for (const json& w : r["warnings"]) warnings.push_back(w);
+  r["warnings"] = std::move(warnings);
   // A partial import (some files failed, the rest imported) exits 1, as
   // `msp ingest` does.
-  if (r.failed > 0) inv.exit_code = kExitFailure;
+  if (r["failed"].get<int>() > 0) inv.exit_code = kExitFailure;
   if (inv.json) {
-    PrintJson(inv, AdrImportReportToJson(r));
+    PrintJson(inv, r);
     return Status::Ok();
   }
-  for (const AdrImportEntry& e : r.entries) {
-    if (e.action == "failed") {
-      *inv.err << "msp: failed: " << e.file << ": " << e.error << "\n";
+  for (const json& e : r["entries"]) {
+    if (TextAt(e, "action") == "failed") {
+      *inv.err << "msp: failed: " << TextAt(e, "file") << ": " << TextAt(e, "error") << "\n";
     } else {
-      *inv.out << e.action << "  " << e.id << "  " << e.title << "\n";
+      *inv.out << TextAt(e, "action") << "  " << TextAt(e, "id") << "  " << TextAt(e, "title") << "\n";
     }
   }
-  for (const std::string& w : r.warnings) *inv.err << "msp: warning: " << w << "\n";
-  *inv.out << (o.dry_run ? "dry run: would add " : "added ") << r.added << ", updated " << r.updated
-           << ", unchanged " << r.unchanged << ", failed " << r.failed << "\n";
+  for (const json& w : r["warnings"]) *inv.err << "msp: warning: " << w.get<std::string>() << "\n";
+  *inv.out << (r["dry_run"] == true ? "dry run: would add " : "added ") << r["added"] << ", updated " << r["updated"]
+           << ", unchanged " << r["unchanged"] << ", failed " << r["failed"] << "\n";
   return Status::Ok();
 }
 
@@ -377,13 +404,9 @@ std::vector<Verb> MissionVerbs() {
        "mark decision OLD superseded by decision NEW (links both ways; OLD keeps its content)",
        ApiFlags("decision_supersede"), {"OLD"}, 1, kRecordVerb, &RunDecisionSupersede},
       {"decision import", "DIR --mission ID [flags]",
-       "import a folder of architecture decision records (Markdown, Nygard's format); re-importing updates",
-       {{"--component", "NAME", "the component of every imported decision"},
-        {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
-        {"--access-level", "N", "0..9 (default 0)"},
-        {"--decided-by", "WHO", "when an ADR names no deciders (default --operator)"},
-        {"--dry-run", "", "parse and report; write nothing"}},
-       {"DIR"}, 1, kRecordVerb, &RunDecisionImport},
+       "decision_import_adr: import a folder of architecture decision records (Markdown: Nygard, MADR, front "
+       "matter ...); re-importing updates; docs/operations.md",
+       ApiFlags("decision_import_adr"), {"DIR"}, 1, kRecordVerb, &RunDecisionImport},
       {"principle add", "ID --statement TEXT --mission ID [flags]", "register version 1 of a principle (ID like P-7)",
        {{"--statement", "TEXT", "the principle"},
         {"--rationale", "TEXT", "why it holds"},
@@ -435,20 +458,17 @@ std::vector<Verb> MissionVerbs() {
        kRecordVerb,
        &RunQuery},
       {"handoff",
-       "--mission ID --from OPERATOR --to OPERATOR [--since TIME] [flags]",
-       "the handoff digest for the next operator: open threats and questions, escalation, decisions and events "
-       "since, causes before effects, the predecessor's correction profile",
-       {{"--from", "OPERATOR", "the operator handing over"},
-        {"--to", "OPERATOR", "the next operator (their clearance applies)"},
-        {"--since", "TIME", "decisions and events from then on (ISO 8601; default: all)"},
-        {"--budget", "N", "tokens the digest may use (default 8000)"}},
+       "--mission ID --from OPERATOR --to OPERATOR [--since TIME] [--budget N] [flags]",
+       "handoff_digest: the digest for the next operator: open threats and questions, escalation, decisions and "
+       "events since, causes before effects, the predecessor's correction profile; docs/operations.md",
+       ApiFlags("handoff_digest"),
        {},
        0,
        kRecordVerb,
        &RunHandoff},
       {"mark-used", "RETRIEVAL_ID ENTRY_ID... --mission ID [flags]",
-       "mark entries a retrieval served as used (for `report redundancy`)", {}, {"RETRIEVAL_ID", "ENTRY_ID..."}, 2,
-       kRecordVerb, &RunMarkUsed},
+       "workflow_mark_used: mark entries a retrieval served as used (for `report redundancy`)",
+       ApiFlags("workflow_mark_used"), {"RETRIEVAL_ID", "ENTRY_ID..."}, 2, kRecordVerb, &RunMarkUsed},
       {"report corrections", "--mission ID [--since TIME] [--until TIME] [--export FILE] [flags]",
        "the retrieval-correction rate per ISO week and per component; --export writes the pairs as JSONL",
        {{"--since", "TIME", "retrievals logged at or after (ISO 8601)"},

@@ -404,6 +404,25 @@ TEST_F(DecisionVerbsTest, ImportAndReimport) {
   EXPECT_EQ(third["unchanged"], 2);
   json list = RunJson({"decision", "list", "--mission", "m"})["decisions"];
   EXPECT_EQ(list.size(), 2u);
+  // decision_import_adr's answer on every face: with dry_run; --folder names
+  // the records as REST and MCP name them (default: DIR's absolute path).
+  EXPECT_EQ(third["dry_run"], false);
+  EXPECT_EQ(third["entries"][0]["file"], std::filesystem::canonical(adr).string() + "/0001-use-adrs.md");
+  json named = RunJson({"decision", "import", adr, "--mission", "m2", "--folder", "docs/adr", "--dry-run"});
+  EXPECT_EQ(named["entries"][0]["file"], "docs/adr/0001-use-adrs.md");
+  EXPECT_EQ(named["added"], 2);
+  EXPECT_EQ(named["dry_run"], true);
+  EXPECT_EQ(RunJson({"decision", "list", "--mission", "m2"})["decisions"].size(), 0u);
+  // A folder without ADRs is not an import (files: 1..1000 on every face).
+  std::filesystem::create_directories(dir_.path() + "/empty");
+  CliRun empty = Run({"decision", "import", dir_.path() + "/empty", "--mission", "m"});
+  EXPECT_EQ(empty.code, 4) << empty.err;
+  EXPECT_TRUE(Contains(empty.err, "no ADR files")) << empty.err;
+  // An operator below clearance 9 may not import, as a key with a clearance
+  // may not over REST and MCP (it could update decisions it cannot read).
+  CliRun limited = Run({"decision", "import", adr, "--mission", "m", "--operator", "nobody"});
+  EXPECT_EQ(limited.code, 1) << limited.err;
+  EXPECT_TRUE(Contains(limited.err, "limited to clearance 0")) << limited.err;
 
   // An unknown status is a warning; a file that cannot be read as text
   // fails alone: the rest is imported and the exit code is 1 (partial).
@@ -489,10 +508,12 @@ TEST_F(DecisionVerbsTest, WalkthroughOnMadrsOwnDecisions) {
   CliRun handoff =
       Run({"handoff", "--mission", "madr", "--from", "ann", "--to", "bob", "--budget", "1500", "--json"});
   ASSERT_EQ(handoff.code, 0) << handoff.err;
+  // --json answers handoff_digest's answer: {markdown, ..., digest}.
   const json h = json::parse(handoff.out);
-  ASSERT_EQ(h["open_questions"].size(), 1u);
+  ASSERT_EQ(h["digest"]["open_questions"].size(), 1u);
+  EXPECT_LE(h["tokens_used"].get<int>(), 1500);
   std::set<std::string> in_timeline;
-  for (const json& n : h["timeline"]) {
+  for (const json& n : h["digest"]["timeline"]) {
     if (n["kind"] == "decision") in_timeline.insert(n["decision"]["id"]);
   }
   EXPECT_EQ(in_timeline.count(id_of["0008"]), 0u);

@@ -1,6 +1,6 @@
-// Mission retrieval verbs: handoff,
-// mark-used, report corrections / redundancy / load, event add / list.
-// (query, workflow_memory_query, is src/api's: verbs_api.cc.)
+// Mission retrieval verbs: handoff, mark-used (src/api's handoff_digest and
+// workflow_mark_used, printed), report corrections / redundancy / load,
+// event add / list. (query, workflow_memory_query, is src/api's: verbs_api.cc.)
 // Every figure names the token counter it was counted with.
 #include <cstdio>
 #include <fstream>
@@ -37,18 +37,6 @@ Status TimeRange(Invocation& inv, TimeMs* from, TimeMs* to) {
   return Status::Ok();
 }
 
-Result<int64_t> BudgetFlag(Invocation& inv) {
-  Result<int64_t> budget = inv.flags.GetInt("--budget", 8000, 0, 100000000);
-  if (!budget.ok()) return Usage(inv, budget.status().message());
-  return budget;
-}
-
-Status PrintJsonText(Invocation& inv, const std::string& text) {
-  MSP_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonObject(text, "digest"));
-  PrintJson(inv, j);
-  return Status::Ok();
-}
-
 Status RequireMissionFlag(Invocation& inv) {
   if (inv.ns.mission.empty()) return Usage(inv, "this verb needs --mission ID");
   return Status::Ok();
@@ -56,40 +44,24 @@ Status RequireMissionFlag(Invocation& inv) {
 
 }  // namespace
 
+// handoff and mark-used: src/api's handoff_digest and workflow_mark_used
+// (api/handoff.cc, api/mark_used.cc), printed.
 Status RunHandoff(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireMissionFlag(inv));
-  HandoffRequest r;
-  r.mission = inv.ns;
-  r.from_operator = inv.flags.Get("--from");
-  r.to_operator = inv.flags.Get("--to");
-  if (r.from_operator.empty()) return Usage(inv, "--from OPERATOR is required (the predecessor)");
-  if (r.to_operator.empty()) return Usage(inv, "--to OPERATOR is required (the next operator)");
-  MSP_ASSIGN_OR_RETURN(r.since, TimeFlag(inv, "--since"));
-  MSP_ASSIGN_OR_RETURN(r.token_budget, BudgetFlag(inv));
-
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(auto wm, OpenWorkflowMemory(inv, *engine));
-  MSP_ASSIGN_OR_RETURN(HandoffDigest d, wm->Handoff(r));
-  if (inv.json) return PrintJsonText(inv, d.json);
-  *inv.out << d.markdown;
-  if (d.markdown.empty()) *inv.err << "msp: budget " << d.token_budget << " tokens holds nothing\n";
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, MissionAnswerToPrint(inv));
+  if (!answer) return Status::Ok();
+  const std::string markdown = (*answer)["markdown"].get<std::string>();
+  *inv.out << markdown;
+  if (markdown.empty()) {
+    *inv.err << "msp: budget " << (*answer)["token_budget"].get<int64_t>() << " tokens holds nothing\n";
+  }
   return Status::Ok();
 }
 
 Status RunMarkUsed(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(RequireMissionFlag(inv));
-  const std::vector<std::string>& args = inv.flags.positionals;
-  if (args.size() < 2) return Usage(inv, "name the retrieval and at least one entry it served");
-  const std::vector<std::string> entries(args.begin() + 1, args.end());
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(auto wm, OpenWorkflowMemory(inv, *engine));
-  MSP_ASSIGN_OR_RETURN(MarkUsedResult r, wm->MarkUsed(inv.ns, args[0], entries, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, {{"retrieval_id", r.retrieval_id}, {"used", r.used}, {"served", r.served}});
-  } else {
-    *inv.out << "retrieval " << r.retrieval_id << ": " << r.used.size() << " of " << r.served
-             << " served entries marked used\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<nlohmann::json> answer, MissionAnswerToPrint(inv));
+  if (!answer) return Status::Ok();
+  *inv.out << "retrieval " << (*answer)["retrieval_id"].get<std::string>() << ": " << (*answer)["used"].size()
+           << " of " << (*answer)["served"].get<int64_t>() << " served entries marked used\n";
   return Status::Ok();
 }
 

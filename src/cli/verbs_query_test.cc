@@ -129,6 +129,24 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   EXPECT_TRUE(Contains(h.out, "caused by: incident " + jam));
   EXPECT_TRUE(Contains(h.out, "missing_context 1"));
   EXPECT_EQ(Cli({"handoff", "--mission", "m1", "--from", "ann"}).code, 2);
+  // --json answers handoff_digest's answer, as REST and MCP do (it printed
+  // the bare digest); --budget is token_budget, 0..100000000 on every face.
+  const CliRun hj = Cli({"handoff", "--mission", "m1", "--from", "ann", "--to", "bob", "--budget", "3000", "--json"});
+  ASSERT_EQ(hj.code, 0) << hj.err;
+  const json handoff = json::parse(hj.out);
+  EXPECT_EQ(handoff["token_budget"], 3000);
+  EXPECT_LE(handoff["tokens_used"].get<int64_t>(), 3000);
+  EXPECT_EQ(handoff["markdown"], handoff["digest"]["markdown"]);
+  EXPECT_EQ(handoff["clearance"], handoff["digest"]["clearance"]);
+  EXPECT_EQ(handoff["degraded"], false);
+  const CliRun over = Cli({"handoff", "--mission", "m1", "--from", "ann", "--to", "bob", "--budget", "100000001"});
+  EXPECT_EQ(over.code, 2);
+  EXPECT_TRUE(Contains(over.err, "--budget")) << over.err;
+  // mark-used --json: {retrieval_id, used, served}.
+  const CliRun marked = Cli({"mark-used", rid, served[0], "--mission", "m1", "--json"});
+  ASSERT_EQ(marked.code, 0) << marked.err;
+  EXPECT_EQ(json::parse(marked.out)["retrieval_id"], rid);
+  EXPECT_EQ(json::parse(marked.out)["used"].size(), 2u);
 }
 
 }  // namespace

@@ -67,7 +67,6 @@ McpServer::McpServer(MemoryLayer& engine, McpServerOptions options)
   AddMemoryTools(all);
   AddApiTools(mission, options_.options, all);
   AddGraphTools(engine, options_.options.mcp, all);
-  AddMissionTools(mission, all);
   for (Tool& t : all) {
     // Each tool names its profile where it is made (src/api's declarations
     // name theirs: OperationInfo::mcp_profile). memory_get, session_steps

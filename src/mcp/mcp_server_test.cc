@@ -615,12 +615,39 @@ TEST_F(McpToolsTest, MissionTools) {
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("more than one sentence"), std::string::npos)
       << out.dump();
 
-  out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"}});
+  const json handoff = {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"namespace", {{"mission", "m1"}}}};
+  out = Call("handoff_digest", handoff);
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_NE(out["structuredContent"]["markdown"].get<std::string>().find("PostgreSQL"), std::string::npos);
-  out = Call("handoff_digest", {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"mission", "m1"},
-                                {"since", "yesterday"}});
+  // handoff_digest's one answer (src/api/handoff.cc): REST's, with the
+  // clearance read at and the degraded mode, and the default budget 8000.
+  ASSERT_TRUE(out["structuredContent"]["clearance"].is_number_integer()) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["clearance"], out["structuredContent"]["digest"]["clearance"]);
+  EXPECT_EQ(out["structuredContent"]["degraded"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["token_budget"], 8000) << out.dump();
+  // The budget's range is every face's, workflow_memory_query's: 0..100,000,000
+  // (this tool stopped at 1,000,000).
+  json roomy = handoff;
+  roomy["token_budget"] = 2000000;
+  out = Call("handoff_digest", roomy);
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["token_budget"], 2000000);
+  roomy["token_budget"] = 100000001;
+  out = Call("handoff_digest", roomy);
   EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("token_budget"), std::string::npos) << out.dump();
+  json since = handoff;
+  since["since"] = "yesterday";
+  out = Call("handoff_digest", since);
+  EXPECT_EQ(out["isError"], true);
+  // namespace {mission} as on every face: a flat mission is an unknown field.
+  json flat_mission = handoff;
+  flat_mission.erase("namespace");
+  flat_mission["mission"] = "m1";
+  out = Call("handoff_digest", flat_mission);
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("unknown field 'mission'"), std::string::npos)
+      << out.dump();
 }
 
 TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
@@ -643,14 +670,17 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
                                        {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   const std::string rid = out["structuredContent"]["retrieval_id"];
-  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {open_id}}, {"mission", "m1"}});
+  const json m1 = {{"mission", "m1"}};
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {open_id}}, {"namespace", m1}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["used"], json({open_id}));
   EXPECT_GE(out["structuredContent"]["served"].get<int>(), 1);
-  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {"not-served"}}, {"mission", "m1"}});
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", {"not-served"}}, {"namespace", m1}});
   EXPECT_EQ(out["isError"], true);
-  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", json::array()}, {"mission", "m1"}});
-  EXPECT_EQ(out["isError"], true);  // the input schema asks for one entry at least
+  out = Call("workflow_mark_used", {{"retrieval_id", rid}, {"entries", json::array()}, {"namespace", m1}});
+  EXPECT_EQ(out["isError"], true);  // one entry at least
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("field 'entries' must hold 1..1000"), std::string::npos)
+      << out.dump();
 
   // A session with clearance 1 (its key's): level-3 records are never served.
   Namespace mission;
@@ -675,7 +705,7 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
   EXPECT_EQ(out["structuredContent"]["digest"]["clearance"], 1);
-  out = Call("handoff_digest", {{"from_operator", "bob"}, {"to_operator", "ann"}, {"mission", "m1"}});
+  out = Call("handoff_digest", {{"from_operator", "bob"}, {"to_operator", "ann"}, {"namespace", {{"mission", "m1"}}}});
   ASSERT_EQ(out["isError"], false) << out.dump();
   EXPECT_EQ(out["structuredContent"]["markdown"].get<std::string>().find("Aim the relay lasers"), std::string::npos);
   out = Call("fact_history", {{"id", secret_id}});

@@ -1,18 +1,14 @@
-// The mission-memory tools of MCP (seed 003): decision_import_adr,
-// handoff_digest and workflow_mark_used — thin faces over msp/mission.h and
-// msp/digest.h in the session's mission. (The decision tools,
-// decision_record ... decision_supersede, the correction tools,
-// correction_record, correction_list and correction_show, and the task
-// tools, task_add ... task_status, are src/api operations: mcp/api_tools.h.)
-// Every call runs on the session's caller layer (McpSession::engine: the
-// engine enforces the session's clearance); mission reads run as CallerAsker
-// says: the operator's registry clearance, capped by the session's.
+// The mission retrieval interface (WorkflowMemory) an MCP server opens once
+// for its tools: src/api's mission operations (workflow_memory_query,
+// handoff_digest, workflow_mark_used, decision_import_adr and the decision,
+// correction and task tools) are MCP tools through mcp/api_tools.h. Every
+// call runs on the session's caller layer (McpSession::engine: the engine
+// enforces the session's clearance).
 #ifndef MSP_MCP_MISSION_TOOLS_H_
 #define MSP_MCP_MISSION_TOOLS_H_
 
 #include <memory>
 
-#include "mcp/tool.h"
 #include "msp/digest.h"
 #include "msp/memory.h"
 #include "msp/options.h"
@@ -29,9 +25,6 @@ struct MissionMemory {
 
 // `options` gives mission.* and tokens.* (the token counter of every budget).
 std::shared_ptr<MissionMemory> OpenMissionMemory(MemoryLayer& engine, const Options& options);
-
-// Appends the ten tools to `tools`.
-void AddMissionTools(std::shared_ptr<MissionMemory> mission, ToolSet& tools);
 
 }  // namespace msp::mcp
 

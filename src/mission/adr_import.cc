@@ -144,6 +144,14 @@ std::string AdrText(const Decision& d, bool* cut) {
 Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace& scope, const std::string& dir,
                                            const AdrImportOptions& options, const std::string& actor) {
   MSP_RETURN_IF_ERROR(RequireMission(scope));
+  MSP_ASSIGN_OR_RETURN(AdrDirectory read, ReadAdrDirectory(dir));
+  MSP_ASSIGN_OR_RETURN(AdrImportReport report,
+                       ImportAdrFiles(engine, scope, read.root, std::move(read.files), options, actor));
+  report.warnings.insert(report.warnings.begin(), read.warnings.begin(), read.warnings.end());
+  return report;
+}
+
+Result<AdrDirectory> ReadAdrDirectory(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::NotFound("no directory " + dir);
   const fs::path root = fs::weakly_canonical(fs::absolute(dir, ec), ec);
@@ -208,10 +216,7 @@ Result<AdrImportReport> ImportAdrDirectory(MemoryLayer& engine, const Namespace&
     }
     files.push_back(std::move(f));
   }
-  MSP_ASSIGN_OR_RETURN(AdrImportReport report,
-                       ImportAdrFiles(engine, scope, root.string(), std::move(files), options, actor));
-  report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
-  return report;
+  return AdrDirectory{root.string(), std::move(files), std::move(warnings)};
 }
 
 Result<AdrImportReport> ImportAdrFiles(MemoryLayer& engine, const Namespace& scope, const std::string& folder,

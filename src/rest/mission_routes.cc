@@ -1,9 +1,10 @@
-// The mission-memory routes of the REST API (seed 003): the ADR import, the
-// operator registry, events, handoff digests, usage marks, the principles
-// registry and the correction / redundancy reports. (POST /v1/query,
-// workflow_memory_query, the decision routes but the ADR import,
-// decision_record ... decision_supersede, and the correction routes,
-// correction_record, correction_list and correction_show, are src/api's.) Thin faces over
+// The mission-memory routes of the REST API (seed 003): the
+// operator registry, events, the principles registry and the correction /
+// redundancy reports. (POST /v1/query, workflow_memory_query, the decision
+// routes, decision_record ... decision_supersede and decision_import_adr, the
+// correction routes, correction_record, correction_list and correction_show,
+// POST /v1/handoff, handoff_digest, and POST
+// /v1/retrievals/{retrieval_id}/used, workflow_mark_used, are src/api's.) Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
@@ -36,9 +37,8 @@ namespace {
 using nlohmann::json;
 using Reply = RestReply;
 
-// Largest list a GET answers, and POST /v1/retrievals/{id}/used's entries.
+// Largest list a GET answers.
 constexpr int64_t kMaxList = 1000;
-constexpr int64_t kMaxBudget = 100000000;
 
 Status RequireMissionPart(const Namespace& ns, bool body) {
   if (!ns.mission.empty()) return Status::Ok();
@@ -56,62 +56,6 @@ Result<Namespace> MissionFromQuery(const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
   MSP_RETURN_IF_ERROR(RequireMissionPart(ns, /*body=*/false));
   return ns;
-}
-
-// The text of a digest's JSON (docs/mission.md) as an object.
-Result<json> DigestJson(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::Internal("the digest's JSON does not parse");
-  return j;
-}
-
-// ------------------------------------------------------------ decisions
-
-// ADRs sent as text (the caller reads its folder): ImportAdrFiles, as
-// `msp decision import DIR` does for a folder on the server's disk.
-Result<Reply> ImportAdrRoute(RestApi& api, const RestRequest& r) {
-  if (r.clearance()) {
-    return ClearanceForbidden("an ADR import (it may update any decision imported from the folder)", *r.clearance());
-  }
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known(
-      {"namespace", "folder", "files", "component", "criticality", "access_level", "decided_by", "dry_run"}));
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  std::string folder = "adr";
-  MSP_RETURN_IF_ERROR(body.String("folder", &folder));
-  AdrImportOptions o;
-  MSP_RETURN_IF_ERROR(body.String("component", &o.component));
-  MSP_RETURN_IF_ERROR(body.Enum("criticality", &o.criticality, ParseCriticality, CriticalityName));
-  MSP_RETURN_IF_ERROR(body.Int("access_level", &o.access_level, 0, kMaxAccessLevel));
-  MSP_RETURN_IF_ERROR(body.String("decided_by", &o.decided_by));
-  MSP_RETURN_IF_ERROR(body.Bool("dry_run", &o.dry_run));
-  if (!body.Has("files") || !r.body.at("files").is_array() || r.body.at("files").empty()) {
-    return Status::InvalidArgument("field 'files' is required: a non-empty array of {name, text}, one a Markdown ADR");
-  }
-  const json& list = r.body.at("files");
-  if (list.size() > static_cast<size_t>(kMaxList)) {
-    return Status::InvalidArgument("field 'files' holds " + std::to_string(list.size()) + " files; at most " +
-                                   std::to_string(kMaxList) + " a request");
-  }
-  std::vector<AdrFile> files;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string where = "files[" + std::to_string(i) + "].";
-    JsonReader f(list[i], where);
-    MSP_RETURN_IF_ERROR(f.Object());
-    MSP_RETURN_IF_ERROR(f.Known({"name", "text"}));
-    AdrFile file;
-    MSP_RETURN_IF_ERROR(f.String("name", &file.name));
-    MSP_RETURN_IF_ERROR(f.String("text", &file.text));
-    if (file.name.empty() || file.text.empty()) {
-      return Status::InvalidArgument("fields '" + where + "name' and '" + where + "text' are required");
-    }
-    files.push_back(std::move(file));
-  }
-  MSP_ASSIGN_OR_RETURN(AdrImportReport report,
-                       ImportAdrFiles(r.engine(), ns, folder, std::move(files), o, api.actor()));
-  json out = AdrImportReportToJson(report);
-  out["dry_run"] = o.dry_run;
-  return Reply::Json(o.dry_run || report.added == 0 ? 200 : 201, out);
 }
 
 // ------------------------------------------------------------ operators
@@ -273,56 +217,6 @@ Result<Reply> PromptsRoute(RestApi& api, const RestRequest& r) {
     }
   }
   return Reply::Json(200, {{"prompts", std::move(out)}});
-}
-
-// -------------------------------------------------------------- handoff
-
-Result<Reply> Handoff(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "from_operator", "to_operator", "since", "token_budget"}));
-  HandoffRequest h;
-  MSP_ASSIGN_OR_RETURN(h.mission, MissionFromBody(r.body, r.tenant()));
-  h.mission.operator_id.clear();
-  MSP_RETURN_IF_ERROR(body.String("from_operator", &h.from_operator));
-  MSP_RETURN_IF_ERROR(body.String("to_operator", &h.to_operator));
-  if (h.from_operator.empty()) return Status::InvalidArgument("field 'from_operator' is required (the predecessor)");
-  if (h.to_operator.empty()) return Status::InvalidArgument("field 'to_operator' is required (the next operator)");
-  MSP_RETURN_IF_ERROR(body.Time("since", &h.since));
-  MSP_RETURN_IF_ERROR(body.Int("token_budget", &h.token_budget, 0, kMaxBudget));
-  MSP_ASSIGN_OR_RETURN(Asker next, CallerAsker(r.engine(), h.mission, r.caller, h.to_operator));
-  h.clearance = next.clearance;
-  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
-  MSP_ASSIGN_OR_RETURN(HandoffDigest d, wm->Handoff(h));
-  MSP_ASSIGN_OR_RETURN(json digest, DigestJson(d.json));
-  return Reply::Json(200, {{"markdown", d.markdown},
-                           {"tokens_used", d.tokens_used},
-                           {"token_budget", d.token_budget},
-                           {"counter", d.counter},
-                           {"clearance", d.clearance},
-                           {"degraded", d.load.degraded},
-                           {"digest", std::move(digest)}});
-}
-
-// ---------------------------------------------------------- usage marks
-
-Result<Reply> MarkUsed(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "entries"}));
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  std::vector<std::string> entries;
-  if (!body.Has("entries")) {
-    return Status::InvalidArgument("field 'entries' is required: the ids of the served entries that were used");
-  }
-  MSP_RETURN_IF_ERROR(body.Strings("entries", &entries));
-  if (entries.empty() || entries.size() > static_cast<size_t>(kMaxList)) {
-    return Status::InvalidArgument("field 'entries' must hold 1.." + std::to_string(kMaxList) + " entry ids");
-  }
-  Namespace mission = ns;
-  mission.operator_id.clear();
-  mission.session.clear();
-  MSP_ASSIGN_OR_RETURN(std::unique_ptr<WorkflowMemory> wm, api.Workflow(r.engine()));
-  MSP_ASSIGN_OR_RETURN(MarkUsedResult m, wm->MarkUsed(mission, r.param("id"), entries, api.actor(), r.clearance()));
-  return Reply::Json(200, {{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}});
 }
 
 // ----------------------------------------------------------- principles
@@ -500,7 +394,6 @@ std::vector<RestRoute> MissionRoutes() {
     return names;
   };
   return {
-      {"POST", "/v1/decisions/import-adr", BodyKind::kJson, ns_tenant, {}, &ImportAdrRoute},
       {"PUT", "/v1/operators/{operator}", BodyKind::kJson, ns_tenant, {}, &PutOperatorRoute},
       {"GET", "/v1/operators", BodyKind::kNone, {}, {"mission"}, &ListOperatorsRoute},
       {"GET", "/v1/operators/{operator}", BodyKind::kNone, {}, {"mission"}, &GetOperatorRoute},
@@ -509,8 +402,6 @@ std::vector<RestRoute> MissionRoutes() {
       {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
       {"GET", "/v1/reports/plan", BodyKind::kNone, {}, {"mission"}, &PlanReportRoute},
       {"GET", "/v1/prompts", BodyKind::kNone, {}, {"repository", "session", "from", "to", "limit"}, &PromptsRoute},
-      {"POST", "/v1/handoff", BodyKind::kJson, ns_tenant, {}, &Handoff},
-      {"POST", "/v1/retrievals/{id}/used", BodyKind::kJson, ns_tenant, {}, &MarkUsed},
       {"GET", "/v1/principles", BodyKind::kNone, {}, asker, &ListPrinciplesRoute},
       {"GET", "/v1/principles/{id}", BodyKind::kNone, {}, with({"version"}), &GetPrincipleRoute},
       {"PUT", "/v1/principles/{id}", BodyKind::kJson, ns_tenant, {}, &PutPrinciple},

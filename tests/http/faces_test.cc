@@ -57,6 +57,9 @@ const std::string kExampleSuccessor = "0190e5c2-0000-7000-8000-0000000000d2";
 // The correction correction_show's example names (src/api/corrections.cc):
 // Seed imports it, ann's about the billing component.
 const std::string kExampleCorrection = "0190e5c2-0000-7000-8000-0000000000c1";
+// The retrieval workflow_mark_used's example names (src/api/mark_used.cc):
+// Seed imports it, a query of ann's that served the example decision.
+const std::string kExampleRetrieval = "0190e5c2-0000-7000-8000-0000000000a1";
 
 struct Outcome {
   int code = -1;
@@ -166,6 +169,22 @@ class FacesTest : public ::testing::Test {
            {{"type", "correction"}, {"class", "missing_context"}, {"category", "api_contract"}, {"component", "billing"},
             {"outcome", "modified"}, {"summary", "The export needed the bucket."}}}};
       line << correction.dump() << "\n";
+      // The retrieval log of a workflow_memory_query of ann's that served the
+      // example decision, as the query logs it (mission/retrieval_log.h), but
+      // for its text: `msp import` takes no record without one.
+      const json retrieval = {
+          {"id", kExampleRetrieval},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}}},
+          {"kind", "event"},
+          {"layer", "workflow"},
+          {"source", "retrieval-log"},
+          {"text", "retrieval log"},
+          {"body",
+           {{"type", "retrieval"}, {"query", "which database holds the billing ledger"}, {"scope", "all"},
+            {"operator", "ann"}, {"clearance", kMaxAccessLevel},
+            {"served", {{{"id", kExampleDecision}, {"layer", "workflow"}, {"score", 0.9}, {"tokens", 40}}}},
+            {"used", json::array()}}}};
+      line << retrieval.dump() << "\n";
     }
     Outcome imported = Msp({"import", dir_.path() + "/example.jsonl", "--data-dir", data_});
     ASSERT_EQ(imported.code, 0) << imported.err;
@@ -196,7 +215,18 @@ class FacesTest : public ::testing::Test {
     std::istringstream verb(info.cli_verb);
     for (std::string w; verb >> w;) args.push_back(w);
     for (const api::FieldInfo& f : info.fields) {
-      if (f.cli == api::CliForm::kPositional && request.contains(f.name)) args.push_back(Text(request[f.name]));
+      if (f.cli != api::CliForm::kPositional || !request.contains(f.name)) continue;
+      if (f.type == api::FieldType::kFiles) {
+        // Files: a directory holding them (decision import DIR).
+        const std::string files = dir_.path() + "/files-" + std::to_string(++file_dirs_);
+        std::filesystem::create_directories(files);
+        for (const json& file : request[f.name]) std::ofstream(files + "/" + Text(file["name"])) << Text(file["text"]);
+        args.push_back(files);
+      } else if (request[f.name].is_array()) {
+        for (const json& item : request[f.name]) args.push_back(Text(item));  // ENTRY_ID...
+      } else {
+        args.push_back(Text(request[f.name]));
+      }
     }
     for (const auto& [name, value] : request.items()) {
       const api::FieldInfo* f = info.Find(name);
@@ -348,6 +378,7 @@ class FacesTest : public ::testing::Test {
   std::string key_ = kKey;  // the key of REST and MCP calls
   std::string mcp_session_;
   int mcp_id_ = 1;
+  int file_dirs_ = 0;  // the directories CliArgs wrote files to
 };
 
 // `request` with the field at `path` set to `value`.
@@ -395,6 +426,13 @@ json Comparable(json answer, const api::OperationInfo& info) {
   if (answer.contains("digest")) {
     answer["digest"].erase("degraded");
     answer["digest"].erase("tokens_used");
+  }
+  // A handoff digest says when it was built.
+  if (info.name == "handoff_digest") {
+    answer["digest"].erase("built_at");
+    const std::regex built(R"(built \d{4}-\d\d-\d\d \d\d:\d\dZ)");
+    answer["markdown"] = std::regex_replace(answer["markdown"].get<std::string>(), built, "built T");
+    answer["digest"]["markdown"] = std::regex_replace(answer["digest"]["markdown"].get<std::string>(), built, "built T");
   }
   // A task made or changed by a call (task_add, task_status, task_comment)
   // says when: each face's own time.

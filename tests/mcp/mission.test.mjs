@@ -61,24 +61,24 @@ describe('mission tools over msp serve', () => {
 
       const rid = q.structuredContent.retrieval_id;
       const marked = await client.callTool({
-        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: [ids[0]] },
+        name: 'workflow_mark_used', arguments: { namespace: { mission: 'mars' }, retrieval_id: rid, entries: [ids[0]] },
       });
       assert.equal(marked.isError, false, JSON.stringify(marked));
       assert.deepEqual(marked.structuredContent.used, [ids[0]]);
       assert.equal(marked.structuredContent.served, served.length);
       assert.deepEqual(JSON.parse(marked.content[0].text), marked.structuredContent);
       const again = await client.callTool({
-        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: [ids[1]] },
+        name: 'workflow_mark_used', arguments: { namespace: { mission: 'mars' }, retrieval_id: rid, entries: [ids[1]] },
       });
       assert.deepEqual([...again.structuredContent.used].sort(), [...ids].sort());
 
       const unknown = await client.callTool({
-        name: 'workflow_mark_used', arguments: { mission: 'mars', retrieval_id: rid, entries: ['not-served'] },
+        name: 'workflow_mark_used', arguments: { namespace: { mission: 'mars' }, retrieval_id: rid, entries: ['not-served'] },
       });
       assert.equal(unknown.isError, true);
       const noRetrieval = await client.callTool({
         name: 'workflow_mark_used',
-        arguments: { mission: 'mars', retrieval_id: '01900000-0000-7000-8000-000000000000', entries: [ids[0]] },
+        arguments: { namespace: { mission: 'mars' }, retrieval_id: '01900000-0000-7000-8000-000000000000', entries: [ids[0]] },
       });
       assert.equal(noRetrieval.isError, true);
       assert.match(noRetrieval.content[0].text, /no retrieval/);
@@ -225,7 +225,7 @@ describe('mission tools over msp serve', () => {
             + '## Decision\n\nUDP with retries.\n\n## Consequences\n\nWe own the retries.\n',
         },
       ];
-      const args = { mission: 'ceres', folder: 'relay/docs/adr', files, component: 'relay' };
+      const args = { namespace: { mission: 'ceres' }, folder: 'relay/docs/adr', files, component: 'relay' };
       const first = await full.client.callTool({ name: 'decision_import_adr', arguments: args });
       assert.equal(first.isError, false, JSON.stringify(first));
       assert.equal(first.structuredContent.added, 2);
@@ -250,12 +250,17 @@ describe('mission tools over msp serve', () => {
       assert.equal(broken.structuredContent.failed, 1);
       assert.equal(broken.structuredContent.entries[2].action, 'failed');
       assert.match(broken.structuredContent.entries[2].error, /no text to take a decision from/);
-      const noFiles = await full.client.callTool({ name: 'decision_import_adr', arguments: { mission: 'ceres', files: [] } });
+      const noFiles = await full.client.callTool({
+        name: 'decision_import_adr', arguments: { namespace: { mission: 'ceres' }, files: [] },
+      });
       assert.equal(noFiles.isError, true);
+      assert.match(noFiles.content[0].text, /field 'files' must hold 1\.\.1000/);
+      // The answer says whether it was a dry run, as on every face.
+      assert.equal(again.structuredContent.dry_run, false);
 
       const lowImport = await low.client.callTool({ name: 'decision_import_adr', arguments: args });
       assert.equal(lowImport.isError, true);
-      assert.match(lowImport.content[0].text, /clearance/);
+      assert.match(lowImport.content[0].text, /^forbidden: .*clearance/);
       const after = await full.client.callTool({ name: 'decision_import_adr', arguments: { ...args, dry_run: true } });
       assert.equal(after.structuredContent.unchanged, 2, 'the refused imports changed nothing');
     } finally {
