@@ -126,6 +126,9 @@ struct OperationInfo {
   bool idempotent = false;
   bool destructive = false;
   int rest_status = 200;  // REST's status for a success (201: created)
+  // When set, REST's status for a success with this answer instead (a PUT
+  // that creates or replaces: 201 or 200).
+  int (*rest_status_of)(const nlohmann::json& answer) = nullptr;
   std::vector<FieldInfo> fields{};
   // A request that succeeds on a mission with a decision about the billing
   // ledger and a preference for dark mode (docs; the faces test sends it
@@ -135,6 +138,9 @@ struct OperationInfo {
   nlohmann::json answer_schema{};  // its JSON Schema (MCP outputSchema)
 
   const FieldInfo* Find(const std::string& path) const;
+  // True when the REST route takes the request as a JSON body (POST, PUT);
+  // else its fields are the target's parameters (GET, DELETE).
+  bool HasBody() const { return rest_method == "POST" || rest_method == "PUT"; }
   // True when the REST path names the field ("/v1/memories/{id}"): the
   // route takes it from the path, not from the body or a parameter.
   bool InPath(const FieldInfo& f) const;
