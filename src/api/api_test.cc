@@ -38,13 +38,19 @@ TEST(ApiTest, EveryOperationHasItsFacesAndUniqueNames) {
     const OperationInfo& info = op->info();
     EXPECT_TRUE(names.insert(info.name).second);
     EXPECT_TRUE(verbs.insert(info.cli_verb).second);
-    EXPECT_TRUE(tools.insert(info.mcp_tool).second);
+    // An operation is an MCP tool, or says why it is withheld from a model.
+    EXPECT_NE(info.mcp_tool.empty(), info.mcp_withheld.empty()) << info.name;
+    if (!info.mcp_tool.empty()) {
+      EXPECT_TRUE(tools.insert(info.mcp_tool).second);
+    }
     EXPECT_TRUE(routes.insert(info.rest_method + " " + info.rest_path).second);
     EXPECT_FALSE(info.summary.empty());
     EXPECT_EQ(info.answer_schema["type"], "object") << info.name;
     EXPECT_EQ(FindOperation(info.name), op) << info.name;  // the table's row names it
     EXPECT_EQ(FindByCliVerb(info.cli_verb), op);
-    EXPECT_EQ(FindByMcpTool(info.mcp_tool), op);
+    if (!info.mcp_tool.empty()) {
+      EXPECT_EQ(FindByMcpTool(info.mcp_tool), op);
+    }
     for (const FieldInfo& f : info.fields) {
       EXPECT_FALSE(f.doc.empty()) << f.Path();
       // The command line's positionals are its verb's arguments: all given.
@@ -189,6 +195,37 @@ TEST(ApiTest, DecisionOperationsNeedAMissionAndTheirRequiredFields) {
   const json schema = InputSchema(Op("decision_record").info())["properties"]["alternatives"]["items"];
   EXPECT_EQ(schema["required"], json({"option", "reason"}));
   EXPECT_EQ(schema["additionalProperties"], false);
+}
+
+TEST(ApiTest, PrincipleAndOperatorOperationsCheckTheirFields) {
+  const json m = {{"mission", "m"}};
+  // principle_put adds without base_version (a statement needed) and edits with it (something to change).
+  EXPECT_NE(ErrorOf(Op("principle_put"), {{"principle_id", "P-1"}, {"namespace", m}}).find("'statement' is required"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Op("principle_put"), {{"principle_id", "P-1"}, {"base_version", 2}, {"namespace", m}})
+                .find("nothing to change"),
+            std::string::npos);
+  CallContext context;
+  context.ns.tenant = "acme";
+  ASSERT_OK(Op("principle_put").Check(context, {{"principle_id", "P-1"}, {"base_version", 2}, {"access_level", 0},
+                                                {"namespace", m}}));
+  EXPECT_NE(ErrorOf(Op("principle_put"), {{"principle_id", "P-1"}, {"statement", "S."}}).find("namespace.mission"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Op("principle_show"), {{"principle_id", "P-1"}, {"all", true}, {"version", 1}, {"namespace", m}})
+                .find("exclude each other"),
+            std::string::npos);
+  // PUT answers 201 for a new principle, 200 for a later version.
+  const OperationInfo& put = Op("principle_put").info();
+  ASSERT_NE(put.rest_status_of, nullptr);
+  EXPECT_EQ(put.rest_status_of({{"version", 1}}), 201);
+  EXPECT_EQ(put.rest_status_of({{"version", 3}}), 200);
+  EXPECT_TRUE(put.HasBody());
+  EXPECT_FALSE(Op("principle_show").info().HasBody());
+  // operator_set needs a clearance in 0..9; the namespace may name no mission (tenant-wide).
+  EXPECT_EQ(ErrorOf(Op("operator_set"), {{"operator_id", "bob"}}), "field 'clearance' is required");
+  EXPECT_NE(ErrorOf(Op("operator_set"), {{"operator_id", "bob"}, {"clearance", 10}}).find("clearance"),
+            std::string::npos);
+  ASSERT_OK(Op("operator_set").Check(context, {{"operator_id", "bob"}, {"clearance", 9}}));
 }
 
 TEST(ApiTest, EpisodeNeedsASessionAndOneOfTextOrContent) {

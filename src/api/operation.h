@@ -119,14 +119,20 @@ struct OperationInfo {
   std::string cli_verb{};    // "search"
   std::string rest_method{}; // "POST"
   std::string rest_path{};   // "/v1/search"
-  std::string mcp_tool{};    // "memory_search"
+  std::string mcp_tool{};    // "memory_search"; "": not an MCP tool (mcp_withheld says why)
   // The smallest MCP tool profile that offers the tool: "core" (what every
   // agent needs in its session), "mission" or "graph" (docs/mcp.md).
   std::string mcp_profile = "mission";
+  // Why the operation is not offered to a model (an administrative act);
+  // set exactly when mcp_tool is "".
+  std::string mcp_withheld{};
   bool read_only = false;  // MCP annotations
   bool idempotent = false;
   bool destructive = false;
   int rest_status = 200;  // REST's status for a success (201: created)
+  // When set, REST's status for a success with this answer instead (a PUT
+  // that creates or replaces: 201 or 200).
+  int (*rest_status_of)(const nlohmann::json& answer) = nullptr;
   std::vector<FieldInfo> fields{};
   // A request that succeeds on a mission with a decision about the billing
   // ledger and a preference for dark mode (docs; the faces test sends it
@@ -136,6 +142,9 @@ struct OperationInfo {
   nlohmann::json answer_schema{};  // its JSON Schema (MCP outputSchema)
 
   const FieldInfo* Find(const std::string& path) const;
+  // True when the REST route takes the request as a JSON body (POST, PUT);
+  // else its fields are the target's parameters (GET, DELETE).
+  bool HasBody() const { return rest_method == "POST" || rest_method == "PUT"; }
   // True when the REST path names the field ("/v1/memories/{id}"): the
   // route takes it from the path, not from the body or a parameter.
   bool InPath(const FieldInfo& f) const;

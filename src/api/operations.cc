@@ -113,7 +113,7 @@ std::string CliMessage(const OperationInfo& info, std::string message) {
 }
 
 std::string RestMessage(const OperationInfo& info, std::string message) {
-  if (info.rest_method == "POST") return message;
+  if (info.HasBody()) return message;
   std::vector<std::pair<std::string, std::string>> names;  // path -> parameter
   for (const FieldInfo& f : info.fields) {
     if (f.type == FieldType::kNamespace) {
@@ -184,6 +184,15 @@ constexpr Declared kTable[] = {
     {"correction_list", &CorrectionListOperation},
     {"correction_show", &CorrectionShowOperation},
     {"correction_record", &CorrectionRecordOperation},
+    // Before principle_put edits the example principle (P-1, version 1).
+    {"principle_list", &PrincipleListOperation},
+    {"principle_show", &PrincipleShowOperation},
+    // An edit of version 1: the second face's call is a conflict.
+    {"principle_put", &PrinciplePutOperation},
+    // Before operator_set sets the example operator (bob) again.
+    {"operator_list", &OperatorListOperation},
+    {"operator_show", &OperatorShowOperation},
+    {"operator_set", &OperatorSetOperation},
 };
 constexpr size_t kDeclared = sizeof kTable / sizeof kTable[0];
 
@@ -220,6 +229,7 @@ const Operation* FindByCliVerb(std::string_view verb) {
 }
 
 const Operation* FindByMcpTool(std::string_view tool) {
+  if (tool.empty()) return nullptr;
   return FindIf([&](const Operation* op) { return op->info().mcp_tool == tool; });
 }
 

@@ -30,7 +30,7 @@ std::string CliMessage(const OperationInfo& info, std::string message);
 
 // `message` as REST says it for a route without a body (GET, DELETE), whose
 // fields are query parameters: "field 'filters.kinds'" -> "parameter
-// 'kinds'". A POST route's message is the operation's own.
+// 'kinds'". A POST or PUT route's message is the operation's own.
 std::string RestMessage(const OperationInfo& info, std::string message);
 
 // The declarations (search.cc, workflow_query.cc, write.cc, record.cc,
@@ -66,6 +66,12 @@ std::unique_ptr<Operation> ConsolidateOperation();        // facts.cc
 std::unique_ptr<Operation> HandoffOperation();            // handoff.cc
 std::unique_ptr<Operation> MarkUsedOperation();           // mark_used.cc
 std::unique_ptr<Operation> AdrImportOperation();          // adr_import.cc
+std::unique_ptr<Operation> PrincipleListOperation();      // principles.cc
+std::unique_ptr<Operation> PrincipleShowOperation();      // principles.cc
+std::unique_ptr<Operation> PrinciplePutOperation();       // principles.cc
+std::unique_ptr<Operation> OperatorSetOperation();        // operators.cc
+std::unique_ptr<Operation> OperatorListOperation();       // operators.cc
+std::unique_ptr<Operation> OperatorShowOperation();       // operators.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

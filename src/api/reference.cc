@@ -65,7 +65,7 @@ std::string ReferenceMarkdown() {
     }
     for (char& c : positional) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out << "| command line | `msp " << info.cli_verb << positional << " [flags]` |\n";
-    if (info.rest_method == "POST") {
+    if (info.HasBody()) {
       out << "| REST | `" << info.rest_method << " " << info.rest_path << "` with a JSON body |\n";
     } else {
       const bool scoped = std::any_of(info.fields.begin(), info.fields.end(),
@@ -74,10 +74,14 @@ std::string ReferenceMarkdown() {
           << (scoped ? " (the namespace's parts as `user`, `agent`, `session`, `mission`, `operator`)" : "")
           << " |\n";
     }
-    out << "| MCP | tool `" << info.mcp_tool << "` ("
-        << (info.mcp_profile == "core" ? std::string("every tool profile")
-                                       : "tool profiles `" + info.mcp_profile + "` and `all`")
-        << ") |\n\n";
+    if (info.mcp_tool.empty()) {
+      out << "| MCP | not a tool: " << info.mcp_withheld << " |\n\n";
+    } else {
+      out << "| MCP | tool `" << info.mcp_tool << "` ("
+          << (info.mcp_profile == "core" ? std::string("every tool profile")
+                                         : "tool profiles `" + info.mcp_profile + "` and `all`")
+          << ") |\n\n";
+    }
     out << "| field | command line | type | default | meaning |\n|---|---|---|---|---|\n";
     for (const FieldInfo& f : info.fields) {
       std::string def = f.default_value.is_null() ? "" : f.default_value.dump();
@@ -105,7 +109,7 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
     const ordered::json_pointer route("/paths/" + path_key + "/" + method);
     if (!doc.contains(route)) return Status::InvalidArgument("the OpenAPI document has no " + info.rest_path);
     ordered& r = doc[route];
-    if (info.rest_method != "POST") {  // no body: the fields are the route's parameters
+    if (!info.HasBody()) {  // no body: the fields are the route's parameters
       r["summary"] = info.title;
       r["description"] = info.summary;
       continue;
@@ -124,7 +128,8 @@ Result<std::string> OpenApiWithOperations(std::string_view document) {
       r["summary"] = info.title;
       r["description"] = info.summary;
     }
-    // A field the path names (POST /v1/tasks/{task_id}/comments) is not the body's to give.
+    // A field the path names (POST /v1/tasks/{task_id}/comments, PUT
+    // /v1/principles/{principle_id}) is not the body's to give.
     nlohmann::json schema = InputSchema(info);
     for (const FieldInfo& f : info.fields) {
       if (!info.InPath(f)) continue;

@@ -250,6 +250,7 @@ Status RunPrincipleShow(Invocation& inv);
 Status RunPrincipleList(Invocation& inv);
 Status RunOperatorSet(Invocation& inv);
 Status RunOperatorList(Invocation& inv);
+Status RunOperatorShow(Invocation& inv);
 Status RunCorrectionAdd(Invocation& inv);
 Status RunCorrectionList(Invocation& inv);
 Status RunCorrectionShow(Invocation& inv);

@@ -1,7 +1,8 @@
 // Mission record verbs: decision add / list / show / status / supersede /
-// import, principle add / edit / show / list, operator set / list,
+// import, principle add / edit / show / list, operator set / list / show,
 // correction add / list / show (include/msp/mission.h).
 #include <iterator>
+#include <limits>
 #include <ostream>
 
 #include "cli/cli.h"
@@ -15,28 +16,6 @@ namespace msp {
 namespace {
 
 using json = nlohmann::json;
-
-// --access-level N (0..9), or `fallback`.
-// Who is reading: --clearance N when given, else --operator at their
-// clearance, else the caller itself (CallerAsker's rule; the engine caps
-// every read at the caller's clearance).
-Result<Asker> AskerOf(Invocation& inv) {
-  Asker a;
-  a.operator_id = inv.ns.operator_id;
-  if (inv.flags.Has("--clearance")) {
-    Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
-    if (!c.ok()) return Usage(inv, c.status().message());
-    a.clearance = static_cast<int>(*c);
-  } else if (a.operator_id.empty()) {
-    a.clearance = kMaxAccessLevel;
-  }
-  return a;
-}
-
-Status NeedMission(Invocation& inv) {
-  if (inv.ns.mission.empty()) return Usage(inv, "--mission is required: mission records belong to a mission");
-  return Status::Ok();
-}
 
 // The string at `key` of a decision's JSON (DecisionToJson); "" when absent.
 std::string TextAt(const json& j, const char* key) {
@@ -110,11 +89,25 @@ void PrintDecisionDetail(std::ostream& out, const json& d) {
   }
 }
 
-void PrintPrinciple(std::ostream& out, const Principle& p) {
-  out << p.principle_id << " v" << p.version << (p.current ? "" : " (replaced)") << "  " << p.statement << "\n";
-  if (!p.rationale.empty()) out << "  rationale: " << p.rationale << "\n";
-  out << "  author: " << (p.author.empty() ? "-" : p.author) << ", " << FormatIso8601(p.created_at)
-      << ", access level " << p.access_level << "\n";
+// A principle version (PrincipleToJson, the principle operations' answer).
+void PrintPrincipleDetail(std::ostream& out, const json& p) {
+  out << TextAt(p, "principle_id") << " v" << p.value("version", 0) << (p.value("current", true) ? "" : " (replaced)")
+      << "  " << TextAt(p, "statement") << "\n";
+  if (!TextAt(p, "rationale").empty()) out << "  rationale: " << TextAt(p, "rationale") << "\n";
+  out << "  author: " << OrDash(TextAt(p, "author")) << ", " << OrDash(TextAt(p, "created_at")) << ", access level "
+      << p.value("access_level", 0) << "\n";
+}
+
+void PrintPrincipleStored(std::ostream& out, const json& p) {
+  out << "stored principle " << TextAt(p, "principle_id") << " version " << p.value("version", 0) << "\n";
+}
+
+// An operator's setting (OperatorToJson) on one line.
+void PrintOperatorLine(std::ostream& out, const json& op) {
+  const std::string mission = TextAt(op["namespace"], "mission");
+  const std::string name = TextAt(op, "name");
+  out << TextAt(op, "operator_id") << "  clearance " << op.value("clearance", 0) << "  "
+      << (mission.empty() ? "tenant-wide" : "mission " + mission) << (name.empty() ? "" : "  " + name) << "\n";
 }
 
 }  // namespace
@@ -218,135 +211,75 @@ Status RunDecisionImport(Invocation& inv) {
   return Status::Ok();
 }
 
+// principle add / edit / show / list: src/api's principle operations
+// (api/principles.cc; add and edit are principle_put), printed.
 Status RunPrincipleAdd(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  Principle p;
-  p.principle_id = inv.flags.positionals[0];
-  p.statement = inv.flags.Get("--statement");
-  p.rationale = inv.flags.Get("--rationale");
-  p.author = inv.flags.Get("--author", inv.ns.operator_id);
-  MSP_ASSIGN_OR_RETURN(p.access_level, AccessLevelFlag(inv, 0));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Principle stored, AddPrinciple(*engine, inv.ns, p, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, PrincipleToJson(stored));
-  } else {
-    *inv.out << "stored principle " << stored.principle_id << " version " << stored.version << "\n";
+  if (inv.flags.Has("--base-version")) {
+    return Usage(inv, "principle add stores version 1; to store a later one: msp principle edit ID --base-version N");
   }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintPrincipleStored(*inv.out, *answer);
   return Status::Ok();
 }
 
 Status RunPrincipleEdit(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  if (!inv.flags.Has("--base-version")) {
-    return Usage(inv, "--base-version N is required: the version you are editing (see `msp principle show`)");
+  // Without a base version principle_put adds version 1: that is `principle add`.
+  Result<int64_t> base = inv.flags.GetInt("--base-version", 0, std::numeric_limits<int64_t>::min(),
+                                          std::numeric_limits<int64_t>::max());
+  if (!inv.flags.Has("--base-version") || (base.ok() && *base == 0)) {
+    return Usage(inv, "--base-version N (1 or more) is required: the version you are editing (see `msp principle "
+                      "show`)");
   }
-  PrincipleEdit e;
-  e.principle_id = inv.flags.positionals[0];
-  Result<int64_t> base = inv.flags.GetInt("--base-version", 0, 1, 1000000);
-  if (!base.ok()) return Usage(inv, base.status().message());
-  e.base_version = static_cast<int>(*base);
-  e.statement = inv.flags.Get("--statement");
-  e.rationale = inv.flags.Get("--rationale");
-  if (e.statement.empty() && e.rationale.empty() && !inv.flags.Has("--access-level")) {
-    return Usage(inv, "nothing to change: give --statement, --rationale or --access-level");
-  }
-  e.author = inv.flags.Get("--author", inv.ns.operator_id);
-  if (inv.flags.Has("--access-level")) {
-    MSP_ASSIGN_OR_RETURN(int level, AccessLevelFlag(inv, 0));
-    e.access_level = level;
-  }
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(Principle stored, EditPrinciple(*engine, inv.ns, e, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, PrincipleToJson(stored));
-  } else {
-    *inv.out << "stored principle " << stored.principle_id << " version " << stored.version << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintPrincipleStored(*inv.out, *answer);
   return Status::Ok();
 }
 
 Status RunPrincipleShow(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
-  Result<int64_t> version = inv.flags.GetInt("--version", 0, 1, 1000000);
-  if (!version.ok()) return Usage(inv, version.status().message());
-  if (inv.flags.Has("--all") && inv.flags.Has("--version")) return Usage(inv, "--all and --version exclude each other");
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  const std::string& id = inv.flags.positionals[0];
-  std::vector<Principle> shown;
-  if (inv.flags.Has("--all")) {
-    MSP_ASSIGN_OR_RETURN(shown, PrincipleVersions(*engine, inv.ns, id, asker));
-  } else {
-    MSP_ASSIGN_OR_RETURN(Principle p, GetPrinciple(*engine, inv.ns, id, static_cast<int>(*version), asker));
-    shown.push_back(std::move(p));
-  }
-  if (inv.json) {
-    if (!inv.flags.Has("--all")) {
-      PrintJson(inv, PrincipleToJson(shown[0]));
-    } else {
-      json arr = json::array();
-      for (const Principle& p : shown) arr.push_back(PrincipleToJson(p));
-      PrintJson(inv, arr);
-    }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  if (!answer->contains("versions")) {
+    PrintPrincipleDetail(*inv.out, *answer);
     return Status::Ok();
   }
-  for (const Principle& p : shown) PrintPrinciple(*inv.out, p);
+  for (const json& p : ListAt(*answer, "versions")) PrintPrincipleDetail(*inv.out, p);
   return Status::Ok();
 }
 
 Status RunPrincipleList(Invocation& inv) {
-  MSP_RETURN_IF_ERROR(NeedMission(inv));
-  MSP_ASSIGN_OR_RETURN(Asker asker, AskerOf(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(*engine, inv.ns, asker));
-  if (inv.json) {
-    json arr = json::array();
-    for (const Principle& p : list) arr.push_back(PrincipleToJson(p));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& list = ListAt(*answer, "principles");
   if (list.empty()) *inv.out << "no principles\n";
-  for (const Principle& p : list) PrintPrinciple(*inv.out, p);
+  for (const json& p : list) PrintPrincipleDetail(*inv.out, p);
   return Status::Ok();
 }
 
+// operator set / list / show: src/api's operator operations
+// (api/operators.cc), printed.
 Status RunOperatorSet(Invocation& inv) {
-  if (!inv.flags.Has("--clearance")) return Usage(inv, "--clearance N (0..9) is required");
-  OperatorRecord op;
-  op.operator_id = inv.flags.positionals[0];
-  Result<int64_t> c = inv.flags.GetInt("--clearance", 0, 0, kMaxAccessLevel);
-  if (!c.ok()) return Usage(inv, c.status().message());
-  op.clearance = static_cast<int>(*c);
-  op.name = inv.flags.Get("--name");
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(*engine, inv.ns, op, inv.actor));
-  if (inv.json) {
-    PrintJson(inv, OperatorToJson(stored));
-  } else {
-    *inv.out << "operator " << stored.operator_id << " has clearance " << stored.clearance
-             << (stored.ns.mission.empty() ? " in every mission of tenant " + stored.ns.tenant
-                                           : " in mission " + stored.ns.mission)
-             << "\n";
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& ns = (*answer)["namespace"];
+  const std::string mission = TextAt(ns, "mission");
+  *inv.out << "operator " << TextAt(*answer, "operator_id") << " has clearance " << answer->value("clearance", 0)
+           << (mission.empty() ? " in every mission of tenant " + TextAt(ns, "tenant") : " in mission " + mission)
+           << "\n";
   return Status::Ok();
 }
 
 Status RunOperatorList(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(*engine, inv.ns));
-  if (inv.json) {
-    json arr = json::array();
-    for (const OperatorRecord& op : ops) arr.push_back(OperatorToJson(op));
-    PrintJson(inv, arr);
-    return Status::Ok();
-  }
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (!answer) return Status::Ok();
+  const json& ops = ListAt(*answer, "operators");
   if (ops.empty()) *inv.out << "no operators (every operator has clearance 0)\n";
-  for (const OperatorRecord& op : ops) {
-    *inv.out << op.operator_id << "  clearance " << op.clearance << "  "
-             << (op.ns.mission.empty() ? "tenant-wide" : "mission " + op.ns.mission)
-             << (op.name.empty() ? "" : "  " + op.name) << "\n";
-  }
+  for (const json& op : ops) PrintOperatorLine(*inv.out, op);
+  return Status::Ok();
+}
+
+Status RunOperatorShow(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
+  if (answer) PrintOperatorLine(*inv.out, *answer);
   return Status::Ok();
 }
 
@@ -407,36 +340,28 @@ std::vector<Verb> MissionVerbs() {
        "decision_import_adr: import a folder of architecture decision records (Markdown: Nygard, MADR, front "
        "matter ...); re-importing updates; docs/operations.md",
        ApiFlags("decision_import_adr"), {"DIR"}, 1, kRecordVerb, &RunDecisionImport},
-      {"principle add", "ID --statement TEXT --mission ID [flags]", "register version 1 of a principle (ID like P-7)",
-       {{"--statement", "TEXT", "the principle"},
-        {"--rationale", "TEXT", "why it holds"},
-        {"--author", "WHO", "default --operator"},
-        {"--access-level", "N", "0..9 (default 0)"}},
-       {"ID"}, 1, kRecordVerb, &RunPrincipleAdd},
+      {"principle add", "ID --statement TEXT --mission ID [flags]",
+       "register version 1 of a principle (ID like P-7): principle_put without --base-version; docs/operations.md",
+       ApiFlags("principle_put"), {"ID"}, 1, kRecordVerb, &RunPrincipleAdd},
       {"principle edit", "ID --base-version N [--statement TEXT] [--rationale TEXT] --mission ID [flags]",
-       "store the next version of a principle; refused (exit 1) when N is no longer the current version",
-       {{"--base-version", "N", "the version this edit changes"},
-        {"--statement", "TEXT", "the new statement (default: keep)"},
-        {"--rationale", "TEXT", "the new rationale (default: keep)"},
-        {"--author", "WHO", "default --operator"},
-        {"--access-level", "N", "0..9 (default: keep)"}},
-       {"ID"}, 1, kRecordVerb, &RunPrincipleEdit},
+       "store the next version of a principle (principle_put); refused (exit 1, conflict) when N is no longer the "
+       "current version; docs/operations.md",
+       ApiFlags("principle_put"), {"ID"}, 1, kRecordVerb, &RunPrincipleEdit},
       {"principle show", "ID [--version N | --all] --mission ID [flags]",
        "a principle: the current version, one version, or every version",
-       {{"--version", "N", "this version"},
-        {"--all", "", "every version, oldest first"},
-        {"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}},
+       ApiFlags("principle_show", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}),
        {"ID"}, 1, kRecordVerb | kReadsAtClearance, &RunPrincipleShow},
       {"principle list", "--mission ID [flags]", "the current version of every principle of the mission",
-       {{"--clearance", "N", "read at clearance N (0..9) instead of --operator's"}}, {}, 0, kRecordVerb | kReadsAtClearance,
-       &RunPrincipleList},
+       ApiFlags("principle_list", {{"--clearance", "N", "read at clearance N (0..9) instead of the caller's"}}), {},
+       0, kRecordVerb | kReadsAtClearance, &RunPrincipleList},
       {"operator set", "ID --clearance N [--name NAME] [--mission ID] [flags]",
-       "set an operator's clearance (0..9) in the mission, or tenant-wide without --mission",
-       {{"--clearance", "N", "0..9: the highest access level the operator may read"},
-        {"--name", "NAME", "display name"}},
-       {"ID"}, 1, kRecordVerb, &RunOperatorSet},
-      {"operator list", "[--mission ID] [flags]", "the operators and their clearances", {}, {}, 0, kRecordVerb,
-       &RunOperatorList},
+       "set an operator's clearance (0..9) in the mission, or tenant-wide without --mission (not with --operator: "
+       "a caller limited to a clearance may not); docs/operations.md",
+       ApiFlags("operator_set"), {"ID"}, 1, kRecordVerb, &RunOperatorSet},
+      {"operator list", "[--mission ID] [flags]", "the operators and their clearances", ApiFlags("operator_list"), {},
+       0, kRecordVerb, &RunOperatorList},
+      {"operator show", "ID [--mission ID] [flags]", "one operator's setting (the mission's, else the tenant-wide one)",
+       ApiFlags("operator_show"), {"ID"}, 1, kRecordVerb, &RunOperatorShow},
       {"correction add",
        "(--class C --category C --component C --outcome O --summary S [flags] | -) --mission ID --operator ID",
        "record an operator's correction as a structured abstraction (never raw prompt or output text); "

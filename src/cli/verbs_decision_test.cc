@@ -245,13 +245,37 @@ TEST_F(DecisionVerbsTest, PrincipleEditConflictAndCitation) {
                       "--mission", "m"});
   EXPECT_EQ(stale.code, 1);
   EXPECT_TRUE(Contains(stale.err, "the current version is 2")) << stale.err;
+  // --all: the newest version with every version in `versions` (it printed a
+  // bare array), as REST's ?all and MCP's principle_show.
   json all = RunJson({"principle", "show", "P-1", "--all", "--mission", "m"});
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0]["statement"], "A human confirms.");
-  EXPECT_EQ(all[1]["statement"], "Two humans confirm.");
+  EXPECT_EQ(all["version"], 2);
+  ASSERT_EQ(all["versions"].size(), 2u);
+  EXPECT_EQ(all["versions"][0]["statement"], "A human confirms.");
+  EXPECT_EQ(all["versions"][1]["statement"], "Two humans confirm.");
+  EXPECT_EQ(Run({"principle", "show", "P-1", "--all", "--version", "1", "--mission", "m"}).code, 2);
+  EXPECT_EQ(RunJson({"principle", "show", "P-1", "--version", "1", "--mission", "m"})["current"], false);
   CliRun listed = Run({"principle", "list", "--mission", "m"});
   EXPECT_TRUE(Contains(listed.out, "P-1 v2  Two humans confirm."));
+  // list --json answers {principles} (it printed a bare array), as REST and MCP.
+  json list = RunJson({"principle", "list", "--mission", "m"});
+  ASSERT_EQ(list["principles"].size(), 1u);
+  EXPECT_EQ(list["principles"][0]["version"], 2);
   EXPECT_EQ(Run({"principle", "edit", "P-1", "--mission", "m", "--statement", "x"}).code, 2);  // no base
+  // principle edit is principle_put with a base version: 0 would add version 1.
+  EXPECT_EQ(Run({"principle", "edit", "P-1", "--base-version", "0", "--mission", "m", "--statement", "x"}).code, 2);
+  EXPECT_EQ(Run({"principle", "add", "P-2", "--base-version", "1", "--mission", "m", "--statement", "x"}).code, 2);
+  CliRun taken = Run({"principle", "add", "P-1", "--statement", "Again.", "--mission", "m"});
+  EXPECT_EQ(taken.code, 1);
+  EXPECT_TRUE(Contains(taken.err, "already exists")) << taken.err;
+  // An edit of a version above the editor's clearance: not found, nothing stored.
+  ASSERT_EQ(Run({"principle", "add", "S-1", "--statement", "Classified.", "--access-level", "5", "--mission", "m"})
+                .code,
+            0);
+  EXPECT_EQ(Run({"principle", "edit", "S-1", "--base-version", "1", "--statement", "Open.", "--mission", "m",
+                 "--operator", "bob"})
+                .code,
+            4);
+  EXPECT_EQ(RunJson({"principle", "show", "S-1", "--mission", "m"})["version"], 1);
 }
 
 // Every verb, not only the mission's, serves a caller the same records: the
@@ -331,6 +355,21 @@ TEST_F(DecisionVerbsTest, ClearanceFiltersEveryRead) {
   EXPECT_TRUE(Contains(ops.out, "high  clearance 7  tenant-wide"));
   EXPECT_TRUE(Contains(ops.out, "low  clearance 1  mission m"));
   EXPECT_EQ(Run({"operator", "set", "x", "--clearance", "10"}).code, 2);
+  // list --json answers {operators} (it printed a bare array), as REST and MCP;
+  // show is new on the command line.
+  json listed = RunJson({"operator", "list", "--mission", "m"});
+  ASSERT_EQ(listed["operators"].size(), 2u);
+  json shown = RunJson({"operator", "show", "low", "--mission", "m"});
+  EXPECT_EQ(shown["clearance"], 1);
+  EXPECT_EQ(shown["scope"], "mission");
+  EXPECT_EQ(RunJson({"operator", "show", "high", "--mission", "m"})["scope"], "tenant");
+  EXPECT_EQ(Run({"operator", "show", "nobody", "--mission", "m"}).code, 4);
+  // A caller limited to a clearance (--operator: low's, 1) may not set one,
+  // as a REST key or MCP session with a clearance may not; nothing changes.
+  CliRun raised = Run({"operator", "set", "low", "--clearance", "9", "--mission", "m", "--operator", "low"});
+  EXPECT_EQ(raised.code, 1);
+  EXPECT_TRUE(Contains(raised.err, "limited to clearance 1")) << raised.err;
+  EXPECT_EQ(RunJson({"operator", "show", "low", "--mission", "m"})["clearance"], 1);
 }
 
 TEST_F(DecisionVerbsTest, CorrectionsRefuseRawTextByEveryPath) {

@@ -58,7 +58,9 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
 }
 
 void AddApiTools(std::shared_ptr<MissionMemory> mission, const Options& options, ToolSet& tools) {
-  for (const api::Operation* op : api::Operations()) tools.push_back(ApiTool(*op, mission, options));
+  for (const api::Operation* op : api::Operations()) {
+    if (!op->info().mcp_tool.empty()) tools.push_back(ApiTool(*op, mission, options));
+  }
 }
 
 }  // namespace msp::mcp

@@ -354,8 +354,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 32u);
-  EXPECT_EQ(listed["all"].size(), 41u);
+  EXPECT_EQ(listed["mission"].size(), 37u);
+  EXPECT_EQ(listed["all"].size(), 46u);
   for (const char* tool : {"fact_add", "fact_supersede", "consolidate"}) {
     EXPECT_EQ(listed["mission"].count(tool), 1u) << tool;
     EXPECT_EQ(listed["core"].count(tool), 0u) << tool;
@@ -377,9 +377,14 @@ TEST_F(McpToolsTest, ToolProfiles) {
   EXPECT_TRUE(listed["mission"].contains("memory_audit"));
   EXPECT_FALSE(listed["core"].contains("memory_audit"));
   EXPECT_TRUE(listed["mission"].contains("workflow_memory_query"));
-  // The decision operations are mission tools, each once.
-  for (const char* name :
-       {"decision_record", "decision_list", "decision_show", "decision_status", "decision_supersede"}) {
+  // The decision, principle and operator operations are mission tools, each
+  // once; setting a clearance is none (the operator's to give, not a model's).
+  for (const char* profile : {"core", "mission", "graph", "all"}) {
+    EXPECT_FALSE(listed[profile].contains("operator_set")) << profile;
+  }
+  for (const char* name : {"decision_record", "decision_list", "decision_show", "decision_status",
+                           "decision_supersede", "principle_list", "principle_show", "principle_put",
+                           "operator_list", "operator_show"}) {
     EXPECT_EQ(api::FindByMcpTool(name)->info().mcp_profile, "mission") << name;
     EXPECT_TRUE(listed["mission"].contains(name)) << name;
     EXPECT_FALSE(listed["core"].contains(name)) << name;
@@ -738,6 +743,51 @@ TEST_F(McpToolsTest, MarkUsedAndSessionClearance) {
   out = Call("open_nodes", {{"names", {"Laser"}}});
   EXPECT_EQ(out["structuredContent"]["entities"].size(), 1u);
   EXPECT_EQ(out["structuredContent"]["entities"][0]["observations"], json({"aimed at the orbiter"}));
+}
+
+// The principle and operator tools are principle_put ... operator_show, as
+// the other faces have them: a stale edit is a conflict; a model may read the
+// operator registry but never set a clearance (operator_set is no tool, for
+// any session).
+TEST_F(McpToolsTest, PrincipleAndOperatorTools) {
+  const json m1 = {{"mission", "m1"}};
+  json out = Call("principle_put", {{"principle_id", "P-1"}, {"statement", "A human confirms."}, {"namespace", m1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["version"], 1);
+  out = Call("principle_put",
+             {{"principle_id", "P-1"}, {"base_version", 1}, {"statement", "Two humans confirm."}, {"namespace", m1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["version"], 2);
+  out = Call("principle_put",
+             {{"principle_id", "P-1"}, {"base_version", 1}, {"statement", "Nobody confirms."}, {"namespace", m1}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_EQ(out["content"][0]["text"].get<std::string>().rfind("conflict: ", 0), 0u) << out.dump();
+  out = Call("principle_show", {{"principle_id", "P-1"}, {"all", true}, {"namespace", m1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["versions"].size(), 2u);
+  out = Call("principle_list", {{"namespace", m1}});
+  ASSERT_EQ(out["structuredContent"]["principles"].size(), 1u);
+  EXPECT_EQ(out["structuredContent"]["principles"][0]["statement"], "Two humans confirm.");
+
+  const json set = json::parse(*server_->Handle(
+      session_, Request(2, "tools/call",
+                        {{"name", "operator_set"},
+                         {"arguments", {{"operator_id", "bob"}, {"clearance", 9}, {"namespace", m1}}}})
+                    .dump()));
+  EXPECT_EQ(set["error"]["code"], kInvalidParams) << set.dump();
+  Namespace mission = session_.ns;
+  mission.mission = "m1";
+  OperatorRecord bob;
+  bob.operator_id = "bob";
+  bob.clearance = 4;
+  ASSERT_TRUE(SetOperator(*engine_, mission, bob, "admin").ok());
+  session_.clearance = 4;
+  out = Call("operator_show", {{"operator_id", "bob"}, {"namespace", m1}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["clearance"], 4);
+  session_.clearance.reset();
+  out = Call("operator_list", {{"namespace", m1}});
+  ASSERT_EQ(out["structuredContent"]["operators"].size(), 1u);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
-// The mission-memory routes of the REST API (seed 003): the
-// operator registry, events, the principles registry and the correction /
-// redundancy reports. (POST /v1/query, workflow_memory_query, the decision
-// routes, decision_record ... decision_supersede and decision_import_adr, the
-// correction routes, correction_record, correction_list and correction_show,
-// POST /v1/handoff, handoff_digest, and POST
-// /v1/retrievals/{retrieval_id}/used, workflow_mark_used, are src/api's.) Thin faces over
+// The mission-memory routes of the REST API (seed 003): events, the load,
+// plan, correction and redundancy reports and the captured prompts. (POST
+// /v1/query, workflow_memory_query, the decision routes, decision_record ...
+// decision_supersede and decision_import_adr, the correction routes,
+// correction_record, correction_list and correction_show, the principle
+// routes, principle_list, principle_show and principle_put, the operator
+// registry's, operator_set, operator_list and operator_show, POST
+// /v1/handoff, handoff_digest, and POST /v1/retrievals/{retrieval_id}/used,
+// workflow_mark_used, are src/api's.) Thin faces over
 // msp/mission.h and msp/digest.h, as the CLI verbs and the MCP tools.
 //
 // Who reads: the request's operator (namespace.operator in bodies, ?operator=
@@ -56,41 +58,6 @@ Result<Namespace> MissionFromQuery(const RestRequest& r) {
   MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
   MSP_RETURN_IF_ERROR(RequireMissionPart(ns, /*body=*/false));
   return ns;
-}
-
-// ------------------------------------------------------------ operators
-
-// Setting a clearance is the registry's administration: a key that has a
-// clearance of its own could raise an operator above it, so it may not.
-Result<Reply> PutOperatorRoute(RestApi& api, const RestRequest& r) {
-  if (r.clearance()) return ClearanceForbidden("setting an operator's clearance", *r.clearance());
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(body.Known({"namespace", "clearance", "name"}));
-  // The one mission call that accepts no mission: a tenant-wide setting.
-  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromBody(r.body, r.tenant()));
-  if (!body.Has("clearance")) {
-    return Status::InvalidArgument("field 'clearance' is required (0.." + std::to_string(kMaxAccessLevel) + ")");
-  }
-  OperatorRecord op;
-  op.operator_id = r.param("operator");
-  MSP_RETURN_IF_ERROR(body.Int("clearance", &op.clearance, 0, kMaxAccessLevel));
-  MSP_RETURN_IF_ERROR(body.String("name", &op.name));
-  MSP_ASSIGN_OR_RETURN(OperatorRecord stored, SetOperator(r.engine(), ns, op, api.actor()));
-  return Reply::Json(200, OperatorToJson(stored));
-}
-
-Result<Reply> ListOperatorsRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(std::vector<OperatorRecord> ops, ListOperators(r.engine(), ns));
-  json out = json::array();
-  for (const OperatorRecord& op : ops) out.push_back(OperatorToJson(op));
-  return Reply::Json(200, {{"operators", std::move(out)}});
-}
-
-Result<Reply> GetOperatorRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, NamespaceFromQuery(r.query, r.tenant()));
-  MSP_ASSIGN_OR_RETURN(OperatorRecord op, GetOperator(r.engine(), ns, r.param("operator")));
-  return Reply::Json(200, OperatorToJson(op));
 }
 
 // --------------------------------------------------------------- events
@@ -219,97 +186,6 @@ Result<Reply> PromptsRoute(RestApi& api, const RestRequest& r) {
   return Reply::Json(200, {{"prompts", std::move(out)}});
 }
 
-// ----------------------------------------------------------- principles
-
-Result<Reply> ListPrinciplesRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(std::vector<Principle> list, ListPrinciples(r.engine(), ns, asker));
-  json out = json::array();
-  for (const Principle& p : list) out.push_back(PrincipleToJson(p));
-  return Reply::Json(200, {{"principles", std::move(out)}});
-}
-
-Result<Reply> GetPrincipleRoute(RestApi&, const RestRequest& r) {
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromQuery(r));
-  MSP_ASSIGN_OR_RETURN(int64_t version, IntParam(r.query, "version", 1, 1000000, 0));
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  MSP_ASSIGN_OR_RETURN(Principle p,
-                       GetPrinciple(r.engine(), ns, r.param("id"), static_cast<int>(version), asker));
-  return Reply::Json(200, PrincipleToJson(p));
-}
-
-// A lost edit (409): the error names the current version when the caller
-// may see it.
-Reply PrincipleConflict(MemoryLayer& engine, const Namespace& ns, const std::string& principle_id, const Asker& asker,
-                        const Status& s) {
-  json j = StatusErrorJson(s);
-  Result<Principle> current = GetPrinciple(engine, ns, principle_id, 0, asker);
-  if (current.ok()) {
-    j["error"]["current_version"] = current->version;
-    j["error"]["current"] = PrincipleToJson(*current);
-  }
-  return Reply::Json(HttpStatusFor(s), std::move(j));
-}
-
-// PUT /v1/principles/{id}: without base_version (or 0) adds version 1 of a
-// new principle; with it, stores base_version + 1.
-Result<Reply> PutPrinciple(RestApi& api, const RestRequest& r) {
-  JsonReader body(r.body, "");
-  MSP_RETURN_IF_ERROR(
-      body.Known({"namespace", "base_version", "statement", "rationale", "author", "access_level"}));
-  MSP_ASSIGN_OR_RETURN(Namespace ns, MissionFromBody(r.body, r.tenant()));
-  const std::string& principle_id = r.param("id");
-  int base_version = 0;
-  MSP_RETURN_IF_ERROR(body.Int("base_version", &base_version, 0, 1000000));
-  std::string statement, rationale, author = ns.operator_id;
-  MSP_RETURN_IF_ERROR(body.String("statement", &statement));
-  MSP_RETURN_IF_ERROR(body.String("rationale", &rationale));
-  MSP_RETURN_IF_ERROR(body.String("author", &author));
-  std::optional<int> access_level;
-  if (body.Has("access_level")) {
-    int level = 0;
-    MSP_RETURN_IF_ERROR(body.Int("access_level", &level, 0, kMaxAccessLevel));
-    access_level = level;
-  }
-  // What the caller may see decides what a conflict reveals; a key with a
-  // clearance edits only versions it may read.
-  MSP_ASSIGN_OR_RETURN(Asker asker, CallerAsker(r.engine(), ns, r.caller, ns.operator_id));
-  if (base_version == 0) {
-    Principle p;
-    p.principle_id = principle_id;
-    p.statement = statement;
-    p.rationale = rationale;
-    p.author = author;
-    p.access_level = access_level.value_or(0);
-    Result<Principle> stored = AddPrinciple(r.engine(), ns, p, api.actor());
-    if (stored.status().code() == StatusCode::kAlreadyExists) {
-      return PrincipleConflict(r.engine(), ns, principle_id, asker, stored.status());
-    }
-    if (!stored.ok()) return stored.status();
-    return Reply::Json(201, PrincipleToJson(*stored));
-  }
-  if (statement.empty() && rationale.empty() && !access_level) {
-    return Status::InvalidArgument("nothing to change: give 'statement', 'rationale' or 'access_level'");
-  }
-  if (r.clearance()) {
-    MSP_RETURN_IF_ERROR(GetPrinciple(r.engine(), ns, principle_id, base_version, asker).status());
-  }
-  PrincipleEdit e;
-  e.principle_id = principle_id;
-  e.base_version = base_version;
-  e.statement = statement;
-  e.rationale = rationale;
-  e.author = author;
-  e.access_level = access_level;
-  Result<Principle> stored = EditPrinciple(r.engine(), ns, e, api.actor());
-  if (stored.status().code() == StatusCode::kConflict) {
-    return PrincipleConflict(r.engine(), ns, principle_id, asker, stored.status());
-  }
-  if (!stored.ok()) return stored.status();
-  return Reply::Json(200, PrincipleToJson(*stored));
-}
-
 // -------------------------------------------------------------- reports
 
 Result<std::pair<TimeMs, TimeMs>> ReportPeriod(const RestRequest& r) {
@@ -394,17 +270,11 @@ std::vector<RestRoute> MissionRoutes() {
     return names;
   };
   return {
-      {"PUT", "/v1/operators/{operator}", BodyKind::kJson, ns_tenant, {}, &PutOperatorRoute},
-      {"GET", "/v1/operators", BodyKind::kNone, {}, {"mission"}, &ListOperatorsRoute},
-      {"GET", "/v1/operators/{operator}", BodyKind::kNone, {}, {"mission"}, &GetOperatorRoute},
       {"POST", "/v1/events", BodyKind::kJson, ns_tenant, {}, &AddEventRoute},
       {"GET", "/v1/events", BodyKind::kNone, {}, with({"from", "to"}), &ListEventsRoute},
       {"GET", "/v1/reports/load", BodyKind::kNone, {}, asker, &LoadReportRoute},
       {"GET", "/v1/reports/plan", BodyKind::kNone, {}, {"mission"}, &PlanReportRoute},
       {"GET", "/v1/prompts", BodyKind::kNone, {}, {"repository", "session", "from", "to", "limit"}, &PromptsRoute},
-      {"GET", "/v1/principles", BodyKind::kNone, {}, asker, &ListPrinciplesRoute},
-      {"GET", "/v1/principles/{id}", BodyKind::kNone, {}, with({"version"}), &GetPrincipleRoute},
-      {"PUT", "/v1/principles/{id}", BodyKind::kJson, ns_tenant, {}, &PutPrinciple},
       {"GET", "/v1/reports/corrections", BodyKind::kNone, {}, {"mission", "from", "to"}, &CorrectionsReportRoute},
       {"GET", "/v1/reports/corrections/pairs", BodyKind::kNone, {}, {"mission", "from", "to"}, &CorrectionPairsRoute},
       {"GET", "/v1/reports/redundancy", BodyKind::kNone, {}, {"mission", "from", "to"}, &RedundancyReportRoute},

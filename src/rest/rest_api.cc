@@ -256,11 +256,11 @@ Result<json> RequestFromTarget(const api::OperationInfo& info, const RestRequest
 Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Operation& op) {
   std::unique_ptr<WorkflowMemory> workflow;
   json request = r.body;
-  if (op.info().rest_method != "POST") {
+  if (!op.info().HasBody()) {
     MSP_ASSIGN_OR_RETURN(request, RequestFromTarget(op.info(), r));
   } else if (request.is_object()) {
-    // POST /v1/tasks/{task_id}/comments: the path names the field; a body
-    // naming another value is refused.
+    // POST /v1/tasks/{task_id}/comments, PUT /v1/principles/{principle_id}:
+    // the path names the field; a body naming another value is refused.
     for (const api::FieldInfo& f : op.info().fields) {
       if (!op.info().InPath(f)) continue;
       if (request.contains(f.name) && request[f.name] != r.param(f.name)) {
@@ -276,7 +276,8 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
     return Status::InvalidArgument(api::RestMessage(op.info(), answer.status().message()));
   }
   MSP_RETURN_IF_ERROR(answer.status());
-  return Reply::Json(op.info().rest_status, std::move(answer).value());
+  const int status = op.info().rest_status_of ? op.info().rest_status_of(*answer) : op.info().rest_status;
+  return Reply::Json(status, std::move(answer).value());
 }
 
 // Every line's record lands in the caller's tenant: the tenant is set (the
@@ -343,9 +344,9 @@ const std::vector<RestRoute>& Routes() {
         return info.rest_method == route.method && info.rest_path == route.path;
       });
       if (routed) continue;
-      if (info.rest_method == "POST") {
-        // An operation with no required field may be posted without a body
-        // (POST /v1/sessions/{session}/end).
+      if (info.HasBody()) {
+        // POST and PUT take a JSON body. An operation with no required field
+        // may be posted without one (POST /v1/sessions/{session}/end).
         const bool needs_body = std::any_of(info.fields.begin(), info.fields.end(),
                                             [](const api::FieldInfo& f) { return f.required; });
         table.push_back({info.rest_method.c_str(), info.rest_path.c_str(),

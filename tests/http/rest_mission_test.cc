@@ -242,6 +242,13 @@ TEST_F(RestMissionTest, DecisionStatusSupersedeOperatorsAndEvents) {
   EXPECT_EQ(Get("/v1/operators/bob?mission=" + kMission, kKeyA).j["clearance"], 4);
   EXPECT_EQ(Get("/v1/operators?mission=" + kMission, kKeyA).j["operators"].size(), 1u);
   EXPECT_EQ(Get("/v1/operators?mission=" + kMission, kKeyB).j["operators"].size(), 0u);
+  // The path names the operator (the namespace's operator is who asks).
+  EXPECT_EQ(PutJson("/v1/operators/bob", kKeyA, {{"namespace", {{"mission", kMission}}}, {"clearance", 5},
+                                                 {"operator_id", "cat"}})
+                .status,
+            400);
+  EXPECT_EQ(PutJson("/v1/operators/bob", kKeyA, {{"namespace", {{"mission", kMission}}}}).status, 400);
+  EXPECT_EQ(Get("/v1/operators/bob?mission=" + kMission, kKeyA).j["clearance"], 4);
 
   // Events: written and listed with the asker's clearance.
   const json ev = {{"namespace", {{"mission", kMission}, {"operator", "bob"}}},
@@ -518,9 +525,13 @@ TEST_F(RestMissionTest, PrincipleEditsNameTheirVersion) {
   EXPECT_EQ(created.j["version"], 1);
   EXPECT_EQ(created.j["author"], "ann");
 
+  // The error is principle_put's on every face: its message names the
+  // current version (the body carried error.current_version and
+  // error.current, REST's alone).
   Answer again = PutJson(path, kKeyA, {{"namespace", ns}, {"statement", "Prefer clever protocols."}});
   EXPECT_EQ(again.status, 409) << again.body;
-  EXPECT_EQ(again.j["error"]["current_version"], 1);
+  EXPECT_EQ(again.ErrorCode(), "already_exists");
+  EXPECT_NE(again.ErrorMessage().find("current version 1"), std::string::npos) << again.body;
 
   Answer edited = PutJson(path, kKeyA,
                           {{"namespace", ns}, {"base_version", 1}, {"statement", "Prefer simple, observable protocols."}});
@@ -531,8 +542,7 @@ TEST_F(RestMissionTest, PrincipleEditsNameTheirVersion) {
   Answer stale = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", 1}, {"statement", "Prefer fast protocols."}});
   EXPECT_EQ(stale.status, 409) << stale.body;
   EXPECT_EQ(stale.ErrorCode(), "conflict");
-  EXPECT_EQ(stale.j["error"]["current_version"], 2);
-  EXPECT_EQ(stale.j["error"]["current"]["statement"], "Prefer simple, observable protocols.");
+  EXPECT_NE(stale.ErrorMessage().find("the current version is 2"), std::string::npos) << stale.body;
 
   Answer list = Get("/v1/principles?mission=" + kMission, kKeyA);
   ASSERT_EQ(list.status, 200) << list.body;
@@ -543,6 +553,20 @@ TEST_F(RestMissionTest, PrincipleEditsNameTheirVersion) {
   ASSERT_EQ(v1.status, 200) << v1.body;
   EXPECT_EQ(v1.j["statement"], "Prefer simple protocols.");
   EXPECT_EQ(v1.j["current"], false);
+  // ?all: every version, as the command line's --all.
+  Answer all = Get(path + "?mission=" + kMission + "&all=true", kKeyA);
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(all.j["version"], 2);
+  ASSERT_EQ(all.j["versions"].size(), 2u);
+  EXPECT_EQ(all.j["versions"][0]["statement"], "Prefer simple protocols.");
+  EXPECT_EQ(Get(path + "?mission=" + kMission + "&all=true&version=1", kKeyA).status, 400);
+  // The path names the principle: a body naming another is refused, as is an unknown field.
+  Answer other = PutJson(path, kKeyA, {{"namespace", ns}, {"principle_id", "P-2"}, {"statement", "x y z"}});
+  EXPECT_EQ(other.status, 400) << other.body;
+  EXPECT_NE(other.ErrorMessage().find("principle_id"), std::string::npos) << other.body;
+  Answer unknown = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", 2}, {"prompt", "x"}});
+  EXPECT_EQ(unknown.status, 400) << unknown.body;
+  EXPECT_NE(unknown.ErrorMessage().find("unknown field 'prompt'"), std::string::npos) << unknown.body;
 
   Answer nothing = PutJson(path, kKeyA, {{"namespace", ns}, {"base_version", 2}});
   EXPECT_EQ(nothing.status, 400);
