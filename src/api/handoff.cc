@@ -27,18 +27,9 @@ Result<json> HandleHandoff(const CallContext& context, HandoffRequest& r) {
   r.mission.operator_id.clear();
   MSP_ASSIGN_OR_RETURN(Asker next, CallerAsker(*context.engine, r.mission, context.caller, r.to_operator));
   r.clearance = next.clearance;
-  if (!context.workflow) return Status::Unavailable("mission retrieval is not set up on this face");
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, context.workflow());
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, OpenWorkflow(context));
   MSP_ASSIGN_OR_RETURN(HandoffDigest d, wm->Handoff(r));
-  json digest = json::parse(d.json, nullptr, /*allow_exceptions=*/false);
-  if (!digest.is_object()) return Status::Internal("the handoff digest's JSON does not parse");
-  return json{{"markdown", d.markdown},
-              {"tokens_used", d.tokens_used},
-              {"token_budget", d.token_budget},
-              {"counter", d.counter},
-              {"clearance", d.clearance},
-              {"degraded", d.load.degraded},
-              {"digest", std::move(digest)}};
+  return DigestAnswer(d);
 }
 
 json HandoffAnswerSchema() {

@@ -45,8 +45,7 @@ Result<json> HandleMarkUsed(const CallContext& context, MarkUsedRequest& r) {
   Namespace mission = r.scope;
   mission.operator_id.clear();
   mission.session.clear();
-  if (!context.workflow) return Status::Unavailable("mission retrieval is not set up on this face");
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, context.workflow());
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, OpenWorkflow(context));
   MSP_ASSIGN_OR_RETURN(MarkUsedResult m,
                        wm->MarkUsed(mission, r.retrieval_id, r.entries, context.caller.actor, context.caller.clearance));
   return json{{"retrieval_id", m.retrieval_id}, {"used", m.used}, {"served", m.served}};

@@ -2,6 +2,7 @@
 // domain, workflow and practitioner layers, a digest within a token budget
 // (msp query, POST /v1/query, MCP workflow_memory_query).
 #include "api/declare.h"
+#include "api/mission_scope.h"
 #include "api/operations.h"
 #include "api/schema.h"
 #include "msp/mission.h"
@@ -32,19 +33,11 @@ Result<json> HandleQuery(const CallContext& context, MissionQuery& q) {
   q.mission.operator_id.clear();
   MSP_ASSIGN_OR_RETURN(q.asker, CallerAsker(*context.engine, q.mission, context.caller, operator_id));
   q.actor = context.caller.actor;
-  if (!context.workflow) return Status::Unavailable("mission retrieval is not set up on this face");
-  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, context.workflow());
+  MSP_ASSIGN_OR_RETURN(WorkflowMemory * wm, OpenWorkflow(context));
   MSP_ASSIGN_OR_RETURN(QueryDigest d, wm->Query(q));
-  json digest = json::parse(d.json, nullptr, /*allow_exceptions=*/false);
-  if (!digest.is_object()) return Status::Internal("the digest's JSON does not parse");
-  return json{{"retrieval_id", d.retrieval_id},
-              {"markdown", d.markdown},
-              {"tokens_used", d.tokens_used},
-              {"token_budget", d.token_budget},
-              {"counter", d.counter},
-              {"clearance", d.clearance},
-              {"degraded", d.load.degraded},
-              {"digest", std::move(digest)}};
+  MSP_ASSIGN_OR_RETURN(json out, DigestAnswer(d));
+  out["retrieval_id"] = d.retrieval_id;
+  return out;
 }
 
 json QueryAnswerSchema() {
