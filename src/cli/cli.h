@@ -206,6 +206,10 @@ VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {})
 // with --json the answer is printed and none is returned (nothing is left
 // to do), else the answer is returned for the verb to print its way.
 Result<std::optional<nlohmann::json>> AnswerToPrint(Invocation& inv, bool create);
+// The answer of `operation` (the verb's, or another one taking the same
+// request: `report corrections --export` asks report_correction_pairs too)
+// to the verb's flags, run here on the store; nothing is printed.
+Result<nlohmann::json> AnswerOfOperation(Invocation& inv, std::string_view operation, bool create);
 
 // Verb handlers (verbs_*.cc).
 Status RunInit(Invocation& inv);
@@ -272,6 +276,7 @@ Status RunQuery(Invocation& inv);  // verbs_api.cc
 Status RunHandoff(Invocation& inv);
 Status RunMarkUsed(Invocation& inv);
 Status RunReportCorrections(Invocation& inv);
+Status RunReportCorrectionPairs(Invocation& inv);
 Status RunReportRedundancy(Invocation& inv);
 Status RunReportLoad(Invocation& inv);
 Status RunEventAdd(Invocation& inv);

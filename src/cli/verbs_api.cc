@@ -160,8 +160,9 @@ Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
 // Runs the verb's operation on `engine`; a bad request is a usage error
 // worded with the flags' names.
 Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& request,
-                           std::function<Result<WorkflowMemory*>()> workflow) {
-  const api::Operation& op = OperationOfVerb(inv);
+                           std::function<Result<WorkflowMemory*>()> workflow,
+                           const api::Operation* other = nullptr) {
+  const api::Operation& op = other != nullptr ? *other : OperationOfVerb(inv);
   api::CallContext context;
   context.engine = &engine;
   context.workflow = std::move(workflow);
@@ -177,9 +178,9 @@ Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& req
 
 // The verb's request from its flags, checked before the store is opened, so
 // that a bad flag is a usage error even without a data directory.
-Result<json> CheckedRequest(Invocation& inv) {
-  const api::Operation& op = OperationOfVerb(inv);
-  MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, op.info()));
+Result<json> CheckedRequest(Invocation& inv, const api::Operation* other = nullptr) {
+  const api::Operation& op = other != nullptr ? *other : OperationOfVerb(inv);
+  MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, OperationOfVerb(inv).info()));
   api::CallContext context;
   context.ns = inv.ns;
   Status s = op.Check(context, request);
@@ -372,6 +373,27 @@ Status RunQuery(Invocation& inv) {
   return Status::Ok();
 }
 
+namespace {
+
+// `op`'s answer to `request`, run here on the store (opened, or made when
+// `create`), with the mission interface (events, reports) opened when the
+// operation asks for it.
+Result<json> AnswerHere(Invocation& inv, const api::Operation& op, const json& request, bool create) {
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
+  std::unique_ptr<WorkflowMemory> wm;
+  auto workflow = [&]() -> Result<WorkflowMemory*> {
+    if (!wm) {
+      Result<std::unique_ptr<WorkflowMemory>> opened = WorkflowMemory::Open(*engine, inv.config.options);
+      if (!opened.ok()) return opened.status().WithContext("cannot set up the token counter (tokens.counter)");
+      wm = std::move(opened).value();
+    }
+    return wm.get();
+  };
+  return CallOperation(inv, *engine, request, workflow, &op);
+}
+
+}  // namespace
+
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
   MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
@@ -379,14 +401,20 @@ Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   if (resident) {
     answer = std::move(*resident);
   } else {
-    MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
-    MSP_ASSIGN_OR_RETURN(answer, CallOperation(inv, *engine, request, nullptr));
+    MSP_ASSIGN_OR_RETURN(answer, AnswerHere(inv, OperationOfVerb(inv), request, create));
   }
   if (inv.json) {
     PrintJson(inv, answer);
     return std::optional<json>();
   }
   return std::optional<json>(std::move(answer));
+}
+
+Result<json> AnswerOfOperation(Invocation& inv, std::string_view operation, bool create) {
+  const api::Operation* op = api::FindOperation(operation);
+  if (op == nullptr) return Status::Internal("no operation " + std::string(operation));
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv, op));
+  return AnswerHere(inv, *op, request, create);
 }
 
 Status RunWrite(Invocation& inv) {

@@ -54,6 +54,12 @@ const std::string kExampleSuccessor = "0190e5c2-0000-7000-8000-0000000000d2";
 // The correction correction_show's example names (src/api/corrections.cc):
 // Seed imports it, ann's about the billing component.
 const std::string kExampleCorrection = "0190e5c2-0000-7000-8000-0000000000c1";
+// The mission's November (the period of the report operations' examples,
+// src/api/reports.cc, and of event_list's): Seed imports an incident, a
+// retrieval that served the two decisions, and ann's correction of it.
+const std::string kExampleEvent = "0190e5c2-0000-7000-8000-0000000000a1";
+const std::string kExampleRetrieval = "0190e5c2-0000-7000-8000-0000000000f1";
+const std::string kExampleLinkedCorrection = "0190e5c2-0000-7000-8000-0000000000c2";
 
 struct Outcome {
   int code = -1;
@@ -155,6 +161,45 @@ class FacesTest : public ::testing::Test {
            {{"type", "correction"}, {"class", "missing_context"}, {"category", "api_contract"}, {"component", "billing"},
             {"outcome", "modified"}, {"summary", "The export needed the bucket."}}}};
       line << correction.dump() << "\n";
+      // November's incident, retrieval and correction, as `msp event add`,
+      // `msp query` and `msp correction add` store them.
+      const json event = {
+          {"id", kExampleEvent},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}}},
+          {"kind", "event"},
+          {"layer", "workflow"},
+          {"source", "mission-event"},
+          {"criticality", "high"},
+          {"created_at", "2026-11-03T08:00:00.000Z"},
+          {"text", "The billing ledger export stalled for an hour."},
+          {"body", {{"type", "incident"}, {"component", "billing"}, {"operator", "ann"}}}};
+      const json retrieval = {
+          {"id", kExampleRetrieval},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}, {"session", "s-nov"}}},
+          {"kind", "event"},
+          {"layer", "workflow"},
+          {"source", "retrieval-log"},
+          {"created_at", "2026-11-04T09:00:00.000Z"},
+          {"text", "retrieval log"},  // (the query writes none; an import needs one)
+          {"body",
+           {{"type", "retrieval"}, {"query", "which database holds the billing ledger"}, {"scope", "all"},
+            {"operator", "ann"}, {"clearance", 9},
+            {"served",
+             {{{"id", kExampleDecision}, {"layer", "workflow"}, {"score", 0.5}, {"tokens", 40}},
+              {{"id", kExampleSuccessor}, {"layer", "workflow"}, {"score", 0.25}, {"tokens", 60}}}},
+            {"used", {kExampleDecision}}}}};
+      const json linked = {
+          {"id", kExampleLinkedCorrection},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}, {"operator", "ann"}}},
+          {"kind", "correction"},
+          {"layer", "practitioner"},
+          {"source", "operator"},
+          {"created_at", "2026-11-04T10:00:00.000Z"},
+          {"text", "Correction missing_context / data_model on billing (modified): The ledger is partitioned."},
+          {"body",
+           {{"type", "correction"}, {"class", "missing_context"}, {"category", "data_model"}, {"component", "billing"},
+            {"outcome", "modified"}, {"summary", "The ledger is partitioned."}, {"retrieval_id", kExampleRetrieval}}}};
+      line << event.dump() << "\n" << retrieval.dump() << "\n" << linked.dump() << "\n";
     }
     Outcome imported = Msp({"import", dir_.path() + "/example.jsonl", "--data-dir", data_});
     ASSERT_EQ(imported.code, 0) << imported.err;
@@ -234,8 +279,10 @@ class FacesTest : public ::testing::Test {
   }
 
   void StartServe() {
+    // Without the access log: nothing reads the server's standard error
+    // once it listens, and a full pipe would stop the server mid-test.
     serve_ = msp::testing::SpawnWithStderr(
-        {MSP_BINARY, "serve", "--data-dir", data_, "--port", "0", "--api-keys",
+        {MSP_BINARY, "serve", "--data-dir", data_, "--port", "0", "--access-log", "false", "--api-keys",
          kKey + "=" + kTenant + "," + kKey4 + "=" + kTenant + ":4"});
     ASSERT_GT(serve_.pid, 0);
     const int port = msp::testing::WaitForListening(serve_);
@@ -395,6 +442,8 @@ json Comparable(json answer, const api::OperationInfo& info) {
   if (answer.contains("tasks")) {
     for (json& t : answer["tasks"]) timeless(t);
   }
+  // An event a call stores says when: each face's own time.
+  if (info.name == "event_add") answer.erase("created_at");
   // The facts a session's end distils: each face stores its own.
   if (answer.contains("fact_ids")) answer["fact_ids"] = answer["fact_ids"].size();
   // A decision a call stores or changes (decision_record, decision_status,
