@@ -228,6 +228,38 @@ TEST(ApiTest, PrincipleAndOperatorOperationsCheckTheirFields) {
   ASSERT_OK(Op("operator_set").Check(context, {{"operator_id", "bob"}, {"clearance", 9}}));
 }
 
+TEST(ApiTest, EventAndReportOperationsNeedAMissionAndAnOrderedPeriod) {
+  for (const char* name : {"event_add", "event_list"}) {
+    json request = Op(name).info().example;
+    request["namespace"].erase("mission");
+    EXPECT_EQ(ErrorOf(Op(name), request), "field 'namespace.mission' is required: events belong to a mission") << name;
+  }
+  for (const char* name : {"report_load", "report_corrections", "report_correction_pairs", "report_redundancy"}) {
+    json request = Op(name).info().example;
+    request["namespace"].erase("mission");
+    EXPECT_EQ(ErrorOf(Op(name), request), "field 'namespace.mission' is required: reports belong to a mission")
+        << name;
+  }
+  // An event's type is one of the engine's, refused naming the field on every face.
+  EXPECT_EQ(Op("event_add").info().Find("type")->values,
+            (std::vector<std::string>{"incident", "alert", "question", "threat", "change", "resolution"}));
+  json gossip = Op("event_add").info().example;
+  gossip["type"] = "gossip";
+  EXPECT_EQ(ErrorOf(Op("event_add"), gossip).rfind("field 'type': unknown value 'gossip'", 0), 0u);
+  // One name for the period everywhere: created_from / created_to; the
+  // command line keeps --since / --until, REST takes from / to too.
+  for (const char* name : {"event_list", "report_corrections", "report_correction_pairs", "report_redundancy"}) {
+    json backwards = Op(name).info().example;
+    backwards["created_from"] = "2026-11-02T00:00:00Z";
+    backwards["created_to"] = "2026-11-01T00:00:00Z";
+    const std::string message = ErrorOf(Op(name), backwards);
+    EXPECT_EQ(message, "field 'created_to' must be later than 'created_from'") << name;
+    EXPECT_EQ(CliMessage(Op(name).info(), message), "--until must be later than --since") << name;
+    EXPECT_EQ(Op(name).info().Find("created_from")->param_alias, "from") << name;
+    EXPECT_EQ(Op(name).info().Find("created_to")->param_alias, "to") << name;
+  }
+}
+
 TEST(ApiTest, EpisodeNeedsASessionAndOneOfTextOrContent) {
   const Operation& op = Op("episode_add");
   CallContext context;

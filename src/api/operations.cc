@@ -193,6 +193,14 @@ constexpr Declared kTable[] = {
     {"operator_list", &OperatorListOperation},
     {"operator_show", &OperatorShowOperation},
     {"operator_set", &OperatorSetOperation},
+    // The reports and event_list before event_add adds to the mission's
+    // events (each face adds its own, counted by report_load).
+    {"report_load", &ReportLoadOperation},
+    {"report_corrections", &ReportCorrectionsOperation},
+    {"report_correction_pairs", &ReportCorrectionPairsOperation},
+    {"report_redundancy", &ReportRedundancyOperation},
+    {"event_list", &EventListOperation},
+    {"event_add", &EventAddOperation},
 };
 constexpr size_t kDeclared = sizeof kTable / sizeof kTable[0];
 

@@ -72,6 +72,12 @@ std::unique_ptr<Operation> PrinciplePutOperation();       // principles.cc
 std::unique_ptr<Operation> OperatorSetOperation();        // operators.cc
 std::unique_ptr<Operation> OperatorListOperation();       // operators.cc
 std::unique_ptr<Operation> OperatorShowOperation();       // operators.cc
+std::unique_ptr<Operation> EventAddOperation();           // events.cc
+std::unique_ptr<Operation> EventListOperation();          // events.cc
+std::unique_ptr<Operation> ReportLoadOperation();         // reports.cc
+std::unique_ptr<Operation> ReportCorrectionsOperation();  // reports.cc
+std::unique_ptr<Operation> ReportCorrectionPairsOperation();  // reports.cc
+std::unique_ptr<Operation> ReportRedundancyOperation();   // reports.cc
 
 // memory_write's decoding of one record, its errors naming the field under
 // `prefix` ("memories[3]."): REST's batch (POST /v1/memories with

@@ -213,6 +213,10 @@ Result<std::optional<nlohmann::json>> AnswerToPrint(Invocation& inv, bool create
 // (WorkflowMemory: workflow_memory_query, handoff_digest,
 // workflow_mark_used), on the store, never over the resident path.
 Result<std::optional<nlohmann::json>> MissionAnswerToPrint(Invocation& inv);
+// The answer of `operation` (the verb's, or another one taking the same
+// request: `report corrections --export` asks report_correction_pairs too)
+// to the verb's flags, run here on the store; nothing is printed.
+Result<nlohmann::json> AnswerOfOperation(Invocation& inv, std::string_view operation, bool create);
 
 // Verb handlers (verbs_*.cc).
 Status RunInit(Invocation& inv);
@@ -280,6 +284,7 @@ Status RunQuery(Invocation& inv);  // verbs_api.cc
 Status RunHandoff(Invocation& inv);
 Status RunMarkUsed(Invocation& inv);
 Status RunReportCorrections(Invocation& inv);
+Status RunReportCorrectionPairs(Invocation& inv);
 Status RunReportRedundancy(Invocation& inv);
 Status RunReportLoad(Invocation& inv);
 Status RunEventAdd(Invocation& inv);

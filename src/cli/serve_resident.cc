@@ -16,7 +16,14 @@ using nlohmann::json;
 ResidentCalls::ResidentCalls(MemoryLayer& engine, const Options& options)
     : engine_(engine),
       settings_(AnswerSettingsDigest(options)),
-      trusted_sources_(options.policy.context_trusted_sources) {}
+      trusted_sources_(options.policy.context_trusted_sources) {
+  Result<std::unique_ptr<WorkflowMemory>> wm = WorkflowMemory::Open(engine_, options);
+  if (wm.ok()) {
+    workflow_ = std::move(wm).value();
+  } else {
+    workflow_status_ = wm.status().WithContext("mission retrieval is unavailable (tokens.counter)");
+  }
+}
 
 json ResidentCalls::Answer(const json& call) const {
   auto error = [](const Status& s) { return local::ErrorFrame(s); };
@@ -55,8 +62,11 @@ json ResidentCalls::Answer(const json& call) const {
   context.caller = *caller;
   context.ns = *ns;
   context.trusted_sources = trusted_sources_;
-  context.workflow = []() -> Result<WorkflowMemory*> {
-    return Status::Unavailable("mission retrieval is not answered over the resident path");
+  std::unique_ptr<WorkflowMemory> workflow;
+  context.workflow = [this, &layer, &workflow]() -> Result<WorkflowMemory*> {
+    if (!workflow_) return workflow_status_;
+    workflow = workflow_->Over(*layer);
+    return workflow.get();
   };
   Result<json> answer = op->Call(context, call.value("request", json::object()));
   if (!answer.ok()) return error(answer.status());

@@ -7,11 +7,13 @@
 #ifndef MSP_CLI_SERVE_RESIDENT_H_
 #define MSP_CLI_SERVE_RESIDENT_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "msp/digest.h"
 #include "msp/memory.h"
 #include "msp/options.h"
 
@@ -31,6 +33,10 @@ class ResidentCalls {
   MemoryLayer& engine_;
   std::string settings_;  // AnswerSettingsDigest of the server's options
   std::vector<std::string> trusted_sources_;
+  // The mission interface (events, reports) with the server's mission and
+  // tokens settings, which the digest covers; or why it is unavailable.
+  std::unique_ptr<WorkflowMemory> workflow_;
+  Status workflow_status_;
 };
 
 }  // namespace msp

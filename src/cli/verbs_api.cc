@@ -169,8 +169,9 @@ Result<json> RequestFromFlags(Invocation& inv, const api::OperationInfo& info) {
 // Runs the verb's operation on `engine`; a bad request is a usage error
 // worded with the flags' names.
 Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& request,
-                           std::function<Result<WorkflowMemory*>()> workflow) {
-  const api::Operation& op = OperationOfVerb(inv);
+                           std::function<Result<WorkflowMemory*>()> workflow,
+                           const api::Operation* other = nullptr) {
+  const api::Operation& op = other != nullptr ? *other : OperationOfVerb(inv);
   api::CallContext context;
   context.engine = &engine;
   context.workflow = std::move(workflow);
@@ -186,11 +187,14 @@ Result<json> CallOperation(Invocation& inv, MemoryLayer& engine, const json& req
 
 // The verb's request from its flags, with the fields the verb gives itself
 // (`given`: what it read from its arguments, unless a flag gave it), checked
+// by `other` (an operation taking the verb's request: `report corrections
+// --export` asks report_correction_pairs too) or the verb's own operation,
 // before the store is opened, so that a bad flag is a usage error even
 // without a data directory.
-Result<json> CheckedRequest(Invocation& inv, const json& given = json::object()) {
-  const api::Operation& op = OperationOfVerb(inv);
-  MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, op.info()));
+Result<json> CheckedRequest(Invocation& inv, const json& given = json::object(),
+                            const api::Operation* other = nullptr) {
+  const api::Operation& op = other != nullptr ? *other : OperationOfVerb(inv);
+  MSP_ASSIGN_OR_RETURN(json request, RequestFromFlags(inv, OperationOfVerb(inv).info()));
   for (const auto& [name, value] : given.items()) {
     if (!request.contains(name)) request[name] = value;
   }
@@ -397,6 +401,27 @@ Status RunQuery(Invocation& inv) {
   return Status::Ok();
 }
 
+namespace {
+
+// `op`'s answer to `request`, run here on the store (opened, or made when
+// `create`), with the mission interface (events, reports) opened when the
+// operation asks for it.
+Result<json> AnswerHere(Invocation& inv, const api::Operation& op, const json& request, bool create) {
+  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
+  std::unique_ptr<WorkflowMemory> wm;
+  auto workflow = [&]() -> Result<WorkflowMemory*> {
+    if (!wm) {
+      Result<std::unique_ptr<WorkflowMemory>> opened = WorkflowMemory::Open(*engine, inv.config.options);
+      if (!opened.ok()) return opened.status().WithContext("cannot set up the token counter (tokens.counter)");
+      wm = std::move(opened).value();
+    }
+    return wm.get();
+  };
+  return CallOperation(inv, *engine, request, workflow, &op);
+}
+
+}  // namespace
+
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   return AnswerToPrint(inv, create, json::object());
 }
@@ -408,14 +433,20 @@ Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create, const js
   if (resident) {
     answer = std::move(*resident);
   } else {
-    MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, create));
-    MSP_ASSIGN_OR_RETURN(answer, CallOperation(inv, *engine, request, nullptr));
+    MSP_ASSIGN_OR_RETURN(answer, AnswerHere(inv, OperationOfVerb(inv), request, create));
   }
   if (inv.json) {
     PrintJson(inv, answer);
     return std::optional<json>();
   }
   return std::optional<json>(std::move(answer));
+}
+
+Result<json> AnswerOfOperation(Invocation& inv, std::string_view operation, bool create) {
+  const api::Operation* op = api::FindOperation(operation);
+  if (op == nullptr) return Status::Internal("no operation " + std::string(operation));
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv, json::object(), op));
+  return AnswerHere(inv, *op, request, create);
 }
 
 Status RunWrite(Invocation& inv) {

@@ -1,6 +1,7 @@
 // Mission record verbs: decision add / list / show / status / supersede /
 // import, principle add / edit / show / list, operator set / list / show,
-// correction add / list / show (include/msp/mission.h).
+// correction add / list / show (include/msp/mission.h); the table of the
+// mission verbs, the reports and events too (verbs_query.cc).
 #include <iterator>
 #include <limits>
 #include <ostream>
@@ -318,6 +319,7 @@ Status RunCorrectionShow(Invocation& inv) {
 
 // The mission verbs of the table (cli.h): records, retrieval, reports, events.
 std::vector<Verb> MissionVerbs() {
+  const FlagSpec kReadAt = {"--clearance", "N", "read at clearance N (0..9) instead of the caller's"};
   return {
       {"decision add", "(--title T --context C --decision D [flags] | -) --mission ID",
        "record a decision of the mission (flags, or '-': the request as JSON on standard input); "
@@ -396,35 +398,25 @@ std::vector<Verb> MissionVerbs() {
        ApiFlags("workflow_mark_used"), {"RETRIEVAL_ID", "ENTRY_ID..."}, 2, kRecordVerb, &RunMarkUsed},
       {"report corrections", "--mission ID [--since TIME] [--until TIME] [--export FILE] [flags]",
        "the retrieval-correction rate per ISO week and per component; --export writes the pairs as JSONL",
-       {{"--since", "TIME", "retrievals logged at or after (ISO 8601)"},
-        {"--until", "TIME", "retrievals logged before (ISO 8601)"},
-        {"--export", "FILE", "write the pairs (served X, corrected to Y) as JSONL (- for standard output)"}},
-       {}, 0, kRecordVerb, &RunReportCorrections},
+       ApiFlags("report_corrections",
+                {kReadAt,
+                 {"--export", "FILE", "write the pairs (served X, corrected to Y) as JSONL (- for standard output)"}}),
+       {}, 0, kRecordVerb | kReadsAtClearance, &RunReportCorrections},
+      {"report correction-pairs", "--mission ID [--since TIME] [--until TIME] [flags]",
+       "the pairs (served X, corrected to Y) of the corrections naming a retrieval, one JSON line each",
+       ApiFlags("report_correction_pairs", {kReadAt}), {}, 0, kRecordVerb | kReadsAtClearance,
+       &RunReportCorrectionPairs},
       {"report redundancy", "--mission ID [--since TIME] [--until TIME] [flags]",
        "served-but-unused context per session, by tokens and by entries",
-       {{"--since", "TIME", "retrievals logged at or after (ISO 8601)"},
-        {"--until", "TIME", "retrievals logged before (ISO 8601)"}},
-       {}, 0, kRecordVerb, &RunReportRedundancy},
+       ApiFlags("report_redundancy", {kReadAt}), {}, 0, kRecordVerb | kReadsAtClearance, &RunReportRedundancy},
       {"report load", "--mission ID [flags]", "the mission's event rate and whether queries rank in degraded mode",
-       {}, {}, 0, kRecordVerb, &RunReportLoad},
-      {"event add",
-       "TEXT --mission ID --type TYPE --component NAME [flags]",
-       "record a mission event (TEXT - reads standard input)",
-       {{"--type", "TYPE", "incident | alert | question | threat | change | resolution"},
-        {"--component", "NAME", "the component it concerns"},
-        {"--criticality", "LEVEL", "low | normal | high | critical (default normal)"},
-        {"--cause", "ID", "the event that caused this one"},
-        {"--resolves", "ID", "the question or threat this resolves"},
-        {"--access-level", "N", "0..9: readable by clearance N and above (default 0)"},
-        {"--tag", "TAG", "a tag (repeatable)", true}},
-       {"TEXT"},
-       1,
-       kRecordVerb,
-       &RunEventAdd},
+       ApiFlags("report_load", {kReadAt}), {}, 0, kRecordVerb | kReadsAtClearance, &RunReportLoad},
+      {"event add", "TEXT --mission ID --type TYPE --component NAME [flags]",
+       "record a mission event (TEXT - reads standard input); docs/operations.md", ApiFlags("event_add"), {"TEXT"}, 1,
+       kRecordVerb, &RunEventAdd},
       {"event list", "--mission ID [--since TIME] [--until TIME] [--operator ID] [flags]",
-       "the mission's events, oldest first (those the operator's clearance allows)",
-       {{"--since", "TIME", "created at or after (ISO 8601)"}, {"--until", "TIME", "created before (ISO 8601)"}},
-       {}, 0, kRecordVerb, &RunEventList},
+       "the mission's events, oldest first (those the reader may see)",
+       ApiFlags("event_list", {kReadAt}), {}, 0, kRecordVerb | kReadsAtClearance, &RunEventList},
   };
 }
 

@@ -49,11 +49,34 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   EXPECT_EQ(Cli({"event", "add", "x", "--mission", "m1", "--component", "comms"}).code, 2);  // no --type
   EXPECT_EQ(Cli({"event", "add", "x", "--type", "alert", "--component", "comms"}).code, 2);  // no --mission
 
+  // event add --json answers the whole event, as REST and MCP (it printed
+  // id, type, component, criticality, cause, resolves and created_at only).
+  const CliRun e3 = Cli({"event", "add", "-", "--mission", "m2", "--type", "alert", "--component", "comms",
+                         "--operator", "ann", "--tag", "radio", "--json"},
+                        "Channel 4 is back");
+  ASSERT_EQ(e3.code, 0) << e3.err;
+  const json added = json::parse(e3.out);
+  EXPECT_EQ(added["text"], "Channel 4 is back");
+  EXPECT_EQ(added["operator"], "ann");
+  EXPECT_EQ(added["access_level"], 0);
+  // An unknown type names the flag and its values.
+  const CliRun gossip = Cli({"event", "add", "x", "--mission", "m1", "--type", "gossip", "--component", "comms"});
+  EXPECT_TRUE(Contains(gossip.err, "--type: unknown value 'gossip'")) << gossip.err;
+
+  // event list --json answers {events} as REST and MCP (it printed a bare array).
   const CliRun list = Cli({"event", "list", "--mission", "m1", "--json"});
   ASSERT_EQ(list.code, 0) << list.err;
-  const json events = json::parse(list.out);
+  const json events = json::parse(list.out)["events"];
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["id"] == jam ? events[1]["cause"] : events[0]["cause"], jam);
+  EXPECT_EQ(json::parse(Cli({"event", "list", "--mission", "m1", "--until", "2000-01-01T00:00:00Z", "--json"}).out)
+                ["events"]
+                    .size(),
+            0u);
+  const CliRun backwards = Cli({"event", "list", "--mission", "m1", "--since", "2026-02-01T00:00:00Z", "--until",
+                                "2026-01-01T00:00:00Z"});
+  EXPECT_EQ(backwards.code, 2);
+  EXPECT_TRUE(Contains(backwards.err, "--until must be later than --since")) << backwards.err;
 
   const CliRun md = Cli({"query", "jamming relay channel", "--mission", "m1", "--operator", "ann", "--session", "s1"});
   ASSERT_EQ(md.code, 0) << md.err;
@@ -98,6 +121,9 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   EXPECT_EQ(r["sessions"][1]["used_entries"], 2);
   EXPECT_EQ(r["sessions"][1]["served_entries"], 4);
   EXPECT_DOUBLE_EQ(r["sessions"][1]["unused_share_count"].get<double>(), 0.5);
+  // The answer of every face: no "target" (the command line added 0.2), the clearance it was made at.
+  EXPECT_FALSE(r.contains("target"));
+  EXPECT_EQ(r["clearance"], 9);
 
   ASSERT_EQ(Cli({"correction", "add", "--mission", "m1", "--operator", "ann", "--class", "missing_context",
                  "--category", "routing", "--component", "comms", "--outcome", "modified", "--summary",
@@ -117,6 +143,19 @@ TEST_F(QueryVerbsTest, QueryEventsReportsAndHandoff) {
   EXPECT_EQ(pair["served"].size(), 2u);
   EXPECT_EQ(pair["corrected_to"]["class"], "missing_context");
   EXPECT_FALSE(std::getline(in, line));
+  // The pairs also as an operation of their own (report_correction_pairs):
+  // {pairs} with --json, the same JSON lines without.
+  const CliRun pairs_json = Cli({"report", "correction-pairs", "--mission", "m1", "--json"});
+  ASSERT_EQ(pairs_json.code, 0) << pairs_json.err;
+  ASSERT_EQ(json::parse(pairs_json.out)["pairs"].size(), 1u);
+  EXPECT_EQ(json::parse(pairs_json.out)["pairs"][0], pair);
+  const CliRun pairs_lines = Cli({"report", "correction-pairs", "--mission", "m1"});
+  ASSERT_EQ(pairs_lines.code, 0) << pairs_lines.err;
+  EXPECT_EQ(json::parse(pairs_lines.out), pair);
+  // A reader at clearance 0 gets the report of what it may read.
+  const CliRun low = Cli({"report", "corrections", "--mission", "m1", "--clearance", "0", "--json"});
+  ASSERT_EQ(low.code, 0) << low.err;
+  EXPECT_EQ(json::parse(low.out)["clearance"], 0);
 
   const CliRun load = Cli({"report", "load", "--mission", "m1", "--json"});
   ASSERT_EQ(load.code, 0) << load.err;

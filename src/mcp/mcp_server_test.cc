@@ -354,8 +354,8 @@ TEST_F(McpToolsTest, ToolProfiles) {
                                       "session_steps", "session_end"};
   EXPECT_EQ(listed["core"], core);
   EXPECT_EQ(listed["graph"].size(), 19u);
-  EXPECT_EQ(listed["mission"].size(), 37u);
-  EXPECT_EQ(listed["all"].size(), 46u);
+  EXPECT_EQ(listed["mission"].size(), 43u);
+  EXPECT_EQ(listed["all"].size(), 52u);
   for (const char* tool : {"fact_add", "fact_supersede", "consolidate"}) {
     EXPECT_EQ(listed["mission"].count(tool), 1u) << tool;
     EXPECT_EQ(listed["core"].count(tool), 0u) << tool;
@@ -619,6 +619,38 @@ TEST_F(McpToolsTest, MissionTools) {
   EXPECT_EQ(out["isError"], true);  // bad input, as on every face
   EXPECT_NE(out["content"][0]["text"].get<std::string>().find("more than one sentence"), std::string::npos)
       << out.dump();
+
+  // The events and reports are MCP tools as on every face (src/api's event_add ... report_redundancy).
+  out = Call("event_add", {{"text", "The billing export stalled."},
+                           {"type", "incident"},
+                           {"component", "billing"},
+                           {"namespace", {{"mission", "m1"}, {"operator", "op-ann"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  const std::string event_id = out["structuredContent"]["id"];
+  EXPECT_EQ(out["structuredContent"]["operator"], "op-ann");
+  out = Call("event_add", {{"text", "x"}, {"type", "gossip"}, {"component", "billing"},
+                           {"namespace", {{"mission", "m1"}}}});
+  EXPECT_EQ(out["isError"], true);
+  EXPECT_NE(out["content"][0]["text"].get<std::string>().find("field 'type': unknown value 'gossip'"),
+            std::string::npos)
+      << out.dump();
+  out = Call("event_list", {{"namespace", {{"mission", "m1"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  ASSERT_EQ(out["structuredContent"]["events"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["events"][0]["id"], event_id);
+  out = Call("report_load", {{"namespace", {{"mission", "m1"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["events_in_window"], 1);
+  out = Call("report_corrections", {{"namespace", {{"mission", "m1"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["linked_corrections"], 1) << out.dump();
+  out = Call("report_correction_pairs", {{"namespace", {{"mission", "m1"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  ASSERT_EQ(out["structuredContent"]["pairs"].size(), 1u) << out.dump();
+  EXPECT_EQ(out["structuredContent"]["pairs"][0]["retrieval_id"], correction["retrieval_id"]);
+  out = Call("report_redundancy", {{"namespace", {{"mission", "m1"}}}});
+  ASSERT_EQ(out["isError"], false) << out.dump();
+  EXPECT_GE(out["structuredContent"]["total"]["retrievals"].get<int64_t>(), 1) << out.dump();
 
   const json handoff = {{"from_operator", "op-ann"}, {"to_operator", "op-bob"}, {"namespace", {{"mission", "m1"}}}};
   out = Call("handoff_digest", handoff);

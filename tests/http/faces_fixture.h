@@ -55,6 +55,12 @@ const std::string kExampleCorrection = "0190e5c2-0000-7000-8000-0000000000c1";
 // The retrieval workflow_mark_used's example names (src/api/mark_used.cc):
 // Seed imports it, a query of ann's that served the example decision.
 const std::string kExampleRetrieval = "0190e5c2-0000-7000-8000-0000000000a1";
+// The mission's November (the period of the report operations' examples,
+// src/api/reports.cc, and of event_list's): Seed imports an incident, a
+// retrieval that served the two decisions, and ann's correction of it.
+const std::string kNovemberEvent = "0190e5c2-0000-7000-8000-0000000000a5";
+const std::string kNovemberRetrieval = "0190e5c2-0000-7000-8000-0000000000a6";
+const std::string kNovemberCorrection = "0190e5c2-0000-7000-8000-0000000000c2";
 
 struct Outcome {
   int code = -1;
@@ -171,6 +177,45 @@ class FacesTest : public ::testing::Test {
            {{"type", "correction"}, {"class", "missing_context"}, {"category", "api_contract"}, {"component", "billing"},
             {"outcome", "modified"}, {"summary", "The export needed the bucket."}}}};
       line << correction.dump() << "\n";
+      // November's incident, retrieval and correction, as `msp event add`,
+      // `msp query` and `msp correction add` store them.
+      const json november_event = {
+          {"id", kNovemberEvent},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}}},
+          {"kind", "event"},
+          {"layer", "workflow"},
+          {"source", "mission-event"},
+          {"criticality", "high"},
+          {"created_at", "2026-11-03T08:00:00.000Z"},
+          {"text", "The billing ledger export stalled for an hour."},
+          {"body", {{"type", "incident"}, {"component", "billing"}, {"operator", "ann"}}}};
+      const json november_retrieval = {
+          {"id", kNovemberRetrieval},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}, {"session", "s-nov"}}},
+          {"kind", "event"},
+          {"layer", "workflow"},
+          {"source", "retrieval-log"},
+          {"created_at", "2026-11-04T09:00:00.000Z"},
+          {"text", "retrieval log"},  // (the query writes none; an import needs one)
+          {"body",
+           {{"type", "retrieval"}, {"query", "which database holds the billing ledger"}, {"scope", "all"},
+            {"operator", "ann"}, {"clearance", 9},
+            {"served",
+             {{{"id", kExampleDecision}, {"layer", "workflow"}, {"score", 0.5}, {"tokens", 40}},
+              {{"id", kExampleSuccessor}, {"layer", "workflow"}, {"score", 0.25}, {"tokens", 60}}}},
+            {"used", {kExampleDecision}}}}};
+      const json november_correction = {
+          {"id", kNovemberCorrection},
+          {"namespace", {{"tenant", kTenant}, {"mission", "m1"}, {"operator", "ann"}}},
+          {"kind", "correction"},
+          {"layer", "practitioner"},
+          {"source", "operator"},
+          {"created_at", "2026-11-04T10:00:00.000Z"},
+          {"text", "Correction missing_context / data_model on billing (modified): The ledger is partitioned."},
+          {"body",
+           {{"type", "correction"}, {"class", "missing_context"}, {"category", "data_model"}, {"component", "billing"},
+            {"outcome", "modified"}, {"summary", "The ledger is partitioned."}, {"retrieval_id", kNovemberRetrieval}}}};
+      line << november_event.dump() << "\n" << november_retrieval.dump() << "\n" << november_correction.dump() << "\n";
       // The retrieval log of a workflow_memory_query of ann's that served the
       // example decision, as the query logs it (mission/retrieval_log.h), but
       // for its text: `msp import` takes no record without one.

@@ -68,6 +68,8 @@ json Comparable(json answer, const api::OperationInfo& info) {
   if (answer.contains("tasks")) {
     for (json& t : answer["tasks"]) timeless(t);
   }
+  // An event a call stores says when: each face's own time.
+  if (info.name == "event_add") answer.erase("created_at");
   // The facts a session's end distils: each face stores its own.
   if (answer.contains("fact_ids")) answer["fact_ids"] = answer["fact_ids"].size();
   // A decision a call stores or changes (decision_record, decision_status,
