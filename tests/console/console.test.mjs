@@ -267,6 +267,10 @@ test('the console is served with a strict policy and no key', async () => {
   assert.match(js.headers.get('content-type'), /^text\/javascript/);
   const again = await fetch(`${base}/ui/app.js`, { headers: { 'If-None-Match': js.headers.get('etag') } });
   assert.equal(again.status, 304);
+  // The modules app.js imports are served as JavaScript too.
+  const pageJs = await fetch(`${base}/ui/page.js`);
+  assert.equal(pageJs.status, 200);
+  assert.match(pageJs.headers.get('content-type'), /^text\/javascript/);
   assert.equal((await fetch(`${base}/ui/missing.js`)).status, 404);
   // The data stays behind the key.
   assert.equal((await fetch(`${base}/v1/events/stream`)).status, 401);
