@@ -167,36 +167,19 @@ struct Fields {
   template <typename At>
   static Field<R> Files(FieldInfo info, At at) {
     info.type = FieldType::kFiles;
-    const std::string name = info.name;
-    return {std::move(info),
-            [name, at](const JsonReader& reader, R& r) -> Status {
-              if (!reader.Has(name)) return Status::Ok();
-              const nlohmann::json& v = reader.obj().at(name);
-              if (!v.is_array()) {
-                return Status::InvalidArgument("field '" + reader.prefix() + name +
-                                               "' must be an array of {name, text} objects, got " + JsonTypeName(v));
-              }
-              std::vector<AdrFile> out;
-              for (size_t i = 0; i < v.size(); ++i) {
-                const std::string at_item = name + "[" + std::to_string(i) + "]";
-                JsonReader item(v[i], reader.prefix() + at_item + ".");
-                MSP_RETURN_IF_ERROR(item.Object());
-                MSP_RETURN_IF_ERROR(item.Known({"name", "text", "first_commit_at", "last_author"}));
-                AdrFile f;
-                MSP_RETURN_IF_ERROR(item.String("name", &f.name));
-                MSP_RETURN_IF_ERROR(item.String("text", &f.text));
-                MSP_RETURN_IF_ERROR(item.Time("first_commit_at", &f.first_commit_at));
-                MSP_RETURN_IF_ERROR(item.String("last_author", &f.last_author));
-                if (f.name.empty() || f.text.empty()) {
-                  return Status::InvalidArgument("field '" + reader.prefix() + at_item +
-                                                 "' needs a non-empty name and text");
-                }
-                out.push_back(std::move(f));
-              }
-              at(r) = std::move(out);
-              return Status::Ok();
-            },
-            [](R&) { return nlohmann::json(); }, nullptr};
+    return ObjectList<AdrFile>(std::move(info), "{name, text}", at,
+                               [](const JsonReader& item, const std::string& where, AdrFile& f) -> Status {
+                                 MSP_RETURN_IF_ERROR(item.Known({"name", "text", "first_commit_at", "last_author"}));
+                                 MSP_RETURN_IF_ERROR(item.String("name", &f.name));
+                                 MSP_RETURN_IF_ERROR(item.String("text", &f.text));
+                                 MSP_RETURN_IF_ERROR(item.Time("first_commit_at", &f.first_commit_at));
+                                 MSP_RETURN_IF_ERROR(item.String("last_author", &f.last_author));
+                                 if (f.name.empty() || f.text.empty()) {
+                                   return Status::InvalidArgument("field '" + where +
+                                                                  "' needs a non-empty name and text");
+                                 }
+                                 return Status::Ok();
+                               });
   }
   // A JSON object, kept as its text.
   template <typename At>
@@ -218,30 +201,40 @@ struct Fields {
   template <typename At>
   static Field<R> Alternatives(FieldInfo info, At at) {
     info.type = FieldType::kAlternatives;
+    return ObjectList<Alternative>(
+        std::move(info), "{option, reason}", at,
+        [](const JsonReader& item, const std::string& where, Alternative& a) -> Status {
+          MSP_RETURN_IF_ERROR(item.Known({"option", "reason"}));
+          MSP_RETURN_IF_ERROR(item.String("option", &a.option));
+          MSP_RETURN_IF_ERROR(item.String("reason", &a.reason));
+          if (a.option.empty() || a.reason.empty()) {
+            return Status::InvalidArgument("field '" + where +
+                                           "' needs a non-empty option and reason (why it was rejected)");
+          }
+          return Status::Ok();
+        });
+  }
+  // An array of objects (`shape` in its error: "{option, reason}"), each
+  // read by `one` from its reader, named "field[i]" in errors.
+  template <typename T, typename At, typename One>
+  static Field<R> ObjectList(FieldInfo info, std::string shape, At at, One one) {
     const std::string name = info.name;
     return {std::move(info),
-            [name, at](const JsonReader& reader, R& r) -> Status {
+            [name, shape, at, one](const JsonReader& reader, R& r) -> Status {
               if (!reader.Has(name)) return Status::Ok();
               const nlohmann::json& v = reader.obj().at(name);
               if (!v.is_array()) {
-                return Status::InvalidArgument("field '" + reader.prefix() + name +
-                                               "' must be an array of {option, reason} objects, got " +
-                                               JsonTypeName(v));
+                return Status::InvalidArgument("field '" + reader.prefix() + name + "' must be an array of " + shape +
+                                               " objects, got " + JsonTypeName(v));
               }
-              std::vector<Alternative> out;
+              std::vector<T> out;
               for (size_t i = 0; i < v.size(); ++i) {
                 const std::string at_item = name + "[" + std::to_string(i) + "]";
                 JsonReader item(v[i], reader.prefix() + at_item + ".");
                 MSP_RETURN_IF_ERROR(item.Object());
-                MSP_RETURN_IF_ERROR(item.Known({"option", "reason"}));
-                Alternative a;
-                MSP_RETURN_IF_ERROR(item.String("option", &a.option));
-                MSP_RETURN_IF_ERROR(item.String("reason", &a.reason));
-                if (a.option.empty() || a.reason.empty()) {
-                  return Status::InvalidArgument("field '" + reader.prefix() + at_item +
-                                                 "' needs a non-empty option and reason (why it was rejected)");
-                }
-                out.push_back(std::move(a));
+                T t;
+                MSP_RETURN_IF_ERROR(one(item, reader.prefix() + at_item, t));
+                out.push_back(std::move(t));
               }
               at(r) = std::move(out);
               return Status::Ok();
