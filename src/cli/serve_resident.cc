@@ -16,13 +16,22 @@ using nlohmann::json;
 ResidentCalls::ResidentCalls(MemoryLayer& engine, const Options& options)
     : engine_(engine),
       settings_(AnswerSettingsDigest(options)),
-      trusted_sources_(options.policy.context_trusted_sources) {
-  Result<std::unique_ptr<WorkflowMemory>> wm = WorkflowMemory::Open(engine_, options);
-  if (wm.ok()) {
-    workflow_ = std::move(wm).value();
-  } else {
-    workflow_status_ = wm.status().WithContext("mission retrieval is unavailable (tokens.counter)");
-  }
+      trusted_sources_(options.policy.context_trusted_sources),
+      options_(options) {}
+
+Result<const WorkflowMemory*> ResidentCalls::Workflow() const {
+  // Opened by the first call that needs it (the token counter's vocabulary
+  // is not loaded at the server's start), then shared.
+  std::call_once(workflow_opened_, [this] {
+    Result<std::unique_ptr<WorkflowMemory>> wm = WorkflowMemory::Open(engine_, options_);
+    if (wm.ok()) {
+      workflow_ = std::move(wm).value();
+    } else {
+      workflow_status_ = wm.status().WithContext("mission retrieval is unavailable (tokens.counter)");
+    }
+  });
+  if (!workflow_) return workflow_status_;
+  return static_cast<const WorkflowMemory*>(workflow_.get());
 }
 
 json ResidentCalls::Answer(const json& call) const {
@@ -64,8 +73,8 @@ json ResidentCalls::Answer(const json& call) const {
   context.trusted_sources = trusted_sources_;
   std::unique_ptr<WorkflowMemory> workflow;
   context.workflow = [this, &layer, &workflow]() -> Result<WorkflowMemory*> {
-    if (!workflow_) return workflow_status_;
-    workflow = workflow_->Over(*layer);
+    MSP_ASSIGN_OR_RETURN(const WorkflowMemory* shared, Workflow());
+    workflow = shared->Over(*layer);
     return workflow.get();
   };
   Result<json> answer = op->Call(context, call.value("request", json::object()));

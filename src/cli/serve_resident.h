@@ -8,6 +8,7 @@
 #define MSP_CLI_SERVE_RESIDENT_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,12 @@ class ResidentCalls {
   std::vector<std::string> trusted_sources_;
   // The mission interface (events, reports) with the server's mission and
   // tokens settings, which the digest covers; or why it is unavailable.
-  std::unique_ptr<WorkflowMemory> workflow_;
-  Status workflow_status_;
+  // Opened on first use.
+  Result<const WorkflowMemory*> Workflow() const;
+  Options options_;
+  mutable std::once_flag workflow_opened_;
+  mutable std::unique_ptr<WorkflowMemory> workflow_;
+  mutable Status workflow_status_;
 };
 
 }  // namespace msp

@@ -25,6 +25,7 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
   ASSERT_FALSE(secret.empty());
   Ok({"write", "Another tenant also paints the sunrise over a lake", "--tag", "note", "--tenant", "other"});
   Ok({"operator", "set", "guest", "--clearance", "2"});
+  Ok({"event", "add", "The tide gauge failed at noon", "--mission", "m1", "--type", "incident", "--component", "harbour"});
 
   // Answers without a server, for comparison (the resident path off).
   auto ids = [](const json& hits) {
@@ -42,6 +43,13 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
   ASSERT_EQ(ids(alone).size(), 2u);
   const Outcome alone_guest = Msp({"get", secret, "--operator", "guest", "--server-local-socket", "false"});
   ASSERT_NE(alone_guest.code, 0) << "a clearance-2 operator read a level-5 decision";
+  // A read over the mission interface (WorkflowMemory, opened by the server
+  // on first use): the mission's events and its load.
+  const std::vector<std::string> events = {"event", "list", "--mission", "m1", "--json"};
+  const std::vector<std::string> load = {"report", "load", "--mission", "m1", "--json"};
+  const std::string alone_events = Ok(with(events, {"--server-local-socket", "false"}));
+  ASSERT_TRUE(Contains(alone_events, "The tide gauge failed at noon")) << alone_events;
+  const json alone_load = json::parse(Ok(with(load, {"--server-local-socket", "false"})));
 
   ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
       {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
@@ -50,6 +58,16 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
   const std::string socket = data_ + "/msp.sock";
   EXPECT_TRUE(Contains(server.err, "msp commands here use " + socket)) << server.err;
   ASSERT_TRUE(fs::is_socket(socket));
+
+  // The mission interface answers over the resident path as here.
+  const Outcome served_events = Msp(events);
+  ASSERT_EQ(served_events.code, 0) << served_events.err;
+  EXPECT_EQ(served_events.err, "");
+  EXPECT_EQ(served_events.out, alone_events);
+  const Outcome served_load = Msp(load);
+  ASSERT_EQ(served_load.code, 0) << served_load.err;
+  EXPECT_EQ(json::parse(served_load.out)["events_in_window"], alone_load["events_in_window"]);
+  EXPECT_EQ(json::parse(served_load.out)["clearance"], alone_load["clearance"]);
 
   // --timing says who answered.
   Outcome r = Msp(with(q, {"--timing"}));
