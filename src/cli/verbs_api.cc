@@ -369,38 +369,6 @@ Status RunSearch(Invocation& inv) {
   return Status::Ok();
 }
 
-Result<std::optional<json>> MissionAnswerToPrint(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
-  MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
-  std::unique_ptr<WorkflowMemory> wm;
-  auto workflow = [&]() -> Result<WorkflowMemory*> {
-    if (!wm) {
-      Result<std::unique_ptr<WorkflowMemory>> opened = WorkflowMemory::Open(*engine, inv.config.options);
-      if (!opened.ok()) return opened.status().WithContext("cannot set up the token counter (tokens.counter)");
-      wm = std::move(opened).value();
-    }
-    return wm.get();
-  };
-  MSP_ASSIGN_OR_RETURN(json answer, CallOperation(inv, *engine, request, workflow));
-  if (inv.json) {
-    PrintJson(inv, answer);
-    return std::optional<json>();
-  }
-  return std::optional<json>(std::move(answer));
-}
-
-Status RunQuery(Invocation& inv) {
-  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, MissionAnswerToPrint(inv));
-  if (!answer) return Status::Ok();
-  const std::string markdown = (*answer)["markdown"].get<std::string>();
-  *inv.out << markdown;
-  if (markdown.empty()) {
-    *inv.err << "msp: budget " << (*answer)["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
-             << (*answer)["retrieval_id"].get<std::string>() << "\n";
-  }
-  return Status::Ok();
-}
-
 namespace {
 
 // `op`'s answer to `request`, run here on the store (opened, or made when
@@ -421,6 +389,28 @@ Result<json> AnswerHere(Invocation& inv, const api::Operation& op, const json& r
 }
 
 }  // namespace
+
+Result<std::optional<json>> MissionAnswerToPrint(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv));
+  MSP_ASSIGN_OR_RETURN(json answer, AnswerHere(inv, OperationOfVerb(inv), request, /*create=*/false));
+  if (inv.json) {
+    PrintJson(inv, answer);
+    return std::optional<json>();
+  }
+  return std::optional<json>(std::move(answer));
+}
+
+Status RunQuery(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(std::optional<json> answer, MissionAnswerToPrint(inv));
+  if (!answer) return Status::Ok();
+  const std::string markdown = (*answer)["markdown"].get<std::string>();
+  *inv.out << markdown;
+  if (markdown.empty()) {
+    *inv.err << "msp: budget " << (*answer)["token_budget"].get<int64_t>() << " tokens holds nothing; retrieval "
+             << (*answer)["retrieval_id"].get<std::string>() << "\n";
+  }
+  return Status::Ok();
+}
 
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
   return AnswerToPrint(inv, create, json::object());
