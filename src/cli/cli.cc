@@ -581,7 +581,7 @@ Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {
 }
 
 Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool create) {
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   const std::string& dir = options.store.data_dir;
   const SettingOrigin& origin = inv.config.OriginOf("store.data_dir");
   const std::string named = "data directory '" + dir + "' (store.data_dir, from " + origin.where + ")";

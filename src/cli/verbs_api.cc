@@ -214,7 +214,7 @@ Result<json> CheckedRequest(Invocation& inv, const json& given = json::object(),
 // exchange failed (a read is then simply run here, with a warning).
 Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request) {
   const api::Operation& op = OperationOfVerb(inv);
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   if (!op.info().read_only || !options.server.local_socket) return std::optional<json>();
   const std::string path = local::SocketPath(options.store.data_dir);
   if (path.empty()) return std::optional<json>();

@@ -57,7 +57,7 @@ Result<std::vector<CapturedPrompt>> LoadPrompts(Invocation& inv, size_t newest =
 // Intent labels by the configured classifier (prompts.classifier).
 Result<std::vector<Intent>> Intents(Invocation& inv, const std::vector<CapturedPrompt>& prompts,
                                     std::string* classifier) {
-  const Options& o = inv.config.options;
+  const Settings& o = inv.config.options;
   const bool llm = o.coding.classifier == "llm" || (o.coding.classifier == "auto" && !o.llm.model.empty());
   if (llm) {
     const char* key = std::getenv("OPENAI_API_KEY");
@@ -507,7 +507,7 @@ Status RunHookSessionEnd(Invocation& inv) {
   Namespace summary_scope = scope;
   summary_scope.session.clear();
   if ((*engine)->Get(summary_scope, SessionSummaryId(scope.tenant, summary.session_id)).ok()) return Status::Ok();
-  const Options& o = inv.config.options;
+  const Settings& o = inv.config.options;
   if (SessionSummaryUsesModel(o.coding, o.llm)) {
     // The model's paragraph beside the rules' sections; without it (no
     // server, too slow, a bad reply), the rules' summary alone and a line in

@@ -80,7 +80,7 @@ Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {
   return ss.str();
 }
 
-PlaneSource PlaneFrom(const Options& o) {
+PlaneSource PlaneFrom(const Settings& o) {
   PlaneSource s;
   s.base_url = o.orchestrate.plane_url;
   s.api_key = o.orchestrate.plane_api_key;
@@ -187,7 +187,7 @@ Status RunTaskImport(Invocation& inv) {
 
 Status RunOrchestrate(Invocation& inv) {
   MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   if (options.orchestrate.max_interval_h < options.orchestrate.min_interval_h) {
     return Status::InvalidArgument("orchestrate.max_interval_h (" + std::to_string(options.orchestrate.max_interval_h) +
                                    ") must be at least orchestrate.min_interval_h (" +

@@ -124,7 +124,7 @@ std::string CheckValue(const Setting& s, const Value& v) {
   return "";
 }
 
-void StoreValue(const Setting& s, const Value& v, Options& o) {
+void StoreValue(const Setting& s, const Value& v, Settings& o) {
   std::visit(
       [&](auto getter) {
         auto* field = getter(o);
@@ -143,7 +143,7 @@ void StoreValue(const Setting& s, const Value& v, Options& o) {
 }
 
 // The current value of a setting as text (for defaults in the help).
-std::string Show(const Setting& s, Options& o) {
+std::string Show(const Setting& s, Settings& o) {
   return std::visit(
       [&](auto getter) -> std::string {
         auto* field = getter(o);
@@ -637,11 +637,11 @@ std::vector<SettingInfo> AllSettings() {
 
 bool IsSettingFlag(std::string_view flag) { return FindByFlag(flag) != nullptr; }
 
-std::string AnswerSettingsDigest(const Options& options) {
+std::string AnswerSettingsDigest(const Settings& options) {
   // The faces' own settings, and the directory (the socket names it).
   static constexpr std::string_view kFaceOnly[] = {"server.", "mcp.", "hooks.", "capture.", "orchestrate.",
                                                    "agent.", "ingest.", "prompts.", "actor", "store.data_dir"};
-  Options copy = options;
+  Settings copy = options;
   uint64_t h = kFnv1a64OffsetBasis;
   for (const Setting& s : Table()) {
     const std::string_view key = s.info.key;
@@ -716,7 +716,7 @@ std::string ResolveDataDir(const std::string& data_dir, const std::string& base,
 Result<LoadedConfig> LoadConfig(const ConfigInput& input) { return Loader(input).Load(); }
 
 std::string SettingsHelp() {
-  Options defaults;
+  Settings defaults;
   std::ostringstream out;
   out << "Configuration, lowest to highest precedence:\n"
          "  built-in default < TOML file < MSP_* environment variable < command-line flag\n"

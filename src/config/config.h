@@ -1,4 +1,4 @@
-// Configuration loading: fills msp::Options once from, in rising precedence,
+// Configuration loading: fills msp::Settings (settings.h) once from, in rising precedence,
 // the built-in defaults, a TOML file, MSP_* environment variables and
 // command-line flags.
 //
@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 
 namespace msp {
@@ -52,7 +52,7 @@ bool IsSettingFlag(std::string_view flag);
 // ingest.*, prompts.*, actor) and store.data_dir. Two processes on one data
 // directory with the same digest answer a call alike: the resident path
 // (src/local) hands a command's call to `msp serve` only then.
-std::string AnswerSettingsDigest(const Options& options);
+std::string AnswerSettingsDigest(const Settings& options);
 
 // What the loader reads besides the TOML file.
 struct ConfigInput {
@@ -85,7 +85,7 @@ struct SettingOrigin {
 };
 
 struct LoadedConfig {
-  Options options;
+  Settings options;
   std::string config_file;  // the TOML file that was read; empty if none
   std::map<std::string, SettingOrigin, std::less<>> origins;  // by TOML key, every setting
 

@@ -523,11 +523,11 @@ namespace msp {
 namespace {
 
 TEST(AnswerSettingsDigest, FollowsWhatDecidesAnAnswerAndNotTheFaces) {
-  const Options base;
+  const Settings base;
   const std::string d = AnswerSettingsDigest(base);
   EXPECT_EQ(d.size(), 16u);
   EXPECT_EQ(AnswerSettingsDigest(base), d);
-  Options o = base;
+  Settings o = base;
   o.server.port = base.server.port + 1;
   o.store.data_dir = "/elsewhere";
   o.actor = "someone";

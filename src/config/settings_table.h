@@ -20,8 +20,8 @@ namespace config_table {
 
 // Pointers to the Options field a setting fills; the alternative also gives
 // the setting's type.
-using Field = std::variant<std::string* (*)(Options&), int* (*)(Options&), size_t* (*)(Options&),
-                           double* (*)(Options&), bool* (*)(Options&), std::vector<std::string>* (*)(Options&)>;
+using Field = std::variant<std::string* (*)(Settings&), int* (*)(Settings&), size_t* (*)(Settings&),
+                           double* (*)(Settings&), bool* (*)(Settings&), std::vector<std::string>* (*)(Settings&)>;
 
 // A parsed value, before it is range-checked and stored.
 using Value = std::variant<std::string, int64_t, double, bool, std::vector<std::string>>;
