@@ -8,14 +8,38 @@
 #ifndef MSP_OPTIONS_H_
 #define MSP_OPTIONS_H_
 
+#include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace msp {
 
+// Settings with a fixed set of values. Each enum's k...Names, indexed by
+// the enumerator's value, are the one spelling of its values: in the TOML
+// file, the environment, the flags, `msp help config` and the errors.
+enum class StoreBackend { kSqlite, kPostgres };
+inline constexpr std::array<std::string_view, 2> kStoreBackendNames = {"sqlite", "postgres"};
+
+enum class EmbedderProvider { kHashing, kStatic, kOpenai, kNative };
+inline constexpr std::array<std::string_view, 4> kEmbedderProviderNames = {"hashing", "static", "openai", "native"};
+
+enum class Fusion { kScore, kRrf };
+inline constexpr std::array<std::string_view, 2> kFusionNames = {"score", "rrf"};
+
+enum class ExtractorKind { kRules, kLlm };
+inline constexpr std::array<std::string_view, 2> kExtractorKindNames = {"rules", "llm"};
+
+// The settings' spelling of a value: NameOf(StoreBackend::kPostgres) is "postgres".
+constexpr std::string_view NameOf(StoreBackend v) { return kStoreBackendNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(EmbedderProvider v) { return kEmbedderProviderNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(Fusion v) { return kFusionNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(ExtractorKind v) { return kExtractorKindNames[static_cast<size_t>(v)]; }
+
 struct StoreOptions {
-  std::string backend = "sqlite";
+  // sqlite: msp.db in data_dir; postgres: postgres_url (docs/postgres.md).
+  StoreBackend backend = StoreBackend::kSqlite;
   // Data directory: holds msp.db (the truth) and the derived indexes.
   std::string data_dir = ".msp";
   // What a relative data_dir is relative to: "current", the current
@@ -59,7 +83,7 @@ struct EmbedderOptions {
   // scripts/deps.sh; "openai": an OpenAI-compatible server; "native": a
   // BERT-family sentence encoder run in-process from a local model
   // directory (`model`; docs/embeddings.md).
-  std::string provider = "hashing";
+  EmbedderProvider provider = EmbedderProvider::kHashing;
   // Vector size. For "openai" it must equal what the model returns (768 for
   // nomic-embed-text, 1536 for text-embedding-3-small): a reply of another
   // size is an error naming both. It is part of the embedder's identity.
@@ -142,7 +166,7 @@ struct RetrievalOptions {
   // small vector weight can still swap lexical hits far apart in score.
   // LoCoMo turn recall_all@1/@5/@10: rrf 0.305/0.607/0.705, score
   // 0.316/0.625/0.709 (bench/README.md).
-  std::string fusion = "score";
+  Fusion fusion = Fusion::kScore;
   int rrf_k = 60;                        // the rrf constant k
   double lexical_weight = 1.0;
   // The built-in hashing embedder is lexical and weaker than BM25: at equal
@@ -236,7 +260,7 @@ struct FactOptions {
 
 struct ConsolidationOptions {
   int every_n_episodes = 20;             // 0: only when asked / at session end
-  std::string extractor = "rules";       // rules (built in) or llm (LlmOptions)
+  ExtractorKind extractor = ExtractorKind::kRules;  // rules (built in) or llm (LlmOptions)
   // Consolidate on a background worker: AddEpisode and EndSession only queue
   // the session, so a write never waits for a model. Progress is stored with
   // the facts, so queued work interrupted by a restart is redone, never lost.
@@ -310,6 +334,11 @@ struct Options {
   LlmOptions llm;
   MissionOptions mission;
   TokenOptions tokens;
+  // The key for https://api.openai.com: the bearer token embedder.* and
+  // llm.* send when their base_url is on api.openai.com and their api_key
+  // is empty (never sent to another server). The msp programs fill it from
+  // $OPENAI_API_KEY; the library reads no environment variable.
+  std::string openai_api_key;
   std::string actor;                     // default caller identity for the audit log
 };
 

@@ -589,7 +589,7 @@ Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool crea
   if (!fs::exists(dir, ec)) {
     // On PostgreSQL the store is the database; the directory holds only
     // this machine's derived indexes, made on first use.
-    if (!create && options.store.backend != "postgres") {
+    if (!create && options.store.backend != StoreBackend::kPostgres) {
       return Status::NotFound("no msp store in " + named + "; run `msp init` first or pass --data-dir");
     }
     CreatePrivateDirectories(dir, ec);

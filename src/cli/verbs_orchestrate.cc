@@ -206,9 +206,8 @@ Status RunOrchestrate(Invocation& inv) {
     }
     *inv.err << "msp orchestrate: warning: " << what << ", allowed by orchestrate.interval_override\n";
   }
-  const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<Summarizer> summarizer,
-                       MakeConfiguredSummarizer(options, openai_key ? openai_key : ""));
+                       MakeConfiguredSummarizer(options, options.openai_api_key));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   Orchestrator orchestrator(*engine, inv.ns, OrchestratorConfigFrom(options), nullptr, std::move(summarizer));
   const PlaneSource plane = PlaneFrom(options);

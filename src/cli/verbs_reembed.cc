@@ -52,7 +52,7 @@ Status RunReembed(Invocation& inv) {
   const std::string named = "data directory '" + dir + "' (store.data_dir, from " +
                             inv.config.OriginOf("store.data_dir").where + ")";
   std::error_code ec;
-  if (options.store.backend != "postgres" && !std::filesystem::is_directory(dir, ec)) {
+  if (options.store.backend != StoreBackend::kPostgres && !std::filesystem::is_directory(dir, ec)) {
     return Status::NotFound("no msp store in " + named + "; pass --data-dir");
   }
   ReembedOptions reembed;

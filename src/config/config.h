@@ -26,9 +26,9 @@
 
 namespace msp {
 
-enum class SettingType { kString, kInt, kSize, kDouble, kBool, kStringList };
+enum class SettingType { kString, kInt, kSize, kDouble, kBool, kStringList, kEnum };
 
-// "string", "integer", "size", "number", "boolean", "list of strings".
+// "string", "integer", "size", "number", "boolean", "list of strings", "choice".
 std::string_view SettingTypeName(SettingType t);
 
 // The public face of one row of the settings table.
@@ -38,6 +38,7 @@ struct SettingInfo {
   std::string_view flag;         // "--policy-min-chars"
   SettingType type;
   std::string_view description;  // includes the allowed range
+  std::vector<std::string_view> choices;  // kEnum: the allowed values
 };
 
 // Every setting, in table order.
@@ -58,7 +59,7 @@ std::string AnswerSettingsDigest(const Settings& options);
 struct ConfigInput {
   // From --config; empty: $MSP_CONFIG, then <data_dir>/msp.toml if present.
   std::string config_path;
-  // Environment variables; only the table's MSP_* names and MSP_CONFIG are read.
+  // Environment variables; only the table's names (MSP_*, OPENAI_API_KEY) and MSP_CONFIG are read.
   std::map<std::string, std::string> env;
   // Setting flags with their values, in command-line order: {"--data-dir", "/x"}.
   std::vector<std::pair<std::string, std::string>> flags;
@@ -74,7 +75,7 @@ std::string RepositoryRoot(const std::string& from);
 // repository; otherwise `data_dir` as it is.
 std::string ResolveDataDir(const std::string& data_dir, const std::string& base, const std::string& cwd = "");
 
-// The MSP_* variables of this process's environment.
+// The MSP_* variables and OPENAI_API_KEY of this process's environment.
 std::map<std::string, std::string> ProcessEnvironment();
 
 enum class SettingSource { kDefault, kFile, kEnv, kFlag };

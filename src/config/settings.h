@@ -8,13 +8,21 @@
 #ifndef MSP_CONFIG_SETTINGS_H_
 #define MSP_CONFIG_SETTINGS_H_
 
+#include <array>
 #include <cstddef>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "msp/options.h"
 
 namespace msp {
+
+// Whether a coding hook asks the chat model: rules (never), llm (always) or
+// auto (when llm.model is set).
+enum class ModelChoice { kRules, kLlm, kAuto };
+inline constexpr std::array<std::string_view, 3> kModelChoiceNames = {"rules", "llm", "auto"};
+constexpr std::string_view NameOf(ModelChoice v) { return kModelChoiceNames[static_cast<size_t>(v)]; }
 
 // The MCP server (`msp mcp` on stdio, /mcp of `msp serve`; docs/mcp.md).
 struct McpOptions {
@@ -136,8 +144,8 @@ struct CodingOptions {
   int session_start_budget = 1500;       // tokens of the SessionStart context (index, prompts, digest)
   bool post_tool_use = false;            // `msp hook post-tool-use` records tool calls as episodes
   size_t tool_max_chars = 2000;          // characters kept of a tool call's input and of its response
-  std::string classifier = "auto";       // intent labels: rules | llm | auto (llm when llm.model is set)
-  std::string session_summary = "auto";  // SessionEnd summary: rules | llm | auto (llm when llm.model is set)
+  ModelChoice classifier = ModelChoice::kAuto;       // intent labels (auto: llm when llm.model is set)
+  ModelChoice session_summary = ModelChoice::kAuto;  // the SessionEnd summary (the same)
 };
 
 struct Settings : Options {

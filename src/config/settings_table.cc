@@ -12,15 +12,21 @@ SettingType TypeOf(const Field& f) {
     case 2: return SettingType::kSize;
     case 3: return SettingType::kDouble;
     case 4: return SettingType::kBool;
-    default: return SettingType::kStringList;
+    case 5: return SettingType::kStringList;
+    default: return SettingType::kEnum;
   }
 }
 
 Setting Make(std::string_view key, std::string_view env, std::string_view flag, Field field,
              std::string_view description) {
   Setting s;
-  s.info = SettingInfo{key, env, flag, TypeOf(field), description};
+  s.info = SettingInfo{key, env, flag, TypeOf(field), description, {}};
   s.field = field;
+  if (auto* get = std::get_if<EnumRef (*)(Settings&)>(&field)) {
+    Settings defaults;
+    const EnumRef ref = (*get)(defaults);
+    s.info.choices.assign(ref.names.begin(), ref.names.end());
+  }
   return s;
 }
 
@@ -43,10 +49,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<Setting>& Table() {
   static const std::vector<Setting> table = {
-      NonEmpty(Make("store.backend", "MSP_BACKEND", "--backend", +[](Settings& o) { return &o.store.backend; },
-                    "Store backend: sqlite (msp.db in data_dir) or postgres (store.postgres_url; several "
-                    "msp servers may share it, docs/postgres.md)."),
-               "sqlite|postgres"),
+      Make("store.backend", "MSP_BACKEND", "--backend",
+           +[](Settings& o) { return Ref(&o.store.backend, kStoreBackendNames); },
+           "Store backend: sqlite (msp.db in data_dir) or postgres (store.postgres_url; several "
+           "msp servers may share it, docs/postgres.md)."),
       NonEmpty(Make("store.data_dir", "MSP_DATA_DIR", "--data-dir", +[](Settings& o) { return &o.store.data_dir; },
                     "Data directory: holds msp.db (the truth) and the derived indexes.")),
       NonEmpty(Make("store.data_dir_base", "MSP_DATA_DIR_BASE", "--data-dir-base",
@@ -100,15 +106,14 @@ const std::vector<Setting>& Table() {
                  "How long a write's idempotency key (--request-id, Idempotency-Key, request_id) is kept, in "
                  "hours (1..8760): a repeat within it answers the first result and writes nothing."),
             1, 8760),
-      NonEmpty(Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
-                    +[](Settings& o) { return &o.embedder.provider; },
-                    "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
-                    "vectors, semantic, no model server; its table: `scripts/deps.sh --word-vectors`), openai "
-                    "(any OpenAI-compatible POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI) or "
-                    "native (a BERT-family sentence encoder such as all-MiniLM-L6-v2 run in-process from the "
-                    "model directory embedder.model; docs/embeddings.md). "
-                    "Changing it needs `msp reembed` on an existing store."),
-               "hashing|static|openai|native"),
+      Make("embedder.provider", "MSP_EMBEDDER", "--embedder",
+           +[](Settings& o) { return Ref(&o.embedder.provider, kEmbedderProviderNames); },
+           "Embedder: hashing (built in, lexical, no model needed), static (built in, GloVe word "
+           "vectors, semantic, no model server; its table: `scripts/deps.sh --word-vectors`), openai "
+           "(any OpenAI-compatible POST /embeddings: Ollama, llama.cpp server, vLLM, TEI, OpenAI) or "
+           "native (a BERT-family sentence encoder such as all-MiniLM-L6-v2 run in-process from the "
+           "model directory embedder.model; docs/embeddings.md). "
+           "Changing it needs `msp reembed` on an existing store."),
       Range(Make("embedder.dimension", "MSP_EMBEDDER_DIMENSION", "--embedder-dimension",
                  +[](Settings& o) { return &o.embedder.dimension; },
                  "Embedding dimension (1..65536; hashing: 8..4096). For openai, the size of the model's vectors "
@@ -218,11 +223,10 @@ const std::vector<Setting>& Table() {
                     "An imported record over policy.max_record_bytes: refuse (the import fails), split (stored as "
                     "consecutive records, provenance split_from) or truncate. msp import --on-oversize."),
                "refuse|split|truncate"),
-      NonEmpty(Make("retrieval.fusion", "MSP_RETRIEVAL_FUSION", "--retrieval-fusion",
-                    +[](Settings& o) { return &o.retrieval.fusion; },
-                    "How the lexical and vector signals are fused: score (weighted mean of their scores on [0, 1]) "
-                    "or rrf (weighted reciprocal-rank fusion, retrieval.rrf_k)."),
-               "score|rrf"),
+      Make("retrieval.fusion", "MSP_RETRIEVAL_FUSION", "--retrieval-fusion",
+           +[](Settings& o) { return Ref(&o.retrieval.fusion, kFusionNames); },
+           "How the lexical and vector signals are fused: score (weighted mean of their scores on [0, 1]) "
+           "or rrf (weighted reciprocal-rank fusion, retrieval.rrf_k)."),
       Range(Make("retrieval.rrf_k", "MSP_RETRIEVAL_RRF_K", "--retrieval-rrf-k",
                  +[](Settings& o) { return &o.retrieval.rrf_k; },
                  "Reciprocal-rank fusion constant k (> 0)."),
@@ -317,11 +321,10 @@ const std::vector<Setting>& Table() {
                  "Consolidate a session after this many new episodes (0: only when asked or at session "
                  "end)."),
             0, kInf),
-      NonEmpty(Make("consolidation.extractor", "MSP_CONSOLIDATION_EXTRACTOR", "--consolidation-extractor",
-                    +[](Settings& o) { return &o.consolidation.extractor; },
-                    "Fact extractor: rules (built in, no model) or llm (a chat model, llm.*: facts with "
-                    "confidence, merged into their twin or superseding what they contradict)."),
-               "rules|llm"),
+      Make("consolidation.extractor", "MSP_CONSOLIDATION_EXTRACTOR", "--consolidation-extractor",
+           +[](Settings& o) { return Ref(&o.consolidation.extractor, kExtractorKindNames); },
+           "Fact extractor: rules (built in, no model) or llm (a chat model, llm.*: facts with "
+           "confidence, merged into their twin or superseding what they contradict)."),
       Make("consolidation.background", "MSP_CONSOLIDATION_BACKGROUND", "--consolidation-background",
            +[](Settings& o) { return &o.consolidation.background; },
            "Consolidate on a background worker: episode add and session end only queue the session, so a "
@@ -585,17 +588,15 @@ const std::vector<Setting>& Table() {
                  +[](Settings& o) { return &o.coding.tool_max_chars; },
                  "Characters kept of a recorded tool call's input and of its response (100..100000)."),
             100, 100000),
-      NonEmpty(Make("hooks.session_summary", "MSP_HOOKS_SESSION_SUMMARY", "--hooks-session-summary",
-                    +[](Settings& o) { return &o.coding.session_summary; },
-                    "The SessionEnd summary: rules (built in), llm (the rules' summary put in prose by the llm.* "
-                    "chat model, 6 s at most; the rules' alone when the model fails) or auto (llm when llm.model "
-                    "is set)."),
-               "rules|llm|auto"),
-      NonEmpty(Make("prompts.classifier", "MSP_PROMPTS_CLASSIFIER", "--prompts-classifier",
-                    +[](Settings& o) { return &o.coding.classifier; },
-                    "Intent labels of `msp prompts`: rules (built in), llm (the llm.* chat model) or auto (llm "
-                    "when llm.model is set)."),
-               "rules|llm|auto"),
+      Make("hooks.session_summary", "MSP_HOOKS_SESSION_SUMMARY", "--hooks-session-summary",
+           +[](Settings& o) { return Ref(&o.coding.session_summary, kModelChoiceNames); },
+           "The SessionEnd summary: rules (built in), llm (the rules' summary put in prose by the llm.* "
+           "chat model, 6 s at most; the rules' alone when the model fails) or auto (llm when llm.model "
+           "is set)."),
+      Make("prompts.classifier", "MSP_PROMPTS_CLASSIFIER", "--prompts-classifier",
+           +[](Settings& o) { return Ref(&o.coding.classifier, kModelChoiceNames); },
+           "Intent labels of `msp prompts`: rules (built in), llm (the llm.* chat model) or auto (llm "
+           "when llm.model is set)."),
       // The push-refresh orchestrator (docs/orchestrate.md).
       Range(Make("orchestrate.interval_s", "MSP_ORCHESTRATE_INTERVAL_S", "--orchestrate-interval-s",
                  +[](Settings& o) { return &o.orchestrate.interval_s; },
@@ -656,6 +657,11 @@ const std::vector<Setting>& Table() {
            +[](Settings& o) { return &o.orchestrate.plane_project; }, "Plane project id (a UUID)."),
       Make("actor", "MSP_ACTOR", "--actor", +[](Settings& o) { return &o.actor; },
            "Caller identity recorded in the audit log."),
+      // A secret: no flag (other users see a command line).
+      Make("openai_api_key", "OPENAI_API_KEY", "", +[](Settings& o) { return &o.openai_api_key; },
+           "The key for https://api.openai.com: sent by embedder.* and llm.* when their base_url is on "
+           "api.openai.com and their api_key is empty (never to another server). No flag: set the environment "
+           "variable (or the file)."),
   };
   return table;
 }
