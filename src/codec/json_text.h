@@ -19,13 +19,8 @@ namespace msp {
 
 // Appends `s` as a JSON string (with its quotes) to `out`.
 void AppendJsonString(std::string& out, std::string_view s);
-
-// Appends a line break and `depth` x 2 spaces: where the next member or
-// element of a value pretty-printed with indent 2 (DumpJson(j, 2)) starts.
-inline void AppendJsonIndent(std::string& out, int depth) {
-  out += '\n';
-  out.append(static_cast<size_t>(depth) * 2, ' ');
-}
+// The same without the quotes: what stands between them.
+void AppendJsonStringContent(std::string& out, std::string_view s);
 
 }  // namespace msp
 

@@ -1,4 +1,4 @@
-// Tests for AppendJsonString: byte for byte what DumpJson writes for the
+// Tests for AppendJsonString(Content): byte for byte what DumpJson writes for the
 // same string, on hard strings, every single byte, invalid UTF-8 and random
 // mixes; and the escapes JSON.stringify writes, spelled out.
 #include "codec/json_text.h"
@@ -74,6 +74,9 @@ TEST(JsonText, SameBytesAsDumpJsonForEveryByteAndRandomMixes) {
     const size_t n = rng() % 24;
     for (size_t i = 0; i < n; ++i) s += pieces[rng() % pieces.size()];
     ASSERT_EQ(Written(s), Dumped(s)) << "round " << round;
+    std::string content;
+    AppendJsonStringContent(content, s);
+    ASSERT_EQ("\"" + content + "\"", Dumped(s)) << "round " << round;
   }
 }
 

@@ -6,8 +6,8 @@
 //
 // The bytes are exactly those DumpJson writes for the same values built as
 // nlohmann objects (keys sorted: entityType, name, observations; from,
-// relationType, to), compact and with indent 2; graph_json_test.cc checks
-// that. An answer of ~110 entities is ~100 KiB: building the tree first
+// relationType, to): compact, and DumpJson of the string DumpJson writes
+// with indent 2; graph_json_test.cc checks that. An answer of ~110 entities is ~100 KiB: building the tree first
 // cost more than the search.
 #ifndef MSP_MCP_GRAPH_JSON_H_
 #define MSP_MCP_GRAPH_JSON_H_
@@ -22,7 +22,10 @@ namespace msp::mcp {
 
 struct GraphJson {
   std::string structured;  // compact
-  std::string text;        // pretty-printed, indent 2
+  // Pretty-printed with indent 2, and that text as a JSON string (quoted
+  // and escaped, as it stands in the tools/call reply): written so at once,
+  // not escaped after.
+  std::string text_json;
 };
 
 // The graph {entities, relations} and, when `next_cursor` is not empty,

@@ -1,7 +1,7 @@
 // Tests for the graph answers written as text (graph_json.h): the same bytes
-// DumpJson writes for the nlohmann objects the graph tools built before,
-// alone and in the whole tools/call reply of search_nodes, open_nodes and
-// read_graph.
+// DumpJson writes for the nlohmann objects the graph tools built before
+// (and for the pretty text of them as a JSON string), alone and in the whole
+// tools/call reply of search_nodes, open_nodes and read_graph.
 #include "mcp/graph_json.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ void ExpectSameAsTree(const std::vector<Entity>& entities, const std::vector<Rel
   const GraphJson written = WriteGraphJson(entities, relations, next_cursor);
   const json tree = GraphTree(entities, relations, next_cursor);
   EXPECT_EQ(written.structured, DumpJson(tree));
-  EXPECT_EQ(written.text, DumpJson(tree, 2));
+  EXPECT_EQ(written.text_json, DumpJson(json(DumpJson(tree, 2))));
 }
 
 TEST(GraphJson, SameBytesAsNlohmannCompactAndPretty) {

@@ -92,8 +92,7 @@ ToolOutput GraphOutput(const std::vector<Entity>& entities, const std::vector<Re
                        std::string_view next_cursor = "") {
   GraphJson written = WriteGraphJson(entities, relations, next_cursor);
   ToolOutput out;
-  out.text = std::move(written.text);
-  out.structured_json = std::move(written.structured);
+  out.serialized = ToolOutput::Serialized{std::move(written.structured), std::move(written.text_json)};
   return out;
 }
 

@@ -5,7 +5,6 @@
 #include <exception>
 #include <utility>
 
-#include "codec/json_text.h"
 #include "codec/memory_json.h"
 #include "mcp/api_tools.h"
 #include "mcp/graph_tools.h"
@@ -43,17 +42,21 @@ json ToolError(const std::string& message) {
 }
 
 // DumpJson of MakeResult(id, {content: TextContent(text), isError: false,
-// structuredContent}) for a structured result already serialized: the keys
-// in nlohmann's (sorted) order, the result copied once.
-std::string ToolResultText(const json& id, const std::string& text, const std::string& structured_json) {
+// structuredContent}) for a result already serialized: the keys in
+// nlohmann's (sorted) order, each part copied once.
+std::string ToolResultText(const json& id, const ToolOutput::Serialized& result) {
+  const std::string id_json = DumpJson(id);
+  constexpr std::string_view kHead = ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
+  constexpr std::string_view kMiddle = ",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":";
   std::string out;
-  out.reserve(text.size() + text.size() / 8 + structured_json.size() + 128);
+  out.reserve(16 + id_json.size() + kHead.size() + result.text_json.size() + kMiddle.size() +
+              result.structured.size());
   out += "{\"id\":";
-  out += DumpJson(id);
-  out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
-  AppendJsonString(out, text);
-  out += ",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":";
-  out += structured_json;
+  out += id_json;
+  out += kHead;
+  out += result.text_json;
+  out += kMiddle;
+  out += result.structured;
   out += "}}";
   return out;
 }
@@ -234,10 +237,7 @@ McpServer::Reply McpServer::CallTool(const McpSession& session, const JsonRpcMes
   if (!out.ok()) return Reply{MakeResult(m.id, ToolError(out.status().ToString())), std::nullopt};
   // Stored text is data: in the JSON text a model reads, U+2028 and U+2029
   // are escaped like the other line breaks (util/fence.h).
-  if (out->structured_json) {
-    const std::string& text = out->text ? *out->text : EscapeJsonLineSeparators(*out->structured_json);
-    return Reply{json(), ToolResultText(m.id, text, *out->structured_json)};
-  }
+  if (out->serialized) return Reply{json(), ToolResultText(m.id, *out->serialized)};
   std::string text = out->text ? *out->text : EscapeJsonLineSeparators(DumpJson(out->structured));
   return Reply{MakeResult(m.id, json{{"content", TextContent(std::move(text))},
                                      {"structuredContent", std::move(out->structured)},
