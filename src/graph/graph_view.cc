@@ -318,14 +318,14 @@ std::vector<const EntityEntry*> GraphView::Search(const std::string& lowered_que
   return out;
 }
 
-std::vector<const RelationEntry*> GraphView::RelationsTouching(const std::set<std::string>& names) const {
+std::vector<const RelationEntry*> GraphView::RelationsTouching(const std::vector<const std::string*>& names) const {
   std::vector<const RelationEntry*> out;
-  for (const std::string& name : names) {
-    auto it = touching_.find(name);
+  for (const std::string* name : names) {
+    auto it = touching_.find(*name);
     if (it != touching_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   }
   // Orders are distinct: equal ones are the same relation (from and to both
-  // among `names`).
+  // among `names`, or a name given twice).
   std::sort(out.begin(), out.end(), [](const RelationEntry* a, const RelationEntry* b) { return a->order < b->order; });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

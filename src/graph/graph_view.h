@@ -72,8 +72,8 @@ class GraphView {
   // entity).
   std::vector<const EntityEntry*> Search(const std::string& lowered_query, size_t limit,
                                          const std::function<bool(const EntityEntry&)>& keep) const;
-  // Every relation from or to one of `names`, by key.
-  std::vector<const RelationEntry*> RelationsTouching(const std::set<std::string>& names) const;
+  // Every relation from or to one of `names` (which may repeat), by key.
+  std::vector<const RelationEntry*> RelationsTouching(const std::vector<const std::string*>& names) const;
 
   const std::map<std::string, EntityEntry>& entities() const { return entities_; }
   const std::map<RelationKey, RelationEntry>& relations() const { return relations_; }
