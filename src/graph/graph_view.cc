@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "graph/js_lower.h"
@@ -16,6 +17,9 @@ constexpr int kChangesPage = 1000;
 // candidates are at most this many (or 4 x limit); above it, it walks the
 // entities in name order and stops at `limit` matches.
 constexpr size_t kCheckAllCandidates = 512;
+// The gap RelationEntry::order leaves between relations after a renumbering
+// and for an append or prepend: 2^31 more of them fit before the next one.
+constexpr uint64_t kOrderStep = uint64_t{1} << 32;
 
 // A gram of 1, 2 or 3 bytes: its length in bits 24-25, its bytes below.
 uint32_t Gram(std::string_view s, size_t at, size_t len) {
@@ -122,9 +126,11 @@ Status GraphView::Put(const Memory& m) {
     RelationKey key = KeyOf(r);
     if (auto old = relations_.find(key); old != relations_.end()) RemoveRelation(old);
     auto it = relations_.emplace(key, RelationEntry{std::move(r), m.id, m.access_level}).first;
+    SetOrder(it);
     relation_keys_[m.id] = key;
-    touching_[std::get<0>(it->first)].push_back(&it->first);
-    if (std::get<2>(it->first) != std::get<0>(it->first)) touching_[std::get<2>(it->first)].push_back(&it->first);
+    const Relation& added = it->second.relation;
+    touching_[added.from].push_back(&it->second);
+    if (added.to != added.from) touching_[added.to].push_back(&it->second);
     return Status::Ok();
   }
   MSP_ASSIGN_OR_RETURN(Entity e, EntityFromRecord(m));
@@ -193,15 +199,50 @@ void GraphView::RemoveEntity(std::map<std::string, EntityEntry>::iterator it) {
 }
 
 void GraphView::RemoveRelation(std::map<RelationKey, RelationEntry>::iterator it) {
-  const RelationKey* key = &it->first;
-  for (const std::string* end : {&std::get<0>(*key), &std::get<2>(*key)}) {
+  const RelationEntry* entry = &it->second;
+  for (const std::string* end : {&entry->relation.from, &entry->relation.to}) {
     auto t = touching_.find(*end);
     if (t == touching_.end()) continue;
-    std::erase(t->second, key);
+    std::erase(t->second, entry);
     if (t->second.empty()) touching_.erase(t);
   }
   relation_keys_.erase(it->second.id);
   relations_.erase(it);
+}
+
+void GraphView::SetOrder(std::map<RelationKey, RelationEntry>::iterator it) {
+  const bool first = it == relations_.begin();
+  const auto next = std::next(it);
+  const bool last = next == relations_.end();
+  uint64_t& order = it->second.order;
+  if (first && last) {
+    RenumberOrders();
+  } else if (last) {  // appended: one step on when there is room
+    const uint64_t lo = std::prev(it)->second.order;
+    if (std::numeric_limits<uint64_t>::max() - lo <= kOrderStep) return RenumberOrders();
+    order = lo + kOrderStep;
+  } else if (first) {  // prepended: one step back
+    const uint64_t hi = next->second.order;
+    if (hi <= kOrderStep) return RenumberOrders();
+    order = hi - kOrderStep;
+  } else {  // between two: halfway
+    const uint64_t lo = std::prev(it)->second.order;
+    const uint64_t hi = next->second.order;
+    if (hi - lo < 2) return RenumberOrders();
+    order = lo + (hi - lo) / 2;
+  }
+}
+
+void GraphView::RenumberOrders() {
+  // Evenly spaced around the middle of the range, so that appends and
+  // prepends alike find room.
+  const uint64_t n = relations_.size();
+  const uint64_t step = std::min(kOrderStep, std::numeric_limits<uint64_t>::max() / (n + 2));
+  uint64_t order = std::numeric_limits<uint64_t>::max() / 2 - (n / 2) * step;
+  for (auto& [key, entry] : relations_) {
+    entry.order = order;
+    order += step;
+  }
 }
 
 void GraphView::IndexGrams(uint32_t slot, const std::vector<uint32_t>& grams, bool add) {
@@ -277,17 +318,16 @@ std::vector<const EntityEntry*> GraphView::Search(const std::string& lowered_que
   return out;
 }
 
-std::vector<const RelationEntry*> GraphView::RelationsTouching(const std::set<std::string>& names) const {
-  std::vector<const RelationKey*> keys;
-  for (const std::string& name : names) {
-    auto it = touching_.find(name);
-    if (it != touching_.end()) keys.insert(keys.end(), it->second.begin(), it->second.end());
-  }
-  std::sort(keys.begin(), keys.end(), [](const RelationKey* a, const RelationKey* b) { return *a < *b; });
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+std::vector<const RelationEntry*> GraphView::RelationsTouching(const std::vector<const std::string*>& names) const {
   std::vector<const RelationEntry*> out;
-  out.reserve(keys.size());
-  for (const RelationKey* k : keys) out.push_back(&relations_.at(*k));
+  for (const std::string* name : names) {
+    auto it = touching_.find(*name);
+    if (it != touching_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  // Orders are distinct: equal ones are the same relation (from and to both
+  // among `names`, or a name given twice).
+  std::sort(out.begin(), out.end(), [](const RelationEntry* a, const RelationEntry* b) { return a->order < b->order; });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

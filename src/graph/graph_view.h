@@ -48,6 +48,9 @@ struct RelationEntry {
   Relation relation;
   std::string id;
   int access_level = 0;
+  // Ascends with the key along GraphView::relations() (kept by the view):
+  // relations sort by it as by their (from, relationType, to).
+  uint64_t order = 0;
 };
 
 class GraphView {
@@ -69,8 +72,8 @@ class GraphView {
   // entity).
   std::vector<const EntityEntry*> Search(const std::string& lowered_query, size_t limit,
                                          const std::function<bool(const EntityEntry&)>& keep) const;
-  // Every relation from or to one of `names`, by key.
-  std::vector<const RelationEntry*> RelationsTouching(const std::set<std::string>& names) const;
+  // Every relation from or to one of `names` (which may repeat), by key.
+  std::vector<const RelationEntry*> RelationsTouching(const std::vector<const std::string*>& names) const;
 
   const std::map<std::string, EntityEntry>& entities() const { return entities_; }
   const std::map<RelationKey, RelationEntry>& relations() const { return relations_; }
@@ -86,6 +89,10 @@ class GraphView {
   void Forget(const std::string& id);
   void RemoveEntity(std::map<std::string, EntityEntry>::iterator it);
   void RemoveRelation(std::map<RelationKey, RelationEntry>::iterator it);
+  // Gives the relation at `it`, just added, an order between its
+  // neighbours' (renumbering every relation when there is no room).
+  void SetOrder(std::map<RelationKey, RelationEntry>::iterator it);
+  void RenumberOrders();
   void IndexGrams(uint32_t slot, const std::vector<uint32_t>& grams, bool add);
 
   MemoryLayer& engine_;
@@ -97,8 +104,8 @@ class GraphView {
   std::unordered_map<std::string, std::string> entity_names_;  // record id -> name
   std::map<RelationKey, RelationEntry> relations_;
   std::unordered_map<std::string, RelationKey> relation_keys_;  // record id -> key
-  // Entity name -> the keys (in relations_) of the relations from or to it.
-  std::unordered_map<std::string, std::vector<const RelationKey*>> touching_;
+  // Entity name -> the relations from or to it (entries of relations_).
+  std::unordered_map<std::string, std::vector<const RelationEntry*>> touching_;
 
   // Gram -> the slots of the entities holding it, ascending.
   std::unordered_map<uint32_t, std::vector<uint32_t>> postings_;

@@ -273,7 +273,9 @@ Status KnowledgeGraph::DeleteEntities(const Namespace& ns, const std::vector<std
     }
     {
       MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
-      for (const RelationEntry* r : view->RelationsTouching(doomed)) batch.deletes.push_back(r->id);
+      std::vector<const std::string*> doomed_names;
+      for (const std::string& name : doomed) doomed_names.push_back(&name);
+      for (const RelationEntry* r : view->RelationsTouching(doomed_names)) batch.deletes.push_back(r->id);
     }
     return CommitBatch(engine_, std::move(batch));
   });
@@ -344,7 +346,7 @@ struct Visibility {
 };
 
 // The relations from or to `names` that `visible` lets through, by key.
-std::vector<Relation> VisibleRelationsTouching(const GraphView& view, const std::set<std::string>& names,
+std::vector<Relation> VisibleRelationsTouching(const GraphView& view, const std::vector<const std::string*>& names,
                                                const Visibility& visible) {
   std::vector<Relation> out;
   for (const RelationEntry* r : view.RelationsTouching(names)) {
@@ -439,11 +441,11 @@ Result<Graph> KnowledgeGraph::SearchNodes(const Namespace& ns, const std::string
   MSP_ASSIGN_OR_RETURN(LockedView view, View(ns));
   const Visibility visible{*view, clearance};
   Graph out;
-  std::set<std::string> names;
+  std::vector<const std::string*> names;  // the view's, under its lock
   for (const EntityEntry* e : view->Search(lowered, static_cast<size_t>(limit),
                                            [&](const EntityEntry& entry) { return visible.ShowsEntity(entry); })) {
     out.entities.push_back(e->entity);
-    names.insert(e->entity.name);
+    names.push_back(&e->entity.name);
   }
   out.relations = VisibleRelationsTouching(*view, names, visible);
   return out;
@@ -455,14 +457,16 @@ Result<Graph> KnowledgeGraph::OpenNodes(const Namespace& ns, const std::vector<s
   const Visibility visible{*view, clearance};
   Graph out;
   std::set<std::string> found;
+  std::vector<const std::string*> found_names;
   for (const std::string& name : names) {
     if (found.contains(name)) continue;
     const EntityEntry* e = view->FindEntity(name);
     if (e == nullptr || !visible.ShowsEntity(*e)) continue;
     found.insert(name);
+    found_names.push_back(&e->entity.name);
     out.entities.push_back(e->entity);
   }
-  out.relations = VisibleRelationsTouching(*view, found, visible);
+  out.relations = VisibleRelationsTouching(*view, found_names, visible);
   return out;
 }
 

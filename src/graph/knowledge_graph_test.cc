@@ -211,6 +211,48 @@ TEST_F(KnowledgeGraphTest, ReadGraphPagesCoverEverythingOnce) {
   }
 }
 
+// Relations come out by (from, relationType, to) however they were added:
+// ascending, descending, and again and again into one gap (which makes the
+// view renumber RelationEntry::order), loaded at once or replayed one by one.
+TEST_F(KnowledgeGraphTest, RelationsTouchingKeepKeyOrderUnderAnyInsertOrder) {
+  ASSERT_OK(graph_->CreateEntities(ns_, {E("hub", "thing")}, "t").status());
+  ASSERT_OK_AND_ASSIGN(Graph empty, graph_->OpenNodes(ns_, {"hub"}));  // the view is loaded now
+  EXPECT_TRUE(empty.relations.empty());
+  std::vector<Relation> added;
+  auto add = [&](Relation r) {
+    added.push_back(r);
+    ASSERT_OK(graph_->CreateRelations(ns_, {std::move(r)}, "t").status());
+  };
+  for (int i = 0; i < 20; ++i) add({"hub", "n" + std::to_string(100 + i), "up"});    // appended
+  for (int i = 0; i < 20; ++i) add({"hub", "n" + std::to_string(99 - i), "down"});   // prepended in turn
+  std::string between = "n100";
+  for (int i = 0; i < 80; ++i) {  // each between the last one and "n101" of "down"
+    between += "a";
+    add({"hub", between, "down"});
+  }
+  for (int i = 0; i < 10; ++i) add({"m" + std::to_string(i), "hub", "in"});  // to the hub, from others
+  add({"hub", "hub", "self"});
+  std::vector<Relation> want = added;
+  std::sort(want.begin(), want.end(), [](const Relation& a, const Relation& b) { return KeyOf(a) < KeyOf(b); });
+  auto check = [&](KnowledgeGraph& g) {
+    ASSERT_OK_AND_ASSIGN(Graph opened, g.OpenNodes(ns_, {"hub"}));
+    EXPECT_EQ(opened.relations, want);
+    ASSERT_OK_AND_ASSIGN(Graph found, g.SearchNodes(ns_, "hub", 10));
+    EXPECT_EQ(found.relations, want);
+  };
+  check(*graph_);  // replayed change by change
+  KnowledgeGraph fresh(*engine_);
+  check(fresh);  // loaded at once
+  // And the view's orders ascend along its relations.
+  GraphView view(*engine_, ns_);
+  ASSERT_OK(view.CatchUp());
+  uint64_t last = 0;
+  for (const auto& [key, entry] : view.relations()) {
+    EXPECT_GT(entry.order, last);
+    last = entry.order;
+  }
+}
+
 // The names SearchNodes returns, in order.
 std::vector<std::string> Names(const Graph& g) {
   std::vector<std::string> out;

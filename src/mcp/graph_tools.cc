@@ -3,11 +3,13 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "codec/memory_json.h"
 #include "graph/knowledge_graph.h"
+#include "mcp/graph_json.h"
 #include "mcp/schema_builder.h"
 
 namespace msp::mcp {
@@ -85,10 +87,13 @@ std::vector<Relation> RelationsArg(const json& a) {
 // The reference server's text blocks are JSON.stringify(x, null, 2).
 std::string Pretty(const json& j) { return DumpJson(j, 2); }
 
-ToolOutput GraphOutput(const graph::Graph& g) {
-  json out = {{"entities", EntitiesJson(g.entities)}, {"relations", RelationsJson(g.relations)}};
-  std::string text = Pretty(out);
-  return ToolOutput{std::move(out), std::move(text)};
+// A graph answer, serialized straight to text (graph_json.h).
+ToolOutput GraphOutput(const std::vector<Entity>& entities, const std::vector<Relation>& relations,
+                       std::string_view next_cursor = "") {
+  GraphJson written = WriteGraphJson(entities, relations, next_cursor);
+  ToolOutput out;
+  out.serialized = ToolOutput::Serialized{std::move(written.structured), std::move(written.text_json)};
+  return out;
 }
 
 ToolOutput Success(const std::string& message) {
@@ -247,10 +252,7 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
   t.handler = [kg, page_size](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::GraphPage page, kg->ReadGraph(session.ns, args.value("cursor", ""),
                                                               args.value("limit", page_size), session.clearance));
-    json out = {{"entities", EntitiesJson(page.entities)}, {"relations", RelationsJson(page.relations)}};
-    if (!page.next_cursor.empty()) out["nextCursor"] = page.next_cursor;
-    std::string text = Pretty(out);
-    return ToolOutput{std::move(out), std::move(text)};
+    return GraphOutput(page.entities, page.relations, page.next_cursor);
   };
   tools.push_back(std::move(t));
 
@@ -267,7 +269,7 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
   t.handler = [kg, search_limit](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->SearchNodes(session.ns, args.at("query").get<std::string>(),
                                                          args.value("limit", search_limit), session.clearance));
-    return GraphOutput(g);
+    return GraphOutput(g.entities, g.relations);
   };
   tools.push_back(std::move(t));
 
@@ -277,7 +279,7 @@ void AddGraphTools(MemoryLayer& engine, const McpOptions& options, ToolSet& tool
            GraphSchema(false), ToolAnnotations(true, false, true));
   t.handler = [kg](const McpSession& session, const json& args) -> Result<ToolOutput> {
     MSP_ASSIGN_OR_RETURN(graph::Graph g, kg->OpenNodes(session.ns, Strings(args.at("names")), session.clearance));
-    return GraphOutput(g);
+    return GraphOutput(g.entities, g.relations);
   };
   tools.push_back(std::move(t));
 }

@@ -241,7 +241,7 @@ void McpHttpEndpoint::Post(const httplib::Request& req, httplib::Response& res) 
     std::lock_guard<std::mutex> lock(entry->mu);
     snapshot = entry->session;
   }
-  std::optional<json> reply = server_.HandleMessage(snapshot, m);
+  std::optional<std::string> reply = server_.HandleMessageText(snapshot, m);
   if (m.type == MessageType::kNotification && snapshot.initialized) {
     std::lock_guard<std::mutex> lock(entry->mu);
     entry->session.initialized = true;
@@ -250,7 +250,8 @@ void McpHttpEndpoint::Post(const httplib::Request& req, httplib::Response& res) 
     res.status = 202;
     return;
   }
-  SendJson(res, 200, *reply);
+  res.status = 200;
+  res.set_content(*reply, "application/json");
 }
 
 void McpHttpEndpoint::Delete(const httplib::Request& req, httplib::Response& res) {

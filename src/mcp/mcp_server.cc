@@ -41,6 +41,26 @@ json ToolError(const std::string& message) {
   return json{{"content", TextContent(message)}, {"isError", true}};
 }
 
+// DumpJson of MakeResult(id, {content: TextContent(text), isError: false,
+// structuredContent}) for a result already serialized: the keys in
+// nlohmann's (sorted) order, each part copied once.
+std::string ToolResultText(const json& id, const ToolOutput::Serialized& result) {
+  const std::string id_json = DumpJson(id);
+  constexpr std::string_view kHead = ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
+  constexpr std::string_view kMiddle = ",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":";
+  std::string out;
+  out.reserve(16 + id_json.size() + kHead.size() + result.text_json.size() + kMiddle.size() +
+              result.structured.size());
+  out += "{\"id\":";
+  out += id_json;
+  out += kHead;
+  out += result.text_json;
+  out += kMiddle;
+  out += result.structured;
+  out += "}}";
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& SupportedProtocolVersions() {
@@ -90,26 +110,40 @@ std::optional<std::string> McpServer::Handle(McpSession& session, std::string_vi
     if (parsed.error_reply.is_null()) return std::nullopt;
     return DumpJson(parsed.error_reply);
   }
-  std::optional<json> reply = HandleMessage(session, *parsed.message);
-  if (!reply) return std::nullopt;
-  return DumpJson(*reply);
+  return HandleMessageText(session, *parsed.message);
 }
 
 std::optional<json> McpServer::HandleMessage(McpSession& session, const JsonRpcMessage& m) {
+  std::optional<Reply> reply = Dispatch(session, m);
+  if (!reply) return std::nullopt;
+  if (reply->text) return json::parse(*reply->text);
+  return std::move(reply->value);
+}
+
+std::optional<std::string> McpServer::HandleMessageText(McpSession& session, const JsonRpcMessage& m) {
+  std::optional<Reply> reply = Dispatch(session, m);
+  if (!reply) return std::nullopt;
+  if (reply->text) return std::move(reply->text);
+  return DumpJson(reply->value);
+}
+
+std::optional<McpServer::Reply> McpServer::Dispatch(McpSession& session, const JsonRpcMessage& m) {
   if (m.type == MessageType::kResponse) return std::nullopt;  // msp sends no requests
   if (m.type == MessageType::kNotification) {
     if (m.method == "notifications/initialized" && !session.protocol_version.empty()) session.initialized = true;
     return std::nullopt;  // others (cancelled, progress, roots/list_changed) need nothing
   }
-  if (m.method == "initialize") return Initialize(session, m);
-  if (m.method == "ping") return MakeResult(m.id, json::object());
+  if (m.method == "initialize") return Reply{Initialize(session, m), std::nullopt};
+  if (m.method == "ping") return Reply{MakeResult(m.id, json::object()), std::nullopt};
   if (m.method == "tools/list" || m.method == "tools/call") {
     if (session.protocol_version.empty()) {
-      return MakeError(m.id, kInvalidRequest, "the session is not initialized: send initialize first");
+      return Reply{MakeError(m.id, kInvalidRequest, "the session is not initialized: send initialize first"),
+                   std::nullopt};
     }
-    return m.method == "tools/list" ? ListTools(m) : CallTool(session, m);
+    if (m.method == "tools/list") return Reply{ListTools(m), std::nullopt};
+    return CallTool(session, m);
   }
-  return MakeError(m.id, kMethodNotFound, "Method not found: " + m.method);
+  return Reply{MakeError(m.id, kMethodNotFound, "Method not found: " + m.method), std::nullopt};
 }
 
 json McpServer::Initialize(McpSession& session, const JsonRpcMessage& m) {
@@ -154,33 +188,39 @@ json McpServer::ListTools(const JsonRpcMessage& m) const {
   return MakeResult(m.id, json{{"tools", std::move(list)}});
 }
 
-json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) const {
+McpServer::Reply McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) const {
   auto name = m.params.find("name");
   if (name == m.params.end() || !name->is_string()) {
-    return MakeError(m.id, kInvalidParams, "Invalid params: tools/call needs \"name\" (a string)");
+    return Reply{MakeError(m.id, kInvalidParams, "Invalid params: tools/call needs \"name\" (a string)"),
+                 std::nullopt};
   }
   const std::string& tool_name = name->get_ref<const std::string&>();
   auto tool = std::find_if(tools_.begin(), tools_.end(), [&](const Tool& t) { return t.name == tool_name; });
   if (tool == tools_.end()) {
     auto hidden = std::find_if(hidden_.begin(), hidden_.end(), [&](const auto& h) { return h.first == tool_name; });
     if (hidden != hidden_.end() && !hidden->second.empty()) {
-      return MakeError(m.id, kInvalidParams,
-                       "Invalid params: tool '" + tool_name + "' is not offered by the tool profile '" +
-                           options_.options.mcp.tools + "' (mcp.tools, msp mcp --mcp-tools); profile " +
-                           hidden->second + " or all offers it");
+      return Reply{MakeError(m.id, kInvalidParams,
+                             "Invalid params: tool '" + tool_name + "' is not offered by the tool profile '" +
+                                 options_.options.mcp.tools + "' (mcp.tools, msp mcp --mcp-tools); profile " +
+                                 hidden->second + " or all offers it"),
+                   std::nullopt};
     }
-    return MakeError(m.id, kInvalidParams, "Invalid params: unknown tool '" + tool_name + "'; tools/list names them");
+    return Reply{
+        MakeError(m.id, kInvalidParams, "Invalid params: unknown tool '" + tool_name + "'; tools/list names them"),
+        std::nullopt};
   }
   json arguments = json::object();
   if (auto a = m.params.find("arguments"); a != m.params.end() && !a->is_null()) {
-    if (!a->is_object()) return MakeError(m.id, kInvalidParams, "Invalid params: \"arguments\" must be an object");
+    if (!a->is_object()) {
+      return Reply{MakeError(m.id, kInvalidParams, "Invalid params: \"arguments\" must be an object"), std::nullopt};
+    }
     arguments = *a;
   }
   // Bad arguments are a tool error the model can read and correct, not a
   // protocol error (MCP 2025-11-25).
   if (Status s = tool->checks_arguments ? Status::Ok() : ValidateJsonSchema(tool->input_schema, arguments, "arguments");
       !s.ok()) {
-    return MakeResult(m.id, ToolError("invalid arguments: " + s.message()));
+    return Reply{MakeResult(m.id, ToolError("invalid arguments: " + s.message())), std::nullopt};
   }
   // The tool runs as the session's caller: the engine enforces its tenant
   // and clearance.
@@ -194,13 +234,15 @@ json McpServer::CallTool(const McpSession& session, const JsonRpcMessage& m) con
   } catch (const std::exception& e) {
     out = Status::Internal(std::string("unexpected error: ") + e.what());
   }
-  if (!out.ok()) return MakeResult(m.id, ToolError(out.status().ToString()));
+  if (!out.ok()) return Reply{MakeResult(m.id, ToolError(out.status().ToString())), std::nullopt};
   // Stored text is data: in the JSON text a model reads, U+2028 and U+2029
   // are escaped like the other line breaks (util/fence.h).
+  if (out->serialized) return Reply{json(), ToolResultText(m.id, *out->serialized)};
   std::string text = out->text ? *out->text : EscapeJsonLineSeparators(DumpJson(out->structured));
-  return MakeResult(m.id, json{{"content", TextContent(std::move(text))},
-                               {"structuredContent", std::move(out->structured)},
-                               {"isError", false}});
+  return Reply{MakeResult(m.id, json{{"content", TextContent(std::move(text))},
+                                     {"structuredContent", std::move(out->structured)},
+                                     {"isError", false}}),
+               std::nullopt};
 }
 
 }  // namespace msp::mcp

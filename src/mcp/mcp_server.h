@@ -57,13 +57,22 @@ class McpServer {
   std::optional<std::string> Handle(McpSession& session, std::string_view text);
   // The same for an already parsed message: the reply as JSON.
   std::optional<nlohmann::json> HandleMessage(McpSession& session, const JsonRpcMessage& message);
+  // The same, the reply as text (DumpJson of HandleMessage's reply, without
+  // building the tree when a tool serialized its own result).
+  std::optional<std::string> HandleMessageText(McpSession& session, const JsonRpcMessage& message);
 
   const ToolSet& tools() const { return tools_; }
 
  private:
+  // A reply: `value`, or when `text` is set, that reply already serialized.
+  struct Reply {
+    nlohmann::json value;
+    std::optional<std::string> text;
+  };
+  std::optional<Reply> Dispatch(McpSession& session, const JsonRpcMessage& m);
   nlohmann::json Initialize(McpSession& session, const JsonRpcMessage& m);
   nlohmann::json ListTools(const JsonRpcMessage& m) const;
-  nlohmann::json CallTool(const McpSession& session, const JsonRpcMessage& m) const;
+  Reply CallTool(const McpSession& session, const JsonRpcMessage& m) const;
 
   ToolSet tools_;
   // msp's tools the profile leaves out: name -> the profile that offers it

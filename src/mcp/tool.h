@@ -53,6 +53,15 @@ struct ToolOutput {
   nlohmann::json structured = nlohmann::json::object();  // structuredContent
   // The text block; empty: the structured result as JSON text.
   std::optional<std::string> text;
+  // The result already serialized (the graph tools, whose answers run to
+  // 100 KiB), exactly as DumpJson writes it (keys sorted): `structured` the
+  // compact structured result, `text_json` the text block as a JSON string
+  // (quoted). When set, `structured` and `text` above are unused.
+  struct Serialized {
+    std::string structured;
+    std::string text_json;
+  };
+  std::optional<Serialized> serialized = std::nullopt;
 };
 
 // REQUIRES: `arguments` already satisfies the tool's inputSchema (unless the
