@@ -691,21 +691,16 @@ std::string AnswerSettingsDigest(const Settings& options) {
           if constexpr (std::is_same_v<decltype(get(copy)), config_table::EnumRef>) {
             const config_table::EnumRef ref = get(copy);
             text += ref.names[ref.load(ref.field)];
-            return;
-          } else {
-          const auto& v = *get(copy);
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::string>) {
-            text += v;
-          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-            for (const std::string& item : v) text += item + '\x1f';
-          } else if constexpr (std::is_same_v<V, double>) {
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::string>) {
+            text += *get(copy);
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::vector<std::string>>) {
+            for (const std::string& item : *get(copy)) text += item + '\x1f';
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, double>) {
             char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", v);
+            std::snprintf(buf, sizeof buf, "%.17g", *get(copy));
             text += buf;
           } else {
-            text += std::to_string(v);
-          }
+            text += std::to_string(*get(copy));
           }
         },
         s.field);
