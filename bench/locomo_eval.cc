@@ -54,7 +54,7 @@ struct EvalConfig {
   bool captions = true;
   RetrievalOptions retrieval;
   int dimension = EmbedderOptions().dimension;
-  std::string embedder = EmbedderOptions().provider;
+  EmbedderProvider embedder = EmbedderOptions().provider;
   std::string vectors_path;
   std::string model;         // embedder.model: the native embedder's model directory
   std::string features_out;  // JSONL for the calibration fit (bench/calibrate.py)
@@ -132,7 +132,7 @@ const std::vector<Flag>& Flags() {
       {"--fusion", "score|rrf", "retrieval.fusion of msp",
        [](EvalConfig* c, std::string_view v) {
          if (v != "score" && v != "rrf") return Status::InvalidArgument("--fusion is score or rrf");
-         c->retrieval.fusion = v;
+         c->retrieval.fusion = v == "rrf" ? Fusion::kRrf : Fusion::kScore;
          return Status::Ok();
        }},
       {"--rrf-k", "N", "retrieval.rrf_k of msp",
@@ -220,7 +220,9 @@ const std::vector<Flag>& Flags() {
          if (v != "hashing" && v != "static" && v != "native") {
            return Status::InvalidArgument("--embedder is hashing, static or native");
          }
-         c->embedder = std::string(v);
+         c->embedder = v == "static" ? EmbedderProvider::kStatic
+                       : v == "native" ? EmbedderProvider::kNative
+                                       : EmbedderProvider::kHashing;
          return Status::Ok();
        }},
       {"--model", "DIR", "embedder.model: the native embedder's model directory (docs/embeddings.md)",
@@ -537,7 +539,7 @@ Result<MspBoards> RunMsp(const Dataset& data, const EvalConfig& cfg, json* build
                 "engine Search, %s, context %s, fusion %s, lexical_weight %g, vector_weight %g, rrf_k %d, candidates %d, vector_candidates %d, "
                 "vector_min_cosine %g, bm25 k1 %g b %g, date_terms %d, neighbour_weight_1 %g, neighbour_weight_2 %g, "
                 "context_sessions %d, session_weight %g, session_mix %g",
-                stats.embedder_id.c_str(), cfg.retrieval.context.c_str(), cfg.retrieval.fusion.c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
+                stats.embedder_id.c_str(), cfg.retrieval.context.c_str(), std::string(NameOf(cfg.retrieval.fusion)).c_str(), cfg.retrieval.lexical_weight, cfg.retrieval.vector_weight,
                 cfg.retrieval.rrf_k, cfg.retrieval.candidates, cfg.retrieval.vector_candidates, cfg.retrieval.vector_min_cosine,
                 cfg.retrieval.bm25_k1, cfg.retrieval.bm25_b, cfg.retrieval.date_terms ? 1 : 0, cfg.retrieval.neighbour_weight_1,
                 cfg.retrieval.neighbour_weight_2, cfg.retrieval.context_sessions, cfg.retrieval.session_weight,
@@ -766,7 +768,7 @@ int Main(int argc, char** argv) {
     if (cfg.top_sessions > 0) report["systems"]["msp-sessions"] = boards->sessions.ToJson();
     report["systems"]["msp"]["build"] = build;
     report["systems"]["msp"]["options"] = {{"context", cfg.retrieval.context},
-                                           {"fusion", cfg.retrieval.fusion},
+                                           {"fusion", std::string(NameOf(cfg.retrieval.fusion))},
                                            {"lexical_weight", cfg.retrieval.lexical_weight},
                                            {"vector_weight", cfg.retrieval.vector_weight},
                                            {"rrf_k", cfg.retrieval.rrf_k},
@@ -785,7 +787,7 @@ int Main(int argc, char** argv) {
                                            {"max_tokens_per_hit", cfg.retrieval.max_tokens_per_hit},
                                            {"scores", cfg.retrieval.scores},
                                            {"dimension", cfg.dimension},
-                                           {"embedder", cfg.embedder}};
+                                           {"embedder", std::string(NameOf(cfg.embedder))}};
     std::printf("%s\n", boards->hits.Table().c_str());
     if (cfg.top_sessions > 0) std::printf("%s\n", boards->sessions.Table().c_str());
   }

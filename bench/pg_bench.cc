@@ -123,7 +123,7 @@ Result Run(const std::string& backend, const Args& args, const Corpus& corpus, c
   Result res;
   res.backend = backend;
   Options o;
-  o.store.backend = backend;
+  o.store.backend = backend == "postgres" ? StoreBackend::kPostgres : StoreBackend::kSqlite;
   o.store.data_dir = dir + "/a";
   o.store.synchronous = "full";
   o.store.postgres_url = args.postgres_url;

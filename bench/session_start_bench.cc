@@ -36,6 +36,7 @@
 #include "coding/observation.h"
 #include "coding/prompt_store.h"
 #include "coding/session_summary.h"
+#include "config/settings.h"
 #include "msp/memory.h"
 #include "util/time.h"
 #include "working/tokens.h"
@@ -264,7 +265,7 @@ int main(int argc, char** argv) {
   auto counter = MakeTokenCounter("cl100k");
   if (!counter.ok()) Fail(counter.status().ToString());
   std::printf("context: %zu bytes, %zu cl100k tokens (budget %lld)\n", context.size(), (*counter)->Count(context),
-              static_cast<long long>(Options().coding.session_start_budget));
+              static_cast<long long>(Settings().coding.session_start_budget));
   for (size_t at = 0; at < context.size();) {
     const size_t end = context.find('\n', at);
     const std::string line = context.substr(at, end == std::string::npos ? std::string::npos : end - at);

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   }
   msp::Options options;
   options.store.data_dir = argv[1];
+  // Settings with fixed choices are enums (msp/options.h): the SQLite store
+  // in data_dir (the default; StoreBackend::kPostgres with
+  // options.store.postgres_url for PostgreSQL).
+  options.store.backend = msp::StoreBackend::kSqlite;
   msp::Result<std::unique_ptr<msp::MemoryLayer>> opened = msp::MemoryLayer::Open(options);
   if (!opened.ok()) return Fail(opened.status());
   msp::MemoryLayer& memory = **opened;

@@ -1,18 +1,45 @@
-// Options: every setting msp reads, as typed structs with their defaults.
+// Options: the settings the library reads (MemoryLayer, WorkflowMemory,
+// ProceduralMemory), as typed structs with their defaults.
 //
-// Filled once from flags, MSP_* environment variables and an optional TOML
-// file (see src/config/); the engine never reads configuration elsewhere.
+// A library user fills them in code; the msp programs fill them (and their
+// own settings: src/config/settings.h) once from flags, MSP_* environment
+// variables and an optional TOML file (src/config/). The library reads no
+// environment variable.
 #ifndef MSP_OPTIONS_H_
 #define MSP_OPTIONS_H_
 
+#include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace msp {
 
+// Settings with a fixed set of values. Each enum's k...Names, indexed by
+// the enumerator's value, are the one spelling of its values: in the TOML
+// file, the environment, the flags, `msp help config` and the errors.
+enum class StoreBackend { kSqlite, kPostgres };
+inline constexpr std::array<std::string_view, 2> kStoreBackendNames = {"sqlite", "postgres"};
+
+enum class EmbedderProvider { kHashing, kStatic, kOpenai, kNative };
+inline constexpr std::array<std::string_view, 4> kEmbedderProviderNames = {"hashing", "static", "openai", "native"};
+
+enum class Fusion { kScore, kRrf };
+inline constexpr std::array<std::string_view, 2> kFusionNames = {"score", "rrf"};
+
+enum class ExtractorKind { kRules, kLlm };
+inline constexpr std::array<std::string_view, 2> kExtractorKindNames = {"rules", "llm"};
+
+// The settings' spelling of a value: NameOf(StoreBackend::kPostgres) is "postgres".
+constexpr std::string_view NameOf(StoreBackend v) { return kStoreBackendNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(EmbedderProvider v) { return kEmbedderProviderNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(Fusion v) { return kFusionNames[static_cast<size_t>(v)]; }
+constexpr std::string_view NameOf(ExtractorKind v) { return kExtractorKindNames[static_cast<size_t>(v)]; }
+
 struct StoreOptions {
-  std::string backend = "sqlite";
+  // sqlite: msp.db in data_dir; postgres: postgres_url (docs/postgres.md).
+  StoreBackend backend = StoreBackend::kSqlite;
   // Data directory: holds msp.db (the truth) and the derived indexes.
   std::string data_dir = ".msp";
   // What a relative data_dir is relative to: "current", the current
@@ -56,7 +83,7 @@ struct EmbedderOptions {
   // scripts/deps.sh; "openai": an OpenAI-compatible server; "native": a
   // BERT-family sentence encoder run in-process from a local model
   // directory (`model`; docs/embeddings.md).
-  std::string provider = "hashing";
+  EmbedderProvider provider = EmbedderProvider::kHashing;
   // Vector size. For "openai" it must equal what the model returns (768 for
   // nomic-embed-text, 1536 for text-embedding-3-small): a reply of another
   // size is an error naming both. It is part of the embedder's identity.
@@ -139,7 +166,7 @@ struct RetrievalOptions {
   // small vector weight can still swap lexical hits far apart in score.
   // LoCoMo turn recall_all@1/@5/@10: rrf 0.305/0.607/0.705, score
   // 0.316/0.625/0.709 (bench/README.md).
-  std::string fusion = "score";
+  Fusion fusion = Fusion::kScore;
   int rrf_k = 60;                        // the rrf constant k
   double lexical_weight = 1.0;
   // The built-in hashing embedder is lexical and weaker than BM25: at equal
@@ -233,7 +260,7 @@ struct FactOptions {
 
 struct ConsolidationOptions {
   int every_n_episodes = 20;             // 0: only when asked / at session end
-  std::string extractor = "rules";       // rules (built in) or llm (LlmOptions)
+  ExtractorKind extractor = ExtractorKind::kRules;  // rules (built in) or llm (LlmOptions)
   // Consolidate on a background worker: AddEpisode and EndSession only queue
   // the session, so a write never waits for a model. Progress is stored with
   // the facts, so queued work interrupted by a restart is redone, never lost.
@@ -254,67 +281,6 @@ struct LlmOptions {
   // json_object, then the prompt alone, when the server rejects it),
   // json_schema, json_object or prompt.
   std::string response_format = "auto";
-};
-
-// The MCP server (`msp mcp` on stdio, /mcp of `msp serve`; docs/mcp.md).
-struct McpOptions {
-  // Origins ("https://app.example.com") /mcp accepts besides loopback ones
-  // (http(s)://localhost, 127.0.0.1, [::1] on any port); a request carrying
-  // any other Origin header is refused with 403.
-  std::vector<std::string> allowed_origins;
-  int read_graph_page_size = 100;  // read_graph: entities and relations per page when no limit is given
-  int search_nodes_limit = 20;     // search_nodes: entities returned when no limit is given
-  // search_nodes drops ranked hits scoring below this (SearchHit::score).
-  // With the default weights a hit found by the vector signal alone scores
-  // under 0.091, so 0.1 keeps what shares words with the query.
-  double search_nodes_min_score = 0.1;
-  // Which tools tools/list offers (docs/mcp.md, "Tool profiles"): "core"
-  // (memory_write, memory_search, episode_add, fact_history), "mission"
-  // (core and the mission tools), "graph" (core and the knowledge-graph
-  // tools) or "all".
-  std::string tools = "all";
-  // memory_write, the agent's face of the write policy: a call naming no
-  // source is stored with write_source (not in
-  // policy.context_trusted_sources by default, so labelled untrusted where
-  // it reaches a model); a call carrying none of policy.stable_tags gets
-  // write_default_tag ("": none, the write is refused as any other).
-  std::string write_source = "agent";
-  std::string write_default_tag = "note";
-};
-
-// The HTTP server of `msp serve`: REST under /v1, MCP at /mcp (docs/rest.md).
-struct ServerOptions {
-  std::string bind = "127.0.0.1";        // listen address; loopback by default
-  int port = 8420;                       // 0: any free port (printed at start)
-  int threads = 0;                       // worker threads answering requests; 0: max(8, 4 x cores)
-  size_t max_body_bytes = 4u << 20;      // larger request bodies get 413
-  // API keys, each "KEY=TENANT"; a key reads and writes only its tenant.
-  std::vector<std::string> api_keys;
-  std::string api_keys_file;             // one "KEY TENANT" a line; # comments
-  // With no keys configured: serve every request as tenant "default"
-  // (loopback bind only). Off: `msp serve` refuses to start without keys.
-  bool allow_anonymous = false;
-  bool access_log = true;                // one JSON line per request on stderr
-  // The resident path (docs/cli.md): `msp serve` listens on
-  // <data_dir>/msp.sock and msp commands on that directory call it.
-  bool local_socket = true;
-  int stats_cache_ms = 5000;             // /metrics reuses record counts this long
-  // Slow clients (docs/rest.md, "Limits"): a request's line and headers
-  // must arrive within header_timeout_ms, its body within body_timeout_ms
-  // of them (else 408); requests are read whole before a worker takes them.
-  int header_timeout_ms = 10000;
-  int body_timeout_ms = 30000;
-  // Open connections, in all and from one address; past a cap, the oldest
-  // connection not being answered is closed to make room (else 503).
-  int max_connections = 512;
-  int max_connections_per_client = 64;
-  int max_queued_requests = 256;         // complete requests waiting for a worker; past it 503
-  // Cross-site requests and DNS rebinding (docs/rest.md, "Browsers"): Host
-  // names accepted besides the bind address (and, on loopback, localhost);
-  // Origins the REST routes accept besides loopback ones. Other Hosts and
-  // Origins get 403.
-  std::vector<std::string> allowed_hosts;
-  std::vector<std::string> allowed_origins;
 };
 
 // Mission retrieval (seed 003; docs/mission.md): degraded mode, escalation
@@ -346,14 +312,6 @@ struct MissionOptions {
   double near_duplicate = 0.9;
 };
 
-// Document ingestion (`msp ingest`; docs/ingest.md): how files are cut into
-// chunks, counted with the tokens.* counter.
-struct IngestOptions {
-  int chunk_tokens = 512;                // at most this many tokens per chunk (64..8192)
-  int overlap_tokens = 64;               // repeated from the previous chunk (< chunk_tokens / 2)
-  size_t max_file_bytes = 64u << 20;     // larger files fail
-};
-
 // Token counting (src/working/tokens.h): the one counter behind every
 // budget and reported figure.
 struct TokenOptions {
@@ -366,61 +324,6 @@ struct TokenOptions {
   std::string vocabulary_path;
 };
 
-// The push-refresh orchestrator (`msp orchestrate`); docs/orchestrate.md.
-struct OrchestrateOptions {
-  int interval_s = 3600;                 // between passes
-  double commit_weight = 0.25;           // priority per commit touching the task
-  double comment_weight = 0.25;          // priority per new comment
-  double pull_weight_per_day = 0.1;      // priority per day since the last pull
-  double threshold = 1.0;                // due at this priority (between the clamps)
-  int min_interval_h = 24;               // never refreshed more often
-  int max_interval_h = 168;              // always refreshed at least this often
-  // Seed 003 clamps refreshes between once per 24 h and once per 7 days;
-  // intervals outside it are refused unless this is set (and then logged).
-  bool interval_override = false;
-  int max_per_pass = 0;                  // 0: every due task
-  std::string summarizer = "auto";       // auto | llm | extractive
-  std::string agent;                     // tool lineage of this agent ("": every agent)
-  std::string plane_url;                 // Plane to poll for tasks each pass ("": none)
-  std::string plane_api_key;
-  std::string plane_workspace;
-  std::string plane_project;
-};
-
-// The agent loop (`msp agent`) and the working memory assembled for each
-// model call (also `msp context`); docs/agent.md.
-struct AgentOptions {
-  int context_tokens = 8192;             // the model's context window
-  int reply_reserve = 1024;              // kept free for the model's reply
-  int recent_steps = 10;                 // K: the last K steps of the session
-  int top_facts = 8;                     // M: facts retrieved for the request
-  int retrieved_episodes = 5;            // older episodes retrieved for the request
-  double min_score = 0.0;                // retrieval min_score for facts and episodes
-  // Over budget with a model configured: summarise the oldest history
-  // instead of dropping it.
-  bool summarise = true;
-  int max_tool_rounds = 8;               // model calls in one turn before it stops
-  // Consolidate the session after every N steps (0: only at session end).
-  int consolidate_every_steps = 20;
-  // External MCP servers over stdio, each "NAME=COMMAND [ARG ...]".
-  std::vector<std::string> mcp_servers;
-  int mcp_timeout_ms = 30000;            // one MCP request (initialize, tools/list, tools/call)
-  size_t core_block_limit = 2000;        // characters per core memory block
-};
-
-// msp as a coding agent's memory (docs/coding-agents.md): `msp capture`, the
-// Claude Code hooks and `msp prompts`.
-struct CodingOptions {
-  std::string capture_repository;        // the prompt repository; empty: <data_dir>/prompts.git
-  std::string capture_mode = "spool";    // spool (hook spools, a detached importer commits) | direct
-  std::string capture_log;               // where capture failures go; empty: <data_dir>/capture.log
-  int session_start_budget = 1500;       // tokens of the SessionStart context (index, prompts, digest)
-  bool post_tool_use = false;            // `msp hook post-tool-use` records tool calls as episodes
-  size_t tool_max_chars = 2000;          // characters kept of a tool call's input and of its response
-  std::string classifier = "auto";       // intent labels: rules | llm | auto (llm when llm.model is set)
-  std::string session_summary = "auto";  // SessionEnd summary: rules | llm | auto (llm when llm.model is set)
-};
-
 struct Options {
   StoreOptions store;
   EmbedderOptions embedder;
@@ -429,14 +332,13 @@ struct Options {
   FactOptions facts;
   ConsolidationOptions consolidation;
   LlmOptions llm;
-  ServerOptions server;
-  McpOptions mcp;
   MissionOptions mission;
-  IngestOptions ingest;
-  CodingOptions coding;
   TokenOptions tokens;
-  AgentOptions agent;
-  OrchestrateOptions orchestrate;
+  // The key for https://api.openai.com: the bearer token embedder.* and
+  // llm.* send when their base_url is on api.openai.com and their api_key
+  // is empty (never sent to another server). The msp programs fill it from
+  // $OPENAI_API_KEY; the library reads no environment variable.
+  std::string openai_api_key;
   std::string actor;                     // default caller identity for the audit log
 };
 

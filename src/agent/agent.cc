@@ -133,7 +133,7 @@ std::string RoleLine(const char* role, const std::string& name, const std::strin
 
 }  // namespace
 
-Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Options& all_options,
+Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Settings& all_options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& request, const std::vector<ToolSpec>& tools) {
   const AgentOptions& options = all_options.agent;
@@ -228,7 +228,7 @@ Result<int> RecoverAgentTurns(MemoryLayer& engine, const Namespace& scope, const
   return done;
 }
 
-Agent::Agent(MemoryLayer& engine, const ChatClient& chat, const TokenCounter& counter, const Options& options,
+Agent::Agent(MemoryLayer& engine, const ChatClient& chat, const TokenCounter& counter, const Settings& options,
              Namespace scope, std::string session, std::string actor)
     : engine_(engine),
       chat_(chat),
@@ -241,7 +241,7 @@ Agent::Agent(MemoryLayer& engine, const ChatClient& chat, const TokenCounter& co
 Agent::~Agent() = default;
 
 Result<std::unique_ptr<Agent>> Agent::Create(MemoryLayer& engine, const ChatClient& chat,
-                                             const TokenCounter& counter, const Options& options,
+                                             const TokenCounter& counter, const Settings& options,
                                              const Namespace& scope, const std::string& session,
                                              const std::string& actor) {
   const AgentOptions& ao = options.agent;

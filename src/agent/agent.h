@@ -45,7 +45,7 @@
 #include "agent/core_memory.h"
 #include "agent/mcp_client.h"
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/procedural.h"
 #include "msp/status.h"
 #include "provider/chat_client.h"
@@ -111,7 +111,7 @@ class AgentToolbox {
 // user's memory: tenant and user, every agent), the last recent_steps steps
 // of the session, the tool schemas (options.agent). Facts and episodes are
 // marked trusted by options.policy.context_trusted_sources.
-Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Options& all_options,
+Result<WorkingMemoryInput> GatherWorkingMemory(MemoryLayer& engine, const Settings& all_options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& request, const std::vector<ToolSpec>& tools);
 
@@ -134,7 +134,7 @@ class Agent {
   // agent. An empty `session` starts a new one (a new id); an existing id
   // continues it (a pending turn journal is completed first).
   static Result<std::unique_ptr<Agent>> Create(MemoryLayer& engine, const ChatClient& chat,
-                                               const TokenCounter& counter, const Options& options,
+                                               const TokenCounter& counter, const Settings& options,
                                                const Namespace& scope, const std::string& session,
                                                const std::string& actor);
   ~Agent();
@@ -151,7 +151,7 @@ class Agent {
   AgentToolbox& toolbox() { return *toolbox_; }
 
  private:
-  Agent(MemoryLayer& engine, const ChatClient& chat, const TokenCounter& counter, const Options& options,
+  Agent(MemoryLayer& engine, const ChatClient& chat, const TokenCounter& counter, const Settings& options,
         Namespace scope, std::string session, std::string actor);
   Result<WorkingMemory> Context(const std::string& request, const std::vector<std::string>& turn_lines);
   Status WriteTurn(const std::vector<EpisodeStep>& steps, std::vector<std::string>* ids);
@@ -159,7 +159,7 @@ class Agent {
   MemoryLayer& engine_;
   const ChatClient& chat_;
   const TokenCounter& counter_;
-  Options options_;
+  Settings options_;
   Namespace scope_;  // tenant, user, agent
   std::string session_;
   std::string actor_;

@@ -69,7 +69,7 @@ class AgentTest : public ::testing::Test {
 
   testing::TempDir dir_{"agent"};
   OpenAiStub stub_;
-  Options options_;
+  Settings options_;
   std::unique_ptr<MemoryLayer> engine_;
   std::unique_ptr<ChatClient> chat_;
   EstimateTokenCounter counter_;

@@ -46,12 +46,12 @@ std::string AbsolutePath(const std::string& path) {
   return ec ? path : p.lexically_normal().string();
 }
 
-std::string PromptRepositoryPath(const Options& options) {
+std::string PromptRepositoryPath(const Settings& options) {
   const CodingOptions& c = options.coding;
   return AbsolutePath(c.capture_repository.empty() ? options.store.data_dir + "/prompts.git" : c.capture_repository);
 }
 
-std::string CaptureLogPath(const Options& options) {
+std::string CaptureLogPath(const Settings& options) {
   const CodingOptions& c = options.coding;
   return AbsolutePath(c.capture_log.empty() ? options.store.data_dir + "/capture.log" : c.capture_log);
 }

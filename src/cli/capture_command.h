@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "msp/options.h"
+#include "config/settings.h"
 
 namespace msp {
 
@@ -27,8 +27,8 @@ std::string AbsolutePath(const std::string& path);
 // The prompt repository (capture.repository, default <data_dir>/prompts.git)
 // and the capture log (capture.log_file, default <data_dir>/capture.log),
 // both absolute: the hook, the importer and `msp prompts` agree on them.
-std::string PromptRepositoryPath(const Options& options);
-std::string CaptureLogPath(const Options& options);
+std::string PromptRepositoryPath(const Settings& options);
+std::string CaptureLogPath(const Settings& options);
 
 }  // namespace msp
 

@@ -581,7 +581,7 @@ Result<std::unique_ptr<MemoryLayer>> OpenEngine(Invocation& inv, bool create) {
 }
 
 Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool create) {
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   const std::string& dir = options.store.data_dir;
   const SettingOrigin& origin = inv.config.OriginOf("store.data_dir");
   const std::string named = "data directory '" + dir + "' (store.data_dir, from " + origin.where + ")";
@@ -589,7 +589,7 @@ Result<std::unique_ptr<MemoryLayer>> OpenServedEngine(Invocation& inv, bool crea
   if (!fs::exists(dir, ec)) {
     // On PostgreSQL the store is the database; the directory holds only
     // this machine's derived indexes, made on first use.
-    if (!create && options.store.backend != "postgres") {
+    if (!create && options.store.backend != StoreBackend::kPostgres) {
       return Status::NotFound("no msp store in " + named + "; run `msp init` first or pass --data-dir");
     }
     CreatePrivateDirectories(dir, ec);

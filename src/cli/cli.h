@@ -79,8 +79,10 @@ class VerbFlags {
   VerbFlags() = default;
   VerbFlags(std::initializer_list<FlagSpec> listed) : VerbFlags(std::vector<FlagSpec>(listed)) {}
   VerbFlags(std::vector<FlagSpec> listed);  // NOLINT: the verb table lists them
-  // The flags of `operation`'s field table, then `extra`.
-  static VerbFlags OfOperation(std::string_view operation, std::vector<FlagSpec> extra);
+  // The flags of `operation`'s field table but those in `without`, then
+  // `extra`. A flag left out is neither listed by help nor accepted.
+  static VerbFlags OfOperation(std::string_view operation, std::vector<FlagSpec> extra,
+                               std::vector<std::string_view> without = {});
   const std::vector<FlagSpec>& get() const;
   // The operation whose field table they are ("" for listed flags): the
   // operation a verb of src/api runs.
@@ -198,8 +200,10 @@ void PrintMemoryDetail(std::ostream& out, const Memory& m);
 
 // The flags of src/api's operation `operation` ("search"): its field table
 // with dashes (verbs_api.cc), then `extra` (the verb's own, e.g. --timing);
-// made when the verb's flags are first read.
-VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {});
+// made when the verb's flags are first read. `without`: fields the verb
+// does not take ("--base-version" of principle add), left out of both.
+VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra = {},
+                   std::vector<std::string_view> without = {});
 
 // The common part of a verb of a src/api operation: the request from its
 // flags, the operation run on the store (opened, or made when `create`);

@@ -13,7 +13,7 @@ namespace msp {
 
 using nlohmann::json;
 
-ResidentCalls::ResidentCalls(MemoryLayer& engine, const Options& options)
+ResidentCalls::ResidentCalls(MemoryLayer& engine, const Settings& options)
     : engine_(engine),
       settings_(AnswerSettingsDigest(options)),
       trusted_sources_(options.policy.context_trusted_sources),

@@ -16,14 +16,14 @@
 
 #include "msp/digest.h"
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 
 namespace msp {
 
 class ResidentCalls {
  public:
   // `engine` must outlive this object.
-  ResidentCalls(MemoryLayer& engine, const Options& options);
+  ResidentCalls(MemoryLayer& engine, const Settings& options);
 
   // One call's answer frame: {"answer": ...}, {"error": {code, message}},
   // or {"declined": why} when the command should answer itself (its

@@ -131,7 +131,7 @@ Status RunReindex(Invocation& inv) {
 }
 
 Status RunDemoVerb(Invocation& inv) {
-  Options options = inv.config.options;
+  Settings options = inv.config.options;
   // --data-dir names the demo's directory; otherwise a temporary one.
   std::optional<TempDir> tmp;
   if (inv.config.OriginOf("store.data_dir").source != SettingSource::kFlag) {

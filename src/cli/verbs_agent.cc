@@ -55,7 +55,7 @@ Namespace AgentNamespace(const Invocation& inv) {
 
 Status RunContext(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(std::string request, TextArgument(inv, 0, /*stdin_dash=*/true));
-  const Options& o = inv.config.options;
+  const Settings& o = inv.config.options;
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, Counter(inv));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   // The tools the agent would offer (without starting MCP servers).
@@ -93,7 +93,7 @@ Status RunContext(Invocation& inv) {
 }
 
 Status RunAgent(Invocation& inv) {
-  const Options& o = inv.config.options;
+  const Settings& o = inv.config.options;
   Result<std::unique_ptr<ChatClient>> chat = MakeAgentChatClient(o);
   if (!chat.ok()) {
     if (chat.status().code() == StatusCode::kFailedPrecondition) {

@@ -6,6 +6,7 @@
 // operation's JSON request, which the operation decodes and answers as it
 // does for REST and MCP. These verbs only print: --json the answer itself,
 // else a human form of it.
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <iterator>
@@ -214,7 +215,7 @@ Result<json> CheckedRequest(Invocation& inv, const json& given = json::object(),
 // exchange failed (a read is then simply run here, with a warning).
 Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request) {
   const api::Operation& op = OperationOfVerb(inv);
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   if (!op.info().read_only || !options.server.local_socket) return std::optional<json>();
   const std::string path = local::SocketPath(options.store.data_dir);
   if (path.empty()) return std::optional<json>();
@@ -241,11 +242,13 @@ Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request)
 }
 
 // The flags of `operation`'s field table (ApiFlags, made on first use).
-std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vector<FlagSpec>& extra) {
+std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vector<FlagSpec>& extra,
+                                     const std::vector<std::string_view>& without) {
   std::vector<FlagSpec> flags;
   const api::Operation* op = api::FindOperation(operation);
   for (const api::FieldInfo& f : op->info().fields) {
     if (f.cli != api::CliForm::kFlag) continue;
+    if (std::find(without.begin(), without.end(), f.Flag()) != without.end()) continue;
     std::string help = f.doc + " (" + f.TypeText();
     if (!f.default_value.is_null()) help += ", default " + f.default_value.dump();
     if (IsList(f)) help += "; repeatable";
@@ -272,6 +275,7 @@ void PrintEvicted(Invocation& inv, const json& answer) {
 
 struct VerbFlags::State {
   std::string_view operation;  // "": the listed flags
+  std::vector<std::string_view> without;  // the operation's flags left out
   std::vector<FlagSpec> flags;
   std::once_flag made;
 };
@@ -280,9 +284,11 @@ VerbFlags::VerbFlags(std::vector<FlagSpec> listed) : state_(std::make_shared<Sta
   state_->flags = std::move(listed);
 }
 
-VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpec> extra) {
+VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpec> extra,
+                                 std::vector<std::string_view> without) {
   VerbFlags out(std::move(extra));
   out.state_->operation = operation;
+  out.state_->without = std::move(without);
   return out;
 }
 
@@ -290,15 +296,15 @@ const std::vector<FlagSpec>& VerbFlags::get() const {
   static const std::vector<FlagSpec> kNone;
   if (!state_) return kNone;
   if (!state_->operation.empty()) {
-    std::call_once(state_->made, [this] { state_->flags = OperationFlags(state_->operation, state_->flags); });
+    std::call_once(state_->made, [this] { state_->flags = OperationFlags(state_->operation, state_->flags, state_->without); });
   }
   return state_->flags;
 }
 
 std::string_view VerbFlags::operation() const { return state_ ? state_->operation : std::string_view(); }
 
-VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra) {
-  return VerbFlags::OfOperation(operation, std::move(extra));
+VerbFlags ApiFlags(std::string_view operation, std::vector<FlagSpec> extra, std::vector<std::string_view> without) {
+  return VerbFlags::OfOperation(operation, std::move(extra), std::move(without));
 }
 
 Status RunSearch(Invocation& inv) {

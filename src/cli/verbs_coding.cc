@@ -57,11 +57,10 @@ Result<std::vector<CapturedPrompt>> LoadPrompts(Invocation& inv, size_t newest =
 // Intent labels by the configured classifier (prompts.classifier).
 Result<std::vector<Intent>> Intents(Invocation& inv, const std::vector<CapturedPrompt>& prompts,
                                     std::string* classifier) {
-  const Options& o = inv.config.options;
-  const bool llm = o.coding.classifier == "llm" || (o.coding.classifier == "auto" && !o.llm.model.empty());
+  const Settings& o = inv.config.options;
+  const bool llm = o.coding.classifier == ModelChoice::kLlm || (o.coding.classifier == ModelChoice::kAuto && !o.llm.model.empty());
   if (llm) {
-    const char* key = std::getenv("OPENAI_API_KEY");
-    MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(o.llm, key == nullptr ? "" : key));
+    MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(o.llm, o.openai_api_key));
     MSP_ASSIGN_OR_RETURN(auto chat, ChatClient::Create(chat_options));
     std::vector<std::string> texts;
     for (const CapturedPrompt& p : prompts) texts.push_back(p.text);
@@ -355,7 +354,7 @@ Status RunHookSessionStart(Invocation& inv) {
   if (inv.flags.Has("--keep-store-out-of-git")) KeepHookStoreOutOfGit(inv, *hook, log);
   // No store yet: nothing to say.
   std::error_code ec;
-  if (inv.config.options.store.backend == "sqlite" && !fs::exists(inv.config.options.store.data_dir, ec)) {
+  if (inv.config.options.store.backend == StoreBackend::kSqlite && !fs::exists(inv.config.options.store.data_dir, ec)) {
     return Status::Ok();
   }
   Result<std::unique_ptr<MemoryLayer>> engine = OpenEngine(inv, /*create=*/false);
@@ -439,9 +438,9 @@ Status RunHookPostToolUse(Invocation& inv) {
 namespace {
 
 // The session in prose by the llm.* chat model, held to the hook's limits.
-Result<std::string> NarrateSession(const LlmOptions& llm, const SessionSummary& summary) {
-  const char* key = std::getenv("OPENAI_API_KEY");
-  MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(llm, key == nullptr ? "" : key));
+Result<std::string> NarrateSession(const LlmOptions& llm, const std::string& openai_api_key,
+                                   const SessionSummary& summary) {
+  MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(llm, openai_api_key));
   MSP_ASSIGN_OR_RETURN(auto chat, ChatClient::Create(SessionNarrativeChatOptions(std::move(chat_options))));
   return NarrateSessionWithModel(*chat, summary);
 }
@@ -507,12 +506,12 @@ Status RunHookSessionEnd(Invocation& inv) {
   Namespace summary_scope = scope;
   summary_scope.session.clear();
   if ((*engine)->Get(summary_scope, SessionSummaryId(scope.tenant, summary.session_id)).ok()) return Status::Ok();
-  const Options& o = inv.config.options;
+  const Settings& o = inv.config.options;
   if (SessionSummaryUsesModel(o.coding, o.llm)) {
     // The model's paragraph beside the rules' sections; without it (no
     // server, too slow, a bad reply), the rules' summary alone and a line in
     // the capture log.
-    Result<std::string> narrative = NarrateSession(o.llm, summary);
+    Result<std::string> narrative = NarrateSession(o.llm, o.openai_api_key, summary);
     if (narrative.ok()) {
       summary.narrative = std::move(narrative).value();
       summary.made_by = "llm:" + o.llm.model;

@@ -215,9 +215,6 @@ Status RunDecisionImport(Invocation& inv) {
 // principle add / edit / show / list: src/api's principle operations
 // (api/principles.cc; add and edit are principle_put), printed.
 Status RunPrincipleAdd(Invocation& inv) {
-  if (inv.flags.Has("--base-version")) {
-    return Usage(inv, "principle add stores version 1; to store a later one: msp principle edit ID --base-version N");
-  }
   MSP_ASSIGN_OR_RETURN(std::optional<json> answer, AnswerToPrint(inv, /*create=*/false));
   if (answer) PrintPrincipleStored(*inv.out, *answer);
   return Status::Ok();
@@ -344,7 +341,7 @@ std::vector<Verb> MissionVerbs() {
        ApiFlags("decision_import_adr"), {"DIR"}, 1, kRecordVerb, &RunDecisionImport},
       {"principle add", "ID --statement TEXT --mission ID [flags]",
        "register version 1 of a principle (ID like P-7): principle_put without --base-version; docs/operations.md",
-       ApiFlags("principle_put"), {"ID"}, 1, kRecordVerb, &RunPrincipleAdd},
+       ApiFlags("principle_put", {}, {"--base-version"}), {"ID"}, 1, kRecordVerb, &RunPrincipleAdd},
       {"principle edit", "ID --base-version N [--statement TEXT] [--rationale TEXT] --mission ID [flags]",
        "store the next version of a principle (principle_put); refused (exit 1, conflict) when N is no longer the "
        "current version; docs/operations.md",

@@ -263,7 +263,14 @@ TEST_F(DecisionVerbsTest, PrincipleEditConflictAndCitation) {
   EXPECT_EQ(Run({"principle", "edit", "P-1", "--mission", "m", "--statement", "x"}).code, 2);  // no base
   // principle edit is principle_put with a base version: 0 would add version 1.
   EXPECT_EQ(Run({"principle", "edit", "P-1", "--base-version", "0", "--mission", "m", "--statement", "x"}).code, 2);
-  EXPECT_EQ(Run({"principle", "add", "P-2", "--base-version", "1", "--mission", "m", "--statement", "x"}).code, 2);
+  // principle add takes no --base-version: help leaves it out and the
+  // parser refuses it as a flag the verb does not know.
+  CliRun based = Run({"principle", "add", "P-2", "--base-version", "1", "--mission", "m", "--statement", "x"});
+  EXPECT_EQ(based.code, 2);
+  EXPECT_TRUE(Contains(based.err, "--base-version")) << based.err;
+  EXPECT_FALSE(Contains(RunCliCapture({"help", "principle", "add"}).out, "--base-version"));
+  EXPECT_TRUE(Contains(RunCliCapture({"help", "principle", "edit"}).out, "--base-version"));
+  EXPECT_TRUE(Contains(RunCliCapture({"help", "principle", "add"}).out, "--statement"));
   CliRun taken = Run({"principle", "add", "P-1", "--statement", "Again.", "--mission", "m"});
   EXPECT_EQ(taken.code, 1);
   EXPECT_TRUE(Contains(taken.err, "already exists")) << taken.err;

@@ -104,7 +104,7 @@ Status RunIngest(Invocation& inv) {
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   if (git) return RunGitIngest(inv, *engine, static_cast<int>(*level), dry_run);
 
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<TokenCounter> counter, MakeTokenCounter(options.tokens));
   DocumentIngestOptions o;
   o.chunk_tokens = static_cast<size_t>(options.ingest.chunk_tokens);

@@ -80,7 +80,7 @@ Result<std::string> ReadFileOrStdin(Invocation& inv, const std::string& path) {
   return ss.str();
 }
 
-PlaneSource PlaneFrom(const Options& o) {
+PlaneSource PlaneFrom(const Settings& o) {
   PlaneSource s;
   s.base_url = o.orchestrate.plane_url;
   s.api_key = o.orchestrate.plane_api_key;
@@ -187,7 +187,7 @@ Status RunTaskImport(Invocation& inv) {
 
 Status RunOrchestrate(Invocation& inv) {
   MSP_RETURN_IF_ERROR(NeedMissionId(inv));
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   if (options.orchestrate.max_interval_h < options.orchestrate.min_interval_h) {
     return Status::InvalidArgument("orchestrate.max_interval_h (" + std::to_string(options.orchestrate.max_interval_h) +
                                    ") must be at least orchestrate.min_interval_h (" +
@@ -206,9 +206,8 @@ Status RunOrchestrate(Invocation& inv) {
     }
     *inv.err << "msp orchestrate: warning: " << what << ", allowed by orchestrate.interval_override\n";
   }
-  const char* openai_key = std::getenv("OPENAI_API_KEY");
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<Summarizer> summarizer,
-                       MakeConfiguredSummarizer(options, openai_key ? openai_key : ""));
+                       MakeConfiguredSummarizer(options, options.openai_api_key));
   MSP_ASSIGN_OR_RETURN(auto engine, OpenEngine(inv, /*create=*/false));
   Orchestrator orchestrator(*engine, inv.ns, OrchestratorConfigFrom(options), nullptr, std::move(summarizer));
   const PlaneSource plane = PlaneFrom(options);

@@ -47,12 +47,12 @@ Status RunReembed(Invocation& inv) {
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   MSP_ASSIGN_OR_RETURN(int64_t batch_size, inv.flags.GetInt("--batch-size", 0, 1, kIntMax));
   MSP_ASSIGN_OR_RETURN(int64_t max_batches, inv.flags.GetInt("--max-batches", 0, 1, kIntMax));
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   const std::string& dir = options.store.data_dir;
   const std::string named = "data directory '" + dir + "' (store.data_dir, from " +
                             inv.config.OriginOf("store.data_dir").where + ")";
   std::error_code ec;
-  if (options.store.backend != "postgres" && !std::filesystem::is_directory(dir, ec)) {
+  if (options.store.backend != StoreBackend::kPostgres && !std::filesystem::is_directory(dir, ec)) {
     return Status::NotFound("no msp store in " + named + "; pass --data-dir");
   }
   ReembedOptions reembed;

@@ -28,7 +28,7 @@ namespace {
 
 // Mounts MCP's Streamable HTTP endpoint at /mcp, authenticated by the same
 // API keys as REST. Returns false when this build has no MCP part.
-Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Options& options) {
+Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Settings& options) {
 #ifdef MSP_HAVE_MCP
   mcp::McpHttpOptions mcp_options;
   mcp_options.path = "/mcp";
@@ -65,7 +65,7 @@ std::string HostForUrl(const std::string& bind) {
 }  // namespace
 
 Status RunServe(Invocation& inv) {
-  const Options& options = inv.config.options;
+  const Settings& options = inv.config.options;
   const ServerOptions& so = options.server;
   MSP_ASSIGN_OR_RETURN(ApiKeys keys, ApiKeys::Load(so.api_keys, so.api_keys_file));
   if (!so.api_keys_file.empty()) {

@@ -20,7 +20,7 @@ constexpr int kConnectTimeoutMs = 2000;
 }  // namespace
 
 bool SessionSummaryUsesModel(const CodingOptions& coding, const LlmOptions& llm) {
-  return coding.session_summary == "llm" || (coding.session_summary == "auto" && !llm.model.empty());
+  return coding.session_summary == ModelChoice::kLlm || (coding.session_summary == ModelChoice::kAuto && !llm.model.empty());
 }
 
 ChatOptions SessionNarrativeChatOptions(ChatOptions options) {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "coding/session_summary.h"
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 #include "provider/chat_client.h"
 

@@ -84,9 +84,9 @@ TEST(SessionNarrativeTest, TheModelIsUsedWhenAskedOrWhenAutoFindsAModel) {
   EXPECT_FALSE(SessionSummaryUsesModel(coding, llm));  // auto, no model
   llm.model = "qwen";
   EXPECT_TRUE(SessionSummaryUsesModel(coding, llm));
-  coding.session_summary = "rules";
+  coding.session_summary = ModelChoice::kRules;
   EXPECT_FALSE(SessionSummaryUsesModel(coding, llm));
-  coding.session_summary = "llm";
+  coding.session_summary = ModelChoice::kLlm;
   llm.model.clear();
   EXPECT_TRUE(SessionSummaryUsesModel(coding, llm));  // and fails at the call: no model named
 }

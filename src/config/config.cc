@@ -33,6 +33,18 @@ using config_table::Setting;
 using config_table::Table;
 using config_table::Value;
 
+// Environment variables msp reads that are not settings (SettingsHelp
+// lists them): the module overrides of util/module.h's ModuleSpec::env and
+// a benchmark's kernel choice.
+constexpr std::pair<std::string_view, std::string_view> kInternalOverrides[] = {
+    {"MSP_HTTP_CLIENT_MODULE", "the path of libmsp_http_client.so (the OpenAI-compatible clients)"},
+    {"MSP_SERVE_MODULE", "the path of libmsp_serve.so (msp serve)"},
+    {"MSP_INGEST_MODULE", "the path of libmsp_ingest_formats.so (msp ingest: PDF, DOCX, Markdown and HTML)"},
+    {"MSP_POSTGRES_MODULE", "the path of libmsp_postgres.so (store.backend = postgres)"},
+    {"MSP_NATIVE_EMBED_MODULE", "the path of libmsp_native_embed.so (embedder.provider = native)"},
+    {"MSP_NATIVE_INT8_KERNEL", "the int8 kernel of the native embedder (scalar, avx2, avx512-vnni; benchmarks)"},
+};
+
 const Setting* FindByKey(std::string_view key) {
   for (const Setting& s : Table()) {
     if (s.info.key == key) return &s;
@@ -42,12 +54,19 @@ const Setting* FindByKey(std::string_view key) {
 
 const Setting* FindByFlag(std::string_view flag) {
   for (const Setting& s : Table()) {
-    if (s.info.flag == flag) return &s;
+    if (!s.info.flag.empty() && s.info.flag == flag) return &s;
   }
   return nullptr;
 }
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// An enum setting's values: "sqlite, postgres".
+std::string ChoiceList(const Setting& s, std::string_view separator = ", ") {
+  std::string list;
+  for (std::string_view name : s.info.choices) list += (list.empty() ? "" : std::string(separator)) + std::string(name);
+  return list;
+}
 
 std::string RangeText(const Setting& s) {
   const bool has_lo = !std::isinf(s.lo);
@@ -69,6 +88,7 @@ std::string Expected(const Setting& s) {
     case SettingType::kDouble: return "a number";
     case SettingType::kBool: return "a boolean (true or false)";
     case SettingType::kStringList: return "a list of strings";
+    case SettingType::kEnum: return "one of " + ChoiceList(s);
   }
   return "a value";
 }
@@ -78,6 +98,12 @@ std::string CheckValue(const Setting& s, const Value& v) {
   if (const auto* str = std::get_if<std::string>(&v)) {
     size_t bad = 0;
     if (!IsValidUtf8(*str, &bad)) return "is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")";
+    if (s.info.type == SettingType::kEnum) {
+      for (std::string_view name : s.info.choices) {
+        if (name == *str) return "";
+      }
+      return "must be one of " + ChoiceList(s) + ", got " + Quote(*str);
+    }
     if (!s.allow_empty && str->empty()) return "must not be empty";
     if (!s.choices.empty()) {
       std::string_view rest = s.choices;
@@ -124,12 +150,17 @@ std::string CheckValue(const Setting& s, const Value& v) {
   return "";
 }
 
-void StoreValue(const Setting& s, const Value& v, Options& o) {
+void StoreValue(const Setting& s, const Value& v, Settings& o) {
   std::visit(
       [&](auto getter) {
-        auto* field = getter(o);
+        auto field = getter(o);
         using T = std::remove_pointer_t<decltype(field)>;
-        if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
+        if constexpr (std::is_same_v<decltype(field), config_table::EnumRef>) {
+          const std::string& name = std::get<std::string>(v);
+          for (size_t i = 0; i < field.names.size(); ++i) {
+            if (field.names[i] == name) field.store(field.field, i);
+          }
+        } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<std::string>> ||
                       std::is_same_v<T, bool>) {
           *field = std::get<T>(v);
         } else if constexpr (std::is_same_v<T, double>) {
@@ -143,12 +174,14 @@ void StoreValue(const Setting& s, const Value& v, Options& o) {
 }
 
 // The current value of a setting as text (for defaults in the help).
-std::string Show(const Setting& s, Options& o) {
+std::string Show(const Setting& s, Settings& o) {
   return std::visit(
       [&](auto getter) -> std::string {
-        auto* field = getter(o);
+        auto field = getter(o);
         using T = std::remove_pointer_t<decltype(field)>;
-        if constexpr (std::is_same_v<T, std::string>) {
+        if constexpr (std::is_same_v<decltype(field), config_table::EnumRef>) {
+          return "\"" + std::string(field.names[field.load(field.field)]) + "\"";
+        } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + *field + "\"";
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           std::string out = "[";
@@ -180,7 +213,8 @@ std::optional<Value> ParseText(const Setting& s, const std::string& text, std::s
     return std::nullopt;
   };
   switch (s.info.type) {
-    case SettingType::kString: return Value(text);
+    case SettingType::kString:
+    case SettingType::kEnum: return Value(text);
     case SettingType::kInt:
     case SettingType::kSize: {
       bool out_of_range = false;
@@ -242,6 +276,7 @@ std::optional<Value> ParseToml(const Setting& s, const toml::node& n, std::strin
   };
   switch (s.info.type) {
     case SettingType::kString:
+    case SettingType::kEnum:
       if (!n.is_string()) return fail();
       return Value(*n.value<std::string>());
     case SettingType::kInt:
@@ -407,7 +442,7 @@ class Loader {
     // A native model named without a '/' that `msp model pull` put in
     // <data_dir>/models is that directory (docs/embeddings.md).
     EmbedderOptions& embedder = loaded_.options.embedder;
-    if (embedder.provider == "native" && !embedder.model.empty() && embedder.model.find('/') == std::string::npos) {
+    if (embedder.provider == EmbedderProvider::kNative && !embedder.model.empty() && embedder.model.find('/') == std::string::npos) {
       const std::filesystem::path pulled = std::filesystem::path(store.data_dir) / "models" / embedder.model;
       std::error_code ec;
       if (embedder.model.front() != '.' && std::filesystem::is_directory(pulled, ec)) embedder.model = pulled.string();
@@ -574,7 +609,7 @@ class Loader {
       return Status::InvalidArgument(named("store.encryption_key_file") + " and " + named("store.encryption_key") +
                                      " are both set; set one");
     }
-    if (st.backend == "postgres" && (!st.encryption_key_file.empty() || !st.encryption_key.empty())) {
+    if (st.backend == StoreBackend::kPostgres && (!st.encryption_key_file.empty() || !st.encryption_key.empty())) {
       return Status::InvalidArgument(
           "encryption at rest is for the sqlite store: with store.backend = postgres it is the database "
           "server's job (an encrypted volume, docs/encryption.md); unset " +
@@ -625,6 +660,7 @@ std::string_view SettingTypeName(SettingType t) {
     case SettingType::kDouble: return "number";
     case SettingType::kBool: return "boolean";
     case SettingType::kStringList: return "list of strings";
+    case SettingType::kEnum: return "choice";
   }
   return "unknown";
 }
@@ -637,11 +673,11 @@ std::vector<SettingInfo> AllSettings() {
 
 bool IsSettingFlag(std::string_view flag) { return FindByFlag(flag) != nullptr; }
 
-std::string AnswerSettingsDigest(const Options& options) {
+std::string AnswerSettingsDigest(const Settings& options) {
   // The faces' own settings, and the directory (the socket names it).
   static constexpr std::string_view kFaceOnly[] = {"server.", "mcp.", "hooks.", "capture.", "orchestrate.",
                                                    "agent.", "ingest.", "prompts.", "actor", "store.data_dir"};
-  Options copy = options;
+  Settings copy = options;
   uint64_t h = kFnv1a64OffsetBasis;
   for (const Setting& s : Table()) {
     const std::string_view key = s.info.key;
@@ -652,18 +688,19 @@ std::string AnswerSettingsDigest(const Options& options) {
     text += '=';
     std::visit(
         [&](auto get) {
-          const auto& v = *get(copy);
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::string>) {
-            text += v;
-          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-            for (const std::string& item : v) text += item + '\x1f';
-          } else if constexpr (std::is_same_v<V, double>) {
+          if constexpr (std::is_same_v<decltype(get(copy)), config_table::EnumRef>) {
+            const config_table::EnumRef ref = get(copy);
+            text += ref.names[ref.load(ref.field)];
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::string>) {
+            text += *get(copy);
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::vector<std::string>>) {
+            for (const std::string& item : *get(copy)) text += item + '\x1f';
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, double>) {
             char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", v);
+            std::snprintf(buf, sizeof buf, "%.17g", *get(copy));
             text += buf;
           } else {
-            text += std::to_string(v);
+            text += std::to_string(*get(copy));
           }
         },
         s.field);
@@ -679,9 +716,9 @@ std::map<std::string, std::string> ProcessEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    if (entry.substr(0, 4) != "MSP_") continue;
     const size_t eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
+    if (entry.substr(0, 4) != "MSP_" && entry.substr(0, eq) != "OPENAI_API_KEY") continue;
     env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
   }
   return env;
@@ -716,7 +753,7 @@ std::string ResolveDataDir(const std::string& data_dir, const std::string& base,
 Result<LoadedConfig> LoadConfig(const ConfigInput& input) { return Loader(input).Load(); }
 
 std::string SettingsHelp() {
-  Options defaults;
+  Settings defaults;
   std::ostringstream out;
   out << "Configuration, lowest to highest precedence:\n"
          "  built-in default < TOML file < MSP_* environment variable < command-line flag\n"
@@ -724,10 +761,16 @@ std::string SettingsHelp() {
          "A key \"section.name\" is written in TOML as `name = value` under `[section]`.\n"
          "In the environment and in flags, booleans are true/false and lists are comma-separated.\n\n";
   for (const Setting& s : Table()) {
-    out << s.info.key << "  (" << SettingTypeName(s.info.type) << ", default " << Show(s, defaults) << ")\n"
-        << "    env " << s.info.env << "   flag " << s.info.flag << " VALUE\n"
+    out << s.info.key << "  (" << SettingTypeName(s.info.type)
+        << (s.info.type == SettingType::kEnum ? ": " + ChoiceList(s, " | ") : std::string()) << ", default "
+        << Show(s, defaults) << ")\n"
+        << "    env " << s.info.env
+        << (s.info.flag.empty() ? std::string("   no flag") : "   flag " + std::string(s.info.flag) + " VALUE") << "\n"
         << "    " << s.info.description << "\n";
   }
+  out << "\nNot settings: variables that override where msp finds its own parts, for tests, packaging and "
+         "benchmarks (read where the part is loaded, also in a program using the library):\n";
+  for (const auto& [variable, what] : kInternalOverrides) out << "  " << variable << "  " << what << "\n";
   return out.str();
 }
 

@@ -1,4 +1,4 @@
-// Configuration loading: fills msp::Options once from, in rising precedence,
+// Configuration loading: fills msp::Settings (settings.h) once from, in rising precedence,
 // the built-in defaults, a TOML file, MSP_* environment variables and
 // command-line flags.
 //
@@ -21,14 +21,14 @@
 #include <utility>
 #include <vector>
 
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 
 namespace msp {
 
-enum class SettingType { kString, kInt, kSize, kDouble, kBool, kStringList };
+enum class SettingType { kString, kInt, kSize, kDouble, kBool, kStringList, kEnum };
 
-// "string", "integer", "size", "number", "boolean", "list of strings".
+// "string", "integer", "size", "number", "boolean", "list of strings", "choice".
 std::string_view SettingTypeName(SettingType t);
 
 // The public face of one row of the settings table.
@@ -38,6 +38,7 @@ struct SettingInfo {
   std::string_view flag;         // "--policy-min-chars"
   SettingType type;
   std::string_view description;  // includes the allowed range
+  std::vector<std::string_view> choices;  // kEnum: the allowed values
 };
 
 // Every setting, in table order.
@@ -52,13 +53,13 @@ bool IsSettingFlag(std::string_view flag);
 // ingest.*, prompts.*, actor) and store.data_dir. Two processes on one data
 // directory with the same digest answer a call alike: the resident path
 // (src/local) hands a command's call to `msp serve` only then.
-std::string AnswerSettingsDigest(const Options& options);
+std::string AnswerSettingsDigest(const Settings& options);
 
 // What the loader reads besides the TOML file.
 struct ConfigInput {
   // From --config; empty: $MSP_CONFIG, then <data_dir>/msp.toml if present.
   std::string config_path;
-  // Environment variables; only the table's MSP_* names and MSP_CONFIG are read.
+  // Environment variables; only the table's names (MSP_*, OPENAI_API_KEY) and MSP_CONFIG are read.
   std::map<std::string, std::string> env;
   // Setting flags with their values, in command-line order: {"--data-dir", "/x"}.
   std::vector<std::pair<std::string, std::string>> flags;
@@ -74,7 +75,7 @@ std::string RepositoryRoot(const std::string& from);
 // repository; otherwise `data_dir` as it is.
 std::string ResolveDataDir(const std::string& data_dir, const std::string& base, const std::string& cwd = "");
 
-// The MSP_* variables of this process's environment.
+// The MSP_* variables and OPENAI_API_KEY of this process's environment.
 std::map<std::string, std::string> ProcessEnvironment();
 
 enum class SettingSource { kDefault, kFile, kEnv, kFlag };
@@ -85,7 +86,7 @@ struct SettingOrigin {
 };
 
 struct LoadedConfig {
-  Options options;
+  Settings options;
   std::string config_file;  // the TOML file that was read; empty if none
   std::map<std::string, SettingOrigin, std::less<>> origins;  // by TOML key, every setting
 

@@ -457,14 +457,22 @@ TEST(SettingsTableTest, EverySettingDeclaredOnceAndDocumented) {
     EXPECT_TRUE(keys.insert(s.key).second) << s.key;
     EXPECT_TRUE(envs.insert(s.env).second) << s.env;
     EXPECT_TRUE(flags.insert(s.flag).second) << s.flag;
-    EXPECT_EQ(s.env.substr(0, 4), "MSP_") << s.env;
-    EXPECT_EQ(s.flag.substr(0, 2), "--") << s.flag;
     EXPECT_FALSE(s.description.empty()) << s.key;
-    EXPECT_TRUE(IsSettingFlag(s.flag));
     EXPECT_NE(help.find(std::string(s.key) + "  ("), std::string::npos) << s.key;
     EXPECT_NE(help.find(std::string(s.env)), std::string::npos) << s.env;
+    EXPECT_EQ(s.type == SettingType::kEnum, !s.choices.empty()) << s.key;
+    if (s.key == "openai_api_key") {  // the one variable not ours, and a secret: no flag
+      EXPECT_EQ(s.env, "OPENAI_API_KEY");
+      EXPECT_TRUE(s.flag.empty());
+      continue;
+    }
+    EXPECT_EQ(s.env.substr(0, 4), "MSP_") << s.env;
+    EXPECT_EQ(s.flag.substr(0, 2), "--") << s.flag;
+    EXPECT_TRUE(IsSettingFlag(s.flag));
     EXPECT_NE(help.find(std::string(s.flag) + " VALUE"), std::string::npos) << s.flag;
   }
+  EXPECT_FALSE(IsSettingFlag("--openai-api-key"));
+  EXPECT_FALSE(IsSettingFlag(""));
   EXPECT_FALSE(IsSettingFlag("--json"));
   EXPECT_NE(help.find("store.synchronous  (string, default \"full\")"), std::string::npos) << help;
   EXPECT_NE(help.find("retrieval.rrf_k  (integer, default 60)"), std::string::npos) << help;
@@ -477,8 +485,8 @@ TEST(SettingsTableTest, DocumentedInCliMd) {
   std::stringstream doc;
   doc << in.rdbuf();
   for (const SettingInfo& s : AllSettings()) {
-    const std::string row = "| `" + std::string(s.key) + "` | `" + std::string(s.env) + "` | `" +
-                            std::string(s.flag) + "` |";
+    const std::string flag = s.flag.empty() ? std::string("(none)") : "`" + std::string(s.flag) + "`";
+    const std::string row = "| `" + std::string(s.key) + "` | `" + std::string(s.env) + "` | " + flag + " |";
     EXPECT_NE(doc.str().find(row), std::string::npos) << "docs/cli.md lacks the row for " << s.key;
   }
 }
@@ -522,12 +530,98 @@ TEST_F(ConfigTest, DataDirRelativeToTheRepository) {
 namespace msp {
 namespace {
 
+// Enum-like settings (options.h's enum classes) read their one spelling from
+// every source, and a value that is none of them is refused listing them.
+TEST_F(ConfigTest, EnumSettingsFromEverySource) {
+  const Settings d;
+  EXPECT_EQ(d.store.backend, StoreBackend::kSqlite);
+  EXPECT_EQ(d.embedder.provider, EmbedderProvider::kHashing);
+  EXPECT_EQ(d.retrieval.fusion, Fusion::kScore);
+  EXPECT_EQ(d.consolidation.extractor, ExtractorKind::kRules);
+  EXPECT_EQ(d.coding.classifier, ModelChoice::kAuto);
+  input_.config_path = WriteFile("a.toml", "[retrieval]\nfusion = \"rrf\"\n[prompts]\nclassifier = \"rules\"\n");
+  input_.env = {{"MSP_EMBEDDER", "static"}, {"MSP_HOOKS_SESSION_SUMMARY", "llm"}};
+  input_.flags.push_back({"--consolidation-extractor", "llm"});
+  input_.flags.push_back({"--backend", "postgres"});
+  const LoadedConfig c = Load();
+  EXPECT_EQ(c.options.retrieval.fusion, Fusion::kRrf);
+  EXPECT_EQ(c.options.coding.classifier, ModelChoice::kRules);
+  EXPECT_EQ(c.options.embedder.provider, EmbedderProvider::kStatic);
+  EXPECT_EQ(c.options.coding.session_summary, ModelChoice::kLlm);
+  EXPECT_EQ(c.options.consolidation.extractor, ExtractorKind::kLlm);
+  EXPECT_EQ(c.options.store.backend, StoreBackend::kPostgres);
+  EXPECT_EQ(c.OriginOf("store.backend").where, "--backend");
+  EXPECT_EQ(NameOf(StoreBackend::kPostgres), "postgres");
+  EXPECT_EQ(NameOf(EmbedderProvider::kNative), "native");
+}
+
+TEST_F(ConfigTest, BadEnumValueListsTheChoices) {
+  input_.flags.push_back({"--retrieval-fusion", "sum"});
+  EXPECT_NE(ErrorOf().find("--retrieval-fusion must be one of score, rrf, got 'sum'"), std::string::npos) << ErrorOf();
+  input_.flags.pop_back();
+  input_.env = {{"MSP_BACKEND", "mysql"}};
+  EXPECT_NE(ErrorOf().find("environment variable MSP_BACKEND (store.backend) must be one of sqlite, postgres, got "
+                           "'mysql'"),
+            std::string::npos)
+      << ErrorOf();
+  input_.env = {{"MSP_EMBEDDER", ""}};
+  EXPECT_NE(ErrorOf().find("must be one of hashing, static, openai, native, got ''"), std::string::npos) << ErrorOf();
+  input_.env.clear();
+  input_.config_path = WriteFile("bad.toml", "[consolidation]\nextractor = \"magic\"\n");
+  EXPECT_NE(ErrorOf().find("line 2: consolidation.extractor must be one of rules, llm, got 'magic'"), std::string::npos)
+      << ErrorOf();
+  input_.config_path = WriteFile("bad2.toml", "[prompts]\nclassifier = 1\n");
+  EXPECT_NE(ErrorOf().find("line 2: prompts.classifier must be one of rules, llm, auto, got an integer"),
+            std::string::npos)
+      << ErrorOf();
+}
+
+TEST(SettingsTableTest, HelpListsEnumChoicesAndTheVariablesThatAreNotSettings) {
+  const std::string help = SettingsHelp();
+  EXPECT_NE(help.find("store.backend  (choice: sqlite | postgres, default \"sqlite\")"), std::string::npos) << help;
+  EXPECT_NE(help.find("embedder.provider  (choice: hashing | static | openai | native, default \"hashing\")"),
+            std::string::npos);
+  EXPECT_NE(help.find("retrieval.fusion  (choice: score | rrf, default \"score\")"), std::string::npos);
+  EXPECT_NE(help.find("prompts.classifier  (choice: rules | llm | auto, default \"auto\")"), std::string::npos);
+  EXPECT_NE(help.find("env OPENAI_API_KEY   no flag"), std::string::npos);
+  EXPECT_NE(help.find("Not settings"), std::string::npos);
+  EXPECT_NE(help.find("MSP_INGEST_MODULE"), std::string::npos);
+}
+
+// $OPENAI_API_KEY is a setting like the others (the library reads no
+// environment): the loader fills Options::openai_api_key from it or the
+// file, beside embedder.api_key and llm.api_key, which stay as given (they
+// win where set: EffectiveApiKey, ChatOptionsFor).
+TEST_F(ConfigTest, OpenAiApiKeyFilledByTheLoader) {
+  EXPECT_EQ(Load().options.openai_api_key, "");
+  ASSERT_EQ(setenv("OPENAI_API_KEY", "sk-from-env", 1), 0);
+  input_.env = ProcessEnvironment();
+  unsetenv("OPENAI_API_KEY");
+  EXPECT_EQ(input_.env.at("OPENAI_API_KEY"), "sk-from-env");
+  LoadedConfig c = Load();
+  EXPECT_EQ(c.options.openai_api_key, "sk-from-env");
+  EXPECT_EQ(c.OriginOf("openai_api_key").where, "OPENAI_API_KEY");
+  EXPECT_EQ(c.options.embedder.api_key, "");
+  EXPECT_EQ(c.options.llm.api_key, "");
+  // The file's key loses to the environment's, as every setting's does;
+  // embedder.api_key and llm.api_key are their own settings.
+  input_.config_path = WriteFile("k.toml", "openai_api_key = \"sk-file\"\n[embedder]\napi_key = \"sk-embed\"\n");
+  c = Load();
+  EXPECT_EQ(c.options.openai_api_key, "sk-from-env");
+  EXPECT_EQ(c.options.embedder.api_key, "sk-embed");
+  input_.env.clear();
+  EXPECT_EQ(Load().options.openai_api_key, "sk-file");
+  // No flag: a key on the command line is visible to other users.
+  input_.flags.push_back({"--openai-api-key", "sk-flag"});
+  EXPECT_NE(ErrorOf().find("unknown setting flag '--openai-api-key'"), std::string::npos);
+}
+
 TEST(AnswerSettingsDigest, FollowsWhatDecidesAnAnswerAndNotTheFaces) {
-  const Options base;
+  const Settings base;
   const std::string d = AnswerSettingsDigest(base);
   EXPECT_EQ(d.size(), 16u);
   EXPECT_EQ(AnswerSettingsDigest(base), d);
-  Options o = base;
+  Settings o = base;
   o.server.port = base.server.port + 1;
   o.store.data_dir = "/elsewhere";
   o.actor = "someone";

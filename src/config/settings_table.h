@@ -5,8 +5,10 @@
 #ifndef MSP_CONFIG_SETTINGS_TABLE_H_
 #define MSP_CONFIG_SETTINGS_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -18,10 +20,27 @@
 namespace msp {
 namespace config_table {
 
-// Pointers to the Options field a setting fills; the alternative also gives
+// An enum field (options.h's enum classes) seen through its value's index
+// into the enum's names (kStoreBackendNames ...).
+struct EnumRef {
+  std::span<const std::string_view> names;
+  void* field;
+  size_t (*load)(const void* field);
+  void (*store)(void* field, size_t index);
+};
+
+// `field` with the names of its enum's values. REQUIRES: names[i] is the name of E(i).
+template <typename E, size_t N>
+EnumRef Ref(E* field, const std::array<std::string_view, N>& names) {
+  return EnumRef{names, field, [](const void* f) { return static_cast<size_t>(*static_cast<const E*>(f)); },
+                 [](void* f, size_t i) { *static_cast<E*>(f) = static_cast<E>(i); }};
+}
+
+// Pointers to the Settings field a setting fills; the alternative also gives
 // the setting's type.
-using Field = std::variant<std::string* (*)(Options&), int* (*)(Options&), size_t* (*)(Options&),
-                           double* (*)(Options&), bool* (*)(Options&), std::vector<std::string>* (*)(Options&)>;
+using Field = std::variant<std::string* (*)(Settings&), int* (*)(Settings&), size_t* (*)(Settings&),
+                           double* (*)(Settings&), bool* (*)(Settings&), std::vector<std::string>* (*)(Settings&),
+                           EnumRef (*)(Settings&)>;
 
 // A parsed value, before it is range-checked and stored.
 using Value = std::variant<std::string, int64_t, double, bool, std::vector<std::string>>;
@@ -33,7 +52,8 @@ struct Setting {
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
   bool lo_open = false;
-  // Strings: allowed values separated by '|' (empty: any), and whether "" is allowed.
+  // Strings: allowed values separated by '|' (empty: any), and whether "" is
+  // allowed. (Enums: their names, EnumRef.)
   std::string_view choices;
   bool allow_empty = true;
 };

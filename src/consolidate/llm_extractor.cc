@@ -345,14 +345,7 @@ Result<ChatOptions> ChatOptionsFor(const LlmOptions& llm, std::string_view opena
 
 Result<std::unique_ptr<Extractor>> MakeConfiguredExtractor(const Options& options,
                                                            std::string_view openai_env_key) {
-  if (options.consolidation.extractor != "llm") {
-    auto rules = MakeExtractor(options.consolidation);
-    if (!rules.ok() && options.consolidation.extractor != "rules") {
-      return Status::InvalidArgument("unknown extractor '" + options.consolidation.extractor +
-                                     "'; known extractors: rules, llm");
-    }
-    return rules;
-  }
+  if (options.consolidation.extractor == ExtractorKind::kRules) return MakeExtractor(options.consolidation);
   MSP_ASSIGN_OR_RETURN(ChatOptions chat_options, ChatOptionsFor(options.llm, openai_env_key));
   auto chat = ChatClient::Create(chat_options);
   if (!chat.ok()) return chat.status().WithContext("consolidation.extractor = llm");

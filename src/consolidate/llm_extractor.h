@@ -70,7 +70,7 @@ class LlmExtractor final : public Extractor {
 };
 
 // The chat client options for `llm`: the API key is llm.api_key, else
-// `openai_env_key` (the caller reads $OPENAI_API_KEY) but only when the base
+// `openai_env_key` (Options::openai_api_key) but only when the base
 // URL's host is api.openai.com, so the key never goes to another server.
 Result<ChatOptions> ChatOptionsFor(const LlmOptions& llm, std::string_view openai_env_key);
 

@@ -438,8 +438,10 @@ Result<std::vector<FactCandidate>> RuleExtractor::Extract(const std::vector<Memo
 }
 
 Result<std::unique_ptr<Extractor>> MakeExtractor(const ConsolidationOptions& options) {
-  if (options.extractor == "rules") return std::unique_ptr<Extractor>(std::make_unique<RuleExtractor>());
-  return Status::InvalidArgument("unknown extractor '" + options.extractor + "'; known extractors: rules");
+  if (options.extractor == ExtractorKind::kRules) return std::unique_ptr<Extractor>(std::make_unique<RuleExtractor>());
+  return Status::InvalidArgument("extractor '" + std::string(NameOf(options.extractor)) +
+                                 "' needs the chat model: make it with MakeConfiguredExtractor "
+                                 "(consolidate/llm_extractor.h); MakeExtractor makes the rules extractor only");
 }
 
 }  // namespace msp

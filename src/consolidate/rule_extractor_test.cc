@@ -433,14 +433,17 @@ TEST(ExtractorFactoryTest, MakesTheRuleExtractor) {
   EXPECT_EQ(Texts(*facts), std::vector<std::string>{"User prefers dark mode."});
 }
 
-TEST(ExtractorFactoryTest, RejectsUnknownExtractors) {
+// MakeExtractor makes the rules extractor only: the llm one needs a chat
+// model (MakeConfiguredExtractor).
+TEST(ExtractorFactoryTest, RefusesTheLlmExtractorNamingWhereItIsMade) {
   ConsolidationOptions options;
-  options.extractor = "llm";
+  options.extractor = ExtractorKind::kLlm;
   auto e = MakeExtractor(options);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(e.status().message().find("llm"), std::string::npos);
   EXPECT_NE(e.status().message().find("rules"), std::string::npos);
+  EXPECT_NE(e.status().message().find("MakeConfiguredExtractor"), std::string::npos);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ class LlmConsolidationTest : public ::testing::Test {
     clock_ = std::make_shared<FakeClock>(At("2026-01-01T09:00:00Z"));
     options_.store.data_dir = dir_.path() + "/data";
     options_.store.synchronous = "normal";
-    options_.consolidation.extractor = "llm";
+    options_.consolidation.extractor = ExtractorKind::kLlm;
     options_.consolidation.every_n_episodes = 0;
     options_.llm.base_url = stub_.base_url();
     options_.llm.model = "stub-model";
@@ -321,7 +321,7 @@ TEST_F(LlmConsolidationTest, WithoutAModelTheRulesStayTheDefault) {
   EXPECT_EQ(report.facts_added, 1);
   EXPECT_EQ(stub_.RequestCount(kChatPath), 0u);
 
-  o.consolidation.extractor = "llm";
+  o.consolidation.extractor = ExtractorKind::kLlm;
   o.llm.model.clear();
   Result<std::unique_ptr<MemoryLayer>> no_model = MemoryLayer::Open(o, clock_);
   ASSERT_FALSE(no_model.ok());

@@ -259,7 +259,7 @@ Result<std::unique_ptr<MemoryLayer>> MakeEngine(const Options& options, EnginePa
   auto engine = std::make_unique<Engine>(options, std::move(parts));
   MSP_RETURN_IF_ERROR(engine->Init());
   if (options.consolidation.background) MSP_RETURN_IF_ERROR(engine->StartBackgroundConsolidation());
-  if (options.store.backend == "postgres") engine->StartFollowingChanges();
+  if (options.store.backend == StoreBackend::kPostgres) engine->StartFollowingChanges();
   return std::unique_ptr<MemoryLayer>(std::move(engine));
 }
 
@@ -281,11 +281,11 @@ namespace {
 Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clock) {
   EngineParts parts;
   MSP_ASSIGN_OR_RETURN(parts.store, OpenStore(options.store));
-  MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder));
+  MSP_ASSIGN_OR_RETURN(parts.embedder, OpenEmbedder(options.embedder, options.openai_api_key));
   const bool sync_lexical = options.store.synchronous == "full" || options.store.synchronous == "extra";
   // An encrypted store's indexes stay in memory, rebuilt from the store at
   // open (docs/encryption.md): on disk they would hold its text in the clear.
-  const bool encrypted = options.store.backend == "sqlite" && EncryptionConfigured(options.store);
+  const bool encrypted = options.store.backend == StoreBackend::kSqlite && EncryptionConfigured(options.store);
   MSP_ASSIGN_OR_RETURN(parts.lexical,
                        OpenLexicalIndex(options.store.data_dir + "/lexical", options.retrieval, sync_lexical,
                                         /*read_only=*/parts.store->read_only(), /*in_memory=*/encrypted));
@@ -296,10 +296,9 @@ Result<EngineParts> OpenParts(const Options& options, std::shared_ptr<Clock> clo
   if (!encrypted) parts.vector_file = options.store.data_dir + "/vector/index.msv";
   // Access bumps a closing process has not written wait beside the store
   // (in the clear, so not beside an encrypted one).
-  if (!encrypted && options.store.backend == "sqlite") parts.access_spool = options.store.data_dir + "/access.spool";
-  // $OPENAI_API_KEY: the llm extractor's key fallback, for api.openai.com only.
-  const char* openai_key = std::getenv("OPENAI_API_KEY");
-  MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, openai_key != nullptr ? openai_key : ""));
+  if (!encrypted && options.store.backend == StoreBackend::kSqlite) parts.access_spool = options.store.data_dir + "/access.spool";
+  // openai_api_key: the llm extractor's key fallback, for api.openai.com only.
+  MSP_ASSIGN_OR_RETURN(parts.extractor, MakeConfiguredExtractor(options, options.openai_api_key));
   parts.clock = std::move(clock);
   return parts;
 }

@@ -245,7 +245,7 @@ TEST_F(EngineTest, SkippingTheVectorSearchNeverChangesTheTopK) {
 
 TEST_F(EngineTest, RankFusionScoresFirstEverywhereAsOne) {
   Options o = options_;
-  o.retrieval.fusion = "rrf";
+  o.retrieval.fusion = Fusion::kRrf;
   ASSERT_TRUE(engine_->Write(Req("The deployment runbook lives in the ops wiki", Ns())).ok());
   engine_.reset();
   engine_ = Open(o);

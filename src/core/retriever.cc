@@ -319,7 +319,7 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   }
   RankedSignal& vector = signals[1];
   vector = RankedSignal{"cosine", ro.vector_weight, {}};
-  const bool by_score = ro.fusion != "rrf";
+  const bool by_score = ro.fusion != Fusion::kRrf;
   if (by_score) {
     // The lexical signal on [0, 1]: the context score over the best one.
     double best = 0.0;

@@ -17,10 +17,10 @@ constexpr int kMaxDimension = 4096;
 }  // namespace
 
 Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
-  if (options.provider == "native") {
+  if (options.provider == EmbedderProvider::kNative) {
     return OpenNativeEmbedder(options.model, options.threads, options.pooling, options.quantize);
   }
-  if (options.provider == "static") {
+  if (options.provider == EmbedderProvider::kStatic) {
     MSP_ASSIGN_OR_RETURN(std::string path, FindWordVectors(options.vectors_path));
     MSP_ASSIGN_OR_RETURN(std::shared_ptr<const WordVectors> table, WordVectors::Load(path));
     return std::unique_ptr<Embedder>(std::make_unique<StaticEmbedder>(std::move(table)));
@@ -30,16 +30,12 @@ Result<std::unique_ptr<Embedder>> MakeEmbedder(const EmbedderOptions& options) {
                                    " is out of range; use " + std::to_string(kMinDimension) +
                                    ".." + std::to_string(kMaxDimension));
   }
-  if (options.provider == "hashing") {
-    return std::unique_ptr<Embedder>(std::make_unique<HashingEmbedder>(options.dimension));
-  }
-  if (options.provider == "openai") {
+  if (options.provider == EmbedderProvider::kOpenai) {
     return Status::InvalidArgument(
         "embedder provider 'openai' needs the network: open it with OpenEmbedder "
-        "(provider/embedder_factory.h); MakeEmbedder makes the built-in hashing embedder only");
+        "(provider/embedder_factory.h); MakeEmbedder makes the built-in embedders only (hashing, static, native)");
   }
-  return Status::InvalidArgument("unknown embedder provider '" + options.provider +
-                                 "'; available providers: hashing, static, native");
+  return std::unique_ptr<Embedder>(std::make_unique<HashingEmbedder>(options.dimension));
 }
 
 }  // namespace msp

@@ -24,7 +24,7 @@ std::string AgentWriteNote(const api::CallContext::AgentWrites& agent) {
 
 }  // namespace
 
-Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Options& options) {
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Settings& options) {
   const api::OperationInfo& info = op.info();
   const api::CallContext::AgentWrites agent{options.mcp.write_source, options.mcp.write_default_tag,
                                             options.policy.stable_tags};
@@ -57,7 +57,7 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
   return t;
 }
 
-void AddApiTools(std::shared_ptr<MissionMemory> mission, const Options& options, ToolSet& tools) {
+void AddApiTools(std::shared_ptr<MissionMemory> mission, const Settings& options, ToolSet& tools) {
   for (const api::Operation* op : api::Operations()) {
     if (!op->info().mcp_tool.empty()) tools.push_back(ApiTool(*op, mission, options));
   }

@@ -21,10 +21,10 @@ namespace msp::mcp {
 // Writes are the model's (CallContext::agent_writes from mcp.write_source,
 // mcp.write_default_tag and policy.stable_tags: docs/mcp.md, "Agent
 // writes"). `op` and `mission` must outlive the tool.
-Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Options& options);
+Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, const Settings& options);
 
 // Appends the tool of every operation of src/api.
-void AddApiTools(std::shared_ptr<MissionMemory> mission, const Options& options, ToolSet& tools);
+void AddApiTools(std::shared_ptr<MissionMemory> mission, const Settings& options, ToolSet& tools);
 
 }  // namespace msp::mcp
 

@@ -12,7 +12,7 @@
 
 #include "mcp/tool.h"
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 
 namespace msp::mcp {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 #include "msp/caller.h"
 #include "msp/types.h"

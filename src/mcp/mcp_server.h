@@ -19,7 +19,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/tool.h"
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 
 namespace msp::mcp {
 
@@ -38,7 +38,7 @@ struct McpServerOptions {
   std::string server_version = "0.0.0";  // serverInfo.version
   // The settings the tools read: mcp.* (the graph tools), mission.* and
   // tokens.* (the mission tools).
-  Options options;
+  Settings options;
 };
 
 class McpServer {

@@ -69,7 +69,7 @@ class McpCoreTest : public ::testing::Test {
     return r["result"];
   }
 
-  McpServer server_{FakeTools(), McpServerOptions{"1.2.3", Options()}};
+  McpServer server_{FakeTools(), McpServerOptions{"1.2.3", Settings()}};
   McpSession session_;
 };
 

@@ -110,7 +110,7 @@ std::string RefreshStateRecordId(const Namespace& scope, std::string_view task_i
   return MissionRecordId(MissionNamespace(scope), {"refresh-state", task_id});
 }
 
-OrchestratorConfig OrchestratorConfigFrom(const Options& options) {
+OrchestratorConfig OrchestratorConfigFrom(const Settings& options) {
   OrchestratorConfig c;
   const OrchestrateOptions& o = options.orchestrate;
   c.priority.commit_weight = o.commit_weight;

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "msp/memory.h"
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 #include "msp/types.h"
 #include "orchestrate/priority.h"
@@ -108,7 +108,7 @@ std::unique_ptr<Summarizer> MakeLlmSummarizer(std::unique_ptr<ChatClient> chat);
 // orchestrate.summarizer: "extractive"; "llm" (llm.model required);
 // "auto": llm when llm.model is set, else extractive. `openai_env_key` as
 // ChatOptionsFor (consolidate/llm_extractor.h).
-Result<std::unique_ptr<Summarizer>> MakeConfiguredSummarizer(const Options& options,
+Result<std::unique_ptr<Summarizer>> MakeConfiguredSummarizer(const Settings& options,
                                                              std::string_view openai_env_key);
 
 // One change of a tool between two refreshes.
@@ -158,7 +158,7 @@ struct OrchestratorConfig {
   std::string actor = "orchestrator";
 };
 // The configuration options.orchestrate (and options.mission) describe.
-OrchestratorConfig OrchestratorConfigFrom(const Options& options);
+OrchestratorConfig OrchestratorConfigFrom(const Settings& options);
 
 struct TaskPlan {
   Task task;

@@ -245,7 +245,7 @@ std::unique_ptr<Summarizer> MakeLlmSummarizer(std::unique_ptr<ChatClient> chat) 
   return std::make_unique<LlmSummarizer>(std::move(chat));
 }
 
-Result<std::unique_ptr<Summarizer>> MakeConfiguredSummarizer(const Options& options,
+Result<std::unique_ptr<Summarizer>> MakeConfiguredSummarizer(const Settings& options,
                                                              std::string_view openai_env_key) {
   const std::string& kind = options.orchestrate.summarizer;
   if (kind != "auto" && kind != "llm" && kind != "extractive") {

@@ -19,20 +19,12 @@ std::string EffectiveApiKey(const EmbedderOptions& options, const std::string& o
   return "";
 }
 
-Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options) {
-  if (options.provider == "hashing" || options.provider == "static" || options.provider == "native") {
-    return MakeEmbedder(options);
-  }
-  if (options.provider == "openai") {
-    EmbedderOptions o = options;
-    const char* env = std::getenv("OPENAI_API_KEY");
-    o.api_key = EffectiveApiKey(options, env != nullptr ? env : "");
-    MSP_ASSIGN_OR_RETURN(auto e, OpenAiEmbedder::Create(o));
-    return std::unique_ptr<Embedder>(std::move(e));
-  }
-  return Status::InvalidArgument("unknown embedder.provider '" + options.provider +
-                                 "'; available providers: hashing (built in, lexical), static (built in, word vectors), openai (any OpenAI-compatible "
-                                 "embeddings server), native (a local BERT-family model in embedder.model)");
+Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options, const std::string& openai_api_key) {
+  if (options.provider != EmbedderProvider::kOpenai) return MakeEmbedder(options);
+  EmbedderOptions o = options;
+  o.api_key = EffectiveApiKey(options, openai_api_key);
+  MSP_ASSIGN_OR_RETURN(auto e, OpenAiEmbedder::Create(o));
+  return std::unique_ptr<Embedder>(std::move(e));
 }
 
 }  // namespace msp

@@ -16,10 +16,9 @@
 namespace msp {
 
 // The embedder options.provider names. For "openai" with an empty api_key
-// and a base_url on https://api.openai.com, the key is taken from the
-// OPENAI_API_KEY environment variable (never sent to other servers).
-// InvalidArgument for an unknown provider, listing the known ones.
-Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options);
+// and a base_url on https://api.openai.com, the key is `openai_api_key`
+// (Options::openai_api_key; never sent to other servers).
+Result<std::unique_ptr<Embedder>> OpenEmbedder(const EmbedderOptions& options, const std::string& openai_api_key = "");
 
 // The API key OpenEmbedder uses: options.api_key, else `openai_env_key`
 // when options.base_url is on https://api.openai.com, else "".

@@ -37,7 +37,7 @@ namespace msp {
 class OpenAiEmbedder final : public Embedder {
  public:
   // Uses options.base_url, model, api_key (sent as is: OpenEmbedder in
-  // embedder_factory.h applies the $OPENAI_API_KEY fallback), dimension,
+  // embedder_factory.h applies the openai_api_key fallback), dimension,
   // batch_size, timeout_ms and max_retries. InvalidArgument naming the
   // setting when the model is empty, the base URL is malformed, or a number
   // is out of range. `sleep` replaces the wait between retries (tests).

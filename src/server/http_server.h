@@ -32,7 +32,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "msp/options.h"
+#include "config/settings.h"
 #include "msp/status.h"
 #include "server/auth.h"
 #include "server/connection_loop.h"

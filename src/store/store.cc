@@ -62,13 +62,9 @@ std::string ChangeChannel(const std::string& schema) {
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const StoreOptions& options) {
-  if (options.backend == "postgres") {
+  if (options.backend == StoreBackend::kPostgres) {
     MSP_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStore> store, OpenPostgresStore(options));
     return std::unique_ptr<Store>(std::move(store));
-  }
-  if (options.backend != "sqlite") {
-    return Status::InvalidArgument("unknown store backend \"" + options.backend +
-                                   "\"; allowed: sqlite, postgres");
   }
   if (options.data_dir.empty()) {
     return Status::InvalidArgument("store data_dir is empty; name a directory for msp.db");

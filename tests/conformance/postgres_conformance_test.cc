@@ -73,7 +73,7 @@ Result<std::unique_ptr<Store>> OpenPostgres(const std::string& scratch_dir) {
     schemas.push_back(schema);
   }
   StoreOptions options;
-  options.backend = "postgres";
+  options.backend = msp::StoreBackend::kPostgres;
   options.postgres_url = TestPg();
   options.postgres_schema = schema;
   options.postgres_pool_size = 6;

@@ -8,7 +8,7 @@ namespace {
 // A fresh store in `scratch_dir` (the same store when called again with it).
 Result<std::unique_ptr<Store>> OpenSqlite(const std::string& scratch_dir) {
   StoreOptions options;
-  options.backend = "sqlite";
+  options.backend = msp::StoreBackend::kSqlite;
   options.data_dir = scratch_dir;
   options.synchronous = "normal";  // a killed test process is the only risk here
   return OpenStore(options);

@@ -33,7 +33,7 @@ Options OptionsFor(const std::string& dir, const std::string& base_url, bool bac
   Options o;
   o.store.data_dir = dir;
   o.store.synchronous = "normal";
-  o.consolidation.extractor = "llm";
+  o.consolidation.extractor = ExtractorKind::kLlm;
   o.consolidation.background = background;
   o.consolidation.every_n_episodes = background ? 2 : 0;
   o.llm.base_url = base_url;

@@ -45,7 +45,7 @@ Options HashingOptions(const std::string& dir) {
   Options o;
   o.store.data_dir = dir;
   o.store.synchronous = "normal";
-  o.embedder.provider = "hashing";
+  o.embedder.provider = EmbedderProvider::kHashing;
   o.embedder.dimension = 64;
   o.consolidation.every_n_episodes = 0;
   return o;
@@ -53,7 +53,7 @@ Options HashingOptions(const std::string& dir) {
 
 Options StubOptions(const std::string& dir, const OpenAiStub& stub) {
   Options o = HashingOptions(dir);
-  o.embedder.provider = "openai";
+  o.embedder.provider = EmbedderProvider::kOpenai;
   o.embedder.base_url = stub.base_url();
   o.embedder.model = "stub-model";
   o.embedder.dimension = kStubDim;
@@ -325,7 +325,7 @@ TEST(ReembedTest, HashingToNativeEndToEnd) {
   Seeded s = Seed(dir.path());
   ASSERT_EQ(s.ids.size(), 16u);
   Options native = HashingOptions(dir.path());
-  native.embedder.provider = "native";
+  native.embedder.provider = EmbedderProvider::kNative;
   native.embedder.model = std::string(MSP_SOURCE_DIR) + "/tests/data/native_bert";
   native.embedder.threads = 2;
   ASSERT_OK_AND_ASSIGN(ReembedProgress p, MemoryLayer::Reembed(native, ReembedOptions{}, nullptr));

@@ -381,7 +381,7 @@ TEST_F(DigestInjectionTest, QueryHandoffSessionStartAndMcp) {
   // MCP: memory_search's text content is JSON whose strings keep every line
   // break escaped (U+2028 and U+2029 included); each hit says its trust.
   mcp::McpServerOptions server_options;
-  server_options.options = options_;
+  static_cast<Options&>(server_options.options) = options_;
   mcp::McpServer server(*engine_, server_options);
   mcp::McpSession session;
   session.ns = mission_;

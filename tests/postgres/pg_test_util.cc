@@ -85,7 +85,7 @@ std::string ConninfoValue(const std::string& conninfo, const std::string& keywor
 
 StoreOptions PgStoreOptions(const std::string& schema) {
   StoreOptions options;
-  options.backend = "postgres";
+  options.backend = StoreBackend::kPostgres;
   options.postgres_url = TestPg();
   options.postgres_schema = schema;
   options.postgres_pool_size = 4;

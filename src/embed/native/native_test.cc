@@ -589,7 +589,7 @@ namespace {
 // embedder.provider = "native" through the factory (options.h's settings).
 TEST(NativeFactoryTest, MakeEmbedderOpensTheModelDirectory) {
   EmbedderOptions o;
-  o.provider = "native";
+  o.provider = EmbedderProvider::kNative;
   o.model = msp::native::kFixture;
   o.threads = 0;  // one per core
   o.pooling = "cls";

@@ -190,7 +190,7 @@ TEST(StaticEmbedderTest, CliticsAreDroppedAndNegationReadsAsNot) {
 TEST(StaticEmbedderTest, FactoryFindsTheTableOrSaysHowToInstallIt) {
   TempDir dir("static-factory");
   EmbedderOptions o;
-  o.provider = "static";
+  o.provider = EmbedderProvider::kStatic;
   o.vectors_path = WriteTable(dir);
   ASSERT_OK_AND_ASSIGN(auto e, MakeEmbedder(o));
   EXPECT_EQ(e->id(), "static-v1-tiny-4d");
@@ -200,7 +200,7 @@ TEST(StaticEmbedderTest, FactoryFindsTheTableOrSaysHowToInstallIt) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("missing.msv"), std::string::npos);
-  o.provider = "nope";
+  o.provider = EmbedderProvider::kOpenai;
   auto unknown = MakeEmbedder(o);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("static"), std::string::npos);

@@ -97,16 +97,6 @@ TEST_F(SqliteStoreTest, DatabaseIsInWalMode) {
   EXPECT_EQ(s.ColumnText(0), "wal");
 }
 
-TEST_F(SqliteStoreTest, UnknownBackendIsRefusedNamingTheAllowedOnes) {
-  StoreOptions options = Options();
-  options.backend = "mysql";
-  auto opened = OpenStore(options);
-  ASSERT_FALSE(opened.ok());
-  EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(opened.status().message(), "mysql")) << opened.status().message();
-  EXPECT_TRUE(Contains(opened.status().message(), "sqlite")) << opened.status().message();
-}
-
 TEST_F(SqliteStoreTest, SynchronousMustBeFullOrNormal) {
   for (const char* good : {"full", "normal"}) {
     StoreOptions options = Options();
