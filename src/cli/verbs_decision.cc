@@ -340,7 +340,7 @@ std::vector<Verb> MissionVerbs() {
        "matter ...); re-importing updates; docs/operations.md",
        ApiFlags("decision_import_adr"), {"DIR"}, 1, kRecordVerb, &RunDecisionImport},
       {"principle add", "ID --statement TEXT --mission ID [flags]",
-       "register version 1 of a principle (ID like P-7): principle_put without --base-version; docs/operations.md",
+       "register version 1 of a principle (ID like P-7): principle_put with no base version (docs/operations.md); `principle edit` changes it",
        ApiFlags("principle_put", {}, {"--base-version"}), {"ID"}, 1, kRecordVerb, &RunPrincipleAdd},
       {"principle edit", "ID --base-version N [--statement TEXT] [--rationale TEXT] --mission ID [flags]",
        "store the next version of a principle (principle_put); refused (exit 1, conflict) when N is no longer the "
