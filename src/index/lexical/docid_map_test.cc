@@ -332,7 +332,7 @@ TEST_F(DocidMapTest, KilledWhileWritingLeavesNothingWrong) {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     LexicalIndex& index = **opened;
     Result<int64_t> applied = index.AppliedSeq();
-    ASSERT_TRUE(applied.ok());
+    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
     seq = static_cast<int>(*applied);
     MapState s = ReadMap(dir_);
     EXPECT_EQ(s.wrong, 0u);

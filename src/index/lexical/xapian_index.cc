@@ -174,7 +174,8 @@ class XapianLexicalIndex final : public LexicalIndex {
   // Creates the database if `dir` holds none yet; empties one of an older
   // format (catch-up then rebuilds it). Damaged files (or a file where the
   // folder should be) are left for the first use to report as Corruption,
-  // which Reset() repairs: opening never fails on them.
+  // which Reset() repairs: opening never fails on them. The files of a
+  // creation that was killed (nothing in them) are set aside at once.
   Status Init() {
     if (in_memory_) {
       std::lock_guard<std::mutex> lock(write_mu_);
@@ -208,10 +209,30 @@ class XapianLexicalIndex final : public LexicalIndex {
       if (db.get_doccount() == 0) db.set_metadata(kFormatKey, format_);
       return Status::Ok();
     });
-    return created.code() == StatusCode::kCorruption ? Status::Ok() : created;
+    if (created.code() != StatusCode::kCorruption) return created;
+    // A process killed while creating the index (before Xapian's version
+    // file was in place) leaves files that hold no database and never held
+    // a document: started over now rather than reported at the first use.
+    // Damage to an index that held documents is still left for that use.
+    if (InterruptedCreation()) (void)Reset();  // if it fails, the first use reports the damage
+    return Status::Ok();
   }
 
  private:
+  // Whether dir_ holds what an interrupted creation leaves: no version file
+  // (iamglass) and every table file empty.
+  bool InterruptedCreation() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(dir_ + "/iamglass", ec) || ec) return false;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+      if (e.path().extension() != ".glass") continue;
+      std::error_code size_ec;
+      if (e.file_size(size_ec) != 0 || size_ec) return false;
+    }
+    return !ec;
+  }
+
   // Init of a read-only index: the files as they are when they hold an
   // index of this format (damage is left for the first use to report);
   // otherwise an empty index in memory.
