@@ -13,6 +13,12 @@ evidence is not all in the top 10 into one of two classes:
   lexical   every missing turn shares a content word with the question: a
             lexical ranking could in principle have found it.
 
+A lexical miss is also marked "tied" when some missing turn has at least 10
+other turns in its conversation that hold every question word it holds (and
+maybe more): no weighting of the question's words can then lift it above all
+ten; only term frequency, length or context (neighbours, session) orders it
+among them. The TSV gives that count per missing turn.
+
 Writes one TSV row per missed question (--out) and prints, per category and per
 half (conversations 0-4, the tuning half; 5-9, held out), the questions, the
 misses of each class, turn recall_all@10, and recall_all@10 over the questions
@@ -91,6 +97,8 @@ def main():
 
     # stats[half][category] = [questions, hit, semantic misses, lexical misses]
     stats = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    tied = defaultdict(int)  # lexical misses per half whose missing turn is tied with >= 10 turns
+    words = {conv: {t: content_words(x, names[conv]) for t, x in texts[conv].items()} for conv in texts}
     rows = []
     with open(args.ranks) as f:
         for number, line in enumerate(f, 1):
@@ -103,17 +111,26 @@ def main():
             question_words = content_words(q["question"], names[conv])
             semantic = [t for t in missing if not (content_words(texts[conv].get(t, ""), names[conv]) & question_words)]
             cls = "hit" if not missing else ("semantic" if semantic else "lexical")
+            # How many other turns hold every question word each missing turn holds.
+            supersets = {}
+            for t in missing:
+                shared = words[conv].get(t, set()) & question_words
+                supersets[t] = sum(1 for d, w in words[conv].items() if d != t and shared <= w) if shared else 0
+            if cls == "lexical" and max(supersets.values()) >= 10:
+                tied[half] += 1
+                tied["all"] += 1
             for h in (half, "all"):
                 s = stats[h][q["category"]]
                 s[0] += 1
                 s[{"hit": 1, "semantic": 2, "lexical": 3}[cls]] += 1
             if missing:
                 rows.append((conv, q["category"], cls, " ".join(f"{t}@{q['evidence'][t] or '>200'}" for t in missing),
-                             " ".join(semantic), q["question"]))
+                             " ".join(semantic), " ".join(f"{t}:{supersets[t]}" for t in missing), q["question"]))
 
     if args.out:
         with open(args.out, "w") as f:
-            f.write("conversation\tcategory\tclass\tmissing (turn@rank)\tsharing no content word\tquestion\n")
+            f.write("conversation\tcategory\tclass\tmissing (turn@rank)\tsharing no content word\t"
+                    "turns holding every question word it holds (turn:count)\tquestion\n")
             for r in rows:
                 f.write("\t".join(str(x) for x in r) + "\n")
 
@@ -127,6 +144,7 @@ def main():
             total = [a + b for a, b in zip(total, s)]
             print_row(CATEGORIES.get(cat, str(cat)), s)
         print_row("overall", total)
+        print(f"  lexical misses tied with >= 10 turns (no word weighting lifts them): {tied[half]} of {total[3]}")
 
 
 def print_row(label, s):
