@@ -225,10 +225,12 @@ class XapianLexicalIndex final : public LexicalIndex {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::exists(dir_ + "/iamglass", ec) || ec) return false;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
-      if (e.path().extension() != ".glass") continue;
+    // Stepped with error codes: Init must not throw on a directory it
+    // cannot read (that is left for the first use, as other damage).
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() != ".glass") continue;
       std::error_code size_ec;
-      if (e.file_size(size_ec) != 0 || size_ec) return false;
+      if (it->file_size(size_ec) != 0 || size_ec) return false;
     }
     return !ec;
   }
