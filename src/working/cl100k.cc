@@ -267,13 +267,14 @@ constexpr size_t kSmallPiece = 128;
 
 uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
   if (bytes.size() == 1) return single_byte_[static_cast<unsigned char>(bytes[0])];
+  if (bytes.size() > kMaxTokenBytes) return kNoRank;  // no token is that long
   const size_t mask = slot_count_ - 1;
-  for (size_t at = HashBytes(bytes) & mask;; at = (at + 1) & mask) {
+  const uint64_t hash = HashBytes(bytes);
+  const uint32_t key = SlotKey(bytes.size(), hash);
+  for (size_t at = hash & mask;; at = (at + 1) & mask) {
     const Slot& s = slot_data_[at];
-    if (s.length == 0) return kNoRank;
-    if (s.length == bytes.size() && std::memcmp(arena_data_ + s.offset, bytes.data(), bytes.size()) == 0) {
-      return s.rank;
-    }
+    if (s.length() == 0) return kNoRank;
+    if (s.key() == key && std::memcmp(arena_data_ + s.offset, bytes.data(), bytes.size()) == 0) return s.rank();
   }
 }
 
@@ -282,13 +283,12 @@ bool Cl100kVocabulary::Insert(uint32_t offset, uint32_t length, uint64_t hash, u
   const char* bytes = arena_.data() + offset;
   for (size_t at = hash & mask;; at = (at + 1) & mask) {
     Slot& s = slots_[at];
-    if (s.length == 0) {
+    if (s.length() == 0) {
       s.offset = offset;
-      s.length = length;
-      s.rank = rank;
+      s.packed = SlotKey(length, hash) | rank;
       return true;
     }
-    if (s.length == length && std::memcmp(arena_.data() + s.offset, bytes, length) == 0) return false;
+    if (s.key() == SlotKey(length, hash) && std::memcmp(arena_.data() + s.offset, bytes, length) == 0) return false;
   }
 }
 
@@ -508,15 +508,19 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
   std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
   v->path_ = path;
   std::fill(std::begin(v->single_byte_), std::end(v->single_byte_), kNoRank);
-  // Count the tokens first to size the table (load factor <= 0.5).
+  // Count the tokens first to size the table (load factor <= 0.8: 1 MB of
+  // slots for cl100k's 100,256 tokens, a 1.7 MB table that every process
+  // reads whole). At 0.5 (2.7 MB) Russian prose counts ~20% faster, its
+  // pieces missing along shorter probe runs, but a search process that
+  // loads the table saves 3% instead of 8% (bench/README.md).
   size_t tokens = 0;
   for (char c : bpe) tokens += c == ' ' ? 1 : 0;
   size_t slots = 1024;
-  while (slots < 2 * tokens + 2) slots *= 2;
+  while (5 * (tokens + 2) > 4 * slots) slots *= 2;
   v->slots_.resize(slots);  // a fresh mapping: zero bytes, empty slots
   v->arena_.reserve(bpe.size());  // decoded tokens are shorter than their base64: never moves
   // Tokens enter the table kAhead tokens after they are decoded, their
-  // slot prefetched meanwhile: each lands at a random place of 3 MB.
+  // slot prefetched meanwhile: each lands at a random place of 1 MB.
   struct Decoded {
     uint64_t hash;
     uint32_t offset, length, rank;
@@ -562,13 +566,17 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
       if (!DecodeBase64(word, &bytes) || bytes.empty() || bytes.size() > 0xFFFF) {
         return corrupt("token '" + std::string(word.substr(0, 40)) + "' is not base64");
       }
-      if (rank >= kNoRank) return corrupt("rank out of range");
+      if (rank > kMaxRank) return corrupt("rank out of range");
       if (bytes.size() == 1) {
         uint32_t& single = v->single_byte_[static_cast<unsigned char>(bytes[0])];
         if (single != kNoRank) return corrupt("token '" + std::string(word) + "' appears twice");
         single = static_cast<uint32_t>(rank);
       } else {
-        if (2 * (v->entries_ + 2) > v->slots_.size()) return corrupt("more tokens than expected");
+        if (5 * (v->entries_ + 2) > 4 * v->slots_.size()) return corrupt("more tokens than expected");
+        if (bytes.size() > kMaxTokenBytes) {
+          return corrupt("token '" + std::string(word.substr(0, 40)) + "' is longer than " +
+                         std::to_string(kMaxTokenBytes) + " bytes");
+        }
         Decoded d{HashBytes(bytes), static_cast<uint32_t>(v->arena_.size()), static_cast<uint32_t>(bytes.size()),
                   static_cast<uint32_t>(rank), word};
         v->arena_.append(bytes);
@@ -609,10 +617,10 @@ struct TableHeader {
   uint64_t checksum;  // TableChecksum of the slots and of the arena, combined
   uint32_t single_byte[256];
 };
-constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '2', '\0'};
+constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '3', '\0'};
 
 // The table's checksum: four independent lanes of 8 bytes (a quarter of
-// HashBytes' serial chain; the table is 3.8 MB and mapped by every
+// HashBytes' serial chain; the table is 1.7 MB and mapped by every
 // process), then the tail and the length.
 uint64_t TableChecksum(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -723,7 +731,7 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
     return corrupt("made for another vocabulary file");
   }
   if (h.slot_count == 0 || (h.slot_count & (h.slot_count - 1)) != 0 || h.slot_count > (1u << 24) ||
-      h.arena_size > (1u << 30) || h.entries < 1000 || 2 * h.entries > h.slot_count ||
+      h.arena_size > (1u << 30) || h.entries < 1000 || 5 * h.entries > 4 * h.slot_count ||
       bytes.size() != sizeof(TableHeader) + h.slot_count * sizeof(Slot) + h.arena_size) {
     return corrupt("torn or of another layout");
   }
@@ -746,7 +754,7 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
   uint64_t beyond = 0;
   for (size_t i = 0; i < v->slot_count_; ++i) {
     const Slot& s = v->slot_data_[i];
-    beyond |= static_cast<uint64_t>(s.offset) + s.length > v->arena_size_;
+    beyond |= static_cast<uint64_t>(s.offset) + s.length() > v->arena_size_;
   }
   if (beyond != 0) return corrupt("a slot points outside the arena");
   v->mapping_ = std::move(file);

@@ -88,11 +88,22 @@ class Cl100kVocabulary {
   size_t MergeSmall(std::string_view piece, std::vector<uint32_t>* out) const;
   size_t MergeLarge(std::string_view piece, std::vector<uint32_t>* out) const;
 
+  // A slot's key: the length and a tag of 6 hash bits (so a probe rarely
+  // compares bytes that differ); what Rank looks for among the slots.
+  static uint32_t SlotKey(size_t length, uint64_t hash) {
+    return static_cast<uint32_t>(length) << 24 | static_cast<uint32_t>(hash >> 58) << 18;
+  }
+  // 8 bytes: a process that maps the table reads it whole (its checksum),
+  // so the table's size is what loading it costs.
   struct Slot {
     uint32_t offset = 0;  // into arena_
-    uint32_t length = 0;  // 0: empty slot
-    uint32_t rank = 0;
+    uint32_t packed = 0;  // length (bits 24..31; 0: empty slot), tag (18..23), rank (0..17)
+    uint32_t length() const { return packed >> 24; }
+    uint32_t key() const { return packed & ~kMaxRank; }
+    uint32_t rank() const { return packed & kMaxRank; }
   };
+  static constexpr uint32_t kMaxRank = (1u << 18) - 1;  // what a slot can hold (o200k has 200,000)
+  static constexpr size_t kMaxTokenBytes = 255;         // likewise
   // Both filled at once by a short-lived process's first count: their
   // pages are populated in one go (util/populated_allocator.h). The table
   // is sized once, from empty, in a fresh mapping whose zero bytes are
