@@ -188,7 +188,15 @@ class XapianLexicalIndex final : public LexicalIndex {
     for (int attempt = 0;; ++attempt) {
       try {
         Xapian::Database probe(dir_);
-        if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) return Status::Ok();
+        if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) {
+          // The first read's reader: a short-lived process opens the
+          // database once (reads reopen it first in any case).
+          auto reader = std::make_unique<Reader>(probe, dir_, language_);
+          std::lock_guard<std::mutex> lock(pool_mu_);
+          reader->generation = generation_;
+          idle_.push_back(std::move(reader));
+          return Status::Ok();
+        }
         probe.close();
         MSP_RETURN_IF_ERROR(Clear());
         return Write("format", [this](Xapian::WritableDatabase& db) {

@@ -23,7 +23,11 @@ namespace msp::xapian_lexical {
 // One read handle with its own parser: Xapian objects are not thread-safe
 // (not even their reference counts), so nothing here is shared.
 struct Reader {
-  Reader(const std::string& dir, const std::string& language) : Reader(Xapian::Database(dir), language) {
+  Reader(const std::string& dir, const std::string& language) : Reader(Xapian::Database(dir), dir, language) {}
+  // Over `database`, opened from `dir` (the one the index opened to check
+  // its format, kept for the first read rather than opened twice).
+  Reader(const Xapian::Database& database, const std::string& dir, const std::string& language)
+      : Reader(database, language) {
     in_memory = false;
     docid_map.emplace(dir + "/" + std::string(kDocidMapFile));
   }
