@@ -189,6 +189,12 @@ class MemoryLayer {
   // calls it when idle so that the next process opening the store replays
   // nothing; the file is written anyway every so many changes.
   virtual Status PersistIndexes() { return Status::Ok(); }
+  // For a long-lived process (a server), once it has caught up: reads the
+  // persisted vector index's pages into this process in the caller's thread
+  // (queries go on meanwhile), so that later queries find what they touch
+  // in memory rather than paying a page fault or a read for it. A
+  // short-lived process should not call it: it reads the whole file.
+  virtual Status WarmIndexes() { return Status::Ok(); }
 
   // JSONL, one record a line (format in README). Import is all-or-nothing:
   // on any bad line nothing is applied and the error names the line.

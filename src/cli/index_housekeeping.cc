@@ -25,6 +25,7 @@ void IndexHousekeeping::Run(std::chrono::milliseconds idle) {
   } else {
     (void)engine_.PersistIndexes();
   }
+  (void)engine_.WarmIndexes();
   int64_t seen = -1;
   int64_t saved_at = -1;  // the sequence the last idle save covered
   auto last_save = std::chrono::steady_clock::now();

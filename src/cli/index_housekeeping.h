@@ -1,6 +1,7 @@
 // Index housekeeping for the long-lived commands (`msp serve`, `msp mcp`): a
 // thread that catches the derived indexes up as the process starts, rather
-// than in its first request, and writes the vector file whenever the store
+// than in its first request, then maps the vector file's pages in
+// (MemoryLayer::WarmIndexes), and writes the vector file whenever the store
 // has been quiet for a while and the file lacks changes this process
 // replayed, so that a process starting on the store afterwards (a hook, a
 // write, a command without the resident path) replays nothing.
@@ -27,7 +28,7 @@ inline constexpr std::chrono::minutes kIdleSaveGap{5};
 class IndexHousekeeping {
  public:
   // Starts the thread: CatchUpIndexes (a failure is a warning on `err`),
-  // PersistIndexes, then every `idle` a look at the change sequence; when it
+  // PersistIndexes, WarmIndexes, then every `idle` a look at the change sequence; when it
   // has not moved since the last look, but since the last such save, at
   // least kIdleSaveGap ago: CatchUpIndexes and PersistIndexes.
   // `engine` and `err` must outlive this object.

@@ -185,6 +185,10 @@ class Engine final : public MemoryLayer {
     index_sync_.PersistSoon();
     return Status::Ok();
   }
+  Status WarmIndexes() override {
+    vector_->Warm();
+    return Status::Ok();
+  }
 
   // Leaves both indexes caught up and the vector index persisted, so the
   // first query after an import does not pay for indexing it.

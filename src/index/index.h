@@ -192,6 +192,17 @@ class VectorIndex {
   // them. A no-op for an index without a graph (MakeExactVectorIndex).
   virtual Status ExtendGraph(size_t max_nodes) = 0;
   virtual VectorGraphInfo graph_info() const = 0;
+
+  // For a long-lived process, once: maps every page of a loaded file into
+  // this process now (a few megabytes at a time, queries going on between
+  // them), and from then on reads through the mapping. Until then a query
+  // reads the scattered elements it needs with pread, since a page fault
+  // costs up to tens of preads on a virtual machine; a server answering
+  // varied queries would otherwise pay faults for thousands of queries as
+  // they touch new pages one by one. A short-lived process should not call
+  // it (it reads the whole file). Rows changed since the load are in
+  // memory already; a Load or Clear after it starts the reads over.
+  virtual void Warm() const {}
 };
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension);

@@ -4,6 +4,7 @@
 // and the factories of index/index.h.
 #include "index/vector/exact_index.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -51,6 +52,48 @@ VectorGraphInfo ExactVectorIndex::graph_info() const {
   info.removed = graph_->nodes() - graph_live_;
   info.pending = ids_.size() - graph_live_;
   return info;
+}
+
+void ExactVectorIndex::Warm() const {
+  // A chunk at a time under the shared lock, so that a writer waits for
+  // one chunk at most; the array is looked up again for each (a write may
+  // have moved it).
+  constexpr size_t kChunkBytes = size_t{4} << 20;
+  auto warm = [this]<typename T>(auto array_of) {
+    for (size_t at = 0;;) {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      const MappedArray<T>* a = array_of();
+      if (a == nullptr || at >= a->size()) return;
+      const size_t n = std::min(a->size() - at, std::max<size_t>(1, kChunkBytes / sizeof(T)));
+      a->Prefault(at, n);
+      at += n;
+    }
+  };
+  // What every query reads first, the graph, then the rows.
+  warm.operator()<uint32_t>([this] { return &table_; });
+  warm.operator()<IdRef>([this] { return &ids_; });
+  warm.operator()<char>([this] { return &id_chars_; });
+  warm.operator()<SlotMeta>([this] { return &meta_; });
+  warm.operator()<uint32_t>([this] { return &tag_pool_; });
+  warm.operator()<uint32_t>([this] { return &tenant_of_; });
+  warm.operator()<float>([this] { return &norms_; });
+  warm.operator()<uint32_t>([this] { return &node_of_slot_; });
+  warm.operator()<uint32_t>([this] { return &slot_of_node_; });
+  warm.operator()<uint32_t>([this]() -> const MappedArray<uint32_t>* {
+    return graph_ ? &std::as_const(*graph_).level0() : nullptr;
+  });
+  warm.operator()<uint8_t>([this]() -> const MappedArray<uint8_t>* {
+    return graph_ ? &std::as_const(*graph_).levels() : nullptr;
+  });
+  warm.operator()<uint32_t>([this]() -> const MappedArray<uint32_t>* {
+    return graph_ ? &std::as_const(*graph_).upper_at() : nullptr;
+  });
+  warm.operator()<uint32_t>([this]() -> const MappedArray<uint32_t>* {
+    return graph_ ? &std::as_const(*graph_).upper() : nullptr;
+  });
+  warm.operator()<uint16_t>([this] { return &halves_; });
+  warm.operator()<float>([this] { return &vectors_; });
+  cold_queries_.store(0, std::memory_order_relaxed);
 }
 
 Status ExactVectorIndex::ExtendGraphLocked(size_t max_nodes) {

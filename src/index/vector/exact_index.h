@@ -157,6 +157,8 @@ class ExactVectorIndex final : public VectorIndex {
 
   VectorGraphInfo graph_info() const override;
 
+  void Warm() const override;
+
  private:
   static constexpr size_t kBlock = 64;
 

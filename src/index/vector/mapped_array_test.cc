@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <fstream>
 #include <random>
 #include <string>
 #include <utility>
@@ -143,6 +146,43 @@ TEST_F(MappedArrayFileTest, ReadsAlwaysReturnTheContentThroughRandomChanges) {
     }
   }
   EXPECT_GT(from_file, 100u);  // the file was still read after all those changes
+}
+
+// The resident set of the mapping that starts at `addr` (its "Rss:" line in
+// /proc/self/smaps), in kB; -1 when there is no such mapping.
+long RssOfMappingAt(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto want = reinterpret_cast<uintptr_t>(addr);
+  bool in = false;
+  for (std::string line; std::getline(smaps, line);) {
+    const size_t dash = line.find('-');
+    if (dash != std::string::npos && dash > 0 && line.find(' ') > dash &&
+        std::isxdigit(static_cast<unsigned char>(line[0]))) {
+      in = std::stoull(line.substr(0, dash), nullptr, 16) == want;
+      continue;
+    }
+    if (in && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+  }
+  return -1;
+}
+
+TEST_F(MappedArrayFileTest, PrefaultMapsThePagesAndChangesNothing) {
+  const size_t per_page = PageSize() / sizeof(uint32_t);
+  Map(256 * per_page);
+  const long page_kb = static_cast<long>(PageSize() / 1024);
+  ASSERT_EQ(RssOfMappingAt(std::as_const(array_).data()), 0);  // nothing touched yet
+  array_.Prefault(3 * per_page + 1, 10 * per_page);  // 11 pages: 3 .. 13
+  // Those, and no more than the kernel's fault-around brings along (it
+  // maps the cached pages of an aligned 64 KB window at a time).
+  const long some = RssOfMappingAt(std::as_const(array_).data());
+  EXPECT_GE(some, 11 * page_kb);
+  EXPECT_LE(some, 64 * page_kb);
+  array_.Prefault(0, array_.size());
+  EXPECT_EQ(RssOfMappingAt(std::as_const(array_).data()), 256 * page_kb);
+  // Still the file's view, read from it, and equal to it.
+  EXPECT_TRUE(array_.file_view());
+  for (size_t i = 0; i < array_.size(); i += 97) EXPECT_TRUE(FromFile(i));
+  for (size_t i = 0; i < array_.size(); ++i) ASSERT_EQ(std::as_const(array_)[i], values_[i]) << i;
 }
 
 }  // namespace

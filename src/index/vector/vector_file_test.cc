@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -448,6 +449,44 @@ TEST_F(VectorFileTest, ALoadedIndexsFirstQueriesScanExactly) {
   auto later = loaded->Search(RandomUnit(rng), q);
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->size(), 25u);
+}
+
+// A long-lived process warms a loaded index (VectorIndex::Warm) while a
+// writer goes on changing it: every answer after, read through the
+// mapping rather than with pread, equals an index built from the same
+// records, graph and all.
+TEST_F(VectorFileTest, AWarmedIndexAnswersAsABuiltOne) {
+  std::mt19937 rng(18);
+  VectorIndexOptions options = SmallGraph();
+  auto built = MakeVectorIndex(kDim, options);
+  std::vector<Memory> records;
+  for (int i = 0; i < 1200; ++i) records.push_back(RandomRecord(rng, "w-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 5).ok());
+  ASSERT_TRUE(built->ExtendGraph(SIZE_MAX).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  auto loaded = MakeVectorIndex(kDim, options);
+  ASSERT_TRUE(loaded->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  // Changes while it warms: records moved, removed and added, some pages
+  // of the mapping the process's own from then on.
+  std::vector<Memory> changed;
+  std::vector<std::string> removed;
+  for (int i = 0; i < 300; ++i) {
+    changed.push_back(RandomRecord(rng, "w-" + std::to_string(i * 4)));
+    changed.push_back(RandomRecord(rng, "new-" + std::to_string(i)));
+    removed.push_back("w-" + std::to_string(i * 4 + 1));
+  }
+  std::thread writer([&] {
+    for (int b = 0; b < 30; ++b) {
+      const std::vector<Memory> batch(changed.begin() + b * 20, changed.begin() + (b + 1) * 20);
+      const std::vector<std::string> gone(removed.begin() + b * 10, removed.begin() + (b + 1) * 10);
+      ASSERT_TRUE(loaded->Apply(batch, gone, 6 + b).ok());
+    }
+  });
+  loaded->Warm();
+  writer.join();
+  ASSERT_TRUE(built->Apply(changed, removed, 35).ok());
+  ExpectSameAnswers(*built, *loaded, rng, {"w-0", "w-1", "w-2", "new-0", "new-299", "w-1199", "missing"});
+  EXPECT_EQ(loaded->AppliedSeq(), 35);
 }
 
 // A garbled graph: its links are checked as they are read, so unverified
