@@ -195,6 +195,12 @@ class MemoryLayer {
   // in memory rather than paying a page fault or a read for it. A
   // short-lived process should not call it: it reads the whole file.
   virtual Status WarmIndexes() { return Status::Ok(); }
+  // Writes the access bookkeeping that retrievals batch in memory
+  // (access_count, last_accessed; retrieval.record_access) now. Otherwise
+  // the retrieval that finds the batch a second old writes it and waits for
+  // the write; a long-lived process calls this from a thread of its own
+  // more often than that, so that no request does.
+  virtual Status FlushAccessLog() { return Status::Ok(); }
 
   // JSONL, one record a line (format in README). Import is all-or-nothing:
   // on any bad line nothing is applied and the error names the line.

@@ -1,6 +1,8 @@
 // The long-lived commands' index housekeeping (see index_housekeeping.h).
 #include "cli/index_housekeeping.h"
 
+#include <algorithm>
+
 namespace msp {
 
 IndexHousekeeping::IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle)
@@ -29,9 +31,16 @@ void IndexHousekeeping::Run(std::chrono::milliseconds idle) {
   int64_t seen = -1;
   int64_t saved_at = -1;  // the sequence the last idle save covered
   auto last_save = std::chrono::steady_clock::now();
+  auto next_look = last_save + idle;
   std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, idle, [this] { return stopping_; })) {
+  while (!cv_.wait_for(lock, std::min(idle, kAccessFlushEvery), [this] { return stopping_; })) {
     lock.unlock();
+    (void)engine_.FlushAccessLog();
+    if (std::chrono::steady_clock::now() < next_look) {
+      lock.lock();
+      continue;
+    }
+    next_look = std::chrono::steady_clock::now() + idle;
     if (Result<int64_t> seq = engine_.LastChangeSeq(); seq.ok()) {
       // Quiet since the last look, changed since the last save, and not
       // within kIdleSaveGap of it: a large index's file is not rewritten

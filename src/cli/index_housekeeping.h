@@ -1,10 +1,12 @@
 // Index housekeeping for the long-lived commands (`msp serve`, `msp mcp`): a
 // thread that catches the derived indexes up as the process starts, rather
 // than in its first request, then maps the vector file's pages in
-// (MemoryLayer::WarmIndexes), and writes the vector file whenever the store
-// has been quiet for a while and the file lacks changes this process
-// replayed, so that a process starting on the store afterwards (a hook, a
-// write, a command without the resident path) replays nothing.
+// (MemoryLayer::WarmIndexes); writes the access bookkeeping of the
+// requests' searches, so that no request waits for it; and writes the
+// vector file whenever the store has been quiet for a while and the file
+// lacks changes this process replayed, so that a process starting on the
+// store afterwards (a hook, a write, a command without the resident path)
+// replays nothing.
 #ifndef MSP_CLI_INDEX_HOUSEKEEPING_H_
 #define MSP_CLI_INDEX_HOUSEKEEPING_H_
 
@@ -21,6 +23,9 @@ namespace msp {
 // How long the store must be quiet (its change sequence still) before the
 // file is written.
 inline constexpr std::chrono::milliseconds kIdleSave{30000};
+// How often the access bookkeeping is written (a search writes it itself
+// when it finds a batch a second old: never, at this pace).
+inline constexpr std::chrono::milliseconds kAccessFlushEvery{250};
 // The least time between two such saves (each rewrites the whole file:
 // ~270 MB at 100,000 records).
 inline constexpr std::chrono::minutes kIdleSaveGap{5};
@@ -28,9 +33,10 @@ inline constexpr std::chrono::minutes kIdleSaveGap{5};
 class IndexHousekeeping {
  public:
   // Starts the thread: CatchUpIndexes (a failure is a warning on `err`),
-  // PersistIndexes, WarmIndexes, then every `idle` a look at the change sequence; when it
-  // has not moved since the last look, but since the last such save, at
-  // least kIdleSaveGap ago: CatchUpIndexes and PersistIndexes.
+  // PersistIndexes, WarmIndexes; then FlushAccessLog every
+  // kAccessFlushEvery, and every `idle` a look at the change sequence: when
+  // it has not moved since the last look, but since the last such save, at
+  // least kIdleSaveGap ago, CatchUpIndexes and PersistIndexes.
   // `engine` and `err` must outlive this object.
   IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle = kIdleSave);
   // Stop().

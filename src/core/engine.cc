@@ -189,6 +189,10 @@ class Engine final : public MemoryLayer {
     vector_->Warm();
     return Status::Ok();
   }
+  Status FlushAccessLog() override {
+    access_.Flush();
+    return Status::Ok();
+  }
 
   // Leaves both indexes caught up and the vector index persisted, so the
   // first query after an import does not pay for indexing it.

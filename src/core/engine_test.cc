@@ -107,6 +107,28 @@ TEST_F(EngineTest, AccessBumpsAreBatchedAndSpooledWhenTheEngineCloses) {
   EXPECT_EQ(count_seen_by(*engine_), 8);
 }
 
+// A long-lived process writes the batch from a thread of its own
+// (FlushAccessLog) before any search finds it a second old and waits for
+// the write itself.
+TEST_F(EngineTest, FlushAccessLogWritesTheBatchAtOnce) {
+  auto w = engine_->Write(Req("Ann prefers dark roast coffee in the morning", Ns()));
+  ASSERT_TRUE(w.ok());
+  auto other = Open(options_);  // another process's view of the store
+  ASSERT_NE(other, nullptr);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(Search(*engine_, Ns(), "coffee").size(), 1u);
+  auto before = other->Get(Ns(), w->id);
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->access_count, 0);
+  clock_->Advance(10);
+  ASSERT_TRUE(engine_->FlushAccessLog().ok());
+  auto after = other->Get(Ns(), w->id);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->access_count, 2);
+  EXPECT_EQ(after->last_accessed, clock_->NowMs() - 10);  // the batch's own time
+  ASSERT_TRUE(engine_->FlushAccessLog().ok());  // nothing pending: nothing written
+  EXPECT_EQ(other->Get(Ns(), w->id)->access_count, 2);
+}
+
 // Concurrent WriteMany calls share transactions (group commit): every call
 // gets its own results, every id it gets is stored, a fact written by many
 // threads at once is stored once (later calls of a group merge into it),
