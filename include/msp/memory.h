@@ -6,6 +6,7 @@
 #ifndef MSP_MEMORY_H_
 #define MSP_MEMORY_H_
 
+#include <cstddef>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -78,6 +79,9 @@ struct RecordBatch {
   std::string actor;                  // for the audit log; empty: options.actor
   std::string reason;                 // for the audit log
 };
+
+// The store's page cache of a process that called MemoryLayer::WarmUp.
+inline constexpr size_t kResidentStoreCacheBytes = size_t{64} << 20;
 
 class MemoryLayer {
  public:
@@ -191,10 +195,11 @@ class MemoryLayer {
   virtual Status PersistIndexes() { return Status::Ok(); }
   // For a long-lived process (a server), once it has caught up: reads the
   // persisted vector index's pages into this process in the caller's thread
-  // (queries go on meanwhile), so that later queries find what they touch
-  // in memory rather than paying a page fault or a read for it. A
+  // (queries go on meanwhile), and lets the store keep more of its pages in
+  // memory (kResidentStoreCacheBytes), so that later queries find what they
+  // touch in memory rather than paying a page fault or a read for it. A
   // short-lived process should not call it: it reads the whole file.
-  virtual Status WarmIndexes() { return Status::Ok(); }
+  virtual Status WarmUp() { return Status::Ok(); }
   // Writes the access bookkeeping that retrievals batch in memory
   // (access_count, last_accessed; retrieval.record_access) now. Otherwise
   // the retrieval that finds the batch a second old writes it and waits for

@@ -27,7 +27,7 @@ void IndexHousekeeping::Run(std::chrono::milliseconds idle) {
   } else {
     (void)engine_.PersistIndexes();
   }
-  (void)engine_.WarmIndexes();
+  (void)engine_.WarmUp();
   int64_t seen = -1;
   int64_t saved_at = -1;  // the sequence the last idle save covered
   auto last_save = std::chrono::steady_clock::now();

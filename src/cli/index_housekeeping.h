@@ -1,8 +1,9 @@
 // Index housekeeping for the long-lived commands (`msp serve`, `msp mcp`): a
 // thread that catches the derived indexes up as the process starts, rather
-// than in its first request, then maps the vector file's pages in
-// (MemoryLayer::WarmIndexes); writes the access bookkeeping of the
-// requests' searches, so that no request waits for it; and writes the
+// than in its first request, then warms the engine up (MemoryLayer::WarmUp:
+// the vector file's pages mapped in, a larger store cache); writes the
+// access bookkeeping of the requests' searches, so that no request waits
+// for it; and writes the
 // vector file whenever the store has been quiet for a while and the file
 // lacks changes this process replayed, so that a process starting on the
 // store afterwards (a hook, a write, a command without the resident path)
@@ -33,7 +34,7 @@ inline constexpr std::chrono::minutes kIdleSaveGap{5};
 class IndexHousekeeping {
  public:
   // Starts the thread: CatchUpIndexes (a failure is a warning on `err`),
-  // PersistIndexes, WarmIndexes; then FlushAccessLog every
+  // PersistIndexes, WarmUp; then FlushAccessLog every
   // kAccessFlushEvery, and every `idle` a look at the change sequence: when
   // it has not moved since the last look, but since the last such save, at
   // least kIdleSaveGap ago, CatchUpIndexes and PersistIndexes.

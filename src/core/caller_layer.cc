@@ -171,7 +171,7 @@ class CallerLayer final : public MemoryLayer {
   }
   Status CatchUpIndexes() override { return engine_.CatchUpIndexes(); }
   Status PersistIndexes() override { return engine_.PersistIndexes(); }
-  Status WarmIndexes() override { return engine_.WarmIndexes(); }
+  Status WarmUp() override { return engine_.WarmUp(); }
   Status FlushAccessLog() override { return engine_.FlushAccessLog(); }
   Status CheckStore() override { return engine_.CheckStore(); }
 

@@ -185,7 +185,8 @@ class Engine final : public MemoryLayer {
     index_sync_.PersistSoon();
     return Status::Ok();
   }
-  Status WarmIndexes() override {
+  Status WarmUp() override {
+    store_->SetCacheBytes(kResidentStoreCacheBytes);
     vector_->Warm();
     return Status::Ok();
   }

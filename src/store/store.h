@@ -147,6 +147,13 @@ class Store {
   // so a machine crash (not a process crash) may lose the last bumps.
   virtual Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) = 0;
 
+  // Lets the store keep up to `bytes` of its pages in this process's memory
+  // (SQLite's page cache of its connection, 2 MB unless raised). A
+  // long-lived process raises it: a search reads its records' pages, and a
+  // page already in memory costs no read. Filled as pages are read, not at
+  // once. A no-op where the store keeps no cache of its own.
+  virtual void SetCacheBytes(size_t /*bytes*/) {}
+
   // Newest first, at most query.limit events.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) = 0;
   virtual Result<int64_t> CountAudit(const std::string& tenant) = 0;

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -119,6 +120,9 @@ class MappedArray {
     const auto from = reinterpret_cast<uintptr_t>(data_ + i) / page * page;
     const auto to = reinterpret_cast<uintptr_t>(data_ + i + n);
     if (madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead) == 0) return;
+    // Any other failure (a file cut short under the mapping: EFAULT) is
+    // left for the reads that come to it.
+    if (errno != EINVAL) return;
     for (uintptr_t at = from; at < to; at += page) {
       (void)*reinterpret_cast<const volatile char*>(at);  // data_ is page-aligned: `from` is in the array
     }

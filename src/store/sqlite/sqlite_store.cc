@@ -186,6 +186,7 @@ class SqliteStore final : public Store {
   Result<int64_t> Count(const RecordQuery& query) override;
   Status Scan(const std::function<bool(const Memory&)>& fn) override;
   Result<std::vector<Change>> ChangesSince(int64_t after, int limit) override;
+  void SetCacheBytes(size_t bytes) override;
   Result<int64_t> LastSeq() override;
   Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
@@ -578,6 +579,12 @@ Result<int64_t> SqliteStore::LastSeq() {
 // Bookkeeping, not fsynced: the commit runs at synchronous = OFF (in WAL
 // mode it still cannot corrupt the database; a machine crash may lose it),
 // and the connection's setting is restored after.
+void SqliteStore::SetCacheBytes(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A negative cache_size counts KiB.
+  (void)db_->Exec("PRAGMA cache_size = -" + std::to_string(std::max<size_t>(bytes / 1024, 1)), "set cache size");
+}
+
 Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
   if (ids.empty()) return Status::Ok();
   if (read_only_) return RefuseWrite();

@@ -87,6 +87,34 @@ TEST_F(SqliteStoreTest, OpenCreatesDataDirAndDatabase) {
   EXPECT_EQ(store->Describe(), dir_ + "/nested/data/msp.db");
 }
 
+// SetCacheBytes raises the connection's page cache: reading ~10 MB of
+// records leaves SQLite's default cache (2 MB) full, and a raised one
+// holding them all (SQLite's own count of the memory it holds, in this
+// process where this store is the only connection).
+TEST_F(SqliteStoreTest, SetCacheBytesKeepsMorePagesInMemory) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
+  std::vector<Memory> records;
+  for (int i = 0; i < 3000; ++i) {
+    Memory m = Rec("r" + std::to_string(i));
+    m.text = std::string(3000, static_cast<char>('a' + i % 26));
+    records.push_back(std::move(m));
+  }
+  ASSERT_OK(store->Apply(Batch(records)).status());
+  auto held_after_scan = [&] {
+    size_t seen = 0;
+    EXPECT_TRUE(store->Scan([&](const Memory&) { return ++seen > 0; }).ok());
+    EXPECT_EQ(seen, 3000u);
+    sqlite3_int64 now = 0, high = 0;
+    sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &now, &high, /*resetFlag=*/0);
+    return now;
+  };
+  const sqlite3_int64 by_default = held_after_scan();
+  store->SetCacheBytes(size_t{64} << 20);
+  const sqlite3_int64 raised = held_after_scan();
+  EXPECT_LT(by_default, sqlite3_int64{5} << 20);
+  EXPECT_GT(raised, sqlite3_int64{8} << 20);
+}
+
 TEST_F(SqliteStoreTest, DatabaseIsInWalMode) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
   ASSERT_OK(store->Apply(Batch({Rec("a")})).status());
