@@ -195,7 +195,8 @@ class MemoryLayer {
   virtual Status PersistIndexes() { return Status::Ok(); }
   // For a long-lived process (a server), once it has caught up: reads the
   // persisted vector index's pages into this process in the caller's thread
-  // (queries go on meanwhile), and lets the store keep more of its pages in
+  // (queries go on meanwhile; a quarter of the machine's memory at most,
+  // the float32 rows last), and lets the store keep more of its pages in
   // memory (kResidentStoreCacheBytes), so that later queries find what they
   // touch in memory rather than paying a page fault or a read for it. A
   // short-lived process should not call it: it reads the whole file.

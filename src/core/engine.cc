@@ -19,6 +19,8 @@
 // store's change sequence, so any process's writes are seen by all.
 #include "core/engine.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -187,7 +189,9 @@ class Engine final : public MemoryLayer {
   }
   Status WarmUp() override {
     store_->SetCacheBytes(kResidentStoreCacheBytes);
-    vector_->Warm();
+    // A quarter of the machine's memory at most (vector index.h, Warm).
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    vector_->Warm(pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 4 : 0);
     return Status::Ok();
   }
   Status FlushAccessLog() override {

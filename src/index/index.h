@@ -200,9 +200,14 @@ class VectorIndex {
   // costs up to tens of preads on a virtual machine; a server answering
   // varied queries would otherwise pay faults for thousands of queries as
   // they touch new pages one by one. A short-lived process should not call
-  // it (it reads the whole file). Rows changed since the load are in
-  // memory already; a Load or Clear after it starts the reads over.
-  virtual void Warm() const {}
+  // it (it reads the whole file). At most `max_bytes` are mapped in: the
+  // arrays every query reads first, the float16 rows next, the float32
+  // rows last, and an array that would pass the budget is left to be
+  // faulted in as queries touch it (so a file larger than the memory it
+  // may take does not push everything else out of the page cache). Rows
+  // changed since the load are in memory already; a Load or Clear after it
+  // starts the reads over.
+  virtual void Warm(size_t /*max_bytes*/) const {}
 };
 
 std::unique_ptr<VectorIndex> MakeExactVectorIndex(int dimension);

@@ -54,12 +54,20 @@ VectorGraphInfo ExactVectorIndex::graph_info() const {
   return info;
 }
 
-void ExactVectorIndex::Warm() const {
+void ExactVectorIndex::Warm(size_t max_bytes) const {
   // A chunk at a time under the shared lock, so that a writer waits for
   // one chunk at most; the array is looked up again for each (a write may
   // have moved it).
   constexpr size_t kChunkBytes = size_t{4} << 20;
-  auto warm = [this]<typename T>(auto array_of) {
+  size_t left = max_bytes;
+  auto warm = [this, &left]<typename T>(auto array_of) {
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      const MappedArray<T>* a = array_of();
+      const size_t bytes = a == nullptr ? 0 : a->size() * sizeof(T);
+      if (bytes > left) return;  // left to the queries
+      left -= bytes;
+    }
     for (size_t at = 0;;) {
       std::shared_lock<std::shared_mutex> lock(mu_);
       const MappedArray<T>* a = array_of();

@@ -157,7 +157,7 @@ class ExactVectorIndex final : public VectorIndex {
 
   VectorGraphInfo graph_info() const override;
 
-  void Warm() const override;
+  void Warm(size_t max_bytes) const override;
 
  private:
   static constexpr size_t kBlock = 64;

@@ -482,11 +482,29 @@ TEST_F(VectorFileTest, AWarmedIndexAnswersAsABuiltOne) {
       ASSERT_TRUE(loaded->Apply(batch, gone, 6 + b).ok());
     }
   });
-  loaded->Warm();
+  loaded->Warm(SIZE_MAX);
   writer.join();
   ASSERT_TRUE(built->Apply(changed, removed, 35).ok());
   ExpectSameAnswers(*built, *loaded, rng, {"w-0", "w-1", "w-2", "new-0", "new-299", "w-1199", "missing"});
   EXPECT_EQ(loaded->AppliedSeq(), 35);
+}
+
+// Warm within a budget leaves what would pass it to the queries (the
+// float32 rows first): answers are the same whatever it left.
+TEST_F(VectorFileTest, AWarmUpWithinABudgetAnswersAsABuiltOne) {
+  std::mt19937 rng(19);
+  auto built = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 900; ++i) records.push_back(RandomRecord(rng, "b-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 7).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  // Nothing; the small arrays only (the rows: 900 * 32 * 6 bytes); all.
+  for (size_t budget : {size_t{0}, size_t{64} << 10, SIZE_MAX}) {
+    auto loaded = MakeExactVectorIndex(kDim);
+    ASSERT_TRUE(loaded->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+    loaded->Warm(budget);
+    ExpectSameAnswers(*built, *loaded, rng, {"b-0", "b-899", "b-450", "missing"});
+  }
 }
 
 // A garbled graph: its links are checked as they are read, so unverified
