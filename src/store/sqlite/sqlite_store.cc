@@ -576,15 +576,15 @@ Result<int64_t> SqliteStore::LastSeq() {
   return s.ColumnInt(0);
 }
 
-// Bookkeeping, not fsynced: the commit runs at synchronous = OFF (in WAL
-// mode it still cannot corrupt the database; a machine crash may lose it),
-// and the connection's setting is restored after.
 void SqliteStore::SetCacheBytes(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   // A negative cache_size counts KiB.
   (void)db_->Exec("PRAGMA cache_size = -" + std::to_string(std::max<size_t>(bytes / 1024, 1)), "set cache size");
 }
 
+// Bookkeeping, not fsynced: the commit runs at synchronous = OFF (in WAL
+// mode it still cannot corrupt the database; a machine crash may lose it),
+// and the connection's setting is restored after.
 Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at) {
   if (ids.empty()) return Status::Ok();
   if (read_only_) return RefuseWrite();
