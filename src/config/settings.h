@@ -63,6 +63,9 @@ struct ServerOptions {
   // (loopback bind only). Off: `msp serve` refuses to start without keys.
   bool allow_anonymous = false;
   bool access_log = true;                // one JSON line per request on stderr
+  // Answers of 1 KB or more sent gzip-encoded to clients that accept it:
+  // remote (clients not on loopback), all, or off (src/server/content_coding.h).
+  std::string compression = "remote";
   // The resident path (docs/cli.md): `msp serve` listens on
   // <data_dir>/msp.sock and msp commands on that directory call it.
   bool local_socket = true;

@@ -378,6 +378,12 @@ const std::vector<Setting>& Table() {
       Make("server.access_log", "MSP_SERVER_ACCESS_LOG", "--access-log",
            +[](Settings& o) { return &o.server.access_log; },
            "Log each HTTP request as one JSON line on stderr."),
+      NonEmpty(Make("server.compression", "MSP_SERVER_COMPRESSION", "--server-compression",
+                    +[](Settings& o) { return &o.server.compression; },
+                    "Answers of 1 KB or more (text, JSON) are sent gzip-encoded to clients that accept it: remote "
+                    "(clients not on loopback, where the bytes cost nothing and encoding costs both ends), all "
+                    "(loopback too: a reverse proxy on this machine passing answers on), or off."),
+               "remote|all|off"),
       Make("server.local_socket", "MSP_SERVER_LOCAL_SOCKET", "--server-local-socket",
            +[](Settings& o) { return &o.server.local_socket; },
            "msp serve also listens on <data_dir>/msp.sock, and an msp command on that data directory (same user, "

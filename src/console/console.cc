@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "msp/types.h"
+#include "util/text.h"
 
 namespace msp {
 namespace {
@@ -38,6 +39,21 @@ std::string ETagOf(std::string_view bytes) {
   return out;
 }
 
+// True when an If-None-Match value names `etag`: "*", or a comma-separated
+// list of entity tags compared weakly (a W/ prefix ignored: an answer the
+// server sent gzip-encoded carries its tag weakened; RFC 9110, 13.1.2).
+bool NoneMatchNames(std::string_view header, std::string_view etag) {
+  while (!header.empty()) {
+    const size_t comma = header.find(',');
+    std::string_view tag = TrimAsciiSpace(header.substr(0, comma));
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    if (tag == "*") return true;
+    if (tag.rfind("W/", 0) == 0) tag.remove_prefix(2);
+    if (tag == etag) return true;
+  }
+  return false;
+}
+
 const ConsoleAsset* Find(std::string_view name) {
   for (const ConsoleAsset& a : ConsoleAssets()) {
     if (name == a.name) return &a;
@@ -65,7 +81,7 @@ void Serve(std::string_view name, const HttpCall& call, httplib::Response& res) 
   // Revalidated on every load (a new msp serves new files under the same
   // names), answered 304 while unchanged.
   res.set_header("Cache-Control", "no-cache");
-  if (call.req.get_header_value("If-None-Match") == etag) {
+  if (NoneMatchNames(call.req.get_header_value("If-None-Match"), etag)) {
     res.status = 304;
     return;
   }

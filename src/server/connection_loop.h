@@ -69,11 +69,19 @@ struct ConnectionLimits {
   int workers = 8;
 };
 
+// What the loop learnt from a request's head for the one who answers it.
+struct RequestFacts {
+  bool close_connection = false;  // the answer must close the connection
+  // Accept-Encoding accepts gzip (content_coding.h). The header reaches
+  // cpp-httplib blanked, so that it never encodes an answer itself: the
+  // processor decides.
+  bool accepts_gzip = false;
+};
+
 // Answers the one request `in` holds (its head and, when read ahead, its
-// body) and writes the answer to `in`. `close_connection`: the answer must
-// close the connection. Returns true when the connection may serve another
-// request. Runs on a worker thread.
-using RequestProcessor = std::function<bool(httplib::Stream& in, bool close_connection)>;
+// body) and writes the answer to `in`. Returns true when the connection may
+// serve another request. Runs on a worker thread.
+using RequestProcessor = std::function<bool(httplib::Stream& in, const RequestFacts& facts)>;
 
 // Why the loop closed a connection itself (counted for /metrics).
 enum class DropReason { kHeaderTimeout, kBodyTimeout, kHeadTooLarge, kBadRequest, kClientLimit, kServerLimit, kQueueFull };
@@ -103,7 +111,7 @@ class ConnectionLoop {
   struct Job {
     Connection* conn;
     std::string request;
-    bool close_connection;
+    RequestFacts facts;
   };
 
   void Loop();

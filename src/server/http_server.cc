@@ -8,6 +8,7 @@
 #include <ostream>
 #include <thread>
 
+#include "server/content_coding.h"
 #include "server/http_status.h"
 #include "util/text.h"
 #include "util/time.h"
@@ -33,6 +34,11 @@ RequestScratch& Scratch() {
   thread_local RequestScratch scratch;
   return scratch;
 }
+
+// Whether the request this thread answers accepts gzip (RequestFacts; the
+// header itself reaches cpp-httplib blanked): set by Router::Answer, read
+// by EncodeAnswer.
+thread_local bool t_accepts_gzip = false;
 
 // A client's X-Request-Id is kept when it is 1..64 characters of
 // [A-Za-z0-9._-]; otherwise a new id is made.
@@ -141,14 +147,42 @@ ConnectionLimits LimitsOf(const ServerOptions& options) {
   return l;
 }
 
-bool HttpServer::Router::Answer(httplib::Stream& in, bool close_connection) {
+bool HttpServer::Router::Answer(httplib::Stream& in, const RequestFacts& facts) {
   bool closed = false;
-  const bool ok = process_request(in, close_connection, closed, nullptr);
+  t_accepts_gzip = facts.accepts_gzip;
+  const bool ok = process_request(in, facts.close_connection, closed, nullptr);
+  t_accepts_gzip = false;
   return ok && !closed;
 }
 
+void HttpServer::EncodeAnswer(const httplib::Request& req, httplib::Response& res) const {
+  // A streamed answer (no body here), a range, or one encoded already.
+  if (res.body.empty() || res.status == 206 || res.has_header("Content-Encoding") || res.has_header("Content-Range")) {
+    return;
+  }
+  const std::string type = res.get_header_value("Content-Type");
+  // The same URL may come back encoded or not, by the request's header.
+  if (compression_ != Compression::kOff && CompressibleType(type) && res.body.size() >= kGzipMinBytes) {
+    res.set_header("Vary", "Accept-Encoding");
+  }
+  if (!ShouldGzip(compression_, t_accepts_gzip, req.remote_addr, type, res.body.size())) return;
+  std::string encoded;
+  if (!Gzip(res.body, &encoded) || encoded.size() >= res.body.size()) return;
+  res.body.swap(encoded);
+  res.headers.erase("Content-Length");
+  res.set_header("Content-Length", std::to_string(res.body.size()));
+  res.set_header("Content-Encoding", "gzip");
+  // A strong tag names these bytes exactly; the encoded ones are another
+  // representation of the same content.
+  const std::string etag = res.get_header_value("ETag");
+  if (!etag.empty() && etag.rfind("W/", 0) != 0) {
+    res.headers.erase("ETag");
+    res.set_header("ETag", "W/" + etag);
+  }
+}
+
 bool IsLoopbackAddress(const std::string& address) {
-  return address == "localhost" || address == "::1" || address == "[::1]" || address.rfind("127.", 0) == 0;
+  return address == "localhost" || address == "[::1]" || IsLoopbackPeer(address);
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& options, ApiKeys keys,
@@ -169,12 +203,19 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& opti
     return Status::FailedPrecondition("server.allow_anonymous serves only a loopback address, but server.bind is '" +
                                       options.bind + "': bind 127.0.0.1 or configure API keys");
   }
+  if (!CompressionFromName(options.compression)) {
+    return Status::InvalidArgument("server.compression is '" + options.compression +
+                                   "': use remote (gzip for clients not on loopback), all or off");
+  }
   std::unique_ptr<HttpServer> server(new HttpServer(options, std::move(keys), log));
   return server;
 }
 
 HttpServer::HttpServer(const ServerOptions& options, ApiKeys keys, std::ostream* log)
-    : options_(options), keys_(std::move(keys)), log_(log) {
+    : options_(options),
+      compression_(CompressionFromName(options.compression).value_or(Compression::kRemote)),
+      keys_(std::move(keys)),
+      log_(log) {
   http_.set_payload_max_length(options_.max_body_bytes);
   // What the answers' Keep-Alive header says; the loop keeps to it.
   http_.set_keep_alive_max_count(kKeepAliveMaxRequests);
@@ -312,6 +353,9 @@ void HttpServer::InstallHooks() {
     }
     SendError(res, 500, "internal", "internal error: " + what);
   });
+
+  http_.set_post_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) { EncodeAnswer(req, res); });
 
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     RequestScratch& s = Scratch();
@@ -456,7 +500,7 @@ bool HttpServer::IsDeclared(const std::string& path) const {
 Result<int> HttpServer::Start() {
   if (loop_) return Status::FailedPrecondition("the server is already running");
   auto loop = std::make_unique<ConnectionLoop>(
-      LimitsOf(options_), [this](httplib::Stream& in, bool close) { return http_.Answer(in, close); },
+      LimitsOf(options_), [this](httplib::Stream& in, const RequestFacts& facts) { return http_.Answer(in, facts); },
       [this](DropReason reason) { metrics_.CountDroppedConnection(DropReasonName(reason)); });
   Result<int> port = loop->Start(options_.bind, options_.port);
   if (!port.ok()) return port.status();

@@ -36,6 +36,7 @@
 #include "msp/status.h"
 #include "server/auth.h"
 #include "server/connection_loop.h"
+#include "server/content_coding.h"
 #include "server/metrics.h"
 
 namespace msp {
@@ -153,7 +154,7 @@ class HttpServer {
    public:
     // Parses, routes and answers the one request `in` holds. True when the
     // connection may stay open.
-    bool Answer(httplib::Stream& in, bool close_connection);
+    bool Answer(httplib::Stream& in, const RequestFacts& facts);
     // cpp-httplib writes a streamed answer (a content provider) only while
     // its listening socket is valid, and this server never listens: Start
     // marks it serving, Stop not, which ends every stream after its
@@ -172,10 +173,14 @@ class HttpServer {
   std::string RouteLabel(const std::string& method, const std::string& path) const;
   std::vector<std::string> MethodsFor(const std::string& path) const;
   bool IsDeclared(const std::string& path) const;
+  // Encodes `res` with gzip when content_coding.h says so (the
+  // post-routing hook: after the handler, before the answer is written).
+  void EncodeAnswer(const httplib::Request& req, httplib::Response& res) const;
   void AccessLog(const httplib::Request& req, const httplib::Response& res, const std::string& route,
                  double ms, const std::string& request_id) const;
 
   ServerOptions options_;
+  Compression compression_ = Compression::kRemote;  // options_.compression
   ApiKeys keys_;
   std::ostream* log_;
   mutable std::mutex log_mu_;
