@@ -2,7 +2,10 @@
 // declared operation (see serve_resident.h).
 #include "cli/serve_resident.h"
 
+#include <sstream>
+
 #include "api/operations.h"
+#include "cli/answer_text.h"
 #include "cli/cli.h"
 #include "codec/memory_json.h"
 #include "config/config.h"
@@ -79,6 +82,12 @@ json ResidentCalls::Answer(const json& call) const {
   };
   Result<json> answer = op->Call(context, call.value("request", json::object()));
   if (!answer.ok()) return error(answer.status());
+  // The command asked for its printed text (answer_text.h); a form this
+  // build does not know gets the answer, which the command prints itself.
+  if (call.contains("print") && call["print"].is_string()) {
+    std::ostringstream printed;
+    if (PrintAnswer(call["print"].get<std::string>(), *answer, printed)) return json{{"printed", printed.str()}};
+  }
   return json{{"answer", std::move(answer).value()}};
 }
 

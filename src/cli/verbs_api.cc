@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "api/operations.h"
+#include "cli/answer_text.h"
 #include "cli/cli.h"
 #include "codec/memory_json.h"
 #include "local/local_socket.h"
@@ -207,35 +208,49 @@ Result<json> CheckedRequest(Invocation& inv, const json& given = json::object(),
   return request;
 }
 
+// What the server on the resident path sent: the answer, or the text it
+// printed for it.
+struct ResidentReply {
+  json answer;                          // when `printed` is unset
+  std::optional<std::string> printed;  // what to write, as it is
+};
+
 // The resident path (src/local; docs/cli.md, "The resident path"): the
 // verb's operation, when it only reads, answered by the `msp serve` that
 // listens on the data directory's socket, if one does and it answers with
 // the same settings (AnswerSettingsDigest). nullopt: answer here — there
 // is no such server, it declined (other settings, stopping), or the
 // exchange failed (a read is then simply run here, with a warning).
-Result<std::optional<json>> ResidentAnswer(Invocation& inv, const json& request) {
+// `print` (a form of answer_text.h, or ""): the server prints the answer in
+// that form and the reply holds the text (a server that does not know the
+// form sends the answer).
+Result<std::optional<ResidentReply>> ResidentAnswer(Invocation& inv, const json& request, std::string_view print) {
   const api::Operation& op = OperationOfVerb(inv);
   const Settings& options = inv.config.options;
-  if (!op.info().read_only || !options.server.local_socket) return std::optional<json>();
+  if (!op.info().read_only || !options.server.local_socket) return std::optional<ResidentReply>();
   const std::string path = local::SocketPath(options.store.data_dir);
-  if (path.empty()) return std::optional<json>();
+  if (path.empty()) return std::optional<ResidentReply>();
   MSP_ASSIGN_OR_RETURN(std::optional<int> clearance, ClearanceFlag(inv));
-  const json call = {{"v", 1},
-                     {"settings", AnswerSettingsDigest(options)},
-                     {"operation", op.info().name},
-                     {"request", request},
-                     {"namespace", NamespaceToJson(inv.ns)},
-                     {"actor", inv.actor},
-                     {"clearance", clearance ? json(*clearance) : json()}};
+  json call = {{"v", 1},
+               {"settings", AnswerSettingsDigest(options)},
+               {"operation", op.info().name},
+               {"request", request},
+               {"namespace", NamespaceToJson(inv.ns)},
+               {"actor", inv.actor},
+               {"clearance", clearance ? json(*clearance) : json()}};
+  if (!print.empty()) call["print"] = print;
   Result<std::optional<json>> answer = local::Call(path, call, std::chrono::seconds(60));
   if (!answer.ok()) {
     *inv.err << "msp: warning: " << answer.status().message() << "; answering without the server\n";
-    return std::optional<json>();
+    return std::optional<ResidentReply>();
   }
-  if (!answer->has_value()) return std::optional<json>();
+  if (!answer->has_value()) return std::optional<ResidentReply>();
   json& frame = **answer;
-  if (frame.contains("answer")) return std::optional<json>(std::move(frame["answer"]));
-  if (!frame.contains("error")) return std::optional<json>();  // declined
+  if (frame.contains("printed") && frame["printed"].is_string()) {
+    return std::optional<ResidentReply>(ResidentReply{json(), frame["printed"].get<std::string>()});
+  }
+  if (frame.contains("answer")) return std::optional<ResidentReply>(ResidentReply{std::move(frame["answer"]), {}});
+  if (!frame.contains("error")) return std::optional<ResidentReply>();  // declined
   const Status s = local::StatusOfError(frame["error"]);
   if (s.code() == StatusCode::kInvalidArgument) return Usage(inv, api::CliMessage(op.info(), s.message()));
   return s;
@@ -316,7 +331,9 @@ Status RunSearch(Invocation& inv) {
   auto ms = [](Clock::time_point from, Clock::time_point to) {
     return Fixed(std::chrono::duration<double, std::milli>(to - from).count(), 2);
   };
-  MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
+  // Text or --json, printed by the server on the resident path.
+  const std::string_view form = inv.json ? "json" : "search";
+  MSP_ASSIGN_OR_RETURN(std::optional<ResidentReply> resident, ResidentAnswer(inv, request, form));
   std::unique_ptr<MemoryLayer> engine;
   if (!resident) {
     MSP_ASSIGN_OR_RETURN(engine, OpenEngine(inv, /*create=*/false));
@@ -328,39 +345,15 @@ Status RunSearch(Invocation& inv) {
   const Clock::time_point caught_up = Clock::now();
   json answer;
   if (resident) {
-    answer = std::move(*resident);
+    answer = std::move(resident->answer);
   } else {
     MSP_ASSIGN_OR_RETURN(answer, CallOperation(inv, *engine, request, nullptr));
   }
   const Clock::time_point queried = Clock::now();
-  if (inv.json) {
-    PrintJson(inv, answer);
+  if (resident && resident->printed) {
+    *inv.out << *resident->printed;
   } else {
-    const json& hits = answer["hits"];
-    if (hits.empty()) *inv.out << "no results\n";
-    for (const json& h : hits) {
-      const json& m = h["memory"];
-      *inv.out << Fixed(h["score"].get<double>(), 3) << "  " << m["kind"].get<std::string>() << "  "
-               << m["id"].get<std::string>() << "  " << OneLine(m["text"].get<std::string>()) << "\n";
-      if (h.contains("passage")) {
-        const json& p = h["passage"];
-        *inv.out << "       passage: bytes " << p["begin"].get<int64_t>() << ".." << p["end"].get<int64_t>() << " of "
-                 << p["text_bytes"].get<int64_t>() << " (msp get " << m["id"].get<std::string>() << ": the whole)\n";
-      }
-      for (const json& c : h["explain"]) {
-        const int rank = c["rank"].get<int>();
-        *inv.out << "       " << c["signal"].get<std::string>() << ": "
-                 << (rank == 0 ? std::string("not found")
-                               : "rank " + std::to_string(rank) + ", raw " + Fixed(c["raw"].get<double>(), 4))
-                 << ", adds " << Fixed(c["contribution"].get<double>(), 4) << "\n";
-      }
-    }
-    const json& sessions = answer["sessions"];
-    if (!sessions.empty()) *inv.out << "sessions:\n";
-    for (const json& s : sessions) {
-      *inv.out << Fixed(s["score"].get<double>(), 3) << "  " << s["namespace"].value("session", std::string())
-               << "  best " << s["best_id"].get<std::string>() << "\n";
-    }
+    PrintAnswer(form, answer, *inv.out);
   }
   if (timing && !engine) {
     *inv.err << "timing: answered by the msp server on " << local::SocketPath(inv.config.options.store.data_dir)
@@ -424,10 +417,16 @@ Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create) {
 
 Result<std::optional<json>> AnswerToPrint(Invocation& inv, bool create, const json& given) {
   MSP_ASSIGN_OR_RETURN(json request, CheckedRequest(inv, given));
-  MSP_ASSIGN_OR_RETURN(std::optional<json> resident, ResidentAnswer(inv, request));
+  // --json is printed by the server on the resident path; the verbs' own
+  // lines are printed here from the answer.
+  MSP_ASSIGN_OR_RETURN(std::optional<ResidentReply> resident, ResidentAnswer(inv, request, inv.json ? "json" : ""));
+  if (resident && resident->printed) {
+    *inv.out << *resident->printed;
+    return std::optional<json>();
+  }
   json answer;
   if (resident) {
-    answer = std::move(*resident);
+    answer = std::move(resident->answer);
   } else {
     MSP_ASSIGN_OR_RETURN(answer, AnswerHere(inv, OperationOfVerb(inv), request, create));
   }

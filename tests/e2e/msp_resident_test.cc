@@ -39,6 +39,8 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
     return args;
   };
   const json alone = Hits(with(q, {"--server-local-socket", "false"}));
+  const std::string alone_text = Ok(with(q, {"--server-local-socket", "false"}));
+  const std::string alone_json = Ok(with(q, {"--server-local-socket", "false", "--json"}));
   const Outcome alone_missing = Msp({"get", "01a00000-0000-7000-8000-000000000000"});
   ASSERT_EQ(ids(alone).size(), 2u);
   const Outcome alone_guest = Msp({"get", secret, "--operator", "guest", "--server-local-socket", "false"});
@@ -75,6 +77,11 @@ TEST_F(MspTest, ResidentServerAnswersReadsAsTheCommandWould) {
   EXPECT_TRUE(Contains(r.err, "answered by the msp server on " + socket)) << r.err;
   const json resident = Hits(q);
   EXPECT_EQ(ids(resident), ids(alone));
+  // The server prints the command's lines and its --json (answer_text.h):
+  // the same bytes as the command alone.
+  EXPECT_EQ(Ok(q), alone_text);
+  EXPECT_TRUE(Contains(alone_text, "The user paints a sunrise over the lake")) << alone_text;
+  EXPECT_EQ(Ok(with(q, {"--json"})), alone_json);
   ASSERT_EQ(resident.size(), alone.size());
   for (size_t i = 0; i < resident.size(); ++i) EXPECT_EQ(resident[i]["score"], alone[i]["score"]);
   // The operator's clearance and the tenant hold on the server as here.
