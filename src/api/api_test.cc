@@ -45,7 +45,7 @@ TEST(ApiTest, EveryOperationHasItsFacesAndUniqueNames) {
     }
     EXPECT_TRUE(routes.insert(info.rest_method + " " + info.rest_path).second);
     EXPECT_FALSE(info.summary.empty());
-    EXPECT_EQ(info.answer_schema["type"], "object") << info.name;
+    EXPECT_EQ(info.answer_schema.get()["type"], "object") << info.name;
     EXPECT_EQ(FindOperation(info.name), op) << info.name;  // the table's row names it
     EXPECT_EQ(FindByCliVerb(info.cli_verb), op);
     if (!info.mcp_tool.empty()) {

@@ -158,7 +158,7 @@ std::unique_ptr<Operation> CorrectionRecordOperation() {
                   {"summary", "The ledger export needed the archive bucket's name."},
                   {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}},
       .answer = kCorrectionAnswer,
-      .answer_schema = CorrectionSchema(),
+      .answer_schema = CorrectionSchema,
   };
   Field<CorrectionRecordRequest> outcome =
       F::Enum({.name = "outcome", .doc = "What became of the agent's work.", .required = true},
@@ -258,7 +258,7 @@ std::unique_ptr<Operation> CorrectionShowOperation() {
       .idempotent = true,
       .example = {{"correction_id", kExampleCorrection}, {"namespace", {{"mission", "m1"}}}},
       .answer = "correction",
-      .answer_schema = CorrectionSchema(),
+      .answer_schema = CorrectionSchema,
   };
   d.fields = {
       Fields<CorrectionShowRequest>::Text(

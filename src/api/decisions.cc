@@ -220,7 +220,7 @@ std::unique_ptr<Operation> DecisionRecordOperation() {
                   {"provenance", {{{"type", "issue"}, {"ref", "42"}}}},
                   {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}},
       .answer = kDecisionAnswer,
-      .answer_schema = DecisionSchema(),
+      .answer_schema = DecisionSchema,
   };
   d.fields = {
       MissionScopeField<DecisionRecordRequest>(),
@@ -343,7 +343,7 @@ std::unique_ptr<Operation> DecisionShowOperation() {
       .idempotent = true,
       .example = {{"decision_id", kExampleDecision}, {"namespace", {{"mission", "m1"}}}},
       .answer = "decision",
-      .answer_schema = DecisionSchema(),
+      .answer_schema = DecisionSchema,
   };
   d.fields = {DecisionIdField(), MissionScopeField<DecisionRequest>()};
   d.check = &CheckDecision;
@@ -369,7 +369,7 @@ std::unique_ptr<Operation> DecisionStatusOperation() {
                   {"status", "deprecated"},
                   {"namespace", {{"mission", "m1"}}}},
       .answer = "decision",
-      .answer_schema = DecisionSchema(),
+      .answer_schema = DecisionSchema,
   };
   Field<DecisionRequest> status = Fields<DecisionRequest>::EnumOf(
       {.name = "status", .doc = "The new status.", .required = true, .cli = CliForm::kPositional},

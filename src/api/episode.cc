@@ -109,7 +109,7 @@ std::unique_ptr<Operation> SessionEndOperation() {
       .idempotent = true,
       .example = {{"namespace", {{"session", "s2"}}}},
       .answer = "{episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids: [id]}",
-      .answer_schema = ConsolidationReportSchema(),
+      .answer_schema = ConsolidationReportSchema,
   };
   d.fields = {
       Fields<EndRequest>::Scope({.name = "namespace", .doc = kSessionScopeDoc},
@@ -174,7 +174,7 @@ std::unique_ptr<Operation> EpisodeAddOperation() {
                   {"timestamp", "2026-11-30T09:00:00Z"},
                   {"tags", {"billing"}}},
       .answer = "record with trust (kind episode: namespace.session, step_number, episode_type, ...)",
-      .answer_schema = RecordSchema(),
+      .answer_schema = RecordSchema,
   };
   Field<EpisodeStep> request_id = RequestIdField<EpisodeStep>(
       "Idempotency key (1..200 printable ASCII, e.g. a UUID): a repeat with the same key (same tenant, within "

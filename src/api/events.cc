@@ -139,7 +139,7 @@ std::unique_ptr<Operation> EventAddOperation() {
                   {"criticality", "high"},
                   {"namespace", {{"mission", "m1"}, {"operator", "ann"}}}},
       .answer = "event: {id, type, component, criticality, text, cause, resolves, operator, access_level, created_at}",
-      .answer_schema = MissionEventSchema(),
+      .answer_schema = MissionEventSchema,
   };
   Field<EventAddRequest> type =
       F::Enum({.name = "type", .doc = "What happened.", .required = true}, &ParseEventKind, &EventKindName,

@@ -120,7 +120,7 @@ std::unique_ptr<Operation> FactAddOperation() {
                   {"confidence", 0.8},
                   {"provenance", {{{"type", "doc"}, {"ref", "runbook.md"}}}}},
       .answer = "{id, merged, evicted_ids: [id]}",
-      .answer_schema = FactAnswerSchema(/*supersede=*/false),
+      .answer_schema = [] { return FactAnswerSchema(/*supersede=*/false); },
   };
   d.fields = NewFactFields<FactRequest>([](FactRequest& r) -> FactRequest& { return r; });
   d.handle = &HandleFactAdd;
@@ -145,7 +145,7 @@ std::unique_ptr<Operation> FactSupersedeOperation() {
                   {"text", "The billing ledger is archived every Saturday night"},
                   {"tags", {"preference"}}},
       .answer = "{id, merged, evicted_ids: [id], superseded}",
-      .answer_schema = FactAnswerSchema(/*supersede=*/true),
+      .answer_schema = [] { return FactAnswerSchema(/*supersede=*/true); },
   };
   d.fields = {SupersedeField::String({.name = "fact_id",
                                       .doc = "The fact to replace (REST: the path's).",
@@ -181,7 +181,7 @@ std::unique_ptr<Operation> ConsolidateOperation() {
       .idempotent = true,
       .example = {{"namespace", {{"session", "s3"}}}},
       .answer = "{episodes_read, candidates, facts_added, facts_merged, facts_superseded, fact_ids: [id]}",
-      .answer_schema = ConsolidationReportSchema(),
+      .answer_schema = ConsolidationReportSchema,
   };
   d.fields = {Fields<ConsolidateRequest>::Scope(
       {.name = "namespace",

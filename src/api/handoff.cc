@@ -71,7 +71,7 @@ std::unique_ptr<Operation> HandoffOperation() {
                   {"since", "2026-11-01T00:00:00Z"},
                   {"token_budget", 2000}},
       .answer = "{markdown, tokens_used, token_budget, counter, clearance, degraded, digest}",
-      .answer_schema = HandoffAnswerSchema(),
+      .answer_schema = HandoffAnswerSchema,
   };
   d.fields = {
       F::Scope({.name = "namespace",

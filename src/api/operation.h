@@ -15,8 +15,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +84,45 @@ struct FieldInfo {
   std::string TypeText() const;
 };
 
+// A JSON value made when first read: an operation's answer schema is built
+// only by the faces that need it (MCP's tools/list, the docs), not by every
+// command that declares the operation for its flags. From a JSON value (made
+// at once) or from a function returning one (made by the first get()).
+// Copies share the value. Thread-safe.
+class LazyJson {
+ public:
+  LazyJson() : LazyJson(nlohmann::json()) {}
+  LazyJson(nlohmann::json value) : state_(std::make_shared<State>()) {  // NOLINT: implicit, as a json field was
+    state_->value = std::move(value);
+    state_->made = true;
+  }
+  LazyJson(nlohmann::json::initializer_list_t init) : LazyJson(nlohmann::json(init)) {}  // NOLINT
+  template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<nlohmann::json, F> &&
+                                                    !std::is_convertible_v<F, nlohmann::json>>>
+  LazyJson(F make) : state_(std::make_shared<State>()) {  // NOLINT: implicit
+    state_->make = std::move(make);
+  }
+
+  const nlohmann::json& get() const {
+    State& s = *state_;
+    std::call_once(s.once, [&s] {
+      if (!s.made) s.value = s.make();
+      s.made = true;
+      s.make = nullptr;
+    });
+    return s.value;
+  }
+
+ private:
+  struct State {
+    std::once_flag once;
+    bool made = false;
+    std::function<nlohmann::json()> make;
+    nlohmann::json value;
+  };
+  std::shared_ptr<State> state_;
+};
+
 // What a face knows about a call besides the request: who calls, and the
 // engine as that caller. Field tables never see the caller.
 struct CallContext {
@@ -139,7 +181,7 @@ struct OperationInfo {
   // through every face).
   nlohmann::json example{};
   std::string answer{};            // the answer's shape in one line
-  nlohmann::json answer_schema{};  // its JSON Schema (MCP outputSchema)
+  LazyJson answer_schema{};  // its JSON Schema (MCP outputSchema), made when first read
 
   const FieldInfo* Find(const std::string& path) const;
   // True when the REST route takes the request as a JSON body (POST, PUT);

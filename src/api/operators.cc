@@ -98,7 +98,7 @@ std::unique_ptr<Operation> OperatorSetOperation() {
       .idempotent = true,
       .example = {{"operator_id", "bob"}, {"clearance", 4}, {"name", "Bob"}, {"namespace", {{"mission", "m1"}}}},
       .answer = kOperatorAnswer,
-      .answer_schema = OperatorSchema(),
+      .answer_schema = OperatorSchema,
   };
   Field<OperatorSetRequest> clearance =
       F::Int({.name = "clearance", .doc = "The highest access level the operator may read.", .required = true}, 0,
@@ -158,7 +158,7 @@ std::unique_ptr<Operation> OperatorShowOperation() {
       .idempotent = true,
       .example = {{"operator_id", "bob"}, {"namespace", {{"mission", "m1"}}}},
       .answer = kOperatorAnswer,
-      .answer_schema = OperatorSchema(),
+      .answer_schema = OperatorSchema,
   };
   d.fields = {
       Fields<OperatorShowRequest>::Text(

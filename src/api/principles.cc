@@ -242,7 +242,7 @@ std::unique_ptr<Operation> PrinciplePutOperation() {
                   {"statement", "A human confirms every change to the billing ledger's schema."},
                   {"namespace", {{"mission", "m1"}}}},
       .answer = kPrincipleAnswer,
-      .answer_schema = PrincipleSchema(),
+      .answer_schema = PrincipleSchema,
   };
   Field<PrinciplePutRequest> access_level =
       F::Int({.name = "access_level",

@@ -98,7 +98,7 @@ std::unique_ptr<Operation> GetOperation() {
       .idempotent = true,
       .example = {{"id", kExampleId}},
       .answer = "the record (docs/cli.md, 'The record format') with trust",
-      .answer_schema = RecordSchema(),
+      .answer_schema = RecordSchema,
   };
   d.fields = {IdField("The record's id."), ScopeField()};
   d.handle = &HandleGet;

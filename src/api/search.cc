@@ -124,7 +124,7 @@ std::unique_ptr<Operation> SearchOperation() {
                   {"record_access", false}},
       .answer = "{hits: [{memory, score, trust, explain: [{signal, rank, raw, contribution}], passage?: {begin, "
                 "end, text_bytes}, context?: [{memory, trust, passage?}]}], sessions: [{namespace, score, best_id}]}",
-      .answer_schema = SearchAnswerSchema(),
+      .answer_schema = SearchAnswerSchema,
   };
   d.fields = {
       SearchField::Text({.name = "query", .doc = "What to look for, in words.", .required = true, .cli = CliForm::kPositional},

@@ -167,7 +167,7 @@ std::unique_ptr<Operation> TaskAddOperation() {
                   {"components", {"billing"}}},
       .answer = "task: {task_id, title, description, labels, paths, components, refs, status, criticality, "
                 "access_level, long_term, tracker, external_id, url, comments, id, opened_at, created_at, updated_at}",
-      .answer_schema = TaskSchema(),
+      .answer_schema = TaskSchema,
   };
   d.fields = {
       TaskIdField<TaskAddRequest>([](TaskAddRequest& r) -> auto& { return r.task.task_id; }),
@@ -250,7 +250,7 @@ std::unique_ptr<Operation> TaskShowOperation() {
       .idempotent = true,
       .example = {{"task_id", "T-1"}, {"namespace", {{"mission", "m1"}}}},
       .answer = "task",
-      .answer_schema = TaskSchema(),
+      .answer_schema = TaskSchema,
   };
   d.fields = {TaskIdField(), MissionScopeField<TaskRequest>()};
   d.check = &CheckTask;
@@ -276,7 +276,7 @@ std::unique_ptr<Operation> TaskCommentOperation() {
                   {"namespace", {{"mission", "m1"}, {"operator", "ann"}}},
                   {"at", "2026-11-30T09:00:00Z"}},
       .answer = "task",
-      .answer_schema = TaskSchema(),
+      .answer_schema = TaskSchema,
   };
   d.fields = {
       TaskIdField(),
@@ -309,7 +309,7 @@ std::unique_ptr<Operation> TaskStatusOperation() {
       .idempotent = true,
       .example = {{"task_id", "T-1"}, {"status", "in_progress"}, {"namespace", {{"mission", "m1"}}}},
       .answer = "task",
-      .answer_schema = TaskSchema(),
+      .answer_schema = TaskSchema,
   };
   d.fields = {
       TaskIdField(),

@@ -77,7 +77,7 @@ std::unique_ptr<Operation> WorkflowQueryOperation() {
                   {"token_budget", 2000},
                   {"filters", {{"criticalities", {"normal", "high"}}}}},
       .answer = "{retrieval_id, markdown, tokens_used, token_budget, counter, clearance, degraded, digest}",
-      .answer_schema = QueryAnswerSchema(),
+      .answer_schema = QueryAnswerSchema,
   };
   d.fields = {
       QueryField::Text({.name = "task_description", .doc = "What you are about to do, in words.", .required = true,

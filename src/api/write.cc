@@ -167,7 +167,7 @@ std::unique_ptr<Operation> WriteOperation() {
                   {"ttl_days", 365},
                   {"provenance", {{{"type", "doc"}, {"ref", "runbook.md"}}}}},
       .answer = "{id, merged, evicted_ids: [id], tags: [tag], source}",
-      .answer_schema = WriteAnswerSchema(),
+      .answer_schema = WriteAnswerSchema,
   };
   d.fields = WriteFields();
   d.handle = &HandleWrite;

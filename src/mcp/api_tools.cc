@@ -34,7 +34,7 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
   t.description = info.summary;
   if (info.name == "memory_write") t.description += AgentWriteNote(agent);
   t.input_schema = api::InputSchema(info);
-  t.output_schema = info.answer_schema;
+  t.output_schema = info.answer_schema.get();
   t.annotations = ToolAnnotations(info.read_only, info.destructive, info.idempotent);
   t.checks_arguments = true;
   t.profile = info.mcp_profile;
