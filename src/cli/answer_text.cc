@@ -42,12 +42,12 @@ void PrintSearchLines(const json& answer, std::ostream& out) {
 
 }  // namespace
 
-bool PrintAnswer(std::string_view form, const json& answer, std::ostream& out) {
+bool PrintAnswer(std::string_view operation, std::string_view form, const json& answer, std::ostream& out) {
   if (form == "json") {
     out << DumpJson(answer) << "\n";
     return true;
   }
-  if (form == "search") {
+  if (form == "search" && operation == "search") {
     PrintSearchLines(answer, out);
     return true;
   }

@@ -7,7 +7,7 @@
 //
 // The forms: "json" (--json, any operation: the answer as one JSON line)
 // and "search" (msp search's lines: score, kind, id, text; passages,
-// explanations, sessions).
+// explanations, sessions; only for the operation "search").
 #ifndef MSP_CLI_ANSWER_TEXT_H_
 #define MSP_CLI_ANSWER_TEXT_H_
 
@@ -18,9 +18,11 @@
 
 namespace msp {
 
-// Writes `answer` to `out` in `form`. False, nothing written, when the
-// form is none of the above.
-bool PrintAnswer(std::string_view form, const nlohmann::json& answer, std::ostream& out);
+// Writes `answer`, an answer of `operation`, to `out` in `form`. False,
+// nothing written, when the form is none of the above or not one for that
+// operation.
+bool PrintAnswer(std::string_view operation, std::string_view form, const nlohmann::json& answer,
+                 std::ostream& out);
 
 }  // namespace msp
 

@@ -1,6 +1,7 @@
 // In-process tests of the command line's dispatch, help, usage errors, exit
 // codes and output helpers. Flows against a real store are in tests/e2e/.
 #include "cli/cli.h"
+#include "cli/answer_text.h"
 #include "cli/cli_test_util.h"
 
 #include <gtest/gtest.h>
@@ -199,6 +200,50 @@ TEST(OneLineTest, CollapsesWhitespaceAndCutsOnCharacters) {
   EXPECT_EQ(OneLine("abcd", 3), "abc…");
   EXPECT_EQ(OneLine("a\x01" "b"), "a?b");
   EXPECT_EQ(OneLine("🙂🙂🙂", 2), "🙂🙂…");
+}
+
+}  // namespace
+}  // namespace msp
+
+namespace msp {
+namespace {
+
+// The printed forms the command and the resident server share
+// (answer_text.h).
+TEST(PrintAnswerTest, SearchLinesJsonAndRefusals) {
+  const nlohmann::json answer = {
+      {"hits",
+       {{{"score", 0.5},
+         {"memory", {{"kind", "fact"}, {"id", "id-1"}, {"text", "the user\nlikes  tea"}}},
+         {"passage", {{"begin", 0}, {"end", 10}, {"text_bytes", 100}}},
+         {"explain",
+          {{{"signal", "bm25"}, {"rank", 1}, {"raw", 2.5}, {"contribution", 0.3}},
+           {{"signal", "vector"}, {"rank", 0}, {"raw", 0.0}, {"contribution", 0.0}}}}}}},
+      {"sessions", {{{"score", 0.8}, {"namespace", {{"session", "s1"}}}, {"best_id", "id-1"}}}}};
+  std::ostringstream lines;
+  ASSERT_TRUE(PrintAnswer("search", "search", answer, lines));
+  EXPECT_EQ(lines.str(),
+            "0.500  fact  id-1  the user likes tea\n"
+            "       passage: bytes 0..10 of 100 (msp get id-1: the whole)\n"
+            "       bm25: rank 1, raw 2.5000, adds 0.3000\n"
+            "       vector: not found, adds 0.0000\n"
+            "sessions:\n"
+            "0.800  s1  best id-1\n");
+  std::ostringstream none;
+  ASSERT_TRUE(PrintAnswer("search", "search", {{"hits", nlohmann::json::array()}, {"sessions", nlohmann::json::array()}},
+                          none));
+  EXPECT_EQ(none.str(), "no results\n");
+
+  std::ostringstream json_line;
+  ASSERT_TRUE(PrintAnswer("get", "json", {{"id", "id-1"}}, json_line));
+  EXPECT_EQ(json_line.str(), "{\"id\":\"id-1\"}\n");
+
+  // The search lines are only for a search's answer; unknown forms print nothing.
+  std::ostringstream refused;
+  EXPECT_FALSE(PrintAnswer("get", "search", {{"id", "id-1"}}, refused));
+  EXPECT_FALSE(PrintAnswer("search", "table", answer, refused));
+  EXPECT_FALSE(PrintAnswer("search", "", answer, refused));
+  EXPECT_EQ(refused.str(), "");
 }
 
 }  // namespace

@@ -86,7 +86,9 @@ json ResidentCalls::Answer(const json& call) const {
   // build does not know gets the answer, which the command prints itself.
   if (call.contains("print") && call["print"].is_string()) {
     std::ostringstream printed;
-    if (PrintAnswer(call["print"].get<std::string>(), *answer, printed)) return json{{"printed", printed.str()}};
+    if (PrintAnswer(op->info().name, call["print"].get<std::string>(), *answer, printed)) {
+      return json{{"printed", printed.str()}};
+    }
   }
   return json{{"answer", std::move(answer).value()}};
 }

@@ -353,7 +353,7 @@ Status RunSearch(Invocation& inv) {
   if (resident && resident->printed) {
     *inv.out << *resident->printed;
   } else {
-    PrintAnswer(form, answer, *inv.out);
+    PrintAnswer("search", form, answer, *inv.out);
   }
   if (timing && !engine) {
     *inv.err << "timing: answered by the msp server on " << local::SocketPath(inv.config.options.store.data_dir)
