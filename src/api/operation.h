@@ -94,7 +94,6 @@ class LazyJson {
   LazyJson() : LazyJson(nlohmann::json()) {}
   LazyJson(nlohmann::json value) : state_(std::make_shared<State>()) {  // NOLINT: implicit, as a json field was
     state_->value = std::move(value);
-    state_->made = true;
   }
   LazyJson(nlohmann::json::initializer_list_t init) : LazyJson(nlohmann::json(init)) {}  // NOLINT
   template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<nlohmann::json, F> &&
@@ -106,8 +105,7 @@ class LazyJson {
   const nlohmann::json& get() const {
     State& s = *state_;
     std::call_once(s.once, [&s] {
-      if (!s.made) s.value = s.make();
-      s.made = true;
+      if (s.make) s.value = s.make();
       s.make = nullptr;
     });
     return s.value;
@@ -116,8 +114,7 @@ class LazyJson {
  private:
   struct State {
     std::once_flag once;
-    bool made = false;
-    std::function<nlohmann::json()> make;
+    std::function<nlohmann::json()> make;  // set until the value is made
     nlohmann::json value;
   };
   std::shared_ptr<State> state_;

@@ -44,9 +44,7 @@ std::string ETagOf(std::string_view bytes) {
 // server sent gzip-encoded carries its tag weakened; RFC 9110, 13.1.2).
 bool NoneMatchNames(std::string_view header, std::string_view etag) {
   while (!header.empty()) {
-    const size_t comma = header.find(',');
-    std::string_view tag = TrimAsciiSpace(header.substr(0, comma));
-    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    std::string_view tag = NextListItem(header, ',');
     if (tag == "*") return true;
     if (tag.rfind("W/", 0) == 0) tag.remove_prefix(2);
     if (tag == etag) return true;

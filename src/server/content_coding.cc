@@ -20,9 +20,7 @@ constexpr int kGzipMemLevel = 8;
 // it did not clearly ask for).
 double QualityOf(std::string_view params) {
   while (!params.empty()) {
-    const size_t semi = params.find(';');
-    const std::string_view p = TrimAsciiSpace(params.substr(0, semi));
-    params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
+    const std::string_view p = NextListItem(params, ';');
     if (p.size() < 2 || (p[0] != 'q' && p[0] != 'Q')) continue;
     const std::string_view rest = TrimAsciiSpace(p.substr(1));
     if (rest.empty() || rest[0] != '=') continue;
@@ -94,12 +92,9 @@ std::optional<Compression> CompressionFromName(std::string_view name) {
 bool AcceptsGzip(std::string_view accept_encoding) {
   std::optional<double> gzip, star;
   while (!accept_encoding.empty()) {
-    const size_t comma = accept_encoding.find(',');
-    const std::string_view item = accept_encoding.substr(0, comma);
-    accept_encoding = comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
-    const size_t semi = item.find(';');
-    const std::string name = AsciiLower(std::string(TrimAsciiSpace(item.substr(0, semi))));
-    const double q = semi == std::string_view::npos ? 1 : QualityOf(item.substr(semi + 1));
+    std::string_view params = NextListItem(accept_encoding, ',');
+    const std::string name = AsciiLower(NextListItem(params, ';'));
+    const double q = QualityOf(params);
     if (name == "gzip" || name == "x-gzip") {
       gzip = gzip ? std::min(*gzip, q) : q;  // a coding named twice: the stricter
     } else if (name == "*") {
@@ -110,8 +105,10 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   return star && *star > 0;
 }
 
+std::string MediaTypeOf(std::string_view content_type) { return AsciiLower(NextListItem(content_type, ';')); }
+
 bool CompressibleType(std::string_view content_type) {
-  const std::string type = AsciiLower(std::string(TrimAsciiSpace(content_type.substr(0, content_type.find(';')))));
+  const std::string type = MediaTypeOf(content_type);
   if (type.rfind("text/", 0) == 0) return type != "text/event-stream";
   if (type == "application/json" || type == "application/javascript" || type == "application/xml" ||
       type == "image/svg+xml" || type == "application/x-ndjson") {
@@ -130,11 +127,12 @@ bool IsLoopbackPeer(std::string_view peer) {
   return peer == "::1" || peer.rfind("127.", 0) == 0 || AsciiLower(std::string(peer)).rfind("::ffff:127.", 0) == 0;
 }
 
-bool ShouldGzip(Compression mode, bool accepts_gzip, std::string_view peer, std::string_view content_type,
-                size_t body_bytes) {
-  if (mode == Compression::kOff || !accepts_gzip || body_bytes < kGzipMinBytes) return false;
-  if (mode == Compression::kRemote && IsLoopbackPeer(peer)) return false;
-  return CompressibleType(content_type);
+bool MayGzip(Compression mode, std::string_view content_type, size_t body_bytes) {
+  return mode != Compression::kOff && body_bytes >= kGzipMinBytes && CompressibleType(content_type);
+}
+
+bool GzipsFor(Compression mode, bool accepts_gzip, std::string_view peer) {
+  return accepts_gzip && mode != Compression::kOff && !(mode == Compression::kRemote && IsLoopbackPeer(peer));
 }
 
 bool Gzip(std::string_view in, std::string* out) {

@@ -40,6 +40,10 @@ inline constexpr size_t kGzipMinBytes = 1024;
 // q=0; a gzip with q=0 refuses it whatever * says.
 bool AcceptsGzip(std::string_view accept_encoding);
 
+// The media type of a Content-Type value: lower-case, without parameters
+// ("application/json" for "Application/JSON; charset=utf-8").
+std::string MediaTypeOf(std::string_view content_type);
+
 // True for the media types worth encoding: text/* except
 // text/event-stream (streamed as it happens), application/json,
 // application/javascript, application/xml, image/svg+xml, and their
@@ -50,10 +54,19 @@ bool CompressibleType(std::string_view content_type);
 // 127.0.0.0/8, ::1, or 127.x as an IPv4-mapped IPv6 address.
 bool IsLoopbackPeer(std::string_view peer);
 
+// The rule in two halves. MayGzip: an answer of `body_bytes` and
+// `content_type` may go out encoded under `mode` (to some client: its URL
+// then varies by Accept-Encoding). GzipsFor: a client at `peer` that
+// `accepts_gzip` gets such an answer encoded.
+bool MayGzip(Compression mode, std::string_view content_type, size_t body_bytes);
+bool GzipsFor(Compression mode, bool accepts_gzip, std::string_view peer);
+
 // True when an answer of `body_bytes` and `content_type` to a client at
-// `peer` that `accepts_gzip` is to be encoded under `mode`.
-bool ShouldGzip(Compression mode, bool accepts_gzip, std::string_view peer, std::string_view content_type,
-                size_t body_bytes);
+// `peer` that `accepts_gzip` is to be encoded under `mode`: both halves.
+inline bool ShouldGzip(Compression mode, bool accepts_gzip, std::string_view peer, std::string_view content_type,
+                       size_t body_bytes) {
+  return MayGzip(mode, content_type, body_bytes) && GzipsFor(mode, accepts_gzip, peer);
+}
 
 // `in` as a gzip member (RFC 1952) at level 4 (within ~15% of level 6's size
 // at under half its time). Returns false, `out` unspecified, if zlib fails.

@@ -96,8 +96,7 @@ const char* ReasonCode(int status) {
 bool BodyIsNotJson(const httplib::Request& req) {
   const std::string length = req.get_header_value("Content-Length");
   if (length.empty() || length.find_first_not_of('0') == std::string::npos) return false;
-  std::string type = AsciiLower(req.get_header_value("Content-Type"));
-  type = std::string(TrimAsciiSpace(type.substr(0, type.find(';'))));
+  const std::string type = MediaTypeOf(req.get_header_value("Content-Type"));
   return type != "application/json" && type != "application/x-ndjson";
 }
 
@@ -160,12 +159,10 @@ void HttpServer::EncodeAnswer(const httplib::Request& req, httplib::Response& re
   if (res.body.empty() || res.status == 206 || res.has_header("Content-Encoding") || res.has_header("Content-Range")) {
     return;
   }
-  const std::string type = res.get_header_value("Content-Type");
+  if (!MayGzip(compression_, res.get_header_value("Content-Type"), res.body.size())) return;
   // The same URL may come back encoded or not, by the request's header.
-  if (compression_ != Compression::kOff && CompressibleType(type) && res.body.size() >= kGzipMinBytes) {
-    res.set_header("Vary", "Accept-Encoding");
-  }
-  if (!ShouldGzip(compression_, t_accepts_gzip, req.remote_addr, type, res.body.size())) return;
+  res.set_header("Vary", "Accept-Encoding");
+  if (!GzipsFor(compression_, t_accepts_gzip, req.remote_addr)) return;
   std::string encoded;
   if (!Gzip(res.body, &encoded) || encoded.size() >= res.body.size()) return;
   res.body.swap(encoded);

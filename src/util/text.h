@@ -30,6 +30,17 @@ inline std::string_view TrimAsciiSpace(std::string_view s) {
   return s;
 }
 
+// The first item of a `separator`-separated list, trimmed, and `list`
+// advanced past it and its separator (empty after the last item): the
+// walk over an HTTP header's list (`gzip;q=0.5, br`) or an item's
+// parameters.
+inline std::string_view NextListItem(std::string_view& list, char separator) {
+  const size_t at = list.find(separator);
+  const std::string_view item = TrimAsciiSpace(list.substr(0, at));
+  list = at == std::string_view::npos ? std::string_view() : list.substr(at + 1);
+  return item;
+}
+
 // `s` on one line: each run of ASCII white space (newlines included) as one
 // space, none at either end.
 inline std::string CollapseAsciiSpace(std::string_view s) {
