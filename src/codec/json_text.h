@@ -1,5 +1,6 @@
 // Writing JSON text straight into a string, for answers too large to build
-// as an nlohmann tree first (the MCP graph tools answer 100 KiB at a time).
+// as an nlohmann tree first (the MCP graph tools answer 100 KiB at a time),
+// and the compact serializer behind DumpJson (AppendJson).
 //
 // What is written is byte for byte what DumpJson (codec/memory_json.h) writes
 // for the same value: strings as nlohmann's dump writes them with
@@ -15,12 +16,22 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace msp {
 
 // Appends `s` as a JSON string (with its quotes) to `out`.
 void AppendJsonString(std::string& out, std::string_view s);
 // The same without the quotes: what stands between them.
 void AppendJsonStringContent(std::string& out, std::string_view s);
+
+// Appends `j` in compact form, byte for byte what nlohmann's
+// dump(-1, ' ', false, replace) writes: members in the object's (sorted)
+// order, strings as above, integers in decimal, doubles by nlohmann's own
+// shortest round-trip form (not finite: null). About 5x faster than
+// nlohmann's serializer on a search answer (its strings go a byte at a time
+// through a UTF-8 decoder and a virtual output adapter).
+void AppendJson(std::string& out, const nlohmann::json& j);
 
 }  // namespace msp
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codec/json_reader.h"
+#include "codec/json_text.h"
 #include "util/time.h"
 #include "util/utf8.h"
 #include "util/uuid.h"
@@ -44,7 +45,7 @@ json TimeToJson(TimeMs t) { return t == 0 ? json(nullptr) : json(FormatIso8601(t
 // The body text as a JSON value: an object when it parses as one, otherwise
 // the raw text (which MemoryFromJson then rejects).
 json BodyToJson(const std::string& body_json) {
-  if (body_json.empty()) return json::object();
+  if (body_json.empty() || body_json == "{}") return json::object();
   json parsed = json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) return json(body_json);
   return parsed;
@@ -327,12 +328,23 @@ Result<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view w
 }
 
 std::string DumpJson(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+  if (indent >= 0) return j.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+  std::string out;
+  AppendJson(out, j);  // the same bytes, faster (codec/json_text.h)
+  return out;
 }
 
 nlohmann::json NamespaceToJson(const Namespace& ns) {
-  return json{{"tenant", ns.tenant},   {"user", ns.user},       {"agent", ns.agent},
-              {"session", ns.session}, {"mission", ns.mission}, {"operator", ns.operator_id}};
+  json j(json::value_t::object);
+  json::object_t& o = j.get_ref<json::object_t&>();
+  // Members in key order, each placed at the end (no search of the map).
+  o.emplace_hint(o.end(), "agent", ns.agent);
+  o.emplace_hint(o.end(), "mission", ns.mission);
+  o.emplace_hint(o.end(), "operator", ns.operator_id);
+  o.emplace_hint(o.end(), "session", ns.session);
+  o.emplace_hint(o.end(), "tenant", ns.tenant);
+  o.emplace_hint(o.end(), "user", ns.user);
+  return j;
 }
 
 Result<Namespace> NamespaceFromJson(const nlohmann::json& j, std::string_view field) {
@@ -360,32 +372,36 @@ nlohmann::json MemoryToJson(const Memory& m, bool with_embedding) {
   for (const ProvenanceRef& p : m.provenance) {
     provenance.push_back(json{{"type", p.type}, {"ref", p.ref}, {"detail", p.detail}});
   }
-  json j = {
-      {"id", m.id},
-      {"namespace", NamespaceToJson(m.ns)},
-      {"layer", LayerName(m.layer)},
-      {"kind", KindName(m.kind)},
-      {"text", m.text},
-      {"body", BodyToJson(m.body_json)},
-      {"tags", m.tags},
-      {"source", m.source},
-      {"sensitivity", SensitivityName(m.sensitivity)},
-      {"criticality", CriticalityName(m.criticality)},
-      {"confidence", m.confidence},
-      {"created_at", TimeToJson(m.created_at)},
-      {"updated_at", TimeToJson(m.updated_at)},
-      {"expires_at", TimeToJson(m.expires_at)},
-      {"valid_at", TimeToJson(m.valid_at)},
-      {"invalid_at", TimeToJson(m.invalid_at)},
-      {"access_count", m.access_count},
-      {"last_accessed", TimeToJson(m.last_accessed)},
-      {"provenance", std::move(provenance)},
-      {"state", RecordStateName(m.state)},
-      {"supersedes", m.supersedes},
-      {"superseded_by", m.superseded_by},
-      {"step_number", m.step_number},
-      {"access_level", m.access_level},
-  };
+  // Built member by member in key order, each placed at the end of the map:
+  // an initializer list builds a two-element array per member first (search
+  // answers write ten records at a time).
+  json j(json::value_t::object);
+  json::object_t& o = j.get_ref<json::object_t&>();
+  auto put = [&o](const char* key, json value) { o.emplace_hint(o.end(), key, std::move(value)); };
+  put("access_count", m.access_count);
+  put("access_level", m.access_level);
+  put("body", BodyToJson(m.body_json));
+  put("confidence", m.confidence);
+  put("created_at", TimeToJson(m.created_at));
+  put("criticality", CriticalityName(m.criticality));
+  put("expires_at", TimeToJson(m.expires_at));
+  put("id", m.id);
+  put("invalid_at", TimeToJson(m.invalid_at));
+  put("kind", KindName(m.kind));
+  put("last_accessed", TimeToJson(m.last_accessed));
+  put("layer", LayerName(m.layer));
+  put("namespace", NamespaceToJson(m.ns));
+  put("provenance", std::move(provenance));
+  put("sensitivity", SensitivityName(m.sensitivity));
+  put("source", m.source);
+  put("state", RecordStateName(m.state));
+  put("step_number", m.step_number);
+  put("superseded_by", m.superseded_by);
+  put("supersedes", m.supersedes);
+  put("tags", m.tags);
+  put("text", m.text);
+  put("updated_at", TimeToJson(m.updated_at));
+  put("valid_at", TimeToJson(m.valid_at));
   if (with_embedding) {
     j["embedder_id"] = m.embedder_id;
     json vec = json::array();

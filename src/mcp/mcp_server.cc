@@ -5,6 +5,7 @@
 #include <exception>
 #include <utility>
 
+#include "codec/json_text.h"
 #include "codec/memory_json.h"
 #include "mcp/api_tools.h"
 #include "mcp/graph_tools.h"
@@ -238,11 +239,13 @@ McpServer::Reply McpServer::CallTool(const McpSession& session, const JsonRpcMes
   // Stored text is data: in the JSON text a model reads, U+2028 and U+2029
   // are escaped like the other line breaks (util/fence.h).
   if (out->serialized) return Reply{json(), ToolResultText(m.id, *out->serialized)};
-  std::string text = out->text ? *out->text : EscapeJsonLineSeparators(DumpJson(out->structured));
-  return Reply{MakeResult(m.id, json{{"content", TextContent(std::move(text))},
-                                     {"structuredContent", std::move(out->structured)},
-                                     {"isError", false}}),
-               std::nullopt};
+  // The structured result serialized once: the text block is that text as
+  // a JSON string, not a second walk of the tree.
+  ToolOutput::Serialized serialized;
+  serialized.structured = DumpJson(out->structured);
+  AppendJsonString(serialized.text_json,
+                   out->text ? *out->text : EscapeJsonLineSeparators(serialized.structured));
+  return Reply{json(), ToolResultText(m.id, serialized)};
 }
 
 }  // namespace msp::mcp

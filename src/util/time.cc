@@ -65,12 +65,28 @@ std::string FormatIso8601(TimeMs t) {
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
   const int64_t secs = rem / 1000;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
-                static_cast<long long>(y), m, d, static_cast<long long>(secs / 3600),
-                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60),
-                static_cast<long long>(rem % 1000));
-  return buf;
+  if (y < 0 || y > 9999) {  // beyond four digits: as printf writes it
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
+                  static_cast<long long>(y), m, d, static_cast<long long>(secs / 3600),
+                  static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60),
+                  static_cast<long long>(rem % 1000));
+    return buf;
+  }
+  // The common case digit by digit (every answer carries several times;
+  // snprintf cost ~2 us each).
+  char buf[] = "0000-00-00T00:00:00.000Z";
+  auto put = [&buf](size_t at, int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + static_cast<size_t>(i)] = static_cast<char>('0' + v % 10);
+  };
+  put(0, y, 4);
+  put(5, m, 2);
+  put(8, d, 2);
+  put(11, secs / 3600, 2);
+  put(14, secs / 60 % 60, 2);
+  put(17, secs % 60, 2);
+  put(20, rem % 1000, 3);
+  return std::string(buf, sizeof buf - 1);
 }
 
 Result<TimeMs> ParseIso8601(std::string_view s) {

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +43,30 @@ TEST(TimeTest, FormatsAndParsesRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, t);
   EXPECT_EQ(FormatIso8601(0), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(TimeTest, FormatsEveryYearAsPrintfWould) {
+  // The four-digit years digit by digit, the others through printf; both
+  // against gmtime's fields. Round trips where ParseIso8601 reads the form.
+  EXPECT_EQ(FormatIso8601(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIso8601(253402300799999), "9999-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIso8601(253402300800000), "10000-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatIso8601(-62167219200000), "0000-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatIso8601(-62167219200001), "-001-12-31T23:59:59.999Z");
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 5000; ++i) {
+    const TimeMs t = static_cast<TimeMs>(rng() % 253402300800000ULL) - (i % 2 == 0 ? 0 : 62167219200000LL);
+    const time_t secs = static_cast<time_t>(t >= 0 ? t / 1000 : (t - 999) / 1000);
+    std::tm tm{};
+    ASSERT_NE(gmtime_r(&secs, &tm), nullptr);
+    char want[64];
+    std::snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(((t % 1000) + 1000) % 1000));
+    ASSERT_EQ(FormatIso8601(t), want) << t;
+    auto back = ParseIso8601(want);
+    ASSERT_TRUE(back.ok()) << want;
+    ASSERT_EQ(*back, t) << want;
+  }
 }
 
 TEST(TimeTest, ParsesDatesAndZones) {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,38 @@ TEST(FenceTest, BodyAndLine) {
   EXPECT_TRUE(IsTrustedSource("user", WritePolicyOptions{}.context_trusted_sources));
   EXPECT_FALSE(IsTrustedSource("tool", WritePolicyOptions{}.context_trusted_sources));
   EXPECT_EQ(EscapeJsonLineSeparators("{\"t\":\"a\u2028b\u2029c\xC2\x85\"}"), "{\"t\":\"a\\u2028b\\u2029c\\u0085\"}");
+}
+
+// EscapeJsonLineSeparators against the plain byte-by-byte rule, on random
+// mixes of the three characters, their lead bytes alone, their neighbours
+// (U+2027, U+202A, U+0084, U+00E9) and ASCII.
+TEST(FenceTest, EscapesLineSeparatorsAsTheByteRuleDoes) {
+  auto rule = [](const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const std::string_view rest = std::string_view(s).substr(i);
+      if (rest.starts_with("\u2028") || rest.starts_with("\u2029")) {
+        out += rest.starts_with("\u2028") ? "\\u2028" : "\\u2029";
+        i += 2;
+      } else if (rest.starts_with("\xC2\x85")) {
+        out += "\\u0085";
+        i += 1;
+      } else {
+        out += s[i];
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> pieces = {"a", "\"k\":", "\u2028", "\u2029", "\xC2\x85", "\xE2", "\xC2",
+                                           "\xE2\x80", "\u2027", "\u202A", "\xC2\x84", "\u00e9", " "};
+  std::mt19937 rng(41);
+  for (int round = 0; round < 4000; ++round) {
+    std::string s;
+    for (size_t i = rng() % 12; i > 0; --i) s += pieces[rng() % pieces.size()];
+    ASSERT_EQ(EscapeJsonLineSeparators(s), rule(s)) << "round " << round;
+  }
+  EXPECT_EQ(EscapeJsonLineSeparators(""), "");
+  EXPECT_EQ(EscapeJsonLineSeparators("{\"plain\":1}"), "{\"plain\":1}");
 }
 
 // Working memory: facts, retrieved and recent history, core memory, the
