@@ -6,6 +6,7 @@
 #include "tests/support/test_util.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace msp::conformance {
@@ -35,6 +36,19 @@ TEST_P(StoreConformanceTest, RecordAccessBumpsCountWithoutAChange) {
   EXPECT_TRUE(changes.empty());
   ASSERT_OK_AND_ASSIGN(std::optional<Memory> missing, store_->Get("missing"));
   EXPECT_FALSE(missing.has_value());
+}
+
+TEST_P(StoreConformanceTest, RecordAccessCountsEveryTimeABatchNamesARecord) {
+  ASSERT_OK(store_->Apply(Puts({Rec("a", 1), Rec("b", 2), Rec("c", 3)})).status());
+  ASSERT_OK(store_->RecordAccess({"b", "a", "b", "missing", "b", "a"}, 5000));
+  ASSERT_OK(store_->RecordAccess({"a"}, 6000));
+  for (const auto& [id, count, last] : std::vector<std::tuple<std::string, int64_t, TimeMs>>{
+           {"a", 3, 6000}, {"b", 3, 5000}, {"c", 0, 0}}) {
+    ASSERT_OK_AND_ASSIGN(std::optional<Memory> m, store_->Get(id));
+    ASSERT_TRUE(m.has_value()) << id;
+    EXPECT_EQ(m->access_count, count) << id;
+    EXPECT_EQ(m->last_accessed, last) << id;
+  }
 }
 
 // ---- Audit ----

@@ -594,12 +594,21 @@ Status SqliteStore::RecordAccess(const std::vector<std::string>& ids, TimeMs at)
     Transaction txn(db_.get(), Transaction::Mode::kImmediate, "record access");
     MSP_RETURN_IF_ERROR(txn.status());
     MSP_ASSIGN_OR_RETURN(Statement s, db_->Prepare("UPDATE records SET access_count = access_count "
-                                                   "+ 1, last_accessed = ? WHERE id = ?",
+                                                   "+ ?, last_accessed = ? WHERE id = ?",
                                                    "record access"));
-    for (const std::string& id : ids) {
-      s.BindInt(1, at);
-      s.BindText(2, id);
+    // Each record's row is rewritten once however often the batch names it
+    // (a server's second of searches names the popular records many times),
+    // in key order.
+    std::vector<std::string_view> sorted(ids.begin(), ids.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size();) {
+      size_t j = i + 1;
+      while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+      s.BindInt(1, static_cast<int64_t>(j - i));
+      s.BindInt(2, at);
+      s.BindText(3, sorted[i]);
       MSP_RETURN_IF_ERROR(s.Run());
+      i = j;
     }
     return txn.Commit();
   }();
