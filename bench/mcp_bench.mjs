@@ -13,9 +13,16 @@
 // default 500), --searches N (default 300), --preload N (records written
 // before the search is timed, untimed, default 0), --synchronous full|normal
 // (default normal), --kind fact|artifact|... (memory_write's kind, default
-// fact), --transports stdio,raw,http (default all three), --json OUT.
+// fact), --transports stdio,raw,http (default all three), --corpus
+// locomo|synthetic (default locomo: records of 8..30 words drawn by LoCoMo's
+// word frequencies and LoCoMo's questions as queries, as rest_bench's; or
+// synthetic: 10..20 words from a 140-word vocabulary and four-word queries,
+// where every query word is in ~10% of the records — the lexical index's
+// worst case), --locomo PATH (default ../shared/bench-data/locomo10.json or
+// $MSP_LOCOMO), --json OUT.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,6 +39,8 @@ function parseArgs(argv) {
     synchronous: 'normal',
     kind: 'fact',
     transports: 'stdio,raw,http',
+    corpus: 'locomo',
+    locomo: process.env.MSP_LOCOMO || join(here, '..', '..', 'shared', 'bench-data', 'locomo10.json'),
     json: '',
     modules: join(here, '..', 'tests', 'mcp', 'node_modules'),
   };
@@ -41,6 +50,7 @@ function parseArgs(argv) {
     args[key] = typeof args[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
   }
   if (!args.msp) throw new Error('--msp PATH (or MSP_BIN) is required');
+  if (args.corpus !== 'locomo' && args.corpus !== 'synthetic') throw new Error('--corpus must be locomo or synthetic');
   args.msp = resolve(args.msp);
   return args;
 }
@@ -88,6 +98,57 @@ function sentences(n, seed) {
   return out;
 }
 
+// LoCoMo's words with their frequencies (over every turn) and its questions.
+function loadLocomo(path) {
+  if (!existsSync(path)) throw new Error(`LoCoMo not found at ${path}; pass --locomo PATH or --corpus synthetic`);
+  const freq = new Map();
+  const questions = [];
+  for (const sample of JSON.parse(readFileSync(path, 'utf8'))) {
+    for (const [key, turns] of Object.entries(sample.conversation)) {
+      if (!key.startsWith('session_') || !Array.isArray(turns)) continue;
+      for (const t of turns) {
+        if (typeof t.text !== 'string') continue;
+        for (const w of t.text.toLowerCase().split(/[^a-z0-9']+/)) if (w) freq.set(w, (freq.get(w) || 0) + 1);
+      }
+    }
+    for (const qa of sample.qa) if (typeof qa.question === 'string') questions.push(qa.question);
+  }
+  const words = [...freq.keys()];
+  const cumulative = [];
+  let total = 0;
+  for (const w of words) cumulative.push((total += freq.get(w)));
+  return { words, cumulative, total, questions };
+}
+// Records of 8..30 words drawn by frequency (as bench_data.cc's
+// SyntheticRecords), numbered so that none repeats another.
+function locomoSentences(corpus, n, seed) {
+  const r = rng(seed);
+  const pick = () => {
+    const x = r() * corpus.total;
+    let lo = 0;
+    let hi = corpus.cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (corpus.cumulative[mid] > x) hi = mid;
+      else lo = mid + 1;
+    }
+    return corpus.words[lo];
+  };
+  const out = [];
+  for (let i = 0; i < n; ++i) {
+    const len = 8 + Math.floor(r() * 23);
+    const words = [];
+    for (let j = 0; j < len; ++j) words.push(pick());
+    out.push(`Note ${seed}-${i}: ${words.join(' ')}.`);
+  }
+  return out;
+}
+function locomoQuestions(corpus, n, seed) {
+  const r = rng(seed);
+  return Array.from({ length: n }, () => corpus.questions[Math.floor(r() * corpus.questions.length)]);
+}
+const locomo = args.corpus === 'locomo' ? loadLocomo(args.locomo) : null;
+
 function percentile(samples, p) {
   const s = [...samples].sort((a, b) => a - b);
   if (!s.length) return NaN;
@@ -130,8 +191,10 @@ const writeArgs = (text) => ({ text, kind: args.kind, tags: ['profile'] });
 
 // The MCP calls every transport runs: ping (the floor), writes, searches.
 async function runCalls(label, call, ping) {
-  const texts = sentences(args.writes + args.preload + 20, 7);
-  const queries = sentences(args.searches, 11).map((q) => q.split(' ').slice(2, 6).join(' '));
+  const texts = locomo ? locomoSentences(locomo, args.writes + args.preload + 20, 7)
+                       : sentences(args.writes + args.preload + 20, 7);
+  const queries = locomo ? locomoQuestions(locomo, args.searches, 11)
+                         : sentences(args.searches, 11).map((q) => q.split(' ').slice(2, 6).join(' '));
   const check = (r) => {
     if (r.isError) throw new Error(`${label}: ${JSON.stringify(r.content)}`);
     return r;
@@ -230,6 +293,10 @@ async function overHttp() {
     const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`));
     const client = new Client({ name: 'msp-mcp-bench', version: '1.0.0' });
     await client.connect(transport);
+    // Every fetch of the transport listens on its one AbortSignal until the
+    // listener is collected: thousands of calls would print Node's leak
+    // warning thousands of times (a bench artifact, not a leak of msp's).
+    if (transport._abortController) setMaxListeners(0, transport._abortController.signal);
     const out = await runCalls('Streamable HTTP (SDK, msp serve)', (name, a) => client.callTool({ name, arguments: a }),
                                () => client.ping());
     await client.close();
@@ -244,7 +311,7 @@ async function overHttp() {
 const runners = { stdio: overSdkStdio, raw: overRawStdio, http: overHttp };
 const results = [];
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-console.log(`msp: ${args.msp}; synchronous=${args.synchronous}; kind=${args.kind}; writes ${args.writes}, ` +
+console.log(`msp: ${args.msp}; corpus ${args.corpus}; synchronous=${args.synchronous}; kind=${args.kind}; writes ${args.writes}, ` +
             `searches ${args.searches}, preload ${args.preload}; load average before: ${load()}`);
 const fmt = (s) => `p50 ${s.p50_ms.toFixed(3)} ms  p99 ${s.p99_ms.toFixed(3)} ms  (${s.per_s.toFixed(0)}/s)`;
 for (const name of args.transports.split(',')) {
