@@ -6,8 +6,12 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
+#include "index/lexical/xapian_document.h"
 #include "util/data_file.h"
 #include "util/file_io.h"
 #include "util/hash.h"
@@ -16,7 +20,8 @@ namespace msp {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'S', 'P', 'D', 'O', 'C', 'I', 'D'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;         // what CatchUpDocidMap writes: slots hold the passage
+constexpr uint32_t kVersionIdsOnly = 1;  // still read (ids; passages from the documents)
 
 struct Header {
   char magic[8];
@@ -29,23 +34,37 @@ struct Header {
 };
 static_assert(sizeof(Header) == kDocidMapSlot);
 
+// A version 2 slot. Version 1 slots have the same check and len, and the id
+// in the 55 bytes after len (no passage).
 struct Slot {
   uint64_t check;
   uint8_t len;  // 0: no id here
   char id[kDocidMapMaxId];
+  uint32_t passage_begin;
+  uint32_t passage_end;
 };
 static_assert(sizeof(Slot) == kDocidMapSlot);
+constexpr size_t kIdOffset = offsetof(Slot, id);
+constexpr size_t kVersion1MaxId = kDocidMapSlot - kIdOffset;
 
 uint64_t UuidSeed(std::string_view uuid) { return Checksum64(uuid.data(), uuid.size(), 0x6d73702d646f6369ull); }
 
 uint64_t HeaderCheck(const Header& h) { return Checksum64(&h, offsetof(Header, check)); }
 
-uint64_t SlotCheck(uint64_t seed, uint64_t docid, std::string_view id) {
+uint64_t Version1SlotCheck(uint64_t seed, uint64_t docid, std::string_view id) {
   return Checksum64(id.data(), id.size(), Checksum64(&docid, sizeof docid, seed));
 }
 
+uint64_t SlotCheck(uint64_t seed, uint64_t docid, std::string_view id, uint32_t passage_begin,
+                   uint32_t passage_end) {
+  const uint64_t passage = (uint64_t{passage_begin} << 32) | passage_end;
+  return Checksum64(id.data(), id.size(),
+                    Checksum64(&passage, sizeof passage, Checksum64(&docid, sizeof docid, seed)));
+}
+
+// A header of either version.
 bool HeaderValid(const Header& h, uint64_t seed) {
-  return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.version == kVersion &&
+  return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && (h.version == kVersion || h.version == kVersionIdsOnly) &&
          h.slot_bytes == kDocidMapSlot && h.uuid_seed == seed && h.check == HeaderCheck(h);
 }
 
@@ -71,8 +90,9 @@ size_t CatchUpDocidMap(const std::string& path, const Xapian::Database& db) noex
     Header h{};
     uint64_t covered = 0;
     struct stat st;
+    // A version 1 map starts over: its slots have no passages.
     if (fstat(fd.get(), &st) == 0 && ReadFileAt(fd.get(), 0, &h, sizeof h) && HeaderValid(h, seed) &&
-        h.covered <= last) {
+        h.version == kVersion && h.covered <= last) {
       // A file cut short keeps the slots it still holds whole.
       covered = std::min<uint64_t>(h.covered, static_cast<uint64_t>(st.st_size) / kDocidMapSlot - 1);
     }
@@ -96,12 +116,24 @@ size_t CatchUpDocidMap(const std::string& path, const Xapian::Database& db) noex
       chunk.assign(stop - first + 1, Slot{});
       for (; it != end && *it <= stop; ++it) {
         const uint64_t docid = *it;
-        const std::string id = db.get_document(*it, Xapian::DOC_ASSUME_VALID).get_data();
+        const Xapian::Document doc = db.get_document(*it, Xapian::DOC_ASSUME_VALID);
+        const std::string id = doc.get_data();
         if (id.empty() || id.size() > kDocidMapMaxId) continue;
+        int64_t passage_begin = 0;
+        int64_t passage_end = 0;
+        if (const std::string passage = doc.get_value(xapian_lexical::kSlotPassage); passage.size() == 16) {
+          passage_begin = xapian_lexical::DecodeTime(passage.substr(0, 8));
+          passage_end = xapian_lexical::DecodeTime(passage.substr(8));
+        }
+        if (passage_begin < 0 || passage_end < 0 || passage_begin > UINT32_MAX || passage_end > UINT32_MAX) {
+          continue;  // no slot: read from the document
+        }
         Slot& s = chunk[docid - first];
         s.len = static_cast<uint8_t>(id.size());
         std::memcpy(s.id, id.data(), id.size());
-        s.check = SlotCheck(seed, docid, id);
+        s.passage_begin = static_cast<uint32_t>(passage_begin);
+        s.passage_end = static_cast<uint32_t>(passage_end);
+        s.check = SlotCheck(seed, docid, id, s.passage_begin, s.passage_end);
         ++written;
       }
       if (!WriteFileAt(fd.get(), first * kDocidMapSlot, chunk.data(), chunk.size() * sizeof(Slot))) return written;
@@ -128,8 +160,8 @@ void ForgetDocidMapAhead(const std::string& path, const Xapian::Database& db) no
 }
 
 void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const std::vector<uint32_t>& docids,
-                            std::vector<std::string>& ids) {
-  ids.assign(docids.size(), std::string());
+                            std::vector<DocidMapEntry>& entries) {
+  entries.assign(docids.size(), DocidMapEntry{});
   if (docids.empty()) return;
   if (fd_.get() < 0) {
     fd_ = OwnedFd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
@@ -141,11 +173,11 @@ void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const st
   if (slots == 0) return;
   Header h{};
   reads_.Add(0, &h, sizeof h);
-  std::vector<Slot> got(docids.size());
+  std::vector<std::array<char, kDocidMapSlot>> got(docids.size());
   std::vector<char> asked(docids.size(), 0);
   for (size_t i = 0; i < docids.size(); ++i) {
     if (docids[i] == 0 || docids[i] >= slots) continue;
-    reads_.Add(uint64_t{docids[i]} * kDocidMapSlot, &got[i], sizeof(Slot));
+    reads_.Add(uint64_t{docids[i]} * kDocidMapSlot, got[i].data(), kDocidMapSlot);
     asked[i] = 1;
   }
   if (!reads_.Run(fd_.get())) return;
@@ -153,11 +185,28 @@ void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const st
   // A header that covers more docids than the database has belongs to a
   // database that lost commits (or to another one): trust none of it.
   if (!HeaderValid(h, seed) || h.covered > last_docid) return;
+  const bool with_passages = h.version == kVersion;
   for (size_t i = 0; i < docids.size(); ++i) {
-    const Slot& s = got[i];
-    if (!asked[i] || s.len == 0 || s.len > kDocidMapMaxId) continue;
-    const std::string_view id(s.id, s.len);
-    if (s.check == SlotCheck(seed, docids[i], id)) ids[i] = id;
+    if (!asked[i]) continue;
+    const char* slot = got[i].data();
+    uint64_t check;
+    std::memcpy(&check, slot + offsetof(Slot, check), sizeof check);
+    const auto len = static_cast<uint8_t>(slot[offsetof(Slot, len)]);
+    if (len == 0 || len > (with_passages ? kDocidMapMaxId : kVersion1MaxId)) continue;
+    const std::string_view id(slot + kIdOffset, len);
+    DocidMapEntry& e = entries[i];
+    if (!with_passages) {
+      if (check == Version1SlotCheck(seed, docids[i], id)) e.id = id;
+      continue;
+    }
+    uint32_t begin, end;
+    std::memcpy(&begin, slot + offsetof(Slot, passage_begin), sizeof begin);
+    std::memcpy(&end, slot + offsetof(Slot, passage_end), sizeof end);
+    if (check != SlotCheck(seed, docids[i], id, begin, end)) continue;
+    e.id = id;
+    e.passage_known = true;
+    e.passage_begin = begin;
+    e.passage_end = end;
   }
 }
 

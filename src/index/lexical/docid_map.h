@@ -5,8 +5,12 @@
 //
 // Layout: 64-byte slots; slot 0 is the header (magic, version, a hash of the
 // database's UUID, the docids covered, a checksum), slot d holds docid d:
-// a checksum of (docid, id) seeded with the UUID's hash, the id's length,
-// the id (at most kDocidMapMaxId bytes; a longer id has no slot).
+// a checksum of (docid, passage, id) seeded with the UUID's hash, the id's
+// length, the id (at most kDocidMapMaxId bytes; a longer id has no slot),
+// and where the document's passage lies in its record's text (0, 0: the
+// document is the whole record), so that a search of a store with
+// passages reads no document either. A version 1 map (no passages) is
+// still read for its ids; the next write starts it over as version 2.
 //
 // Why slots are only ever appended: a docid's record id never changes
 // within one database (a record is replaced through its id term, which
@@ -46,7 +50,7 @@ class Database;
 namespace msp {
 
 inline constexpr size_t kDocidMapSlot = 64;
-inline constexpr size_t kDocidMapMaxId = 55;
+inline constexpr size_t kDocidMapMaxId = 47;
 inline constexpr std::string_view kDocidMapFile = "msp-docids";
 
 // Brings the map at `path` up to `db`'s last docid (see above). Best
@@ -59,16 +63,24 @@ size_t CatchUpDocidMap(const std::string& path, const Xapian::Database& db) noex
 // has (see above); the writer calls it before changing `db`. Best effort.
 void ForgetDocidMapAhead(const std::string& path, const Xapian::Database& db) noexcept;
 
+// What the map holds of one document.
+struct DocidMapEntry {
+  std::string id;               // empty: not held (the caller reads the document)
+  bool passage_known = false;   // false in a version 1 map: read the document's
+  uint32_t passage_begin = 0;   // the passage's bytes in the record's text;
+  uint32_t passage_end = 0;     // both 0 for a whole record
+};
+
 // Reads slots of one map: one per search thread (a Reader of the index).
 class DocidMapReader {
  public:
   explicit DocidMapReader(std::string path) : path_(std::move(path)) {}
 
-  // ids[i] = the record id of docids[i], or empty when the map does not
-  // hold it (the caller reads the document). `uuid` and `last_docid` are
-  // the database's as the caller reads it. Never fails.
+  // entries[i] = what the map holds of docids[i] (an empty id when it does
+  // not hold it). `uuid` and `last_docid` are the database's as the caller
+  // reads it. Never fails.
   void Lookup(std::string_view uuid, uint32_t last_docid, const std::vector<uint32_t>& docids,
-              std::vector<std::string>& ids);
+              std::vector<DocidMapEntry>& entries);
 
  private:
   const std::string path_;

@@ -11,7 +11,9 @@
 #include <unistd.h>
 #include <xapian.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -20,7 +22,9 @@
 #include <vector>
 
 #include "index/index.h"
+#include "index/lexical/xapian_document.h"
 #include "tests/support/test_util.h"
+#include "util/hash.h"
 
 namespace msp {
 namespace {
@@ -61,9 +65,10 @@ std::vector<std::string> Ids(LexicalIndex& index, const std::string& text) {
 }
 
 struct MapState {
-  size_t docs = 0;   // documents in the index
-  size_t found = 0;  // of them, held by the map
-  size_t wrong = 0;  // held with another id than the document's data
+  size_t docs = 0;      // documents in the index
+  size_t found = 0;     // of them, held by the map
+  size_t wrong = 0;     // held with another id or passage than the document's
+  size_t passages = 0;  // held with a passage (part of a record)
 };
 
 // What the map says of every document of the index at `dir`.
@@ -73,13 +78,20 @@ MapState ReadMap(const std::string& dir) {
   std::vector<uint32_t> docids;
   for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) docids.push_back(*it);
   DocidMapReader reader(dir + "/" + std::string(kDocidMapFile));
-  std::vector<std::string> ids;
-  reader.Lookup(db.get_uuid(), db.get_lastdocid(), docids, ids);
+  std::vector<DocidMapEntry> entries;
+  reader.Lookup(db.get_uuid(), db.get_lastdocid(), docids, entries);
   s.docs = docids.size();
   for (size_t i = 0; i < docids.size(); ++i) {
-    if (ids[i].empty()) continue;
+    const DocidMapEntry& e = entries[i];
+    if (e.id.empty()) continue;
     ++s.found;
-    if (ids[i] != db.get_document(docids[i]).get_data()) ++s.wrong;
+    const Xapian::Document doc = db.get_document(docids[i]);
+    // The passage value: two 8-byte sortable numbers, or none.
+    const std::string passage = doc.get_value(xapian_lexical::kSlotPassage);
+    const uint64_t begin = passage.size() == 16 ? xapian_lexical::DecodeTime(passage.substr(0, 8)) : 0;
+    const uint64_t end = passage.size() == 16 ? xapian_lexical::DecodeTime(passage.substr(8)) : 0;
+    if (e.id != doc.get_data() || (e.passage_known && (e.passage_begin != begin || e.passage_end != end))) ++s.wrong;
+    if (e.passage_known && e.passage_end > 0) ++s.passages;
   }
   return s;
 }
@@ -142,12 +154,13 @@ TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) {
   s = ReadMap(dir_);
   EXPECT_EQ(s.wrong, 0u);
   EXPECT_EQ(s.found + 1, s.docs);
+  EXPECT_GT(s.passages, 1u);  // rec-1's passages, each with its offsets
   ExpectFoundByWord(index, expected);
   EXPECT_EQ(Ids(index, Word(5000)), std::vector<std::string>{"rec-1"});
   EXPECT_EQ(Ids(index, Word(5001)), std::vector<std::string>{"rec-1"});
   EXPECT_EQ(Ids(index, Word(2)), std::vector<std::string>{});  // deleted
   EXPECT_EQ(Ids(index, Word(0)), std::vector<std::string>{});  // replaced
-  // The passages' offsets still come from the documents.
+  // The passages' offsets, from the map: the passage holds the word.
   auto hits = index.SearchEpisodes(Query(Word(5001)));
   ASSERT_TRUE(hits.ok());
   ASSERT_EQ(hits->size(), 1u);
@@ -267,6 +280,75 @@ TEST_F(DocidMapTest, DamagedForeignOrStaleMapsAreNotTrustedAndTheNextWriteRepair
   }
 }
 
+// The map as version 1 wrote it for the index at `dir`: the header (magic,
+// version 1, slot size, the UUID's seed, the docids covered, its checksum)
+// and per document its id under a checksum of (docid, id), no passage.
+void WriteVersion1Map(const std::string& dir) {
+  Xapian::Database db(dir);
+  const std::string uuid = db.get_uuid();
+  const uint64_t seed = Checksum64(uuid.data(), uuid.size(), 0x6d73702d646f6369ull);
+  std::string bytes(64 * (db.get_lastdocid() + 1), '\0');
+  auto put = [&bytes](size_t at, const void* p, size_t n) { std::memcpy(bytes.data() + at, p, n); };
+  const uint32_t version = 1, slot = 64;
+  const uint64_t covered = db.get_lastdocid();
+  put(0, "MSPDOCID", 8);
+  put(8, &version, 4);
+  put(12, &slot, 4);
+  put(16, &seed, 8);
+  put(24, &covered, 8);
+  const uint64_t header_check = Checksum64(bytes.data(), 56);
+  put(56, &header_check, 8);
+  for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) {
+    const std::string id = db.get_document(*it).get_data();
+    if (id.size() > 55) continue;
+    const uint64_t docid = *it;
+    const uint64_t check = Checksum64(id.data(), id.size(), Checksum64(&docid, sizeof docid, seed));
+    const uint8_t len = static_cast<uint8_t>(id.size());
+    put(64 * docid, &check, 8);
+    put(64 * docid + 8, &len, 1);
+    put(64 * docid + 9, id.data(), id.size());
+  }
+  std::FILE* f = std::fopen((dir + "/" + std::string(kDocidMapFile)).c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+TEST_F(DocidMapTest, AVersion1MapIsReadForItsIdsAndTheNextWriteAddsPassages) {
+  RetrievalOptions options;
+  options.passage_bytes = 64;
+  auto opened = OpenLexicalIndex(dir_, options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  LexicalIndex& index = **opened;
+  const std::string long_text = Word(7000) + " opens a record long enough to be cut into several passages, and " +
+                                Word(7001) + " stands near its end, well past the first of them.";
+  std::vector<Memory> batch = {Rec("long", long_text)};
+  for (int i = 0; i < 50; ++i) batch.push_back(Rec("rec-" + std::to_string(i), "common " + Word(i)));
+  ASSERT_TRUE(index.Apply(batch, {}, 1).ok());
+  MapState s = ReadMap(dir_);
+  EXPECT_EQ(s.found, s.docs);
+  EXPECT_GT(s.passages, 1u);
+
+  WriteVersion1Map(dir_);
+  s = ReadMap(dir_);
+  EXPECT_EQ(s.found, s.docs);  // every id, from the version 1 slots
+  EXPECT_EQ(s.wrong, 0u);
+  EXPECT_EQ(s.passages, 0u);  // none known: read from the documents
+  auto hits = index.SearchEpisodes(Query(Word(7001)));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].hit.id, "long");
+  const auto& h = (*hits)[0];
+  ASSERT_GT(h.passage_end, h.passage_begin);
+  EXPECT_NE(long_text.substr(h.passage_begin, h.passage_end - h.passage_begin).find(Word(7001)), std::string::npos);
+
+  ASSERT_TRUE(index.Apply({Rec("late", "common " + Word(500))}, {}, 2).ok());
+  s = ReadMap(dir_);
+  EXPECT_EQ(s.found, s.docs);  // started over as version 2
+  EXPECT_EQ(s.wrong, 0u);
+  EXPECT_GT(s.passages, 1u);
+}
+
 TEST_F(DocidMapTest, AMapAheadOfItsDatabaseIsIgnoredAndStartedOver) {
   // What a power loss that kept the map's pages but not the index's last
   // commit would leave: a map covering docids the database has not got,
@@ -353,15 +435,20 @@ TEST_F(DocidMapTest, KilledWhileWritingLeavesNothingWrong) {
 
 TEST(DocidMapReaderTest, NoFileOrAnEmptyOneHoldsNothing) {
   testing::TempDir tmp("docid_map_test");
-  std::vector<std::string> ids;
+  std::vector<DocidMapEntry> entries;
+  auto none_held = [&entries] {
+    return entries.size() == 3 && std::all_of(entries.begin(), entries.end(), [](const DocidMapEntry& e) {
+             return e.id.empty() && e.passage_begin == 0 && e.passage_end == 0;
+           });
+  };
   DocidMapReader missing(tmp.path() + "/none");
-  missing.Lookup("uuid", 10, {1, 2, 3}, ids);
-  EXPECT_EQ(ids, (std::vector<std::string>{"", "", ""}));
+  missing.Lookup("uuid", 10, {1, 2, 3}, entries);
+  EXPECT_TRUE(none_held());
   std::FILE* f = std::fopen((tmp.path() + "/empty").c_str(), "w");
   std::fclose(f);
   DocidMapReader empty(tmp.path() + "/empty");
-  empty.Lookup("uuid", 10, {1, 2, 3}, ids);
-  EXPECT_EQ(ids, (std::vector<std::string>{"", "", ""}));
+  empty.Lookup("uuid", 10, {1, 2, 3}, entries);
+  EXPECT_TRUE(none_held());
 }
 
 }  // namespace

@@ -32,10 +32,14 @@ void MapIds(Reader& r, const Xapian::MSet& mset, bool any_passages) {
   if (r.lookup_docids.empty()) return;
   r.docid_map->Lookup(r.db.get_uuid(), r.db.get_lastdocid(), r.lookup_docids, r.lookup_ids);
   for (size_t i = 0; i < r.lookup_docids.size(); ++i) {
-    if (r.lookup_ids[i].empty()) continue;
+    DocidMapEntry& e = r.lookup_ids[i];
+    if (e.id.empty()) continue;
     Reader::CachedDoc d;
-    d.id = std::move(r.lookup_ids[i]);
-    if (any_passages) {
+    d.id = std::move(e.id);
+    if (e.passage_known) {  // no document read
+      d.passage_begin = e.passage_begin;
+      d.passage_end = e.passage_end;
+    } else if (any_passages) {  // a version 1 map
       ReadPassage(r.db.get_document(r.lookup_docids[i], Xapian::DOC_ASSUME_VALID), d);
     }
     r.docs.emplace(r.lookup_docids[i], std::move(d));

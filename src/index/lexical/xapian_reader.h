@@ -63,15 +63,16 @@ struct Reader {
   // The docid -> id map beside the files (none in memory), and scratch.
   std::optional<DocidMapReader> docid_map;
   std::vector<uint32_t> lookup_docids;
-  std::vector<std::string> lookup_ids;
+  std::vector<DocidMapEntry> lookup_ids;
 };
 
 // Cached documents per reader, at most (then the cache starts over).
 inline constexpr size_t kMaxCachedDocs = 100000;
 
-// The ids of the documents of `mset` not cached yet, from the docid map
-// in one batch of reads, into r.docs (with their passage when
-// `any_passages`); ReadDoc reads the document of any the map lacks.
+// The ids and passages of the documents of `mset` not cached yet, from the
+// docid map in one batch of reads, into r.docs (a version 1 map has no
+// passages: those are read from the documents when `any_passages`);
+// ReadDoc reads the document of any the map lacks.
 void MapIds(Reader& r, const Xapian::MSet& mset, bool any_passages);
 
 // What a search reads of the document at `it` (id, passage, and its
