@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "codec/json_text.h"
+
 namespace msp::local {
 
 namespace {
@@ -74,12 +76,16 @@ Status ReadExact(int fd, char* data, size_t size, Clock::time_point deadline, bo
 }
 
 Status WriteFrame(int fd, const nlohmann::json& j, Clock::time_point deadline) {
-  const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const uint32_t n = static_cast<uint32_t>(body.size());
-  const char head[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                        static_cast<char>(n)};
-  MSP_RETURN_IF_ERROR(WriteAll(fd, head, sizeof(head), deadline));
-  return WriteAll(fd, body.data(), body.size(), deadline);
+  // The length and the body in one send: the reader is not woken for the
+  // four bytes alone.
+  std::string frame(4, '\0');
+  AppendJson(frame, j);
+  const size_t n = frame.size() - 4;
+  frame[0] = static_cast<char>(n >> 24);
+  frame[1] = static_cast<char>(n >> 16);
+  frame[2] = static_cast<char>(n >> 8);
+  frame[3] = static_cast<char>(n);
+  return WriteAll(fd, frame.data(), frame.size(), deadline);
 }
 
 Result<nlohmann::json> ReadFrame(int fd, size_t max_bytes, Clock::time_point deadline) {
