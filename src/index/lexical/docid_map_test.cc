@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -105,16 +106,23 @@ void ExpectFoundByWord(LexicalIndex& index, const std::map<std::string, std::str
 
 class DocidMapTest : public ::testing::Test {
  protected:
+  // The index at dir_, long records cut into passages of 64 bytes.
+  std::unique_ptr<LexicalIndex> OpenWithPassages() {
+    RetrievalOptions options;
+    options.passage_bytes = 64;
+    auto opened = OpenLexicalIndex(dir_, options);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(*opened) : nullptr;
+  }
+
   testing::TempDir tmp_{"docid_map_test"};
   const std::string dir_ = tmp_.path() + "/lexical";
 };
 
 TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) {
-  RetrievalOptions options;
-  options.passage_bytes = 64;
-  auto opened = OpenLexicalIndex(dir_, options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  LexicalIndex& index = **opened;
+  const std::unique_ptr<LexicalIndex> opened = OpenWithPassages();
+  ASSERT_NE(opened, nullptr);
+  LexicalIndex& index = *opened;
   std::map<std::string, std::string> expected;
   std::vector<Memory> batch;
   for (int i = 0; i < 300; ++i) {
@@ -315,11 +323,9 @@ void WriteVersion1Map(const std::string& dir) {
 }
 
 TEST_F(DocidMapTest, AVersion1MapIsReadForItsIdsAndTheNextWriteAddsPassages) {
-  RetrievalOptions options;
-  options.passage_bytes = 64;
-  auto opened = OpenLexicalIndex(dir_, options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  LexicalIndex& index = **opened;
+  const std::unique_ptr<LexicalIndex> opened = OpenWithPassages();
+  ASSERT_NE(opened, nullptr);
+  LexicalIndex& index = *opened;
   const std::string long_text = Word(7000) + " opens a record long enough to be cut into several passages, and " +
                                 Word(7001) + " stands near its end, well past the first of them.";
   std::vector<Memory> batch = {Rec("long", long_text)};
