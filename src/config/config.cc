@@ -677,7 +677,8 @@ std::string AnswerSettingsDigest(const Settings& options) {
   // The faces' own settings, and the directory (the socket names it).
   static constexpr std::string_view kFaceOnly[] = {"server.", "mcp.", "hooks.", "capture.", "orchestrate.",
                                                    "agent.", "ingest.", "prompts.", "actor", "store.data_dir"};
-  Settings copy = options;
+  // The table's accessors take a Settings&; they are only read here.
+  Settings& copy = const_cast<Settings&>(options);
   uint64_t h = kFnv1a64OffsetBasis;
   for (const Setting& s : Table()) {
     const std::string_view key = s.info.key;
@@ -696,9 +697,8 @@ std::string AnswerSettingsDigest(const Settings& options) {
           } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::vector<std::string>>) {
             for (const std::string& item : *get(copy)) text += item + '\x1f';
           } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, double>) {
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", *get(copy));
-            text += buf;
+            char buf[40];  // the shortest text that reads back as the same double
+            text.append(buf, std::to_chars(buf, buf + sizeof buf, *get(copy)).ptr);
           } else {
             text += std::to_string(*get(copy));
           }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -629,6 +630,9 @@ TEST(AnswerSettingsDigest, FollowsWhatDecidesAnAnswerAndNotTheFaces) {
   EXPECT_EQ(AnswerSettingsDigest(o), d) << "a face's own setting changed the digest";
   o = base;
   o.retrieval.bm25_k1 = base.retrieval.bm25_k1 + 0.5;
+  EXPECT_NE(AnswerSettingsDigest(o), d);
+  o = base;
+  o.retrieval.bm25_k1 = std::nextafter(base.retrieval.bm25_k1, 2.0);  // one bit apart
   EXPECT_NE(AnswerSettingsDigest(o), d);
   o = base;
   o.policy.context_trusted_sources.push_back("wiki");

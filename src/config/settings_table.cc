@@ -23,7 +23,7 @@ Setting Make(std::string_view key, std::string_view env, std::string_view flag, 
   s.info = SettingInfo{key, env, flag, TypeOf(field), description, {}};
   s.field = field;
   if (auto* get = std::get_if<EnumRef (*)(Settings&)>(&field)) {
-    Settings defaults;
+    static Settings defaults;  // the names only: one object for every enum setting
     const EnumRef ref = (*get)(defaults);
     s.info.choices.assign(ref.names.begin(), ref.names.end());
   }
