@@ -678,7 +678,7 @@ std::string AnswerSettingsDigest(const Settings& options) {
   static constexpr std::string_view kFaceOnly[] = {"server.", "mcp.", "hooks.", "capture.", "orchestrate.",
                                                    "agent.", "ingest.", "prompts.", "actor", "store.data_dir"};
   // The table's accessors take a Settings&; they are only read here.
-  Settings& copy = const_cast<Settings&>(options);
+  Settings& settings = const_cast<Settings&>(options);
   uint64_t h = kFnv1a64OffsetBasis;
   for (const Setting& s : Table()) {
     const std::string_view key = s.info.key;
@@ -689,18 +689,18 @@ std::string AnswerSettingsDigest(const Settings& options) {
     text += '=';
     std::visit(
         [&](auto get) {
-          if constexpr (std::is_same_v<decltype(get(copy)), config_table::EnumRef>) {
-            const config_table::EnumRef ref = get(copy);
+          if constexpr (std::is_same_v<decltype(get(settings)), config_table::EnumRef>) {
+            const config_table::EnumRef ref = get(settings);
             text += ref.names[ref.load(ref.field)];
-          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::string>) {
-            text += *get(copy);
-          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, std::vector<std::string>>) {
-            for (const std::string& item : *get(copy)) text += item + '\x1f';
-          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(copy))>, double>) {
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(settings))>, std::string>) {
+            text += *get(settings);
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(settings))>, std::vector<std::string>>) {
+            for (const std::string& item : *get(settings)) text += item + '\x1f';
+          } else if constexpr (std::is_same_v<std::decay_t<decltype(*get(settings))>, double>) {
             char buf[40];  // the shortest text that reads back as the same double
-            text.append(buf, std::to_chars(buf, buf + sizeof buf, *get(copy)).ptr);
+            text.append(buf, std::to_chars(buf, buf + sizeof buf, *get(settings)).ptr);
           } else {
-            text += std::to_string(*get(copy));
+            text += std::to_string(*get(settings));
           }
         },
         s.field);

@@ -119,20 +119,15 @@ size_t CatchUpDocidMap(const std::string& path, const Xapian::Database& db) noex
         const Xapian::Document doc = db.get_document(*it, Xapian::DOC_ASSUME_VALID);
         const std::string id = doc.get_data();
         if (id.empty() || id.size() > kDocidMapMaxId) continue;
-        int64_t passage_begin = 0;
-        int64_t passage_end = 0;
-        if (const std::string passage = doc.get_value(xapian_lexical::kSlotPassage); passage.size() == 16) {
-          passage_begin = xapian_lexical::DecodeTime(passage.substr(0, 8));
-          passage_end = xapian_lexical::DecodeTime(passage.substr(8));
-        }
-        if (passage_begin < 0 || passage_end < 0 || passage_begin > UINT32_MAX || passage_end > UINT32_MAX) {
+        const xapian_lexical::PassageSpan passage = xapian_lexical::PassageOf(doc);
+        if (passage.begin < 0 || passage.end < 0 || passage.begin > UINT32_MAX || passage.end > UINT32_MAX) {
           continue;  // no slot: read from the document
         }
         Slot& s = chunk[docid - first];
         s.len = static_cast<uint8_t>(id.size());
         std::memcpy(s.id, id.data(), id.size());
-        s.passage_begin = static_cast<uint32_t>(passage_begin);
-        s.passage_end = static_cast<uint32_t>(passage_end);
+        s.passage_begin = static_cast<uint32_t>(passage.begin);
+        s.passage_end = static_cast<uint32_t>(passage.end);
         s.check = SlotCheck(seed, docid, id, s.passage_begin, s.passage_end);
         ++written;
       }

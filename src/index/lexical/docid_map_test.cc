@@ -87,11 +87,11 @@ MapState ReadMap(const std::string& dir) {
     if (e.id.empty()) continue;
     ++s.found;
     const Xapian::Document doc = db.get_document(docids[i]);
-    // The passage value: two 8-byte sortable numbers, or none.
-    const std::string passage = doc.get_value(xapian_lexical::kSlotPassage);
-    const uint64_t begin = passage.size() == 16 ? xapian_lexical::DecodeTime(passage.substr(0, 8)) : 0;
-    const uint64_t end = passage.size() == 16 ? xapian_lexical::DecodeTime(passage.substr(8)) : 0;
-    if (e.id != doc.get_data() || (e.passage_known && (e.passage_begin != begin || e.passage_end != end))) ++s.wrong;
+    const xapian_lexical::PassageSpan passage = xapian_lexical::PassageOf(doc);
+    if (e.id != doc.get_data() ||
+        (e.passage_known && (e.passage_begin != passage.begin || e.passage_end != passage.end))) {
+      ++s.wrong;
+    }
     if (e.passage_known && e.passage_end > 0) ++s.passages;
   }
   return s;

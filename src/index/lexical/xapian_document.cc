@@ -87,6 +87,12 @@ int64_t DecodeTime(const std::string& s) {
   return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
 }
 
+PassageSpan PassageOf(const Xapian::Document& doc) {
+  const std::string value = doc.get_value(kSlotPassage);
+  if (value.size() != 16) return {};
+  return {DecodeTime(value.substr(0, 8)), DecodeTime(value.substr(8))};
+}
+
 std::unique_ptr<Xapian::SimpleStopper> MakeStopper(const std::string& language) {
   if (!IsEnglish(language)) return nullptr;
   auto stopper = std::make_unique<Xapian::SimpleStopper>();

@@ -102,6 +102,15 @@ std::string SessionKey(const Memory& m);
 std::string EncodeTime(int64_t t);
 int64_t DecodeTime(const std::string& s);
 
+// Where a passage document's text lies in its record's text, as the value
+// kSlotPassage holds it (two EncodeTime values); {0, 0} for a document that
+// is the whole record.
+struct PassageSpan {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+PassageSpan PassageOf(const Xapian::Document& doc);
+
 // The stop words of `language`: the English list for english, none otherwise.
 std::unique_ptr<Xapian::SimpleStopper> MakeStopper(const std::string& language);
 

@@ -14,11 +14,9 @@ namespace msp::xapian_lexical {
 namespace {
 
 void ReadPassage(const Xapian::Document& doc, Reader::CachedDoc& d) {
-  const std::string passage = doc.get_value(kSlotPassage);
-  if (passage.size() == 16) {
-    d.passage_begin = static_cast<size_t>(DecodeTime(passage.substr(0, 8)));
-    d.passage_end = static_cast<size_t>(DecodeTime(passage.substr(8)));
-  }
+  const PassageSpan passage = PassageOf(doc);
+  d.passage_begin = static_cast<size_t>(passage.begin);
+  d.passage_end = static_cast<size_t>(passage.end);
 }
 
 }  // namespace
