@@ -427,9 +427,7 @@ Status CheckTomlText(const std::string& doc, const std::string& path) {
 
 class Loader {
  public:
-  explicit Loader(const ConfigInput& input) : input_(input) {
-    for (const Setting& s : Table()) loaded_.origins[std::string(s.info.key)] = SettingOrigin{};
-  }
+  explicit Loader(const ConfigInput& input) : input_(input) {}
 
   Result<LoadedConfig> Load() {
     MSP_ASSIGN_OR_RETURN(std::string path, FindFile());

@@ -88,7 +88,9 @@ struct SettingOrigin {
 struct LoadedConfig {
   Settings options;
   std::string config_file;  // the TOML file that was read; empty if none
-  std::map<std::string, SettingOrigin, std::less<>> origins;  // by TOML key, every setting
+  // By TOML key, the settings a file, the environment or a flag set (the
+  // others are at their default: OriginOf answers for them).
+  std::map<std::string, SettingOrigin, std::less<>> origins;
 
   // Where the setting with TOML key `key` got its value. REQUIRES: a table key.
   const SettingOrigin& OriginOf(std::string_view key) const;
