@@ -11,6 +11,8 @@
 #include "api/operations.h"
 #include "api/reference.h"
 #include "api/schema.h"
+#include "codec/memory_json.h"
+#include "msp/memory.h"
 #include "tests/support/test_util.h"
 
 namespace msp::api {
@@ -413,6 +415,77 @@ TEST(ApiTest, SearchDecodesStrictly) {
   EXPECT_NE(ErrorOf(search, {{"query", "tea"}, {"namespace", {{"tenant", "other"}}}}).find("tenant 'other'"),
             std::string::npos);
   EXPECT_NE(ErrorOf(search, json::array()).find("must be a JSON object"), std::string::npos);
+}
+
+// Search's answer as REST and MCP send it (CallText, written without a
+// tree) is byte for byte its tree (Call) dumped, on a real store: hits that
+// show a passage of a long record, context steps, ranked sessions, explain,
+// trusted and untrusted sources; and a bad request is the same error.
+TEST(ApiTest, SearchTextIsItsAnswerDumped) {
+  msp::testing::TempDir dir("api-search-text");
+  Options o;
+  o.store.data_dir = dir.path();
+  o.consolidation.every_n_episodes = 0;
+  Result<std::unique_ptr<MemoryLayer>> mem = MemoryLayer::Open(o);
+  ASSERT_TRUE(mem.ok()) << mem.status().ToString();
+  const std::vector<std::string> lines = {
+      "We moved the deploy window to Sunday night because traffic is lowest then.",
+      "The database runs SQLite in WAL mode; backups go to the bucket at 02:00 UTC.",
+      "Ann said the \"deploy\" checklist lives in the wiki — ask Bob for access.",
+      "Traffic on Sunday night peaked at 40 requests a second during the deploy.",
+  };
+  for (const std::string session : {"s1", "s2"}) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      EpisodeStep step;
+      step.ns.tenant = "acme";
+      step.ns.session = session;
+      step.text = lines[i] + " (" + session + ")";
+      step.source = i % 2 == 0 ? "user" : "agent";
+      ASSERT_TRUE((*mem)->AddEpisode(step).ok());
+    }
+  }
+  // A long record: indexed as passages, a hit shows the one that matched.
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) long_text += "Filler sentence number " + std::to_string(i) + " about nothing much. ";
+  long_text += "The deploy rollback plan is to restore the last snapshot and replay the WAL.";
+  EpisodeStep long_step;
+  long_step.ns.tenant = "acme";
+  long_step.ns.session = "s3";
+  long_step.text = long_text;
+  ASSERT_TRUE((*mem)->AddEpisode(long_step).ok());
+
+  const Operation& search = Op("search");
+  CallContext context;
+  context.engine = mem->get();
+  context.ns.tenant = "acme";
+  context.trusted_sources = {"user"};
+  const std::vector<json> requests = {
+      {{"query", "deploy Sunday traffic"}, {"record_access", false}},
+      {{"query", "deploy rollback WAL"}, {"explain", true}, {"top_sessions", 3}, {"record_access", false}},
+      {{"query", "deploy"}, {"context_steps", 2}, {"top_k", 3}, {"record_access", false}},
+      {{"query", "nothing matches zyxwv"}, {"record_access", false}},
+  };
+  for (const json& request : requests) {
+    Result<json> tree = search.Call(context, request);
+    ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+    Result<std::string> text = search.CallText(context, request);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    EXPECT_EQ(*text, DumpJson(*tree)) << request.dump();
+    EXPECT_EQ(json::parse(*text), *tree);
+  }
+  // The requests above reached passages, context steps, sessions and both trust labels.
+  const json all = *search.Call(context, requests[1]);
+  EXPECT_FALSE(all["sessions"].empty());
+  EXPECT_TRUE(msp::testing::Contains(DumpJson(*search.Call(context, requests[1])), "\"passage\":{"));
+  EXPECT_TRUE(msp::testing::Contains(DumpJson(*search.Call(context, requests[2])), "\"context\":["));
+  const std::string first = DumpJson(*search.Call(context, requests[0]));
+  EXPECT_TRUE(msp::testing::Contains(first, "\"trust\":\"trusted\""));
+  EXPECT_TRUE(msp::testing::Contains(first, "\"trust\":\"untrusted\""));
+
+  const json bad = {{"query", "deploy"}, {"top_k", 0}};
+  const Status text_error = search.CallText(context, bad).status();
+  EXPECT_EQ(text_error.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(text_error.ToString(), search.Call(context, bad).status().ToString());
 }
 
 TEST(ApiTest, WorkflowQueryNeedsAMissionAndAText) {

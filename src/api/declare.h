@@ -349,6 +349,8 @@ struct Declaration {
   Status (*check)(const R& r) = nullptr;
   // Runs the operation. REQUIRES: `r` decoded from a request.
   Result<nlohmann::json> (*handle)(const CallContext& context, R& r) = nullptr;
+  // Optional: the same answer written as DumpJson's text (Operation::CallText).
+  Result<std::string> (*handle_text)(const CallContext& context, R& r) = nullptr;
 };
 
 // Decodes `request` into `r` with `fields`, strictly.
@@ -404,6 +406,14 @@ class DeclaredOperation final : public Operation {
     R r{};
     MSP_RETURN_IF_ERROR(Decode(context, request, r));
     return d_.handle(context, r);
+  }
+
+  Result<std::string> CallText(const CallContext& context, const nlohmann::json& request) const override {
+    R r{};
+    MSP_RETURN_IF_ERROR(Decode(context, request, r));
+    if (d_.handle_text) return d_.handle_text(context, r);
+    MSP_ASSIGN_OR_RETURN(nlohmann::json answer, d_.handle(context, r));
+    return DumpJson(answer);
   }
 
   Status Check(const CallContext& context, const nlohmann::json& request) const override {

@@ -201,6 +201,11 @@ class Operation {
   // the operation's one shape, the same on every face.
   virtual Result<nlohmann::json> Call(const CallContext& context, const nlohmann::json& request) const = 0;
 
+  // Call's answer as compact JSON text: byte for byte DumpJson(*Call(...)).
+  // An operation that writes its answer as text (search) skips the tree;
+  // the REST and MCP faces send this.
+  virtual Result<std::string> CallText(const CallContext& context, const nlohmann::json& request) const = 0;
+
   // Only the decoding of Call: OK when `request` would be accepted.
   virtual Status Check(const CallContext& context, const nlohmann::json& request) const = 0;
 

@@ -4,6 +4,7 @@
 
 #include "api/declare.h"
 #include "api/filters.h"
+#include "codec/json_text.h"
 #include "util/fence.h"
 
 namespace msp::api {
@@ -33,6 +34,37 @@ Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
     sessions.push_back({{"namespace", NamespaceToJson(s.ns)}, {"score", s.score}, {"best_id", s.best_id}});
   }
   return json{{"hits", std::move(out)}, {"sessions", std::move(sessions)}};
+}
+
+// HandleSearch's answer as DumpJson's text, written as it goes: the hits'
+// records are not built as trees first (REST and MCP send this).
+Result<std::string> HandleSearchText(const CallContext& context, RetrieveRequest& r) {
+  MSP_ASSIGN_OR_RETURN(RetrieveResult result, context.engine->Search(r));
+  const std::function<std::string(const Memory&)> trust = [&](const Memory& m) {
+    return IsTrustedSource(m.source, context.trusted_sources) ? std::string("\"trust\":\"trusted\"")
+                                                              : std::string("\"trust\":\"untrusted\"");
+  };
+  std::string out;
+  out.reserve(2048 * (result.hits.size() + 1));
+  out += "{\"hits\":[";
+  for (size_t i = 0; i < result.hits.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendSearchHitJson(out, result.hits[i], trust);
+  }
+  out += "],\"sessions\":[";
+  for (size_t i = 0; i < result.sessions.size(); ++i) {
+    const SessionHit& s = result.sessions[i];
+    if (i > 0) out += ',';
+    out += "{\"best_id\":";
+    AppendJsonString(out, s.best_id);
+    out += ",\"namespace\":";
+    AppendJson(out, NamespaceToJson(s.ns));
+    out += ",\"score\":";
+    AppendJsonNumber(out, s.score);
+    out += '}';
+  }
+  out += "]}";
+  return out;
 }
 
 json SearchAnswerSchema() {
@@ -160,6 +192,7 @@ std::unique_ptr<Operation> SearchOperation() {
   d.fields.insert(d.fields.begin() + 6, filters.begin(), filters.end());
   d.check = &CheckSearch;
   d.handle = &HandleSearch;
+  d.handle_text = &HandleSearchText;
   return Declare(std::move(d));
 }
 

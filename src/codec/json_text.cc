@@ -173,30 +173,36 @@ void AppendJson(std::string& out, const nlohmann::json& j) {
       out += "null";
       return;
     case value_t::number_integer:
+      AppendJsonNumber(out, j.get<int64_t>());
+      return;
     case value_t::number_unsigned: {
       char digits[24];
-      const auto end = j.type() == value_t::number_integer
-                           ? std::to_chars(digits, digits + sizeof digits, j.get<int64_t>()).ptr
-                           : std::to_chars(digits, digits + sizeof digits, j.get<uint64_t>()).ptr;
-      out.append(digits, end);
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<uint64_t>()).ptr);
       return;
     }
-    case value_t::number_float: {
-      const double x = j.get<double>();
-      if (!std::isfinite(x)) {
-        out += "null";
-        return;
-      }
-      // nlohmann's own conversion (Grisu2, "1.0" for whole numbers, "1e+20"
-      // past 15 digits), as its serializer calls it for a double.
-      char digits[64];
-      out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, x));
+    case value_t::number_float:
+      AppendJsonNumber(out, j.get<double>());
       return;
-    }
     default:  // binary, discarded: as nlohmann writes them
       out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       return;
   }
+}
+
+void AppendJsonNumber(std::string& out, int64_t n) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+}
+
+void AppendJsonNumber(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out += "null";
+    return;
+  }
+  // nlohmann's own conversion (Grisu2, "1.0" for whole numbers, "1e+20"
+  // past 15 digits), as its serializer calls it for a double.
+  char digits[64];
+  out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, x));
 }
 
 }  // namespace msp

@@ -13,6 +13,7 @@
 #ifndef MSP_CODEC_JSON_TEXT_H_
 #define MSP_CODEC_JSON_TEXT_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,12 @@ void AppendJsonStringContent(std::string& out, std::string_view s);
 // nlohmann's serializer on a search answer (its strings go a byte at a time
 // through a UTF-8 decoder and a virtual output adapter).
 void AppendJson(std::string& out, const nlohmann::json& j);
+
+// Numbers as AppendJson writes the same value held in a json: integers in
+// decimal; a double by nlohmann's shortest round-trip form, null when not
+// finite.
+void AppendJsonNumber(std::string& out, int64_t n);
+void AppendJsonNumber(std::string& out, double x);
 
 }  // namespace msp
 

@@ -548,6 +548,178 @@ nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding) {
   return out;
 }
 
+namespace {
+
+// A member's key with its quotes and colon, after `before`: '{' for an
+// object's first member, ',' for the others. msp's own keys need no escapes.
+void AppendKey(std::string& out, std::string_view key, char before = ',') {
+  out += before;
+  out += '"';
+  out += key;
+  out += "\":";
+}
+
+void AppendTime(std::string& out, TimeMs t) {
+  if (t == 0) {
+    out += "null";
+    return;
+  }
+  out += '"';
+  out += FormatIso8601(t);
+  out += '"';
+}
+
+template <typename T, typename Fn>
+void AppendArray(std::string& out, const std::vector<T>& items, Fn&& append) {
+  if (items.empty()) {
+    out += "[]";
+    return;
+  }
+  char separator = '[';
+  for (const T& item : items) {
+    out += separator;
+    separator = ',';
+    append(item);
+  }
+  out += ']';
+}
+
+// A hit's object; a context step's (no score, no explain) when !with_score.
+void AppendHitJson(std::string& out, const SearchHit& hit, bool with_score,
+                   const std::function<std::string(const Memory&)>& last) {
+  char before = '{';
+  if (!hit.context.empty()) {
+    AppendKey(out, "context", before);
+    before = ',';
+    // A step's `last` as SearchHitToJson's users add it: to the hit's own
+    // steps, not to steps of steps.
+    AppendArray(out, hit.context,
+                [&](const SearchHit& step) { AppendHitJson(out, step, false, with_score ? last : nullptr); });
+  }
+  if (with_score) {
+    AppendKey(out, "explain", before);
+    before = ',';
+    AppendArray(out, hit.explain, [&](const SignalContribution& c) {
+      AppendKey(out, "contribution", '{');
+      AppendJsonNumber(out, c.contribution);
+      AppendKey(out, "rank");
+      AppendJsonNumber(out, int64_t{c.rank});
+      AppendKey(out, "raw");
+      AppendJsonNumber(out, c.raw);
+      AppendKey(out, "signal");
+      AppendJsonString(out, c.signal);
+      out += '}';
+    });
+  }
+  AppendKey(out, "memory", before);
+  AppendMemoryJson(out, hit.memory, hit.passage.empty() ? nullptr : &hit.passage);
+  if (!hit.passage.empty()) {
+    AppendKey(out, "passage");
+    AppendKey(out, "begin", '{');
+    AppendJsonNumber(out, hit.passage_begin);
+    AppendKey(out, "end");
+    AppendJsonNumber(out, hit.passage_end);
+    AppendKey(out, "text_bytes");
+    AppendJsonNumber(out, static_cast<int64_t>(hit.memory.text.size()));
+    out += '}';
+  }
+  if (with_score) {
+    AppendKey(out, "score");
+    AppendJsonNumber(out, hit.score);
+  }
+  if (last) {
+    const std::string members = last(hit.memory);
+    if (!members.empty()) {
+      out += ',';
+      out += members;
+    }
+  }
+  out += '}';
+}
+
+}  // namespace
+
+void AppendMemoryJson(std::string& out, const Memory& m, const std::string* text) {
+  AppendKey(out, "access_count", '{');
+  AppendJsonNumber(out, m.access_count);
+  AppendKey(out, "access_level");
+  AppendJsonNumber(out, int64_t{m.access_level});
+  AppendKey(out, "body");
+  if (m.body_json.empty() || m.body_json == "{}") {
+    out += "{}";
+  } else {
+    AppendJson(out, BodyToJson(m.body_json));
+  }
+  AppendKey(out, "confidence");
+  AppendJsonNumber(out, m.confidence);
+  AppendKey(out, "created_at");
+  AppendTime(out, m.created_at);
+  AppendKey(out, "criticality");
+  AppendJsonString(out, CriticalityName(m.criticality));
+  AppendKey(out, "expires_at");
+  AppendTime(out, m.expires_at);
+  AppendKey(out, "id");
+  AppendJsonString(out, m.id);
+  AppendKey(out, "invalid_at");
+  AppendTime(out, m.invalid_at);
+  AppendKey(out, "kind");
+  AppendJsonString(out, KindName(m.kind));
+  AppendKey(out, "last_accessed");
+  AppendTime(out, m.last_accessed);
+  AppendKey(out, "layer");
+  AppendJsonString(out, LayerName(m.layer));
+  AppendKey(out, "namespace");
+  AppendKey(out, "agent", '{');
+  AppendJsonString(out, m.ns.agent);
+  AppendKey(out, "mission");
+  AppendJsonString(out, m.ns.mission);
+  AppendKey(out, "operator");
+  AppendJsonString(out, m.ns.operator_id);
+  AppendKey(out, "session");
+  AppendJsonString(out, m.ns.session);
+  AppendKey(out, "tenant");
+  AppendJsonString(out, m.ns.tenant);
+  AppendKey(out, "user");
+  AppendJsonString(out, m.ns.user);
+  out += '}';
+  AppendKey(out, "provenance");
+  AppendArray(out, m.provenance, [&](const ProvenanceRef& p) {
+    AppendKey(out, "detail", '{');
+    AppendJsonString(out, p.detail);
+    AppendKey(out, "ref");
+    AppendJsonString(out, p.ref);
+    AppendKey(out, "type");
+    AppendJsonString(out, p.type);
+    out += '}';
+  });
+  AppendKey(out, "sensitivity");
+  AppendJsonString(out, SensitivityName(m.sensitivity));
+  AppendKey(out, "source");
+  AppendJsonString(out, m.source);
+  AppendKey(out, "state");
+  AppendJsonString(out, RecordStateName(m.state));
+  AppendKey(out, "step_number");
+  AppendJsonNumber(out, m.step_number);
+  AppendKey(out, "superseded_by");
+  AppendJsonString(out, m.superseded_by);
+  AppendKey(out, "supersedes");
+  AppendJsonString(out, m.supersedes);
+  AppendKey(out, "tags");
+  AppendArray(out, m.tags, [&](const std::string& t) { AppendJsonString(out, t); });
+  AppendKey(out, "text");
+  AppendJsonString(out, text != nullptr ? *text : m.text);
+  AppendKey(out, "updated_at");
+  AppendTime(out, m.updated_at);
+  AppendKey(out, "valid_at");
+  AppendTime(out, m.valid_at);
+  out += '}';
+}
+
+void AppendSearchHitJson(std::string& out, const SearchHit& hit,
+                         const std::function<std::string(const Memory&)>& last) {
+  AppendHitJson(out, hit, /*with_score=*/true, last);
+}
+
 nlohmann::json AuditEventToJson(const AuditEvent& e) {
   return json{{"seq", e.seq},
               {"at", TimeToJson(e.at)},

@@ -16,6 +16,7 @@
 #ifndef MSP_CODEC_MEMORY_JSON_H_
 #define MSP_CODEC_MEMORY_JSON_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,17 @@ Result<Memory> MemoryFromJsonText(std::string_view text, std::string_view what);
 // memory's text and "passage": {"begin", "end", "text_bytes"} (byte offsets
 // into the whole text, and its length).
 nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding = false);
+
+// Answers written straight to text: byte for byte what DumpJson writes for
+// MemoryToJson(m) (no embedding) and SearchHitToJson(hit), without building
+// the tree (a search answer's ten records, each of 24 members, were built,
+// dumped and destroyed). `text` stands for m.text when given.
+void AppendMemoryJson(std::string& out, const Memory& m, const std::string* text = nullptr);
+// `last` (may be empty) gives members written last in the hit's object and
+// in each of its context steps', e.g. "\"trust\":\"trusted\"". REQUIRES: their
+// keys sort after "score" (DumpJson writes keys in order).
+void AppendSearchHitJson(std::string& out, const SearchHit& hit,
+                         const std::function<std::string(const Memory&)>& last = nullptr);
 
 // {seq, at (ISO 8601), actor, action, record_id, tenant, reason, details (object)}.
 nlohmann::json AuditEventToJson(const AuditEvent& e);

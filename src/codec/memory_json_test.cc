@@ -182,6 +182,107 @@ TEST(MemoryJsonTest, RandomRecordsRoundTrip) {
   }
 }
 
+// Random records and hits written as text (AppendMemoryJson,
+// AppendSearchHitJson) are the bytes of their trees dumped: every field, odd
+// strings (invalid UTF-8 too, written as U+FFFD both ways), times unset and
+// set, bodies that are objects, empty and not objects, passages, explain
+// entries, context steps with and without steps of their own, and the faces'
+// last members.
+TEST(MemoryJsonTest, AnswersWrittenAsTextAreTheTreesDumped) {
+  std::mt19937_64 rng(777);
+  const std::vector<std::string> pieces = {"a", "Zz", " ", "\"", "\\", "\n", "é", "中文", "🙂", "\u2028",
+                                           "\x7f", "\x01", "\xc3", "\x80", "{", "0", "null"};
+  auto text = [&](int max_pieces) {
+    std::string s;
+    for (int i = static_cast<int>(rng() % static_cast<uint64_t>(max_pieces + 1)); i > 0; --i) {
+      s += pieces[rng() % pieces.size()];
+    }
+    return s;
+  };
+  auto time = [&]() -> TimeMs { return rng() % 4 == 0 ? 0 : static_cast<TimeMs>(rng() % 253402300799999ULL) + 1; };
+  auto number = [&]() {
+    switch (rng() % 4) {
+      case 0: return 0.0;
+      case 1: return 1.0;
+      case 2: return static_cast<double>(rng() % 1000001) / 1000000.0;
+      default: return static_cast<double>(rng() % 100000) * 1e-7 + 3.0;
+    }
+  };
+  auto memory = [&] {
+    Memory m;
+    m.id = NewUuid(1764496800000 + static_cast<TimeMs>(rng() % 1000));
+    m.ns = Namespace{"t" + text(2), text(2), text(1), text(2), text(1), text(1)};
+    m.kind = static_cast<Kind>(rng() % 7);
+    m.layer = static_cast<Layer>(rng() % 6);
+    m.text = text(20);
+    switch (rng() % 4) {
+      case 0: m.body_json = "{}"; break;
+      case 1: m.body_json = ""; break;
+      case 2: m.body_json = "not an object " + text(2); break;
+      default: m.body_json = DumpJson(json{{text(2), text(3)}, {"n", number()}, {"list", {1, "x", nullptr}}}); break;
+    }
+    for (int t = static_cast<int>(rng() % 4); t > 0; --t) m.tags.push_back(text(3));
+    m.source = text(2);
+    m.sensitivity = static_cast<Sensitivity>(rng() % 3);
+    m.criticality = static_cast<Criticality>(rng() % 4);
+    m.confidence = number();
+    m.created_at = time();
+    m.updated_at = time();
+    m.expires_at = time();
+    m.valid_at = time();
+    m.invalid_at = time();
+    m.access_count = static_cast<int64_t>(rng() % 100000);
+    m.access_level = static_cast<int>(rng() % 10);
+    m.last_accessed = time();
+    for (int p = static_cast<int>(rng() % 3); p > 0; --p) m.provenance.push_back({text(2), text(3), text(2)});
+    m.state = static_cast<RecordState>(rng() % 2);
+    if (rng() % 3 == 0) m.supersedes = text(2);
+    if (rng() % 3 == 0) m.superseded_by = text(2);
+    m.step_number = static_cast<int64_t>(rng() % 1000);
+    return m;
+  };
+  auto hit = [&](auto& self, int depth) -> SearchHit {
+    SearchHit h;
+    h.memory = memory();
+    h.score = number();
+    for (int e = static_cast<int>(rng() % 3); e > 0; --e) {
+      h.explain.push_back({text(2), static_cast<int>(rng() % 300), number() * 20, number()});
+    }
+    if (rng() % 3 == 0 && !h.memory.text.empty()) {
+      h.passage_begin = static_cast<int64_t>(rng() % h.memory.text.size());
+      h.passage_end = static_cast<int64_t>(h.memory.text.size());
+      h.passage = h.memory.text.substr(static_cast<size_t>(h.passage_begin));
+      if (h.passage.empty()) h.passage = "x";
+    }
+    for (int c = depth < 2 ? static_cast<int>(rng() % 3) : 0; c > 0; --c) h.context.push_back(self(self, depth + 1));
+    return h;
+  };
+  const auto last = [](const Memory& m) {
+    return m.source.size() % 2 == 0 ? std::string("\"trust\":\"trusted\"") : std::string("\"trust\":\"untrusted\"");
+  };
+  for (int round = 0; round < 2000; ++round) {
+    const SearchHit h = hit(hit, 0);
+    std::string memory_text;
+    AppendMemoryJson(memory_text, h.memory);
+    ASSERT_EQ(memory_text, DumpJson(MemoryToJson(h.memory))) << "round " << round;
+
+    std::string plain;
+    AppendSearchHitJson(plain, h);
+    ASSERT_EQ(plain, DumpJson(SearchHitToJson(h))) << "round " << round;
+
+    // With a last member: the trust label a face adds to the hit and to its
+    // own context steps (not to steps of steps).
+    json tree = SearchHitToJson(h);
+    tree["trust"] = last(h.memory) == "\"trust\":\"trusted\"" ? "trusted" : "untrusted";
+    for (size_t i = 0; i < h.context.size(); ++i) {
+      tree["context"][i]["trust"] = last(h.context[i].memory) == "\"trust\":\"trusted\"" ? "trusted" : "untrusted";
+    }
+    std::string labelled;
+    AppendSearchHitJson(labelled, h, last);
+    ASSERT_EQ(labelled, DumpJson(tree)) << "round " << round;
+  }
+}
+
 TEST(MemoryJsonTest, MissingOptionalFieldsTakeDefaults) {
   auto m = MemoryFromJson(json{{"text", "only text"}});
   ASSERT_TRUE(m.ok()) << m.status().ToString();

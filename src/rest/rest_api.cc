@@ -271,13 +271,24 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
     }
     MSP_RETURN_IF_ERROR(PathIntoNamespace(op.info(), r, request, "field 'namespace."));
   }
-  Result<json> answer = op.Call(ContextOf(api, r, workflow), request);
-  if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument) {
-    return Status::InvalidArgument(api::RestMessage(op.info(), answer.status().message()));
+  auto failed = [&op](const Status& s) {
+    return s.code() == StatusCode::kInvalidArgument ? Status::InvalidArgument(api::RestMessage(op.info(), s.message()))
+                                                     : s;
+  };
+  if (op.info().rest_status_of) {  // the status depends on the answer: the tree
+    Result<json> answer = op.Call(ContextOf(api, r, workflow), request);
+    if (!answer.ok()) return failed(answer.status());
+    const int status = op.info().rest_status_of(*answer);  // before the answer moves out
+    return Reply::Json(status, std::move(answer).value());
   }
-  MSP_RETURN_IF_ERROR(answer.status());
-  const int status = op.info().rest_status_of ? op.info().rest_status_of(*answer) : op.info().rest_status;
-  return Reply::Json(status, std::move(answer).value());
+  // The answer as text (Operation::CallText: search writes it without a tree).
+  Result<std::string> answer = op.CallText(ContextOf(api, r, workflow), request);
+  if (!answer.ok()) return failed(answer.status());
+  Reply reply;
+  reply.status = op.info().rest_status;
+  reply.text = std::move(answer).value();
+  reply.content_type = "application/json";
+  return reply;
 }
 
 // Every line's record lands in the caller's tenant: the tenant is set (the
