@@ -293,7 +293,7 @@ void PrintFlagList(std::ostream& out, const std::vector<FlagSpec>& flags) {
 void PrintVerbHelp(std::ostream& out, const Verb& v) {
   out << "usage: msp " << v.name << " " << v.synopsis << "\n" << v.summary << "\n";
   out << "\nflags:\n";
-  PrintFlagList(out, v.flags.get());
+  PrintFlagList(out, v.flags.described());
   if (v.traits & kTakesNamespace) {
     out << "namespace:\n";
     PrintFlagList(out, NamespaceFlags());

@@ -83,7 +83,11 @@ class VerbFlags {
   // `extra`. A flag left out is neither listed by help nor accepted.
   static VerbFlags OfOperation(std::string_view operation, std::vector<FlagSpec> extra,
                                std::vector<std::string_view> without = {});
+  // The flags, for parsing: an operation's flags without their help text.
   const std::vector<FlagSpec>& get() const;
+  // The same flags with their help text, for --help (made when first asked:
+  // a command that parses its flags never builds the texts).
+  const std::vector<FlagSpec>& described() const;
   // The operation whose field table they are ("" for listed flags): the
   // operation a verb of src/api runs.
   std::string_view operation() const;

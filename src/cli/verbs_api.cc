@@ -256,18 +256,22 @@ Result<std::optional<ResidentReply>> ResidentAnswer(Invocation& inv, const json&
   return s;
 }
 
-// The flags of `operation`'s field table (ApiFlags, made on first use).
+// The flags of `operation`'s field table (ApiFlags, made on first use);
+// their help texts only `with_help`.
 std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vector<FlagSpec>& extra,
-                                     const std::vector<std::string_view>& without) {
+                                     const std::vector<std::string_view>& without, bool with_help) {
   std::vector<FlagSpec> flags;
   const api::Operation* op = api::FindOperation(operation);
   for (const api::FieldInfo& f : op->info().fields) {
     if (f.cli != api::CliForm::kFlag) continue;
     if (std::find(without.begin(), without.end(), f.Flag()) != without.end()) continue;
-    std::string help = f.doc + " (" + f.TypeText();
-    if (!f.default_value.is_null()) help += ", default " + f.default_value.dump();
-    if (IsList(f)) help += "; repeatable";
-    help += ")";
+    std::string help;
+    if (with_help) {
+      help = f.doc + " (" + f.TypeText();
+      if (!f.default_value.is_null()) help += ", default " + f.default_value.dump();
+      if (IsList(f)) help += "; repeatable";
+      help += ")";
+    }
     std::string value_name;
     if (!IsSwitch(f)) {
       value_name = f.type == api::FieldType::kBool ? "true|false" : f.Flag().substr(2);
@@ -275,7 +279,7 @@ std::vector<FlagSpec> OperationFlags(std::string_view operation, const std::vect
         for (char& c : value_name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       }
     }
-    flags.push_back({Keep(f.Flag()), Keep(value_name), Keep(help), IsList(f)});
+    flags.push_back({Keep(f.Flag()), Keep(value_name), with_help ? Keep(help) : std::string_view(), IsList(f)});
   }
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
@@ -291,12 +295,13 @@ void PrintEvicted(Invocation& inv, const json& answer) {
 struct VerbFlags::State {
   std::string_view operation;  // "": the listed flags
   std::vector<std::string_view> without;  // the operation's flags left out
-  std::vector<FlagSpec> flags;
-  std::once_flag made;
+  std::vector<FlagSpec> listed;            // the listed flags (an operation's: its extra ones)
+  std::vector<FlagSpec> flags, described;  // an operation's: without and with help
+  std::once_flag made, made_described;
 };
 
 VerbFlags::VerbFlags(std::vector<FlagSpec> listed) : state_(std::make_shared<State>()) {
-  state_->flags = std::move(listed);
+  state_->listed = std::move(listed);
 }
 
 VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpec> extra,
@@ -310,10 +315,21 @@ VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpe
 const std::vector<FlagSpec>& VerbFlags::get() const {
   static const std::vector<FlagSpec> kNone;
   if (!state_) return kNone;
-  if (!state_->operation.empty()) {
-    std::call_once(state_->made, [this] { state_->flags = OperationFlags(state_->operation, state_->flags, state_->without); });
-  }
+  if (state_->operation.empty()) return state_->listed;
+  std::call_once(state_->made, [this] {
+    state_->flags = OperationFlags(state_->operation, state_->listed, state_->without, /*with_help=*/false);
+  });
   return state_->flags;
+}
+
+const std::vector<FlagSpec>& VerbFlags::described() const {
+  static const std::vector<FlagSpec> kNone;
+  if (!state_) return kNone;
+  if (state_->operation.empty()) return state_->listed;
+  std::call_once(state_->made_described, [this] {
+    state_->described = OperationFlags(state_->operation, state_->listed, state_->without, /*with_help=*/true);
+  });
+  return state_->described;
 }
 
 std::string_view VerbFlags::operation() const { return state_ ? state_->operation : std::string_view(); }
