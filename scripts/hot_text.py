@@ -11,9 +11,9 @@ placed together, 11 (version: 3).
 
 How: a release build of msp (MSP_HOT_TEXT=OFF or an older order: the list is
 by name, not by place) runs each scenario below under valgrind's callgrind,
-and every function of the msp binary that ran is listed, mangled, the
-scenarios' functions in the scenarios' order (the start every command runs
-first, then the resident search, ...). Names the code no longer has are
+and every function of the msp binary that ran is listed, mangled, scenario
+by scenario (the start every command runs first, then the resident search,
+...), each scenario's new names sorted. Names the code no longer has are
 ignored by the linker, so a stale list costs speed, never correctness.
 
     python3 scripts/hot_text.py --msp build/src/cli/msp [--out src/cli/hot_text.order]
@@ -31,9 +31,9 @@ import time
 
 
 def callgrind_functions(msp, args, env, work, expect=None):
-    """The mangled names of the msp binary's functions that ran, in the order
-    callgrind's profile first names them. `expect`: text the command must
-    print on standard error (the resident path says so under --timing)."""
+    """The mangled names of the msp binary's functions that ran. `expect`:
+    text the command must print on standard error (the resident path says so
+    under --timing)."""
     out = os.path.join(work, "callgrind.out")
     if os.path.exists(out):
         os.remove(out)
@@ -123,14 +123,15 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    # Each scenario's new names sorted: every one of them runs in that
+    # scenario, so their order within it matters little, and a sorted list
+    # changes by the lines the code changed.
     ordered, seen, added = [], set(), []
     for label, names in lists:
-        before = len(ordered)
-        for n in names:
-            if n not in seen:
-                seen.add(n)
-                ordered.append(n)
-        added.append("%s +%d" % (label, len(ordered) - before))
+        new = sorted(set(names) - seen)
+        seen.update(new)
+        ordered.extend(new)
+        added.append("%s +%d" % (label, len(new)))
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("\n".join(ordered) + "\n")
     print("hot_text: %d functions written to %s (%s)" % (len(ordered), os.path.normpath(a.out), ", ".join(added)))
