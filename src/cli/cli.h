@@ -94,6 +94,7 @@ class VerbFlags {
 
  private:
   struct State;
+  const std::vector<FlagSpec>& Made(bool with_help) const;
   std::shared_ptr<State> state_;
 };
 

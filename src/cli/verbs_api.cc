@@ -312,25 +312,21 @@ VerbFlags VerbFlags::OfOperation(std::string_view operation, std::vector<FlagSpe
   return out;
 }
 
-const std::vector<FlagSpec>& VerbFlags::get() const {
+const std::vector<FlagSpec>& VerbFlags::Made(bool with_help) const {
   static const std::vector<FlagSpec> kNone;
   if (!state_) return kNone;
   if (state_->operation.empty()) return state_->listed;
-  std::call_once(state_->made, [this] {
-    state_->flags = OperationFlags(state_->operation, state_->listed, state_->without, /*with_help=*/false);
+  std::once_flag& made = with_help ? state_->made_described : state_->made;
+  std::vector<FlagSpec>& flags = with_help ? state_->described : state_->flags;
+  std::call_once(made, [this, &flags, with_help] {
+    flags = OperationFlags(state_->operation, state_->listed, state_->without, with_help);
   });
-  return state_->flags;
+  return flags;
 }
 
-const std::vector<FlagSpec>& VerbFlags::described() const {
-  static const std::vector<FlagSpec> kNone;
-  if (!state_) return kNone;
-  if (state_->operation.empty()) return state_->listed;
-  std::call_once(state_->made_described, [this] {
-    state_->described = OperationFlags(state_->operation, state_->listed, state_->without, /*with_help=*/true);
-  });
-  return state_->described;
-}
+const std::vector<FlagSpec>& VerbFlags::get() const { return Made(/*with_help=*/false); }
+
+const std::vector<FlagSpec>& VerbFlags::described() const { return Made(/*with_help=*/true); }
 
 std::string_view VerbFlags::operation() const { return state_ ? state_->operation : std::string_view(); }
 

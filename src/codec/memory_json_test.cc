@@ -121,6 +121,24 @@ TEST(MemoryJsonTest, SeqIsNotCarried) {
 }
 
 // Random records over every enum value, unicode text and many times.
+// A random record's source, levels, confidence, times and access counts;
+// `text(n)` makes a string of up to n pieces, `time()` a time or 0.
+template <typename Text, typename Time>
+void RandomScalars(Memory& m, std::mt19937_64& rng, Text&& text, Time&& time) {
+  m.source = text(2);
+  m.sensitivity = static_cast<Sensitivity>(rng() % 3);
+  m.criticality = static_cast<Criticality>(rng() % 4);
+  m.confidence = static_cast<double>(rng() % 1000001) / 1000000.0;
+  m.created_at = time();
+  m.updated_at = time();
+  m.expires_at = time();
+  m.valid_at = time();
+  m.invalid_at = time();
+  m.access_count = static_cast<int64_t>(rng() % 100000);
+  m.access_level = static_cast<int>(rng() % 10);
+  m.last_accessed = time();
+}
+
 TEST(MemoryJsonTest, RandomRecordsRoundTrip) {
   std::mt19937_64 rng(12345);
   const std::vector<std::string> pieces = {"a", "Zz", " ", "\"", "\\", "\n", "é", "ß", "Ж", "中文", "🙂",
@@ -152,17 +170,7 @@ TEST(MemoryJsonTest, RandomRecordsRoundTrip) {
     for (int f = 0; f < fields; ++f) body[text(3)] = f % 2 == 0 ? json(text(5)) : json(f * 1.5);
     m.body_json = body.dump();
     for (int t = 0, n = static_cast<int>(rng() % 4); t < n; ++t) m.tags.push_back(text(3));
-    m.source = text(2);
-    m.sensitivity = static_cast<Sensitivity>(rng() % 3);
-    m.criticality = static_cast<Criticality>(rng() % 4);
-    m.confidence = static_cast<double>(rng() % 1000001) / 1000000.0;
-    m.created_at = time();
-    m.updated_at = time();
-    m.expires_at = time();
-    m.valid_at = time();
-    m.invalid_at = time();
-    m.access_count = static_cast<int64_t>(rng() % 100000);
-    m.last_accessed = time();
+    RandomScalars(m, rng, text, time);
     for (int p = 0, n = static_cast<int>(rng() % 3); p < n; ++p) {
       m.provenance.push_back({"t" + text(2), text(4), text(3)});
     }
@@ -222,18 +230,7 @@ TEST(MemoryJsonTest, AnswersWrittenAsTextAreTheTreesDumped) {
       default: m.body_json = DumpJson(json{{text(2), text(3)}, {"n", number()}, {"list", {1, "x", nullptr}}}); break;
     }
     for (int t = static_cast<int>(rng() % 4); t > 0; --t) m.tags.push_back(text(3));
-    m.source = text(2);
-    m.sensitivity = static_cast<Sensitivity>(rng() % 3);
-    m.criticality = static_cast<Criticality>(rng() % 4);
-    m.confidence = number();
-    m.created_at = time();
-    m.updated_at = time();
-    m.expires_at = time();
-    m.valid_at = time();
-    m.invalid_at = time();
-    m.access_count = static_cast<int64_t>(rng() % 100000);
-    m.access_level = static_cast<int>(rng() % 10);
-    m.last_accessed = time();
+    RandomScalars(m, rng, text, time);
     for (int p = static_cast<int>(rng() % 3); p > 0; --p) m.provenance.push_back({text(2), text(3), text(2)});
     m.state = static_cast<RecordState>(rng() % 2);
     if (rng() % 3 == 0) m.supersedes = text(2);
