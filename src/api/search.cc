@@ -15,13 +15,16 @@ using SearchField = Fields<RetrieveRequest>;
 
 Status CheckSearch(const RetrieveRequest& r) { return CheckFilter(r.filter); }
 
+// A hit's trust label: its source is one the operator trusts, or not.
+const char* TrustOf(const CallContext& context, const Memory& m) {
+  return IsTrustedSource(m.source, context.trusted_sources) ? "trusted" : "untrusted";
+}
+
 // The caller's clearance is the engine's to apply (context.engine is
 // AsCaller's layer).
 Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
   MSP_ASSIGN_OR_RETURN(RetrieveResult result, context.engine->Search(r));
-  auto trust = [&](const Memory& m) {
-    return IsTrustedSource(m.source, context.trusted_sources) ? "trusted" : "untrusted";
-  };
+  auto trust = [&](const Memory& m) { return TrustOf(context, m); };
   json out = json::array();
   for (const SearchHit& h : result.hits) {
     json hit = SearchHitToJson(h);
@@ -41,8 +44,7 @@ Result<json> HandleSearch(const CallContext& context, RetrieveRequest& r) {
 Result<std::string> HandleSearchText(const CallContext& context, RetrieveRequest& r) {
   MSP_ASSIGN_OR_RETURN(RetrieveResult result, context.engine->Search(r));
   const std::function<std::string(const Memory&)> trust = [&](const Memory& m) {
-    return IsTrustedSource(m.source, context.trusted_sources) ? std::string("\"trust\":\"trusted\"")
-                                                              : std::string("\"trust\":\"untrusted\"");
+    return std::string("\"trust\":\"") + TrustOf(context, m) + '"';
   };
   std::string out;
   out.reserve(2048 * (result.hits.size() + 1));
@@ -58,7 +60,7 @@ Result<std::string> HandleSearchText(const CallContext& context, RetrieveRequest
     out += "{\"best_id\":";
     AppendJsonString(out, s.best_id);
     out += ",\"namespace\":";
-    AppendJson(out, NamespaceToJson(s.ns));
+    AppendNamespaceJson(out, s.ns);
     out += ",\"score\":";
     AppendJsonNumber(out, s.score);
     out += '}';

@@ -639,6 +639,22 @@ void AppendHitJson(std::string& out, const SearchHit& hit, bool with_score,
 
 }  // namespace
 
+void AppendNamespaceJson(std::string& out, const Namespace& ns) {
+  AppendKey(out, "agent", '{');
+  AppendJsonString(out, ns.agent);
+  AppendKey(out, "mission");
+  AppendJsonString(out, ns.mission);
+  AppendKey(out, "operator");
+  AppendJsonString(out, ns.operator_id);
+  AppendKey(out, "session");
+  AppendJsonString(out, ns.session);
+  AppendKey(out, "tenant");
+  AppendJsonString(out, ns.tenant);
+  AppendKey(out, "user");
+  AppendJsonString(out, ns.user);
+  out += '}';
+}
+
 void AppendMemoryJson(std::string& out, const Memory& m, const std::string* text) {
   AppendKey(out, "access_count", '{');
   AppendJsonNumber(out, m.access_count);
@@ -669,19 +685,7 @@ void AppendMemoryJson(std::string& out, const Memory& m, const std::string* text
   AppendKey(out, "layer");
   AppendJsonString(out, LayerName(m.layer));
   AppendKey(out, "namespace");
-  AppendKey(out, "agent", '{');
-  AppendJsonString(out, m.ns.agent);
-  AppendKey(out, "mission");
-  AppendJsonString(out, m.ns.mission);
-  AppendKey(out, "operator");
-  AppendJsonString(out, m.ns.operator_id);
-  AppendKey(out, "session");
-  AppendJsonString(out, m.ns.session);
-  AppendKey(out, "tenant");
-  AppendJsonString(out, m.ns.tenant);
-  AppendKey(out, "user");
-  AppendJsonString(out, m.ns.user);
-  out += '}';
+  AppendNamespaceJson(out, m.ns);
   AppendKey(out, "provenance");
   AppendArray(out, m.provenance, [&](const ProvenanceRef& p) {
     AppendKey(out, "detail", '{');

@@ -92,6 +92,7 @@ nlohmann::json SearchHitToJson(const SearchHit& hit, bool with_embedding = false
 // the tree (a search answer's ten records, each of 24 members, were built,
 // dumped and destroyed). `text` stands for m.text when given.
 void AppendMemoryJson(std::string& out, const Memory& m, const std::string* text = nullptr);
+void AppendNamespaceJson(std::string& out, const Namespace& ns);
 // `last` (may be empty) gives members written last in the hit's object and
 // in each of its context steps', e.g. "\"trust\":\"trusted\"". REQUIRES: their
 // keys sort after "score" (DumpJson writes keys in order).

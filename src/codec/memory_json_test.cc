@@ -259,6 +259,10 @@ TEST(MemoryJsonTest, AnswersWrittenAsTextAreTheTreesDumped) {
   };
   for (int round = 0; round < 2000; ++round) {
     const SearchHit h = hit(hit, 0);
+    std::string namespace_text;
+    AppendNamespaceJson(namespace_text, h.memory.ns);
+    ASSERT_EQ(namespace_text, DumpJson(NamespaceToJson(h.memory.ns))) << "round " << round;
+
     std::string memory_text;
     AppendMemoryJson(memory_text, h.memory);
     ASSERT_EQ(memory_text, DumpJson(MemoryToJson(h.memory))) << "round " << round;

@@ -3,8 +3,6 @@
 
 #include "api/operations.h"
 #include "api/schema.h"
-#include "codec/json_text.h"
-#include "util/fence.h"
 
 namespace msp::mcp {
 
@@ -53,13 +51,11 @@ Tool ApiTool(const api::Operation& op, std::shared_ptr<MissionMemory> mission, c
     context.caller = CallerOf(session);
     context.trusted_sources = session.trusted_sources;
     context.agent_writes = agent;
-    // The answer as text (Operation::CallText), the structured content and,
-    // as a JSON string, the text block: no tree built and dumped again.
+    // The answer as text (Operation::CallText): the structured content and
+    // the text block without a tree built and dumped again.
     MSP_ASSIGN_OR_RETURN(std::string answer, op.CallText(context, args));
     ToolOutput out;
-    out.serialized = ToolOutput::Serialized{};
-    AppendJsonString(out.serialized->text_json, EscapeJsonLineSeparators(answer));
-    out.serialized->structured = std::move(answer);
+    out.serialized = ToolOutput::Serialized::OfText(std::move(answer));
     return out;
   };
   return t;

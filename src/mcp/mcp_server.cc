@@ -241,11 +241,14 @@ McpServer::Reply McpServer::CallTool(const McpSession& session, const JsonRpcMes
   if (out->serialized) return Reply{json(), ToolResultText(m.id, *out->serialized)};
   // The structured result serialized once: the text block is that text as
   // a JSON string, not a second walk of the tree.
-  ToolOutput::Serialized serialized;
-  serialized.structured = DumpJson(out->structured);
-  AppendJsonString(serialized.text_json,
-                   out->text ? *out->text : EscapeJsonLineSeparators(serialized.structured));
-  return Reply{json(), ToolResultText(m.id, serialized)};
+  return Reply{json(), ToolResultText(m.id, ToolOutput::Serialized::OfText(DumpJson(out->structured), out->text))};
+}
+
+ToolOutput::Serialized ToolOutput::Serialized::OfText(std::string structured, const std::optional<std::string>& text) {
+  Serialized out;
+  AppendJsonString(out.text_json, text ? *text : EscapeJsonLineSeparators(structured));
+  out.structured = std::move(structured);
+  return out;
 }
 
 }  // namespace msp::mcp

@@ -60,6 +60,10 @@ struct ToolOutput {
   struct Serialized {
     std::string structured;
     std::string text_json;
+    // `structured` (compact JSON text, as DumpJson writes it) with, as the
+    // text block, `text` when given, else that JSON text with U+2028 and
+    // U+2029 escaped (stored text is data; util/fence.h).
+    static Serialized OfText(std::string structured, const std::optional<std::string>& text = std::nullopt);
   };
   std::optional<Serialized> serialized = std::nullopt;
 };
