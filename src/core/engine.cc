@@ -191,7 +191,10 @@ class Engine final : public MemoryLayer {
     store_->SetCacheBytes(kResidentStoreCacheBytes);
     // A quarter of the machine's memory at most (vector index.h, Warm).
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    vector_->Warm(pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 4 : 0);
+    const size_t quarter = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 4 : 0;
+    lexical_->Warm(quarter / 16);
+    vector_->Warm(quarter);
+    (void)store_->FillCache();
     return Status::Ok();
   }
   Status FlushAccessLog() override {

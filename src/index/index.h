@@ -109,6 +109,11 @@ class LexicalIndex {
   // As Search, with each hit's place in its session.
   virtual Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) = 0;
   virtual Result<int64_t> DocCount() = 0;
+  // For a long-lived process, once: keeps in memory what every search reads
+  // of the index's files beside Xapian's own (the docid map: 64 bytes a
+  // document), at most `max_bytes`. A short-lived process should not call
+  // it (it reads the whole map). Best effort; results are unchanged.
+  virtual void Warm(size_t /*max_bytes*/) {}
 };
 
 // Opens or creates the Xapian index in `dir`. With `sync_commits`, each

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 
 #include "index/lexical/xapian_document.h"
 #include "util/data_file.h"
@@ -154,6 +156,95 @@ void ForgetDocidMapAhead(const std::string& path, const Xapian::Database& db) no
   }
 }
 
+namespace {
+
+// What `slot` holds of `docid` into `e`, when it checks under `seed` (a
+// slot of a version 1 map when not `with_passages`).
+bool DecodeSlot(const char* slot, uint64_t seed, uint32_t docid, bool with_passages, DocidMapEntry& e) {
+  uint64_t check;
+  std::memcpy(&check, slot + offsetof(Slot, check), sizeof check);
+  const auto len = static_cast<uint8_t>(slot[offsetof(Slot, len)]);
+  if (len == 0 || len > (with_passages ? kDocidMapMaxId : kVersion1MaxId)) return false;
+  const std::string_view id(slot + kIdOffset, len);
+  if (!with_passages) {
+    if (check != Version1SlotCheck(seed, docid, id)) return false;
+    e.id = id;
+    return true;
+  }
+  uint32_t begin, end;
+  std::memcpy(&begin, slot + offsetof(Slot, passage_begin), sizeof begin);
+  std::memcpy(&end, slot + offsetof(Slot, passage_end), sizeof end);
+  if (check != SlotCheck(seed, docid, id, begin, end)) return false;
+  e.id = id;
+  e.passage_known = true;
+  e.passage_begin = begin;
+  e.passage_end = end;
+  return true;
+}
+
+}  // namespace
+
+void DocidMapCache::Load(const std::string& path, std::string_view uuid, uint32_t last_docid,
+                         size_t max_bytes) noexcept {
+  try {
+    OwnedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    Header h{};
+    if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || !ReadFileAt(fd.get(), 0, &h, sizeof h) ||
+        !HeaderValid(h, UuidSeed(uuid)) || h.covered > last_docid) {
+      return;
+    }
+    const size_t budget = max_bytes / sizeof(Chunk);
+    const uint64_t slots = std::min<uint64_t>(h.covered + 1, static_cast<uint64_t>(st.st_size) / kDocidMapSlot);
+    const size_t chunks = std::min<size_t>(budget, (slots + kChunkSlots - 1) / kChunkSlots);
+    // Read without the lock (searches go on), then put in what is missing.
+    std::vector<std::unique_ptr<Chunk>> read(chunks);
+    size_t held = 0;
+    for (size_t c = 0; c < chunks; ++c) {
+      read[c] = std::make_unique<Chunk>();
+      const uint64_t first = uint64_t{c} * kChunkSlots;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunkSlots, slots - first));
+      if (!ReadFileAt(fd.get(), first * kDocidMapSlot, read[c]->data(), n * kDocidMapSlot)) return;
+      for (size_t i = c == 0 ? 1 : 0; i < n; ++i) held += (*read[c])[i * kDocidMapSlot + offsetof(Slot, len)] != 0;
+    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (budget > max_chunks_.load()) max_chunks_.store(budget);
+    if (chunks_.size() < chunks) chunks_.resize(chunks);
+    for (size_t c = 0; c < chunks; ++c) {
+      if (!chunks_[c]) chunks_[c] = std::move(read[c]);
+    }
+    held_ += held;
+  } catch (...) {
+    // No memory: searches read the file as before.
+  }
+}
+
+bool DocidMapCache::Get(uint32_t docid, char* out) const {
+  const size_t c = docid / kChunkSlots;
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (c >= chunks_.size() || !chunks_[c]) return false;
+  const char* slot = chunks_[c]->data() + size_t{docid % kChunkSlots} * kDocidMapSlot;
+  if (slot[offsetof(Slot, len)] == 0) return false;
+  std::memcpy(out, slot, kDocidMapSlot);
+  return true;
+}
+
+void DocidMapCache::Keep(uint32_t docid, const char* slot) {
+  const size_t c = docid / kChunkSlots;
+  if (c >= max_chunks_.load(std::memory_order_relaxed)) return;
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (c >= chunks_.size()) chunks_.resize(c + 1);
+  if (!chunks_[c]) chunks_[c] = std::make_unique<Chunk>();
+  char* to = chunks_[c]->data() + size_t{docid % kChunkSlots} * kDocidMapSlot;
+  if (to[offsetof(Slot, len)] == 0) ++held_;
+  std::memcpy(to, slot, kDocidMapSlot);
+}
+
+size_t DocidMapCache::held() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return held_;
+}
+
 void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const std::vector<uint32_t>& docids,
                             std::vector<DocidMapEntry>& entries) {
   entries.assign(docids.size(), DocidMapEntry{});
@@ -166,14 +257,22 @@ void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const st
   if (fstat(fd_.get(), &st) != 0) return;
   const uint64_t slots = static_cast<uint64_t>(st.st_size) / kDocidMapSlot;
   if (slots == 0) return;
+  // The header always comes from the file; a slot from the process's copy
+  // when it has one, else from the file.
   Header h{};
   reads_.Add(0, &h, sizeof h);
   std::vector<std::array<char, kDocidMapSlot>> got(docids.size());
-  std::vector<char> asked(docids.size(), 0);
+  DocidMapCache* const cache = cache_ != nullptr && cache_->active() ? cache_ : nullptr;
+  enum : char { kNotAsked, kFromFile, kCopied };
+  std::vector<char> source(docids.size(), kNotAsked);
   for (size_t i = 0; i < docids.size(); ++i) {
     if (docids[i] == 0 || docids[i] >= slots) continue;
+    if (cache != nullptr && cache->Get(docids[i], got[i].data())) {
+      source[i] = kCopied;
+      continue;
+    }
     reads_.Add(uint64_t{docids[i]} * kDocidMapSlot, got[i].data(), kDocidMapSlot);
-    asked[i] = 1;
+    source[i] = kFromFile;
   }
   if (!reads_.Run(fd_.get())) return;
   const uint64_t seed = UuidSeed(uuid);
@@ -181,27 +280,21 @@ void DocidMapReader::Lookup(std::string_view uuid, uint32_t last_docid, const st
   // database that lost commits (or to another one): trust none of it.
   if (!HeaderValid(h, seed) || h.covered > last_docid) return;
   const bool with_passages = h.version == kVersion;
+  // A copied slot that does not check (one of an earlier database, or not
+  // written when copied) is read from the file after all.
+  std::vector<size_t> again;
   for (size_t i = 0; i < docids.size(); ++i) {
-    if (!asked[i]) continue;
-    const char* slot = got[i].data();
-    uint64_t check;
-    std::memcpy(&check, slot + offsetof(Slot, check), sizeof check);
-    const auto len = static_cast<uint8_t>(slot[offsetof(Slot, len)]);
-    if (len == 0 || len > (with_passages ? kDocidMapMaxId : kVersion1MaxId)) continue;
-    const std::string_view id(slot + kIdOffset, len);
-    DocidMapEntry& e = entries[i];
-    if (!with_passages) {
-      if (check == Version1SlotCheck(seed, docids[i], id)) e.id = id;
-      continue;
+    if (source[i] == kNotAsked) continue;
+    if (DecodeSlot(got[i].data(), seed, docids[i], with_passages, entries[i])) {
+      if (source[i] == kFromFile && cache != nullptr) cache->Keep(docids[i], got[i].data());
+    } else if (source[i] == kCopied) {
+      reads_.Add(uint64_t{docids[i]} * kDocidMapSlot, got[i].data(), kDocidMapSlot);
+      again.push_back(i);
     }
-    uint32_t begin, end;
-    std::memcpy(&begin, slot + offsetof(Slot, passage_begin), sizeof begin);
-    std::memcpy(&end, slot + offsetof(Slot, passage_end), sizeof end);
-    if (check != SlotCheck(seed, docids[i], id, begin, end)) continue;
-    e.id = id;
-    e.passage_known = true;
-    e.passage_begin = begin;
-    e.passage_end = end;
+  }
+  if (again.empty() || !reads_.Run(fd_.get())) return;
+  for (size_t i : again) {
+    if (DecodeSlot(got[i].data(), seed, docids[i], with_passages, entries[i])) cache->Keep(docids[i], got[i].data());
   }
 }
 

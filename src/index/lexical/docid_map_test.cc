@@ -115,11 +115,16 @@ class DocidMapTest : public ::testing::Test {
     return opened.ok() ? std::move(*opened) : nullptr;
   }
 
+  void IdsRightThroughChanges(bool warm);
+
   testing::TempDir tmp_{"docid_map_test"};
   const std::string dir_ = tmp_.path() + "/lexical";
 };
 
-TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) {
+// With `warm`, the index keeps its copy of the map from after the first
+// write on (LexicalIndex::Warm, as a server does): the ids stay right
+// through the changes that follow, a reset (a new database) included.
+void DocidMapTest::IdsRightThroughChanges(bool warm) {
   const std::unique_ptr<LexicalIndex> opened = OpenWithPassages();
   ASSERT_NE(opened, nullptr);
   LexicalIndex& index = *opened;
@@ -135,6 +140,7 @@ TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) {
   batch.push_back(Rec(long_id, "common " + Word(1000)));
   expected[long_id] = Word(1000);
   ASSERT_TRUE(index.Apply(batch, {}, 1).ok());
+  if (warm) index.Warm(size_t{1} << 20);
   MapState s = ReadMap(dir_);
   EXPECT_EQ(s.docs, 301u);
   EXPECT_EQ(s.found, 300u);  // all but the long id
@@ -192,6 +198,10 @@ TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) {
   EXPECT_EQ(s.found + 1, s.docs);
   ExpectFoundByWord(index, expected);
 }
+
+TEST_F(DocidMapTest, IdsRightThroughWritesDeletesReplacesPassagesAndReindex) { IdsRightThroughChanges(false); }
+
+TEST_F(DocidMapTest, IdsRightThroughChangesWithTheMapInMemory) { IdsRightThroughChanges(true); }
 
 TEST_F(DocidMapTest, AnotherProcessesWritesAreSeenWithTheirIds) {
   auto opened = OpenLexicalIndex(dir_, RetrievalOptions{});
@@ -437,6 +447,92 @@ TEST_F(DocidMapTest, KilledWhileWritingLeavesNothingWrong) {
     EXPECT_EQ(s.found, s.docs);
     EXPECT_EQ(s.docs, static_cast<size_t>(next));
   }
+}
+
+// The copy answers what the file held when it was read: slots garbled in
+// the file afterwards are still answered right through it (and not
+// without it); a new database on the same docids (a reset) is answered
+// with its own ids, the copied slots failing their check; nothing is
+// held before Load, nor past its budget.
+TEST_F(DocidMapTest, TheCopyInMemoryAnswersAsTheFileDidAndNeverForAnotherDatabase) {
+  const std::string map_path = dir_ + "/" + std::string(kDocidMapFile);
+  auto opened = OpenLexicalIndex(dir_, RetrievalOptions{});
+  ASSERT_TRUE(opened.ok());
+  std::vector<Memory> batch;
+  for (int i = 0; i < 300; ++i) batch.push_back(Rec("first-" + std::to_string(i), "common " + Word(i)));
+  ASSERT_TRUE((*opened)->Apply(batch, {}, 1).ok());
+  std::vector<uint32_t> docids;
+  std::string uuid;
+  uint32_t last = 0;
+  {
+    Xapian::Database db(dir_);
+    for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) docids.push_back(*it);
+    uuid = db.get_uuid();
+    last = db.get_lastdocid();
+  }
+  ASSERT_EQ(docids.size(), 300u);
+  auto ids_of = [&](DocidMapReader& reader, const std::string& db_uuid, uint32_t db_last) {
+    std::vector<DocidMapEntry> entries;
+    reader.Lookup(db_uuid, db_last, docids, entries);
+    std::vector<std::string> ids;
+    for (const DocidMapEntry& e : entries) ids.push_back(e.id);
+    return ids;
+  };
+  std::vector<std::string> expected;
+  {
+    Xapian::Database db(dir_);
+    for (uint32_t d : docids) expected.push_back(db.get_document(d).get_data());
+  }
+
+  DocidMapCache cache;
+  EXPECT_FALSE(cache.active());
+  DocidMapReader before_load(map_path, &cache);
+  EXPECT_EQ(ids_of(before_load, uuid, last), expected);  // from the file
+  EXPECT_EQ(cache.held(), 0u);                            // nothing kept before Load
+  cache.Load(map_path, uuid, last, size_t{1} << 20);
+  EXPECT_TRUE(cache.active());
+  EXPECT_EQ(cache.held(), 300u);
+
+  ASSERT_TRUE(testing::GarbleFile(map_path, 64 * 10, 64 * 100));
+  DocidMapReader through_copy(map_path, &cache);
+  DocidMapReader from_file(map_path);
+  EXPECT_EQ(ids_of(through_copy, uuid, last), expected);
+  const std::vector<std::string> garbled = ids_of(from_file, uuid, last);
+  EXPECT_EQ(std::count(garbled.begin(), garbled.end(), std::string()), 100);  // docids 10..109 lost
+  // A header ahead of the database (one that lost commits): nothing, copy or not.
+  EXPECT_EQ(ids_of(through_copy, uuid, last - 1), std::vector<std::string>(300));
+
+  // A new database on the same docids, with other ids.
+  ASSERT_TRUE((*opened)->Reset().ok());
+  batch.clear();
+  for (int i = 0; i < 300; ++i) batch.push_back(Rec("second-" + std::to_string(i), "common " + Word(i)));
+  ASSERT_TRUE((*opened)->Apply(batch, {}, 1).ok());
+  std::string new_uuid;
+  std::vector<std::string> now_expected;
+  {
+    Xapian::Database db(dir_);
+    new_uuid = db.get_uuid();
+    ASSERT_NE(new_uuid, uuid);
+    ASSERT_EQ(db.get_lastdocid(), last);
+    for (uint32_t d : docids) now_expected.push_back(db.get_document(d).get_data());
+  }
+  ASSERT_EQ(now_expected[0].rfind("second-", 0), 0u);
+  // A reset's new readers (the old ones are dropped), with the same copy.
+  DocidMapReader after_reset(map_path, &cache);
+  EXPECT_EQ(ids_of(after_reset, new_uuid, last), now_expected);
+  EXPECT_EQ(cache.held(), 300u);  // the slots replaced, no more
+  // A budget smaller than one chunk of slots holds nothing.
+  DocidMapCache small;
+  small.Load(map_path, new_uuid, last, 1000);
+  EXPECT_EQ(small.held(), 0u);
+  DocidMapReader through_small(map_path, &small);
+  EXPECT_EQ(ids_of(through_small, new_uuid, last), now_expected);
+  EXPECT_EQ(small.held(), 0u);
+  // The copy holds the new slots: answered with the file's slots garbled.
+  ASSERT_TRUE(testing::GarbleFile(map_path, 64, 64 * 300));
+  EXPECT_EQ(ids_of(after_reset, new_uuid, last), now_expected);
+  DocidMapReader new_from_file(map_path);
+  EXPECT_EQ(ids_of(new_from_file, new_uuid, last), std::vector<std::string>(300));
 }
 
 TEST(DocidMapReaderTest, NoFileOrAnEmptyOneHoldsNothing) {

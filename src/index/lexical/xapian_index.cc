@@ -78,6 +78,15 @@ class XapianLexicalIndex final : public LexicalIndex {
     });
   }
 
+  void Warm(size_t max_bytes) override {
+    if (in_memory_) return;
+    (void)Read<int>("warm", [&](Reader& r) -> Result<int> {
+      if (r.in_memory) return 0;  // a read-only index moved into memory: no map
+      docid_cache_.Load(dir_ + "/" + std::string(kDocidMapFile), r.db.get_uuid(), r.db.get_lastdocid(), max_bytes);
+      return 0;
+    });
+  }
+
   Status Apply(const std::vector<Memory>& upserts, const std::vector<std::string>& deletes,
                int64_t up_to_seq) override {
     return Write("apply", [&](Xapian::WritableDatabase& db) -> Status {
@@ -191,7 +200,7 @@ class XapianLexicalIndex final : public LexicalIndex {
         if (probe.get_doccount() == 0 || probe.get_metadata(kFormatKey) == format_) {
           // The first read's reader: a short-lived process opens the
           // database once (reads reopen it first in any case).
-          auto reader = std::make_unique<Reader>(probe, dir_, language_);
+          auto reader = std::make_unique<Reader>(probe, dir_, language_, &docid_cache_);
           std::lock_guard<std::mutex> lock(pool_mu_);
           reader->generation = generation_;
           idle_.push_back(std::move(reader));
@@ -446,7 +455,7 @@ class XapianLexicalIndex final : public LexicalIndex {
       std::lock_guard<std::mutex> lock(pool_mu_);
       generation = generation_;
     }
-    auto reader = std::make_unique<Reader>(dir_, language_);
+    auto reader = std::make_unique<Reader>(dir_, language_, &docid_cache_);
     reader->generation = generation;
     return reader;
   }
@@ -507,6 +516,7 @@ class XapianLexicalIndex final : public LexicalIndex {
   // of it holds memory_mu_ (Xapian objects are not thread-safe).
   std::mutex memory_mu_;
   std::optional<Xapian::WritableDatabase> memory_;  // guarded by memory_mu_
+  DocidMapCache docid_cache_;  // the readers' copy of the docid map, once Warm
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Reader>> idle_;  // guarded by pool_mu_
   uint64_t generation_ = 0;                     // Reset()s so far; guarded by pool_mu_

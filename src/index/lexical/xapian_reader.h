@@ -23,13 +23,16 @@ namespace msp::xapian_lexical {
 // One read handle with its own parser: Xapian objects are not thread-safe
 // (not even their reference counts), so nothing here is shared.
 struct Reader {
-  Reader(const std::string& dir, const std::string& language) : Reader(Xapian::Database(dir), dir, language) {}
+  // `docids` (may be null): the process's copy of the docid map.
+  Reader(const std::string& dir, const std::string& language, DocidMapCache* docids)
+      : Reader(Xapian::Database(dir), dir, language, docids) {}
   // Over `database`, opened from `dir` (the one the index opened to check
   // its format, kept for the first read rather than opened twice).
-  Reader(const Xapian::Database& database, const std::string& dir, const std::string& language)
+  Reader(const Xapian::Database& database, const std::string& dir, const std::string& language,
+         DocidMapCache* docids)
       : Reader(database, language) {
     in_memory = false;
-    docid_map.emplace(dir + "/" + std::string(kDocidMapFile));
+    docid_map.emplace(dir + "/" + std::string(kDocidMapFile), docids);
   }
   // Over an open database (the in-memory one of a read-only index).
   Reader(const Xapian::Database& database, const std::string& language)

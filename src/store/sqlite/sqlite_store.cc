@@ -187,6 +187,7 @@ class SqliteStore final : public Store {
   Status Scan(const std::function<bool(const Memory&)>& fn) override;
   Result<std::vector<Change>> ChangesSince(int64_t after, int limit) override;
   void SetCacheBytes(size_t bytes) override;
+  size_t FillCache() override;
   Result<int64_t> LastSeq() override;
   Status RecordAccess(const std::vector<std::string>& ids, TimeMs at) override;
   Result<std::vector<AuditEvent>> ListAudit(const AuditQuery& query) override;
@@ -215,6 +216,7 @@ class SqliteStore final : public Store {
 
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;
+  size_t cache_bytes_ = 0;  // what SetCacheBytes set (0: not raised); guarded by mu_
   const std::string synchronous_;  // the connection's PRAGMA synchronous
   const bool read_only_;
 };
@@ -579,7 +581,56 @@ Result<int64_t> SqliteStore::LastSeq() {
 void SqliteStore::SetCacheBytes(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   // A negative cache_size counts KiB.
-  (void)db_->Exec("PRAGMA cache_size = -" + std::to_string(std::max<size_t>(bytes / 1024, 1)), "set cache size");
+  if (db_->Exec("PRAGMA cache_size = -" + std::to_string(std::max<size_t>(bytes / 1024, 1)), "set cache size").ok()) {
+    cache_bytes_ = bytes;
+  }
+}
+
+// A slice at a time, the lock let go in between: the id index in id order
+// (a covering scan), then the records in rowid order, until a slice no
+// longer grows the cache (SQLite recycles its pages: it is full) or the
+// table ends.
+size_t SqliteStore::FillCache() {
+  auto used = [&] {  // REQUIRES: mu_ held
+    int now = 0, high = 0;
+    sqlite3_db_status(db_->handle(), SQLITE_DBSTATUS_CACHE_USED, &now, &high, /*resetFlg=*/0);
+    return static_cast<size_t>(std::max(now, 0));
+  };
+  constexpr int kSlice = 1024;
+  std::string after_id;
+  bool ids_done = false;
+  int64_t after_rowid = 0;
+  for (;;) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cache_bytes_ == 0) return 0;
+    const size_t before = used();
+    Result<Statement> s =
+        ids_done ? db_->Prepare("SELECT rowid, length(tenant) FROM records WHERE rowid > ? ORDER BY rowid LIMIT " +
+                                    std::to_string(kSlice),
+                                "fill cache")
+                 : db_->Prepare("SELECT id FROM records WHERE id > ? ORDER BY id LIMIT " + std::to_string(kSlice),
+                                "fill cache");
+    if (!s.ok()) return used();
+    if (ids_done) {
+      s->BindInt(1, after_rowid);
+    } else {
+      s->BindText(1, after_id);
+    }
+    int rows = 0;
+    for (Result<bool> row = s->Step(); row.ok() && *row; row = s->Step(), ++rows) {
+      if (ids_done) {
+        after_rowid = s->ColumnInt(0);
+      } else {
+        after_id = s->ColumnText(0);
+      }
+    }
+    if (rows < kSlice) {
+      if (ids_done) return used();
+      ids_done = true;
+    } else if (ids_done && used() <= before) {
+      return used();
+    }
+  }
 }
 
 // Bookkeeping, not fsynced: the commit runs at synchronous = OFF (in WAL

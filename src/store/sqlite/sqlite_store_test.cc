@@ -115,6 +115,34 @@ TEST_F(SqliteStoreTest, SetCacheBytesKeepsMorePagesInMemory) {
   EXPECT_GT(raised, sqlite3_int64{8} << 20);
 }
 
+// FillCache fills the raised cache now: nothing before SetCacheBytes; up
+// to the cache (SQLite recycling its pages: full) on a store larger than
+// it; the whole store on one smaller; the records read the same after.
+TEST_F(SqliteStoreTest, FillCacheReadsPagesUpToTheCache) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
+  std::vector<Memory> records;
+  for (int i = 0; i < 3000; ++i) {
+    Memory m = Rec("r" + std::to_string(i));
+    m.text = std::string(3000, static_cast<char>('a' + i % 26));
+    records.push_back(std::move(m));
+  }
+  ASSERT_OK(store->Apply(Batch(records)).status());
+  EXPECT_EQ(store->FillCache(), 0u);  // not raised
+  store->SetCacheBytes(size_t{4} << 20);
+  const size_t four = store->FillCache();
+  EXPECT_GT(four, size_t{3} << 20);
+  EXPECT_LT(four, size_t{6} << 20);
+  store->SetCacheBytes(size_t{64} << 20);
+  const size_t all = store->FillCache();
+  const size_t file = std::filesystem::file_size(db_path_) + std::filesystem::file_size(db_path_ + "-wal");
+  EXPECT_GT(all, size_t{9} << 20);  // 3,000 pages of records and the id index
+  EXPECT_LT(all, file + (size_t{4} << 20));
+  ASSERT_OK_AND_ASSIGN(std::vector<Memory> read, store->GetMany({"r0", "r1234", "r2999"}, false));
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[1].id, "r1234");
+  EXPECT_EQ(read[1].text, records[1234].text);
+}
+
 TEST_F(SqliteStoreTest, DatabaseIsInWalMode) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
   ASSERT_OK(store->Apply(Batch({Rec("a")})).status());
