@@ -196,10 +196,12 @@ class MemoryLayer {
   // For a long-lived process (a server), once it has caught up: reads the
   // persisted vector index's pages into this process in the caller's thread
   // (queries go on meanwhile; a quarter of the machine's memory at most,
-  // the float32 rows last), and lets the store keep more of its pages in
-  // memory (kResidentStoreCacheBytes), so that later queries find what they
-  // touch in memory rather than paying a page fault or a read for it. A
-  // short-lived process should not call it: it reads the whole file.
+  // the float32 rows last), copies the lexical index's docid map into
+  // memory (64 bytes a document), and lets the store keep more of its pages
+  // in memory (kResidentStoreCacheBytes), filled now, so that later queries
+  // find what they touch in memory rather than paying a page fault or a
+  // read for it. A short-lived process should not call it: it reads the
+  // whole files.
   virtual Status WarmUp() { return Status::Ok(); }
   // Writes the access bookkeeping that retrievals batch in memory
   // (access_count, last_accessed; retrieval.record_access) now. Otherwise

@@ -245,6 +245,8 @@ class ExactVectorIndex final : public VectorIndex {
   // The slot holding `id`, or kNoSlot. REQUIRES: mu_ held (shared is enough).
   // With `from_file`, the table, ids and id bytes are read with pread.
   uint32_t FindSlot(std::string_view id, bool from_file = false) const;
+  // FindSlot of each id (not from the file), the ids' lookups overlapped.
+  std::vector<uint32_t> FindSlots(const std::vector<std::string_view>& ids) const;
 
   // Rent or buy: a query of a process that has only just mapped the file
   // reads the few hundred scattered elements it needs (id table, ids,
