@@ -187,6 +187,13 @@ bool DecodeSlot(const char* slot, uint64_t seed, uint32_t docid, bool with_passa
 void DocidMapCache::Load(const std::string& path, std::string_view uuid, uint32_t last_docid,
                          size_t max_bytes) noexcept {
   try {
+    // The budget first: a map not there yet (a new store) or not to be
+    // trusted now is copied slot by slot as lookups read it.
+    const size_t budget = max_bytes / sizeof(Chunk);
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      if (budget > max_chunks_.load()) max_chunks_.store(budget);
+    }
     OwnedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st;
     Header h{};
@@ -194,7 +201,6 @@ void DocidMapCache::Load(const std::string& path, std::string_view uuid, uint32_
         !HeaderValid(h, UuidSeed(uuid)) || h.covered > last_docid) {
       return;
     }
-    const size_t budget = max_bytes / sizeof(Chunk);
     const uint64_t slots = std::min<uint64_t>(h.covered + 1, static_cast<uint64_t>(st.st_size) / kDocidMapSlot);
     const size_t chunks = std::min<size_t>(budget, (slots + kChunkSlots - 1) / kChunkSlots);
     // Read without the lock (searches go on), then put in what is missing.
@@ -208,7 +214,6 @@ void DocidMapCache::Load(const std::string& path, std::string_view uuid, uint32_
       for (size_t i = c == 0 ? 1 : 0; i < n; ++i) held += (*read[c])[i * kDocidMapSlot + offsetof(Slot, len)] != 0;
     }
     std::unique_lock<std::shared_mutex> lock(mu_);
-    if (budget > max_chunks_.load()) max_chunks_.store(budget);
     if (chunks_.size() < chunks) chunks_.resize(chunks);
     for (size_t c = 0; c < chunks; ++c) {
       if (!chunks_[c]) chunks_[c] = std::move(read[c]);

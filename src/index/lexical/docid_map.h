@@ -89,9 +89,11 @@ struct DocidMapEntry {
 // the database has, and no process outlives such a crash.
 class DocidMapCache {
  public:
-  // Copies the slots of the map at `path` that its header covers, at most
-  // `max_bytes` of them, when the header is valid for `uuid` and covers no
-  // more than `last_docid`; otherwise the copy stays as it was. Best effort.
+  // Gives the copy a budget of `max_bytes` and copies the slots of the map
+  // at `path` that its header covers, up to the budget, when the header is
+  // valid for `uuid` and covers no more than `last_docid` (otherwise none:
+  // a missing map, as a new store's, is copied as lookups read its slots).
+  // Best effort.
   void Load(const std::string& path, std::string_view uuid, uint32_t last_docid, size_t max_bytes) noexcept;
   // Whether `docid`'s slot is copied; if so, its bytes into `out`.
   bool Get(uint32_t docid, char* out) const;

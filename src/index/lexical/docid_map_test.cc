@@ -521,6 +521,15 @@ TEST_F(DocidMapTest, TheCopyInMemoryAnswersAsTheFileDidAndNeverForAnotherDatabas
   DocidMapReader after_reset(map_path, &cache);
   EXPECT_EQ(ids_of(after_reset, new_uuid, last), now_expected);
   EXPECT_EQ(cache.held(), 300u);  // the slots replaced, no more
+  // A copy made before the map was there (a new store's) takes the slots
+  // lookups read.
+  DocidMapCache late;
+  late.Load(tmp_.path() + "/no-map-yet", new_uuid, last, size_t{1} << 20);
+  EXPECT_TRUE(late.active());
+  EXPECT_EQ(late.held(), 0u);
+  DocidMapReader through_late(map_path, &late);
+  EXPECT_EQ(ids_of(through_late, new_uuid, last), now_expected);
+  EXPECT_EQ(late.held(), 300u);
   // A budget smaller than one chunk of slots holds nothing.
   DocidMapCache small;
   small.Load(map_path, new_uuid, last, 1000);
@@ -528,9 +537,10 @@ TEST_F(DocidMapTest, TheCopyInMemoryAnswersAsTheFileDidAndNeverForAnotherDatabas
   DocidMapReader through_small(map_path, &small);
   EXPECT_EQ(ids_of(through_small, new_uuid, last), now_expected);
   EXPECT_EQ(small.held(), 0u);
-  // The copy holds the new slots: answered with the file's slots garbled.
+  // The copies hold the new slots: answered with the file's slots garbled.
   ASSERT_TRUE(testing::GarbleFile(map_path, 64, 64 * 300));
   EXPECT_EQ(ids_of(after_reset, new_uuid, last), now_expected);
+  EXPECT_EQ(ids_of(through_late, new_uuid, last), now_expected);
   DocidMapReader new_from_file(map_path);
   EXPECT_EQ(ids_of(new_from_file, new_uuid, last), std::vector<std::string>(300));
 }
