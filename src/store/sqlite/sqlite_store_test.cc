@@ -73,6 +73,17 @@ class SqliteStoreTest : public ::testing::Test {
     return m;
   }
 
+  // 3,000 records of 3,000 bytes: a page each, ~10 MB in all.
+  static std::vector<Memory> PageSizedRecords() {
+    std::vector<Memory> records;
+    for (int i = 0; i < 3000; ++i) {
+      Memory m = Rec("r" + std::to_string(i));
+      m.text = std::string(3000, static_cast<char>('a' + i % 26));
+      records.push_back(std::move(m));
+    }
+    return records;
+  }
+
   std::string dir_;
   std::string db_path_;
 };
@@ -93,12 +104,7 @@ TEST_F(SqliteStoreTest, OpenCreatesDataDirAndDatabase) {
 // process where this store is the only connection).
 TEST_F(SqliteStoreTest, SetCacheBytesKeepsMorePagesInMemory) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
-  std::vector<Memory> records;
-  for (int i = 0; i < 3000; ++i) {
-    Memory m = Rec("r" + std::to_string(i));
-    m.text = std::string(3000, static_cast<char>('a' + i % 26));
-    records.push_back(std::move(m));
-  }
+  const std::vector<Memory> records = PageSizedRecords();
   ASSERT_OK(store->Apply(Batch(records)).status());
   auto held_after_scan = [&] {
     size_t seen = 0;
@@ -120,12 +126,7 @@ TEST_F(SqliteStoreTest, SetCacheBytesKeepsMorePagesInMemory) {
 // it; the whole store on one smaller; the records read the same after.
 TEST_F(SqliteStoreTest, FillCacheReadsPagesUpToTheCache) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, OpenStore(Options()));
-  std::vector<Memory> records;
-  for (int i = 0; i < 3000; ++i) {
-    Memory m = Rec("r" + std::to_string(i));
-    m.text = std::string(3000, static_cast<char>('a' + i % 26));
-    records.push_back(std::move(m));
-  }
+  const std::vector<Memory> records = PageSizedRecords();
   ASSERT_OK(store->Apply(Batch(records)).status());
   EXPECT_EQ(store->FillCache(), 0u);  // not raised
   store->SetCacheBytes(size_t{4} << 20);
