@@ -107,7 +107,6 @@ class DocidMapCache {
  private:
   static constexpr size_t kChunkSlots = 4096;  // 256 KB
   using Chunk = std::array<char, kChunkSlots * kDocidMapSlot>;
-  Chunk* ChunkForLocked(uint32_t docid);  // REQUIRES: mu_ held exclusively
 
   mutable std::shared_mutex mu_;
   std::vector<std::unique_ptr<Chunk>> chunks_;  // chunk c: docids [c * kChunkSlots, ...)
