@@ -284,11 +284,7 @@ Result<Reply> CallOperation(RestApi& api, const RestRequest& r, const api::Opera
   // The answer as text (Operation::CallText: search writes it without a tree).
   Result<std::string> answer = op.CallText(ContextOf(api, r, workflow), request);
   if (!answer.ok()) return failed(answer.status());
-  Reply reply;
-  reply.status = op.info().rest_status;
-  reply.text = std::move(answer).value();
-  reply.content_type = "application/json";
-  return reply;
+  return Reply::Text(op.info().rest_status, std::move(answer).value(), "application/json");
 }
 
 // Every line's record lands in the caller's tenant: the tenant is set (the
@@ -321,17 +317,11 @@ Result<Reply> Export(RestApi&, const RestRequest& r) {
   std::ostringstream out;
   MSP_ASSIGN_OR_RETURN(int64_t lines, r.engine().Export(scope, out));
   (void)lines;
-  Reply reply;
-  reply.text = out.str();
-  reply.content_type = "application/x-ndjson";
-  return reply;
+  return Reply::Text(200, out.str(), "application/x-ndjson");
 }
 
 Result<Reply> OpenApi(RestApi&, const RestRequest&) {
-  Reply reply;
-  reply.text = std::string(OpenApiDocument());
-  reply.content_type = "application/json";
-  return reply;
+  return Reply::Text(200, std::string(OpenApiDocument()), "application/json");
 }
 
 // THE route table.

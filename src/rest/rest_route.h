@@ -41,6 +41,10 @@ struct RestReply {
   std::string content_type;  // set: `text` is the body
 
   static RestReply Json(int status, nlohmann::json body) { return RestReply{status, std::move(body), "", ""}; }
+  // `text`, already written, sent as it is with `content_type`.
+  static RestReply Text(int status, std::string text, std::string content_type) {
+    return RestReply{status, nlohmann::json(), std::move(text), std::move(content_type)};
+  }
 };
 
 // The parsed request a handler works from.
