@@ -16,6 +16,7 @@ Status ExactVectorIndex::Apply(const std::vector<Memory>& upserts, const std::ve
                                int64_t up_to_seq) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   if (applied_seq_ >= up_to_seq) return Status::Ok();
+  if (!upserts.empty() || !deletes.empty()) CheckTable();
   for (const Memory& m : upserts) {
     if (m.embedding.size() != dim_ || dim_ == 0 ||
         !std::all_of(m.embedding.begin(), m.embedding.end(), [](float x) { return std::isfinite(x); })) {
@@ -188,6 +189,29 @@ size_t ExactVectorIndex::TablePos(uint32_t slot) {
 void ExactVectorIndex::RebuildTable() {
   std::fill(table_.begin(), table_.end(), 0u);
   for (size_t slot = 0; slot < ids_.size(); ++slot) TablePut(static_cast<uint32_t>(slot));
+}
+
+bool ExactVectorIndex::TableConsistent() const {
+  const size_t n = ids_.size(), size = table_.size();
+  // Read from the file in chunks where it still holds them: faulting the
+  // table's pages in costs more than the check.
+  size_t used = 0;
+  std::vector<uint32_t> chunk(std::min<size_t>(size, 16384));
+  for (size_t at = 0; at < size; at += chunk.size()) {
+    const size_t len = std::min(chunk.size(), size - at);
+    const uint32_t* entries = table_.Read(at, len, chunk.data(), /*from_file=*/true);
+    for (size_t i = 0; i < len; ++i) {
+      if (entries[i] > n) return false;
+      used += entries[i] != 0;
+    }
+  }
+  return used == n;
+}
+
+void ExactVectorIndex::CheckTable() {
+  if (table_checked_) return;
+  if (!TableConsistent()) RebuildTable();
+  table_checked_ = true;
 }
 
 void ExactVectorIndex::TablePut(uint32_t slot) {
@@ -404,6 +428,7 @@ void ExactVectorIndex::ClearLocked() {
   ids_.clear();
   id_chars_.clear();
   table_.clear();
+  table_checked_ = true;
   tenant_rows_.clear();
   DropGraph();
   string_of_.clear();

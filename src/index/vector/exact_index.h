@@ -272,6 +272,16 @@ class ExactVectorIndex final : public VectorIndex {
 
   void RebuildTable();
 
+  // Whether every entry of the id table names a slot and there are as many
+  // entries as slots (Load leaves this unchecked; see table_checked_).
+  // REQUIRES: mu_ held (shared is enough).
+  bool TableConsistent() const;
+
+  // Before the index first changes after a Load: a table that fails
+  // TableConsistent is built again from the slots. REQUIRES: mu_ held
+  // exclusively.
+  void CheckTable();
+
   void TablePut(uint32_t slot);
 
   // Keeps the table at most half full: doubles it and re-places every slot.
@@ -359,6 +369,7 @@ class ExactVectorIndex final : public VectorIndex {
   MappedArray<IdRef> ids_;                             // per slot
   MappedArray<char> id_chars_;                         // IdRef::at ..
   MappedArray<uint32_t> table_;                        // slot + 1 (0: empty), at IdHash & (size - 1) onwards
+  bool table_checked_ = true;                          // false from a Load until CheckTable
   size_t live_tags_ = 0, live_id_chars_ = 0;           // pool entries in use
   std::unordered_map<std::string, uint32_t> strings_;  // interned: string -> id
   std::vector<std::string> string_of_;                 // id -> string

@@ -613,6 +613,59 @@ TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
   for (const IndexQuery& q : Queries()) ASSERT_TRUE(again->Search(RandomUnit(rng), q).ok());
 }
 
+// A garbled id table (entries naming no slot, entries lost) in a file loaded
+// without verification: a load reads none of it, queries stay in bounds
+// (a lost entry only hides that record's vector), an unchanged index will
+// not write it back, and the first change builds it again from the slots:
+// from then on the index answers as one built with the same changes.
+TEST_F(VectorFileTest, GarbledIdTableIsHarmlessAndRebuiltBeforeAChange) {
+  std::mt19937 rng(29);
+  auto built = MakeExactVectorIndex(kDim);
+  std::vector<Memory> records;
+  for (int i = 0; i < 400; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  ASSERT_TRUE(built->Apply(records, {}, 5).ok());
+  ASSERT_TRUE(built->Save(path_, kIdentity).ok());
+  const std::string good = ReadFile();
+  const std::string bad = Garble(good, {5}, 3, 8);  // section 5: the id table
+  ASSERT_NE(bad, good);
+  WriteFile(bad);
+  auto index = MakeExactVectorIndex(kDim);
+  EXPECT_EQ(index->Load(path_, kIdentity, /*verify_vectors=*/true).code(), StatusCode::kCorruption);
+  ASSERT_TRUE(index->Load(path_, kIdentity, /*verify_vectors=*/false).ok());
+  EXPECT_EQ(index->size(), 400u);
+  std::vector<std::string> names;
+  for (int i = 0; i < 400; i += 7) names.push_back("rec-" + std::to_string(i));
+  names.push_back("nobody");
+  const std::vector<std::string_view> named(names.begin(), names.end());
+  for (int round = 0; round < 20; ++round) {  // cold reads first, then the mapping
+    const auto query = RandomUnit(rng);
+    for (const IndexQuery& q : Queries()) {
+      auto hits = index->Search(query, q);
+      ASSERT_TRUE(hits.ok());
+      auto want = built->Score(query, named, q);
+      auto got = index->Score(query, named, q);
+      ASSERT_TRUE(want.ok() && got.ok());
+      for (size_t i = 0; i < named.size(); ++i) {  // a score found is the right one
+        EXPECT_TRUE(std::isnan((*got)[i]) || (*got)[i] == (*want)[i]) << names[i];
+      }
+      EXPECT_TRUE(std::isnan((*got).back()));
+    }
+  }
+  // Nothing changed: not written back over the file.
+  EXPECT_EQ(index->Save(path_, kIdentity).code(), StatusCode::kCorruption);
+  EXPECT_EQ(ReadFile(), bad);
+  // A change: the table is built again first; no record is lost or doubled.
+  const Memory added = RandomRecord(rng, "added");
+  ASSERT_TRUE(index->Apply({added, records[3]}, {"rec-10"}, 6).ok());
+  ASSERT_TRUE(built->Apply({added, records[3]}, {"rec-10"}, 6).ok());
+  EXPECT_EQ(index->size(), 400u);
+  ExpectSameAnswers(*index, *built, rng, names);
+  ASSERT_TRUE(index->Save(path_, kIdentity).ok());
+  auto again = MakeExactVectorIndex(kDim);
+  ASSERT_TRUE(again->Load(path_, kIdentity, /*verify_vectors=*/true).ok());
+  ExpectSameAnswers(*again, *built, rng, names);
+}
+
 // Scattered pieces of a file (the small reads of a cold query) come back
 // as pread reads them, through the io_uring where the kernel gives one and
 // without it; a piece past the end fails the run.
