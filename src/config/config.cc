@@ -34,8 +34,8 @@ using config_table::Table;
 using config_table::Value;
 
 // Environment variables msp reads that are not settings (SettingsHelp
-// lists them): the module overrides of util/module.h's ModuleSpec::env and
-// a benchmark's kernel choice.
+// lists them): the module overrides of util/module.h's ModuleSpec::env, a
+// benchmark's kernel choice and the heap's page size (cli/main.cc).
 constexpr std::pair<std::string_view, std::string_view> kInternalOverrides[] = {
     {"MSP_HTTP_CLIENT_MODULE", "the path of libmsp_http_client.so (the OpenAI-compatible clients)"},
     {"MSP_SERVE_MODULE", "the path of libmsp_serve.so (msp serve)"},
@@ -43,6 +43,7 @@ constexpr std::pair<std::string_view, std::string_view> kInternalOverrides[] = {
     {"MSP_POSTGRES_MODULE", "the path of libmsp_postgres.so (store.backend = postgres)"},
     {"MSP_NATIVE_EMBED_MODULE", "the path of libmsp_native_embed.so (embedder.provider = native)"},
     {"MSP_NATIVE_INT8_KERNEL", "the int8 kernel of the native embedder (scalar, avx2, avx512-vnni; benchmarks)"},
+    {"MSP_HUGE_PAGES", "0: the heap on small pages only (by default its first 16 MB are advised to huge pages)"},
 };
 
 const Setting* FindByKey(std::string_view key) {

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -22,6 +25,7 @@
 #include "tests/support/test_util.h"
 #include "util/data_file.h"
 #include "util/hash.h"
+#include "util/huge_heap.h"
 #include "util/module.h"
 #include "util/passages.h"
 #include "util/text.h"
@@ -420,6 +424,50 @@ TEST(FilesAtRestTest, PrivateDirectoriesFilesAndExposedSecrets) {
   EXPECT_NE(warning.find("server.api_keys_file '" + file + "'"), std::string::npos) << warning;
   EXPECT_NE(warning.find("mode 0640"), std::string::npos) << warning;
   EXPECT_EQ(SecretsFileExposure(dir.path() + "/none", "x"), "");
+}
+
+// The heap advised to huge pages: whole 2 MB blocks of the main heap, and
+// blocks allocated afterwards come from them. Where it cannot apply (under
+// AddressSanitizer, whose allocator is not glibc's), nothing is advised.
+TEST(HugeHeapTest, AdvisesOnlyWholeBlocksOfTheHeapThatLaterBlocksUse) {
+  const size_t advised = BackHeapWithHugePages(size_t{16} << 20);
+  EXPECT_EQ(advised % (size_t{2} << 20), 0u);
+  EXPECT_LE(advised, size_t{16} << 20);
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 1000; ++i) {
+    blocks.emplace_back(new char[1000]);
+    std::memset(blocks.back().get(), i & 0xff, 1000);
+  }
+  // The mappings the kernel marks advised ("hg" among their VmFlags).
+  struct Range {
+    uintptr_t from, to;
+    std::string name;
+  };
+  std::vector<Range> hinted;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  Range current{};
+  while (std::getline(smaps, line)) {
+    unsigned long long a = 0, b = 0;
+    char name[256] = "";
+    if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %*s %*s %255s", &a, &b, name) >= 2 &&
+        line.find(':') > line.find(' ')) {
+      current = Range{static_cast<uintptr_t>(a), static_cast<uintptr_t>(b), name};
+    } else if (line.rfind("VmFlags:", 0) == 0 && (line + " ").find(" hg ") != std::string::npos) {
+      hinted.push_back(current);
+    }
+  }
+  if (advised == 0) {
+    EXPECT_TRUE(hinted.empty()) << hinted.front().name;
+    return;
+  }
+  ASSERT_EQ(hinted.size(), 1u);
+  EXPECT_EQ(hinted[0].name, "[heap]");
+  EXPECT_EQ(hinted[0].to - hinted[0].from, advised);
+  EXPECT_EQ(hinted[0].from % (uintptr_t{2} << 20), 0u);
+  const auto first = reinterpret_cast<uintptr_t>(blocks.front().get());
+  EXPECT_GE(first, hinted[0].from);
+  EXPECT_LT(first, hinted[0].to);
 }
 
 }  // namespace
