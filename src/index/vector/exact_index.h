@@ -168,6 +168,13 @@ class ExactVectorIndex final : public VectorIndex {
   // With `cold` (a subset only), rows and metadata are read with pread.
   std::vector<IndexHit> TopK(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
                              const std::vector<uint32_t>* subset, bool cold = false) const;
+  // TopK of a cold query over a shortlist, what it reads of the file (the
+  // slots' tenants, rows and metadata a block at a time, then the kept
+  // slots' id references and bytes) batched on reads_ rather than one pread
+  // an element. False when a piece could not be read whole: TopK then runs.
+  // REQUIRES: mu_ held (shared is enough).
+  bool TopKCold(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
+                const std::vector<uint32_t>& shortlist, std::vector<IndexHit>& out) const;
 
   // The graph's candidates for a query: the slots among the graph's nearest
   // that match cq, at least k of them (or every match), and every matching

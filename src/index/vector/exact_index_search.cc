@@ -221,6 +221,10 @@ bool ExactVectorIndex::ScoreCold(const std::vector<float>& query, const std::vec
 std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, const CompiledQuery& cq,
                                              size_t k, const std::vector<uint32_t>* subset, bool cold) const {
   const bool shortlisted = subset != nullptr;
+  if (cold && shortlisted) {
+    std::vector<IndexHit> out;
+    if (TopKCold(query, cq, k, *subset, out)) return out;
+  }
   const std::vector<uint32_t>& shortlist = shortlisted ? *subset : empty_;
   // Min-heap on "better": the root is the worst of the kept hits.
   std::vector<std::pair<float, uint32_t>> heap;
@@ -267,6 +271,83 @@ std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, co
   return out;
 }
 
+bool ExactVectorIndex::TopKCold(const std::vector<float>& query, const CompiledQuery& cq, size_t k,
+                                const std::vector<uint32_t>& shortlist, std::vector<IndexHit>& out) const {
+  std::lock_guard<std::mutex> reads_lock(reads_mu_);
+  const int fd = file_fd_.get();
+  // As TopK: a min-heap on "better", ties to the smaller id.
+  std::vector<std::pair<float, uint32_t>> heap;
+  heap.reserve(std::min(k, ids_.size()) + 1);
+  auto better = [this](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return IdAt(a.second) < IdAt(b.second);
+  };
+  std::vector<float> scratch(kBlock * dim_);
+  uint32_t tenant_buf[kBlock];
+  const uint32_t* tenant_at[kBlock];
+  SlotMeta meta_buf[kBlock];
+  const SlotMeta* meta_at[kBlock];
+  const float* rows[kBlock];
+  uint32_t slots[kBlock];
+  float scores[kBlock];
+  for (size_t next = 0; next < shortlist.size();) {
+    const size_t count = std::min(kBlock, shortlist.size() - next);
+    for (size_t i = 0; i < count; ++i) tenant_at[i] = tenant_of_.Queue(shortlist[next + i], 1, tenant_buf + i, reads_);
+    if (!reads_.Run(fd)) return false;
+    size_t m = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t slot = shortlist[next + i];
+      if (*tenant_at[i] != cq.tenant) continue;
+      rows[m] = vectors_.Queue(size_t{slot} * dim_, dim_, scratch.data() + m * dim_, reads_);
+      meta_at[m] = meta_.Queue(slot, 1, meta_buf + m, reads_);
+      slots[m++] = slot;
+    }
+    if (!reads_.Run(fd)) return false;
+    next += count;
+    DotRows(query.data(), rows, m, dim_, scores);
+    for (size_t i = 0; i < m; ++i) {
+      if (std::isnan(scores[i])) continue;  // a damaged vector ranks nothing
+      const std::pair<float, uint32_t> cand{scores[i], slots[i]};
+      if (heap.size() == k && !better(cand, heap.front())) continue;
+      if (!Matches(*meta_at[i], cq)) continue;
+      heap.push_back(cand);
+      std::push_heap(heap.begin(), heap.end(), better);
+      if (heap.size() > k) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.pop_back();
+      }
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), better);  // best first
+  // The kept slots' ids: their references, then their bytes.
+  std::vector<IdRef> refs(heap.size());
+  std::vector<const IdRef*> ref_at(heap.size());
+  for (size_t j = 0; j < heap.size(); ++j) ref_at[j] = ids_.Queue(heap[j].second, 1, &refs[j], reads_);
+  if (!reads_.Run(fd)) return false;
+  std::vector<size_t> bytes_at(heap.size(), std::string::npos);
+  std::string bytes;
+  for (size_t j = 0; j < heap.size(); ++j) {
+    const IdRef& r = *ref_at[j];
+    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) continue;  // a damaged file's: ""
+    bytes_at[j] = bytes.size();
+    bytes.resize(bytes.size() + r.size);
+  }
+  std::vector<const char*> chars(heap.size(), nullptr);
+  for (size_t j = 0; j < heap.size(); ++j) {
+    if (bytes_at[j] != std::string::npos) {
+      chars[j] = id_chars_.Queue(ref_at[j]->at, ref_at[j]->size, bytes.data() + bytes_at[j], reads_);
+    }
+  }
+  if (!reads_.Run(fd)) return false;
+  out.clear();
+  out.reserve(heap.size());
+  for (size_t j = 0; j < heap.size(); ++j) {
+    out.push_back(IndexHit{chars[j] != nullptr ? std::string(chars[j], ref_at[j]->size) : std::string(),
+                           heap[j].first});
+  }
+  return true;
+}
+
 std::optional<std::vector<uint32_t>> ExactVectorIndex::GraphCandidates(const std::vector<float>& query,
                                                                        const CompiledQuery& cq, size_t k,
                                                                        bool cold) const {
@@ -276,7 +357,11 @@ std::optional<std::vector<uint32_t>> ExactVectorIndex::GraphCandidates(const std
     if (slot < ids_.size() && Matches(meta_.At(slot, cold), cq)) pending.push_back(slot);
   }
   NodeVectors nv = Nodes();
-  if (cold) nv.files = NodeVectors::Files{&vectors_, &slot_of_node_};
+  std::unique_lock<std::mutex> reads_lock(reads_mu_, std::defer_lock);
+  if (cold) {
+    reads_lock.lock();  // reads_: one query at a time
+    nv.files = NodeVectors::Files{&vectors_, &slot_of_node_, &reads_, file_fd_.get()};
+  }
   const size_t live = graph_live_;
   size_t want = std::max<size_t>(static_cast<size_t>(std::max(options_.graph_ef_search, 1)), 2 * k);
   for (int round = 0; round < 4; ++round) {

@@ -100,6 +100,10 @@ class SeenSet {
   uint32_t stamp_ = 1;
 };
 
+// At most this many rows of one search step are read at once
+// (NodeVectors::ReadMany): a level-0 list holds up to 2 m links.
+constexpr size_t kRowsAtOnce = 64;
+
 // Best-first search of one level from `entries` (scored), keeping the `ef`
 // nearest; `read(node, out)` copies a node's links at that level into
 // `out` and returns how many. Links at or past `limit` are ignored.
@@ -116,12 +120,22 @@ std::vector<Hit> SearchLevel(const float* q, const std::vector<Hit>& entries, si
   }
   uint32_t links[kMaxM * 2];
   // Rows read from the file (v.files) go to `scratch`, kRowsAtOnce at a time.
-  constexpr size_t kRowsAtOnce = 16;
   std::vector<float> scratch(v.files ? kRowsAtOnce * v.dim : 0);
+  const float* got[kRowsAtOnce];
   const float* rows[kRowsAtOnce];
+  uint32_t fresh[kRowsAtOnce];
   uint32_t ids[kRowsAtOnce];
   float sims[kRowsAtOnce];
-  auto score = [&](size_t m) {
+  // Scores the rows of fresh[0 .. f) (a removed node has none: it is never
+  // visited), in order.
+  auto score = [&](size_t f) {
+    v.ReadMany(fresh, f, scratch.data(), got);
+    size_t m = 0;
+    for (size_t i = 0; i < f; ++i) {
+      if (got[i] == nullptr) continue;
+      rows[m] = got[i];
+      ids[m++] = fresh[i];
+    }
     DotRows(q, rows, m, v.dim, sims);
     for (size_t i = 0; i < m; ++i) {
       if (std::isnan(sims[i])) continue;  // a damaged row leads nowhere
@@ -137,20 +151,17 @@ std::vector<Hit> SearchLevel(const float* q, const std::vector<Hit>& entries, si
     if (best.size() >= ef && c.first < best.top().first) break;
     open.pop();
     const size_t n = read(c.second, links);
-    size_t m = 0;
+    size_t f = 0;
     for (size_t i = 0; i < n; ++i) {
       const uint32_t e = links[i];
       if (e >= limit || !seen.Add(e)) continue;
-      const float* row = v.read(e, v.files ? scratch.data() + m * v.dim : nullptr);
-      if (row == nullptr) continue;  // removed: never visited
-      rows[m] = row;
-      ids[m++] = e;
-      if (m == kRowsAtOnce) {
-        score(m);
-        m = 0;
+      fresh[f++] = e;
+      if (f == kRowsAtOnce) {
+        score(f);
+        f = 0;
       }
     }
-    score(m);
+    score(f);
   }
   std::vector<Hit> out(best.size());
   for (size_t i = out.size(); i-- > 0;) {
@@ -372,6 +383,36 @@ void NeighborGraph::Insert(uint32_t upto, const NodeVectors& v, int threads) {
     if (failure) std::rethrow_exception(failure);
   }
   h_.nodes = upto;
+}
+
+void NodeVectors::ReadMany(const uint32_t* nodes_in, size_t m, float* scratch, const float** out) const {
+  if (m > kRowsAtOnce) {
+    for (size_t at = 0; at < m; at += kRowsAtOnce) {
+      ReadMany(nodes_in + at, std::min(kRowsAtOnce, m - at), scratch + at * dim, out + at);
+    }
+    return;
+  }
+  if (!files || files->reads == nullptr || m < 2) {
+    for (size_t i = 0; i < m; ++i) out[i] = read(nodes_in[i], files ? scratch + i * dim : nullptr);
+    return;
+  }
+  FileReads& reads = *files->reads;
+  uint32_t slot_buf[kRowsAtOnce];
+  const uint32_t* slot_at[kRowsAtOnce];
+  for (size_t i = 0; i < m; ++i) {
+    slot_at[i] = nodes_in[i] < nodes ? files->slot_of->Queue(nodes_in[i], 1, slot_buf + i, reads) : nullptr;
+  }
+  bool whole = reads.Run(files->fd);
+  for (size_t i = 0; i < m && whole; ++i) {
+    const uint32_t slot = slot_at[i] != nullptr ? *slot_at[i] : kNoNode;
+    out[i] = slot < slots ? files->rows->Queue(size_t{slot} * dim, dim, scratch + i * dim, reads) : nullptr;
+  }
+  whole = whole && reads.Run(files->fd);
+  // A piece the kernel did not give whole (the file cut short under the
+  // mapping): each row as read() reads it, which falls back to the mapping.
+  if (!whole) {
+    for (size_t i = 0; i < m; ++i) out[i] = read(nodes_in[i], scratch + i * dim);
+  }
 }
 
 size_t NeighborGraph::CopyLinks(uint32_t node, int level, uint32_t* out, bool from_file) const {

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "index/vector/file_reads.h"
 #include "index/vector/mapped_array.h"
 
 namespace msp {
@@ -44,8 +45,9 @@ inline constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
 // index's node -> slot table. A node past the table or mapped to a slot
 // past the rows (kNoNode included) has no vector: it was removed.
 // With `files` set (a search only), the table and the rows are read from the
-// index file with pread rather than through the mapping (MappedArray::Read;
-// the index's ColdQuery says when).
+// index file rather than through the mapping (MappedArray::Read; the index's
+// ColdQuery says when): with `reads` and `fd`, the rows of one step of the
+// search together (ReadMany), else with one pread each.
 struct NodeVectors {
   const float* rows = nullptr;
   size_t slots = 0;
@@ -55,6 +57,8 @@ struct NodeVectors {
   struct Files {
     const MappedArray<float>* rows = nullptr;
     const MappedArray<uint32_t>* slot_of = nullptr;
+    FileReads* reads = nullptr;  // the caller's, used by one search at a time
+    int fd = -1;
   };
   std::optional<Files> files;
 
@@ -70,6 +74,11 @@ struct NodeVectors {
     const uint32_t slot = files->slot_of->At(node, true);
     return slot < slots ? files->rows->Read(size_t{slot} * dim, dim, scratch, true) : nullptr;
   }
+  // read() of nodes[0 .. m): out[i] the row of nodes[i] or nullptr; with
+  // `files`, row i is read into scratch + i * dim. With files->reads the
+  // node table's entries, then the rows, go to the kernel in one batch
+  // each (two system calls rather than up to two a node).
+  void ReadMany(const uint32_t* nodes_in, size_t m, float* scratch, const float** out) const;
 };
 
 // The graph's shape and where a search starts; saved as one section.
