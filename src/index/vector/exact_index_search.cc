@@ -4,11 +4,62 @@
 // top k, the neighbour graph's candidates, and Score for given ids.
 #include "index/vector/exact_index.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <utility>
 
 namespace msp::exact_index {
+namespace {
+
+// The k best (score, slot) pairs offered: a min-heap on "better" (the
+// higher score; ties: the smaller id, whatever the slots), whose root is
+// the worst kept. `id_of(slot)` names a slot's id.
+template <typename IdOf>
+class BestK {
+ public:
+  BestK(size_t k, size_t slots, IdOf id_of) : k_(k), id_of_(std::move(id_of)) { heap_.reserve(std::min(k, slots) + 1); }
+
+  // Offers slots[0 .. m) with their scores: a NaN score (a damaged vector)
+  // ranks nothing, and `pass(i)`, the filter, is asked only of those that
+  // would be kept.
+  template <typename Pass>
+  void Offer(const float* scores, const uint32_t* slots, size_t m, Pass&& pass) {
+    for (size_t i = 0; i < m; ++i) {
+      if (std::isnan(scores[i])) continue;
+      const std::pair<float, uint32_t> cand{scores[i], slots[i]};
+      if (heap_.size() == k_ && !Better(cand, heap_.front())) continue;
+      if (!pass(i)) continue;
+      heap_.push_back(cand);
+      std::push_heap(heap_.begin(), heap_.end(), Order());
+      if (heap_.size() > k_) {
+        std::pop_heap(heap_.begin(), heap_.end(), Order());
+        heap_.pop_back();
+      }
+    }
+  }
+
+  // What was kept, best first.
+  std::vector<std::pair<float, uint32_t>> Sorted() && {
+    std::sort_heap(heap_.begin(), heap_.end(), Order());
+    return std::move(heap_);
+  }
+
+ private:
+  bool Better(const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) const {
+    if (a.first != b.first) return a.first > b.first;
+    return id_of_(a.second) < id_of_(b.second);
+  }
+  auto Order() const {
+    return [this](const auto& a, const auto& b) { return Better(a, b); };
+  }
+
+  const size_t k_;
+  IdOf id_of_;
+  std::vector<std::pair<float, uint32_t>> heap_;
+};
+
+}  // namespace
 
 Result<std::vector<IndexHit>> ExactVectorIndex::Search(const std::vector<float>& query,
                                                        const IndexQuery& q) const {
@@ -226,13 +277,7 @@ std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, co
     if (TopKCold(query, cq, k, *subset, out)) return out;
   }
   const std::vector<uint32_t>& shortlist = shortlisted ? *subset : empty_;
-  // Min-heap on "better": the root is the worst of the kept hits.
-  std::vector<std::pair<float, uint32_t>> heap;
-  heap.reserve(std::min(k, ids_.size()) + 1);
-  auto better = [this](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return IdAt(a.second) < IdAt(b.second);  // ties: smaller id first, whatever the slots
-  };
+  BestK best(k, ids_.size(), [this](uint32_t slot) { return IdAt(slot); });
   const float* qv = query.data();
   const size_t total = shortlisted ? shortlist.size() : ids_.size();
   // Slots are scored a block at a time (DotRows interleaves rows); the
@@ -250,20 +295,9 @@ std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, co
       slots[m++] = slot;
     }
     DotRows(qv, rows, m, dim_, scores);
-    for (size_t i = 0; i < m; ++i) {
-      if (std::isnan(scores[i])) continue;  // a damaged vector ranks nothing
-      const std::pair<float, uint32_t> cand{scores[i], slots[i]};
-      if (heap.size() == k && !better(cand, heap.front())) continue;
-      if (!Matches(meta_.At(slots[i], cold), cq)) continue;
-      heap.push_back(cand);
-      std::push_heap(heap.begin(), heap.end(), better);
-      if (heap.size() > k) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.pop_back();
-      }
-    }
+    best.Offer(scores, slots, m, [&](size_t i) { return Matches(meta_.At(slots[i], cold), cq); });
   }
-  std::sort_heap(heap.begin(), heap.end(), better);  // best first
+  const std::vector<std::pair<float, uint32_t>> heap = std::move(best).Sorted();
   std::vector<IndexHit> out;
   out.reserve(heap.size());
   std::string buf;
@@ -275,13 +309,7 @@ bool ExactVectorIndex::TopKCold(const std::vector<float>& query, const CompiledQ
                                 const std::vector<uint32_t>& shortlist, std::vector<IndexHit>& out) const {
   std::lock_guard<std::mutex> reads_lock(reads_mu_);
   const int fd = file_fd_.get();
-  // As TopK: a min-heap on "better", ties to the smaller id.
-  std::vector<std::pair<float, uint32_t>> heap;
-  heap.reserve(std::min(k, ids_.size()) + 1);
-  auto better = [this](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return IdAt(a.second) < IdAt(b.second);
-  };
+  BestK best(k, ids_.size(), [this](uint32_t slot) { return IdAt(slot); });
   std::vector<float> scratch(kBlock * dim_);
   uint32_t tenant_buf[kBlock];
   const uint32_t* tenant_at[kBlock];
@@ -305,20 +333,9 @@ bool ExactVectorIndex::TopKCold(const std::vector<float>& query, const CompiledQ
     if (!reads_.Run(fd)) return false;
     next += count;
     DotRows(query.data(), rows, m, dim_, scores);
-    for (size_t i = 0; i < m; ++i) {
-      if (std::isnan(scores[i])) continue;  // a damaged vector ranks nothing
-      const std::pair<float, uint32_t> cand{scores[i], slots[i]};
-      if (heap.size() == k && !better(cand, heap.front())) continue;
-      if (!Matches(*meta_at[i], cq)) continue;
-      heap.push_back(cand);
-      std::push_heap(heap.begin(), heap.end(), better);
-      if (heap.size() > k) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.pop_back();
-      }
-    }
+    best.Offer(scores, slots, m, [&](size_t i) { return Matches(*meta_at[i], cq); });
   }
-  std::sort_heap(heap.begin(), heap.end(), better);  // best first
+  const std::vector<std::pair<float, uint32_t>> heap = std::move(best).Sorted();
   // The kept slots' ids: their references, then their bytes.
   std::vector<IdRef> refs(heap.size());
   std::vector<const IdRef*> ref_at(heap.size());
