@@ -1,14 +1,65 @@
 // BackHeapWithHugePages (huge_heap.h).
 #include "util/huge_heap.h"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <string_view>
 
 namespace msp {
+
+size_t FreeHugeBlocks(std::string_view text) {
+  constexpr unsigned kHugeOrder = 9;  // 2 MB of 4 KB pages
+  size_t blocks = 0;
+  bool any_zone = false;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    // "Node 0, zone   Normal   14013  16531 ...": free blocks of order 0, 1, ...
+    const size_t zone = line.find("zone");
+    if (zone == std::string_view::npos) continue;
+    line.remove_prefix(zone + 4);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    while (!line.empty() && line.front() != ' ') line.remove_prefix(1);  // the zone's name
+    any_zone = true;
+    unsigned order = 0;
+    while (!line.empty()) {
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      if (line.empty()) break;
+      size_t count = 0;
+      while (!line.empty() && line.front() >= '0' && line.front() <= '9') {
+        count = count * 10 + static_cast<size_t>(line.front() - '0');
+        line.remove_prefix(1);
+      }
+      if (!line.empty() && line.front() != ' ') break;  // not a count: the line ends here
+      if (order >= kHugeOrder && order - kHugeOrder < 32) blocks += count << (order - kHugeOrder);
+      ++order;
+    }
+  }
+  return any_zone ? blocks : std::numeric_limits<size_t>::max();
+}
+
+namespace {
+
+// The free 2 MB blocks the kernel has now (SIZE_MAX when unknown).
+size_t FreeHugeBlocksNow() {
+  const int fd = ::open("/proc/buddyinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::numeric_limits<size_t>::max();
+  // One read: the file is a few lines a zone (a longer one cut short only
+  // counts fewer blocks).
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  return FreeHugeBlocks(std::string_view(buf, n > 0 ? static_cast<size_t>(n) : 0));
+}
+
+}  // namespace
 
 size_t BackHeapWithHugePages(size_t bytes) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
@@ -16,6 +67,7 @@ size_t BackHeapWithHugePages(size_t bytes) {
   return 0;  // AddressSanitizer's allocator: not glibc's heap
 #endif
   if (bytes < 2 * kHuge || bytes > (size_t{30} << 20)) return 0;
+  if (FreeHugeBlocksNow() < bytes / kHuge) return 0;
   // A freed top is kept (a short-lived process gives nothing back).
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes + (64 << 20)));
   // One block the heap's top cannot hold, taken from the heap (below

@@ -13,15 +13,24 @@
 #define MSP_UTIL_HUGE_HEAP_H_
 
 #include <cstddef>
+#include <string_view>
 
 namespace msp {
 
 // Grows glibc's main heap by `bytes` of address space (none of it touched)
 // and advises huge pages for the whole 2 MB blocks of it; allocations of up
 // to 4 MB come from the heap from then on, and freed memory is kept rather
-// than given back (a short-lived process). Call once, early in main, before
-// threads start. Returns the bytes advised (0 where nothing could be).
+// than given back (a short-lived process). Nothing is done when the kernel
+// has fewer free 2 MB blocks than that (/proc/buddyinfo): a fault on an
+// advised page may then wait for the kernel to compact memory, which costs
+// more than the small pages' faults. Call once, early in main, before
+// threads start. Returns the bytes advised (0 where nothing was).
 size_t BackHeapWithHugePages(size_t bytes);
+
+// The free blocks of 2 MB or more /proc/buddyinfo's text lists, in 2 MB
+// blocks (a free 4 MB block counts 2), over every zone; SIZE_MAX when the
+// text lists no zone (unreadable: no limit known).
+size_t FreeHugeBlocks(std::string_view buddyinfo);
 
 }  // namespace msp
 

@@ -14,10 +14,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "msp/status.h"
@@ -424,6 +426,24 @@ TEST(FilesAtRestTest, PrivateDirectoriesFilesAndExposedSecrets) {
   EXPECT_NE(warning.find("server.api_keys_file '" + file + "'"), std::string::npos) << warning;
   EXPECT_NE(warning.find("mode 0640"), std::string::npos) << warning;
   EXPECT_EQ(SecretsFileExposure(dir.path() + "/none", "x"), "");
+}
+
+// /proc/buddyinfo's free blocks of 2 MB and more, in 2 MB blocks: order 9
+// counts 1, order 10 counts 2, over every zone and node.
+TEST(HugeHeapTest, CountsTheFreeHugeBlocksOfEveryZone) {
+  const std::string_view info =
+      "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n"
+      "Node 0, zone    DMA32      0      4      2      2      1      2      0      3      3      1    753 \n"
+      "Node 0, zone   Normal  14013  16531   9616   4376   2521   1580   1596    892    549    345    702 \n"
+      "Node 1, zone   Normal      5      5      5      5      5      5      5      5      5      0      0 \n";
+  EXPECT_EQ(FreeHugeBlocks(info), (1 + 2 * 3) + (1 + 2 * 753) + (345 + 2 * 702) + 0u);
+  // A fragmented machine: nothing free at 2 MB.
+  EXPECT_EQ(FreeHugeBlocks("Node 0, zone   Normal  900  800  700  600  500  400  300  200  100  0  0\n"), 0u);
+  // A kernel with more orders (up to 4 MB blocks and beyond): 1 + 2 + 4.
+  EXPECT_EQ(FreeHugeBlocks("Node 0, zone Normal 0 0 0 0 0 0 0 0 0 1 1 1\n"), 7u);
+  // Nothing readable: no limit known.
+  EXPECT_EQ(FreeHugeBlocks(""), std::numeric_limits<size_t>::max());
+  EXPECT_EQ(FreeHugeBlocks("garbage\n"), std::numeric_limits<size_t>::max());
 }
 
 // The heap advised to huge pages: whole 2 MB blocks of the main heap, and
