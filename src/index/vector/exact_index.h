@@ -221,6 +221,15 @@ class ExactVectorIndex final : public VectorIndex {
 
   // ---- ids: a pool of bytes, and an open-addressing table of slot + 1 ----
 
+  // Whether a reference's bytes lie in the id pool (not so in a damaged file).
+  bool InPool(const IdRef& r) const { return r.at <= id_chars_.size() && r.size <= id_chars_.size() - r.at; }
+
+  // Queues on reads_ the bytes of refs[k] for each k where refs[k] is set
+  // and InPool, into `bytes` (resized to hold them all); returns where each
+  // id's bytes will be once reads_ has run (nullptr: not queued).
+  // REQUIRES: reads_mu_ held.
+  std::vector<const char*> QueueIdBytes(const std::vector<const IdRef*>& refs, std::string& bytes) const;
+
   // A slot's id ("" when its reference is out of range: a damaged file):
   // a view of the mapping, or with `from_file` of `*buf`, into which the
   // table entry and the bytes are read with pread.
@@ -228,7 +237,7 @@ class ExactVectorIndex final : public VectorIndex {
     return IdBytes(ids_.At(slot, from_file), from_file, buf);
   }
   std::string_view IdBytes(const IdRef& r, bool from_file, std::string* buf) const {
-    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) return {};
+    if (!InPool(r)) return {};
     char* scratch = nullptr;
     if (from_file) {
       buf->resize(r.size);

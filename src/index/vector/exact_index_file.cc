@@ -204,7 +204,7 @@ Status ExactVectorIndex::Load(const std::string& path, std::string_view identity
   std::memcpy(counts.data(), counts_bytes.data(), counts_bytes.size());
   // The id table's size (a power of two, larger than the slots: a probe
   // always ends). Its entries are checked before the index first changes
-  // (Apply, TableChecked): a query walks at most the whole table and skips
+  // (Apply, CheckTable): a query walks at most the whole table and skips
   // an entry naming no slot, so an unchecked table can miss a record's
   // vector but never read out of bounds; a short-lived process that only
   // queries does not read its megabytes.

@@ -216,22 +216,14 @@ bool ExactVectorIndex::ScoreCold(const std::vector<float>& query, const std::vec
     if (const IdRef* r = ids_.Queue(p.slot, 1, &p.ref, reads_); r != &p.ref) p.ref = *r;
   }
   if (!reads_.Run(fd)) return false;
-  std::vector<size_t> bytes_at(probes.size(), 0);
-  std::string bytes;
+  std::vector<const IdRef*> candidates(probes.size(), nullptr);
   for (size_t k = 0; k < probes.size(); ++k) {
     const IdRef& r = probes[k].ref;
     const std::string_view id = ids[probes[k].id];
-    const bool candidate = r.hash == IdHash(id) && r.size == id.size() && r.at <= id_chars_.size() &&
-                           r.size <= id_chars_.size() - r.at;
-    bytes_at[k] = candidate ? bytes.size() : std::string::npos;
-    if (candidate) bytes.resize(bytes.size() + r.size);
+    if (r.hash == IdHash(id) && r.size == id.size()) candidates[k] = &r;
   }
-  std::vector<const char*> chars(probes.size(), nullptr);
-  for (size_t k = 0; k < probes.size(); ++k) {
-    if (bytes_at[k] != std::string::npos) {
-      chars[k] = id_chars_.Queue(probes[k].ref.at, probes[k].ref.size, bytes.data() + bytes_at[k], reads_);
-    }
-  }
+  std::string bytes;
+  const std::vector<const char*> chars = QueueIdBytes(candidates, bytes);
   if (!reads_.Run(fd)) return false;
   // The slot of each id (the first of its probe run that holds it), and
   // the metadata of those slots.
@@ -267,6 +259,24 @@ bool ExactVectorIndex::ScoreCold(const std::vector<float>& query, const std::vec
     for (size_t i = 0; i < m; ++i) out[at[i]] = scores[i];
   }
   return true;
+}
+
+std::vector<const char*> ExactVectorIndex::QueueIdBytes(const std::vector<const IdRef*>& refs,
+                                                         std::string& bytes) const {
+  // Sized first: the pieces are queued into `bytes`, which must not move.
+  std::vector<size_t> at(refs.size(), std::string::npos);
+  bytes.clear();
+  for (size_t k = 0; k < refs.size(); ++k) {
+    if (refs[k] == nullptr || !InPool(*refs[k])) continue;
+    at[k] = bytes.size();
+    bytes.resize(bytes.size() + refs[k]->size);
+  }
+  std::vector<const char*> chars(refs.size(), nullptr);
+  for (size_t k = 0; k < refs.size(); ++k) {
+    if (at[k] == std::string::npos) continue;
+    chars[k] = id_chars_.Queue(refs[k]->at, refs[k]->size, bytes.data() + at[k], reads_);
+  }
+  return chars;
 }
 
 std::vector<IndexHit> ExactVectorIndex::TopK(const std::vector<float>& query, const CompiledQuery& cq,
@@ -341,20 +351,8 @@ bool ExactVectorIndex::TopKCold(const std::vector<float>& query, const CompiledQ
   std::vector<const IdRef*> ref_at(heap.size());
   for (size_t j = 0; j < heap.size(); ++j) ref_at[j] = ids_.Queue(heap[j].second, 1, &refs[j], reads_);
   if (!reads_.Run(fd)) return false;
-  std::vector<size_t> bytes_at(heap.size(), std::string::npos);
   std::string bytes;
-  for (size_t j = 0; j < heap.size(); ++j) {
-    const IdRef& r = *ref_at[j];
-    if (r.at > id_chars_.size() || r.size > id_chars_.size() - r.at) continue;  // a damaged file's: ""
-    bytes_at[j] = bytes.size();
-    bytes.resize(bytes.size() + r.size);
-  }
-  std::vector<const char*> chars(heap.size(), nullptr);
-  for (size_t j = 0; j < heap.size(); ++j) {
-    if (bytes_at[j] != std::string::npos) {
-      chars[j] = id_chars_.Queue(ref_at[j]->at, ref_at[j]->size, bytes.data() + bytes_at[j], reads_);
-    }
-  }
+  const std::vector<const char*> chars = QueueIdBytes(ref_at, bytes);  // a damaged file's: ""
   if (!reads_.Run(fd)) return false;
   out.clear();
   out.reserve(heap.size());
