@@ -6,10 +6,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
+#include <system_error>
+
+#include "util/text.h"
 
 namespace msp {
 
@@ -24,22 +29,16 @@ size_t FreeHugeBlocks(std::string_view text) {
     // "Node 0, zone   Normal   14013  16531 ...": free blocks of order 0, 1, ...
     const size_t zone = line.find("zone");
     if (zone == std::string_view::npos) continue;
-    line.remove_prefix(zone + 4);
-    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-    while (!line.empty() && line.front() != ' ') line.remove_prefix(1);  // the zone's name
+    line = TrimAsciiSpace(line.substr(zone + 4));
+    line.remove_prefix(std::min(line.find(' '), line.size()));  // the zone's name
     any_zone = true;
-    unsigned order = 0;
-    while (!line.empty()) {
-      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      if (line.empty()) break;
+    for (unsigned order = 0;; ++order) {
+      line = TrimAsciiSpace(line);
       size_t count = 0;
-      while (!line.empty() && line.front() >= '0' && line.front() <= '9') {
-        count = count * 10 + static_cast<size_t>(line.front() - '0');
-        line.remove_prefix(1);
-      }
-      if (!line.empty() && line.front() != ' ') break;  // not a count: the line ends here
+      const auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), count);
+      if (error != std::errc()) break;  // the line's end, or not a count
+      line.remove_prefix(static_cast<size_t>(end - line.data()));
       if (order >= kHugeOrder && order - kHugeOrder < 32) blocks += count << (order - kHugeOrder);
-      ++order;
     }
   }
   return any_zone ? blocks : std::numeric_limits<size_t>::max();
