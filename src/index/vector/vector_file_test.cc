@@ -107,6 +107,13 @@ Memory RandomRecord(std::mt19937& rng, const std::string& id) {
   return m;
 }
 
+// `n` records as RandomRecord makes them, ids prefix + 0, 1, ...
+std::vector<Memory> RandomRecords(std::mt19937& rng, int n, const std::string& prefix) {
+  std::vector<Memory> out;
+  for (int i = 0; i < n; ++i) out.push_back(RandomRecord(rng, prefix + std::to_string(i)));
+  return out;
+}
+
 std::vector<IndexQuery> Queries() {
   std::vector<IndexQuery> out;
   for (const char* tenant : {"t0", "t1", "t2", "nobody"}) {
@@ -158,8 +165,7 @@ void ExpectSameAnswers(VectorIndex& a, VectorIndex& b, std::mt19937& rng, const 
 TEST_F(VectorFileTest, SavedAndLoadedIndexAnswersAsTheSavedOne) {
   std::mt19937 rng(11);
   auto built = MakeExactVectorIndex(kDim);
-  std::vector<Memory> records;
-  for (int i = 0; i < 700; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 700, "rec-");
   ASSERT_TRUE(built->Apply(records, {}, 42).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
 
@@ -230,8 +236,7 @@ TEST_F(VectorFileTest, LoadedIndexTakesChangesLikeABuiltOne) {
 TEST_F(VectorFileTest, RefusesWhatItCannotTrustAndStaysUnchanged) {
   std::mt19937 rng(13);
   auto built = MakeExactVectorIndex(kDim);
-  std::vector<Memory> records;
-  for (int i = 0; i < 300; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 300, "rec-");
   ASSERT_TRUE(built->Apply(records, {}, 9).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
   const std::string good = ReadFile();
@@ -459,8 +464,7 @@ TEST_F(VectorFileTest, AWarmedIndexAnswersAsABuiltOne) {
   std::mt19937 rng(18);
   VectorIndexOptions options = SmallGraph();
   auto built = MakeVectorIndex(kDim, options);
-  std::vector<Memory> records;
-  for (int i = 0; i < 1200; ++i) records.push_back(RandomRecord(rng, "w-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 1200, "w-");
   ASSERT_TRUE(built->Apply(records, {}, 5).ok());
   ASSERT_TRUE(built->ExtendGraph(SIZE_MAX).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
@@ -494,8 +498,7 @@ TEST_F(VectorFileTest, AWarmedIndexAnswersAsABuiltOne) {
 TEST_F(VectorFileTest, AWarmUpWithinABudgetAnswersAsABuiltOne) {
   std::mt19937 rng(19);
   auto built = MakeExactVectorIndex(kDim);
-  std::vector<Memory> records;
-  for (int i = 0; i < 900; ++i) records.push_back(RandomRecord(rng, "b-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 900, "b-");
   ASSERT_TRUE(built->Apply(records, {}, 7).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
   // Nothing; the small arrays only (the rows: 900 * 32 * 6 bytes); all.
@@ -584,8 +587,7 @@ TEST_F(VectorFileTest, GarbledGraphIsRefusedOrHarmless) {
 TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
   std::mt19937 rng(17);
   auto built = MakeExactVectorIndex(kDim);
-  std::vector<Memory> records;
-  for (int i = 0; i < 400; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 400, "rec-");
   ASSERT_TRUE(built->Apply(records, {}, 5).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
   WriteFile(Garble(ReadFile(), {1, 3}, 4, 4));  // the slots' metadata, and their id references
@@ -621,8 +623,7 @@ TEST_F(VectorFileTest, GarbledSlotsAreRefusedWhenVerifiedAndHarmlessWhenNot) {
 TEST_F(VectorFileTest, GarbledIdTableIsHarmlessAndRebuiltBeforeAChange) {
   std::mt19937 rng(29);
   auto built = MakeExactVectorIndex(kDim);
-  std::vector<Memory> records;
-  for (int i = 0; i < 400; ++i) records.push_back(RandomRecord(rng, "rec-" + std::to_string(i)));
+  std::vector<Memory> records = RandomRecords(rng, 400, "rec-");
   ASSERT_TRUE(built->Apply(records, {}, 5).ok());
   ASSERT_TRUE(built->Save(path_, kIdentity).ok());
   const std::string good = ReadFile();
