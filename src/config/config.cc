@@ -43,8 +43,8 @@ constexpr std::pair<std::string_view, std::string_view> kInternalOverrides[] = {
     {"MSP_POSTGRES_MODULE", "the path of libmsp_postgres.so (store.backend = postgres)"},
     {"MSP_NATIVE_EMBED_MODULE", "the path of libmsp_native_embed.so (embedder.provider = native)"},
     {"MSP_NATIVE_INT8_KERNEL", "the int8 kernel of the native embedder (scalar, avx2, avx512-vnni; benchmarks)"},
-    {"MSP_HUGE_PAGES", "0: the heap on small pages only (by default its first 16 MB are advised to huge pages "
-                       "while the kernel has 2 MB blocks free)"},
+    {"MSP_HUGE_PAGES", "false: the heap on small pages only (by default, true, its first 16 MB are advised to "
+                       "huge pages while the kernel has 2 MB blocks free)"},
 };
 
 const Setting* FindByKey(std::string_view key) {

@@ -409,6 +409,16 @@ TEST_F(MspTest, ConfigErrorsNameKeyFileAndLine) {
   EXPECT_TRUE(Contains(env.err, "MSP_FACTS_DEDUP_COSINE (facts.dedup_cosine) must be > 0 and <= 1, got 1.5"))
       << env.err;
   env_.clear();
+  // Read by main before anything else, for every verb: the settings' boolean spellings.
+  env_["MSP_HUGE_PAGES"] = "sometimes";
+  Outcome huge = Msp({"search", "x"});
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_TRUE(Contains(huge.err, "MSP_HUGE_PAGES must be a boolean (true or false), got 'sometimes'")) << huge.err;
+  for (const char* spelled : {"off", "0", "true"}) {
+    env_["MSP_HUGE_PAGES"] = spelled;
+    EXPECT_EQ(Msp({"search", "x"}).code, 0) << spelled;
+  }
+  env_.clear();
   Outcome ttl = Msp({"search", "x", "--policy-ttl-min-days", "30", "--policy-ttl-max-days", "10"});
   EXPECT_EQ(ttl.code, 2);
   EXPECT_TRUE(Contains(ttl.err, "policy.ttl_min_days (30, from --policy-ttl-min-days) is greater than")) << ttl.err;
