@@ -1,4 +1,4 @@
-// BackHeapWithHugePages and HugePageArea (huge_heap.h).
+// BackHeapWithHugePages (huge_heap.h).
 #include "util/huge_heap.h"
 
 #include <fcntl.h>
@@ -105,29 +105,6 @@ size_t BackHeapWithHugePages(size_t bytes) {
     (void)filler;
   }
   return to - from;
-}
-
-HugePageArea::HugePageArea(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (bytes == 0 || bytes > (size_t{1} << 40)) return;
-  size_ = (bytes + kHuge - 1) & ~(kHuge - 1);
-  // A 2 MB boundary within a mapping one huge page larger.
-  mapped_ = size_ + kHuge;
-  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    size_ = mapped_ = 0;
-    return;
-  }
-  mapping_ = p;
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
-  data_ = reinterpret_cast<char*>(aligned);
-#if !defined(__SANITIZE_ADDRESS__)
-  if (FreeHugeBlocksNow() >= size_ / kHuge) huge_ = madvise(data_, size_, MADV_HUGEPAGE) == 0;
-#endif
-}
-
-HugePageArea::~HugePageArea() {
-  if (mapping_ != nullptr) munmap(mapping_, mapped_);
 }
 
 }  // namespace msp

@@ -27,30 +27,6 @@ namespace msp {
 // threads start. Returns the bytes advised (0 where nothing was).
 size_t BackHeapWithHugePages(size_t bytes);
 
-// Untouched anonymous memory of at least `bytes`, on 2 MB boundaries and
-// advised to huge pages when the kernel has the free 2 MB blocks for it
-// (as above; never under AddressSanitizer, whose shadow it would inflate):
-// for a buffer that a short-lived process fills a piece at a time, whose
-// small pages would each cost a fault. Unmapped when destroyed; data() is
-// null when nothing could be mapped.
-class HugePageArea {
- public:
-  explicit HugePageArea(size_t bytes);
-  ~HugePageArea();
-  HugePageArea(const HugePageArea&) = delete;
-  HugePageArea& operator=(const HugePageArea&) = delete;
-  char* data() const { return data_; }
-  size_t size() const { return size_; }
-  bool huge() const { return huge_; }  // advised
-
- private:
-  void* mapping_ = nullptr;
-  size_t mapped_ = 0;
-  char* data_ = nullptr;
-  size_t size_ = 0;
-  bool huge_ = false;
-};
-
 // The free blocks of 2 MB or more /proc/buddyinfo's text lists, in 2 MB
 // blocks (a free 4 MB block counts 2), over every zone; SIZE_MAX when the
 // text lists no zone (unreadable: no limit known).

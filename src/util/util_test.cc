@@ -449,31 +449,6 @@ TEST(HugeHeapTest, CountsTheFreeHugeBlocksOfEveryZone) {
 // The heap advised to huge pages: whole 2 MB blocks of the main heap, and
 // blocks allocated afterwards come from them. Where it cannot apply (under
 // AddressSanitizer, whose allocator is not glibc's), nothing is advised.
-// The process's mappings (/proc/self/smaps), each with whether the kernel
-// marks it advised to huge pages ("hg" among its VmFlags).
-struct Mapping {
-  uintptr_t from, to;
-  std::string name;
-  bool hinted;
-};
-
-std::vector<Mapping> Mappings() {
-  std::vector<Mapping> out;
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  while (std::getline(smaps, line)) {
-    unsigned long long a = 0, b = 0;
-    char name[256] = "";
-    if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %*s %*s %255s", &a, &b, name) >= 2 &&
-        line.find(':') > line.find(' ')) {
-      out.push_back(Mapping{static_cast<uintptr_t>(a), static_cast<uintptr_t>(b), name, false});
-    } else if (!out.empty() && line.rfind("VmFlags:", 0) == 0 && (line + " ").find(" hg ") != std::string::npos) {
-      out.back().hinted = true;
-    }
-  }
-  return out;
-}
-
 TEST(HugeHeapTest, AdvisesOnlyWholeBlocksOfTheHeapThatLaterBlocksUse) {
   const size_t advised = BackHeapWithHugePages(size_t{16} << 20);
   EXPECT_EQ(advised % (size_t{2} << 20), 0u);
@@ -483,9 +458,24 @@ TEST(HugeHeapTest, AdvisesOnlyWholeBlocksOfTheHeapThatLaterBlocksUse) {
     blocks.emplace_back(new char[1000]);
     std::memset(blocks.back().get(), i & 0xff, 1000);
   }
-  std::vector<Mapping> hinted;
-  for (const Mapping& m : Mappings()) {
-    if (m.hinted) hinted.push_back(m);
+  // The mappings the kernel marks advised ("hg" among their VmFlags).
+  struct Range {
+    uintptr_t from, to;
+    std::string name;
+  };
+  std::vector<Range> hinted;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  Range current{};
+  while (std::getline(smaps, line)) {
+    unsigned long long a = 0, b = 0;
+    char name[256] = "";
+    if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %*s %*s %255s", &a, &b, name) >= 2 &&
+        line.find(':') > line.find(' ')) {
+      current = Range{static_cast<uintptr_t>(a), static_cast<uintptr_t>(b), name};
+    } else if (line.rfind("VmFlags:", 0) == 0 && (line + " ").find(" hg ") != std::string::npos) {
+      hinted.push_back(current);
+    }
   }
   if (advised == 0) {
     EXPECT_TRUE(hinted.empty()) << hinted.front().name;
@@ -498,36 +488,6 @@ TEST(HugeHeapTest, AdvisesOnlyWholeBlocksOfTheHeapThatLaterBlocksUse) {
   const auto first = reinterpret_cast<uintptr_t>(blocks.front().get());
   EXPECT_GE(first, hinted[0].from);
   EXPECT_LT(first, hinted[0].to);
-}
-
-// HugePageArea: whole 2 MB blocks on a 2 MB boundary, writable, advised
-// exactly when huge() says so (never under AddressSanitizer), unmapped
-// when destroyed.
-TEST(HugeHeapTest, AreaIsWholeAlignedBlocksAdvisedAsItSays) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  uintptr_t at = 0;
-  {
-    HugePageArea area((size_t{3} << 20) + 5);
-    ASSERT_NE(area.data(), nullptr);
-    EXPECT_EQ(area.size(), size_t{4} << 20);
-    at = reinterpret_cast<uintptr_t>(area.data());
-    EXPECT_EQ(at % kHuge, 0u);
-    std::memset(area.data(), 0x5a, area.size());
-    EXPECT_EQ(area.data()[area.size() - 1], 0x5a);
-    bool covered = false, hinted = false;
-    for (const Mapping& m : Mappings()) {
-      if (m.from <= at && at + area.size() <= m.to) covered = true;
-      if (m.hinted && m.from <= at && at < m.to) hinted = m.from == at && m.to == at + area.size();
-    }
-    EXPECT_TRUE(covered);
-    EXPECT_EQ(hinted, area.huge()) << "the advised range is exactly the area's";
-#if defined(__SANITIZE_ADDRESS__)
-    EXPECT_FALSE(area.huge());
-#endif
-  }
-  for (const Mapping& m : Mappings()) EXPECT_FALSE(m.from <= at && at < m.to) << m.name << " still maps the area";
-  EXPECT_EQ(HugePageArea(0).data(), nullptr);
-  EXPECT_EQ(HugePageArea(0).size(), 0u);
 }
 
 }  // namespace

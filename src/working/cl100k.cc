@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +20,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/huge_heap.h"
 #include "util/owned_fd.h"
 
 namespace msp {
@@ -267,157 +265,9 @@ constexpr size_t kSmallPiece = 128;
 
 }  // namespace
 
-namespace {
-
-// A table file's body (slots, then arena) is read and checked in blocks of
-// this size (LoadTable).
-constexpr size_t kTableBlock = 4096;
-
-// The table's checksum: four independent lanes of 8 bytes (a quarter of
-// HashBytes' serial chain), then the tail and the length.
-uint64_t TableChecksum(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  uint64_t lane[4] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    for (int k = 0; k < 4; ++k) {
-      uint64_t w;
-      std::memcpy(&w, p + i + 8 * k, 8);
-      lane[k] = (lane[k] ^ w) * 0xFF51AFD7ED558CCDull;
-      lane[k] ^= lane[k] >> 32;
-    }
-  }
-  uint64_t h = HashBytes(s.substr(i)) ^ (n * 0x100000001B3ull);
-  for (uint64_t l : lane) h = (h ^ l) * 0xC4CEB9FE1A85EC53ull, h ^= h >> 29;
-  return h;
-}
-
-}  // namespace
-
-// The blocks of a table file read so far. Shared by the threads that
-// count with the vocabulary: a block is read and checked once, under `mu`,
-// then marked ready (release); readers test the mark (acquire) first.
-struct Cl100kVocabulary::TableFile {
-  TableFile(size_t slots_bytes, size_t body_bytes, std::vector<uint64_t> block_sums)
-      : slot_bytes(slots_bytes), body_size(body_bytes), sums(std::move(block_sums)),
-        ready(new std::atomic<uint8_t>[sums.size()]()), body(body_bytes) {}
-
-  // Whether the `length` bytes at `offset` of the body (within it) are
-  // read and checked; reads the blocks that are not. False once a block is
-  // found short or damaged (`damaged`).
-  bool Has(size_t offset, size_t length) {
-    for (size_t b = offset / kTableBlock, last = (offset + length - 1) / kTableBlock; b <= last; ++b) {
-      if (ready[b].load(std::memory_order_acquire) == 0 && !Read(b)) return false;
-    }
-    return true;
-  }
-
-  bool Read(size_t b) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (ready[b].load(std::memory_order_relaxed) != 0) return true;
-    if (damaged.load(std::memory_order_relaxed)) return false;
-    const size_t at = b * kTableBlock;
-    const size_t length = std::min(kTableBlock, body_size - at);
-    char* const dst = body.data() + at;
-    size_t done = 0;
-    while (done < length) {
-      const ssize_t n = ::pread(fd.get(), dst + done, length - done, static_cast<off_t>(body_offset + at + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    if (done != length || TableChecksum(std::string_view(dst, length)) != sums[b]) {
-      damaged.store(true, std::memory_order_release);
-      return false;
-    }
-    ready[b].store(1, std::memory_order_release);
-    if (++blocks_read == sums.size()) {
-      // Whole: counts read it unchecked from now on, once no slot points
-      // outside the arena (one pass without branches: the offsets and
-      // lengths are 32-bit, their sum cannot wrap in 64 bits).
-      const auto* slots = reinterpret_cast<const Slot*>(body.data());
-      const size_t slot_count = slot_bytes / sizeof(Slot);
-      uint64_t beyond = 0;
-      for (size_t i = 0; i < slot_count; ++i) {
-        beyond |= static_cast<uint64_t>(slots[i].offset) + slots[i].length() > body_size - slot_bytes;
-      }
-      if (beyond != 0) {
-        damaged.store(true, std::memory_order_release);
-        return false;
-      }
-      complete.store(true, std::memory_order_release);
-    }
-    return true;
-  }
-
-  // The source parsed anew (once; null when that fails too), for a table
-  // found damaged; the table is rewritten from it for the next process.
-  const Cl100kVocabulary* Reparsed() {
-    std::call_once(reparse, [this] {
-      Result<std::shared_ptr<const Cl100kVocabulary>> v = Cl100kVocabulary::Load(source_path);
-      if (!v.ok()) return;
-      reparsed = std::move(v).value();
-      (void)reparsed->WriteTable(source_path, table_path);  // best effort
-    });
-    return reparsed.get();
-  }
-
-  OwnedFd fd;
-  uint64_t body_offset = 0;  // in the file
-  const size_t slot_bytes;   // the body's slots; the arena follows
-  const size_t body_size;
-  const std::vector<uint64_t> sums;  // a checksum a block
-  const std::unique_ptr<std::atomic<uint8_t>[]> ready;
-  HugePageArea body;  // one huge page where the kernel gives it: not a fault a block
-  std::mutex mu;
-  size_t blocks_read = 0;  // under mu
-  std::atomic<bool> complete{false};
-  std::atomic<bool> damaged{false};
-  std::string source_path, table_path;
-  std::once_flag reparse;
-  std::shared_ptr<const Cl100kVocabulary> reparsed;
-};
-
-uint32_t Cl100kVocabulary::RankFromFile(std::string_view bytes) const {
-  TableFile& file = *file_;
-  if (!file.damaged.load(std::memory_order_acquire)) {
-    const size_t mask = slot_count_ - 1;
-    const uint64_t hash = HashBytes(bytes);
-    const uint32_t key = SlotKey(bytes.size(), hash);
-    size_t at = hash & mask;
-    for (size_t probes = 0; probes < slot_count_; ++probes, at = (at + 1) & mask) {
-      if (!file.Has(at * sizeof(Slot), sizeof(Slot))) break;
-      const Slot& s = slot_data_[at];
-      if (s.length() == 0) return kNoRank;
-      if (s.key() != key) continue;
-      if (size_t{s.offset} + bytes.size() > arena_size_ || !file.Has(file.slot_bytes + s.offset, bytes.size())) break;
-      if (std::memcmp(arena_data_ + s.offset, bytes.data(), bytes.size()) == 0) return s.rank();
-    }
-    // A damaged block, or a table whose checked blocks still make no sense.
-    file.damaged.store(true, std::memory_order_release);
-  }
-  const Cl100kVocabulary* parsed = file.Reparsed();
-  // Without a vocabulary at all, every piece falls apart into its bytes:
-  // counts above the true ones, so a budget kept with them holds.
-  return parsed != nullptr ? parsed->Rank(bytes) : kNoRank;
-}
-
-Status Cl100kVocabulary::Verify() const {
-  if (file_ == nullptr) return Status::Ok();
-  for (size_t b = 0; b < file_->sums.size(); ++b) {
-    if (file_->ready[b].load(std::memory_order_acquire) == 0 && !file_->Read(b)) break;
-  }
-  if (!file_->damaged.load(std::memory_order_acquire)) return Status::Ok();
-  (void)file_->Reparsed();
-  return Status::Corruption(file_->table_path + ": damaged (a block differs from its checksum); the vocabulary was parsed anew from " +
-                            file_->source_path);
-}
-
 uint32_t Cl100kVocabulary::Rank(std::string_view bytes) const {
   if (bytes.size() == 1) return single_byte_[static_cast<unsigned char>(bytes[0])];
   if (bytes.size() > kMaxTokenBytes) return kNoRank;  // no token is that long
-  if (file_ != nullptr && !file_->complete.load(std::memory_order_acquire)) return RankFromFile(bytes);
   const size_t mask = slot_count_ - 1;
   const uint64_t hash = HashBytes(bytes);
   const uint32_t key = SlotKey(bytes.size(), hash);
@@ -755,9 +605,7 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::Load(const std
 
 namespace {
 
-// The prebuilt table's file: this header, a checksum for each block of
-// the body (TableChecksum), zeros up to the next block boundary, then the
-// body: the slots, the arena.
+// The prebuilt table's file: this header, the slots, the arena.
 struct TableHeader {
   char magic[8];
   uint64_t source_size;
@@ -766,21 +614,30 @@ struct TableHeader {
   uint64_t entries;
   uint64_t slot_count;
   uint64_t arena_size;
-  uint64_t checksum;  // TableChecksum of this header (with 0 here) and of the block checksums, combined
+  uint64_t checksum;  // TableChecksum of the slots and of the arena, combined
   uint32_t single_byte[256];
 };
-constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '4', '\0'};
+constexpr char kTableMagic[8] = {'M', 'S', 'P', 'C', 'L', 'T', '3', '\0'};
 
-// Where a table's body starts, for `blocks` blocks.
-size_t TableBodyOffset(size_t blocks) {
-  return (sizeof(TableHeader) + blocks * sizeof(uint64_t) + kTableBlock - 1) / kTableBlock * kTableBlock;
-}
-
-uint64_t HeaderChecksum(TableHeader h, const std::vector<uint64_t>& sums) {
-  h.checksum = 0;
-  const std::string_view list(reinterpret_cast<const char*>(sums.data()), sums.size() * sizeof(uint64_t));
-  return TableChecksum(std::string_view(reinterpret_cast<const char*>(&h), sizeof(h))) ^
-         (TableChecksum(list) * 0x9E3779B97F4A7C15ull);
+// The table's checksum: four independent lanes of 8 bytes (a quarter of
+// HashBytes' serial chain; the table is 1.7 MB and mapped by every
+// process), then the tail and the length.
+uint64_t TableChecksum(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  uint64_t lane[4] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      lane[k] = (lane[k] ^ w) * 0xFF51AFD7ED558CCDull;
+      lane[k] ^= lane[k] >> 32;
+    }
+  }
+  uint64_t h = HashBytes(s.substr(i)) ^ (n * 0x100000001B3ull);
+  for (uint64_t l : lane) h = (h ^ l) * 0xC4CEB9FE1A85EC53ull, h ^= h >> 29;
+  return h;
 }
 
 struct SourceStamp {
@@ -817,12 +674,6 @@ std::vector<std::string> Cl100kVocabulary::TablePaths(const std::string& path) {
 Status Cl100kVocabulary::WriteTable(const std::string& source, const std::string& table) const {
   const std::optional<SourceStamp> stamp = StampOf(source);
   if (!stamp) return Status::IoError("cannot stat " + source);
-  std::string body(reinterpret_cast<const char*>(slot_data_), slot_count_ * sizeof(Slot));
-  body.append(arena_data_, arena_size_);
-  std::vector<uint64_t> sums;
-  for (size_t at = 0; at < body.size(); at += kTableBlock) {
-    sums.push_back(TableChecksum(std::string_view(body).substr(at, kTableBlock)));
-  }
   TableHeader h{};
   std::memcpy(h.magic, kTableMagic, sizeof(h.magic));
   h.source_size = stamp->size;
@@ -831,11 +682,10 @@ Status Cl100kVocabulary::WriteTable(const std::string& source, const std::string
   h.entries = entries_;
   h.slot_count = slot_count_;
   h.arena_size = arena_size_;
+  const std::string_view slots(reinterpret_cast<const char*>(slot_data_), slot_count_ * sizeof(Slot));
+  const std::string_view arena(arena_data_, arena_size_);
+  h.checksum = TableChecksum(slots) ^ (TableChecksum(arena) * 0x9E3779B97F4A7C15ull);
   std::memcpy(h.single_byte, single_byte_, sizeof(h.single_byte));
-  h.checksum = HeaderChecksum(h, sums);
-  std::string head(reinterpret_cast<const char*>(&h), sizeof(h));
-  head.append(reinterpret_cast<const char*>(sums.data()), sums.size() * sizeof(uint64_t));
-  head.resize(TableBodyOffset(sums.size()), '\0');
   const std::string tmp = table + ".tmp." + std::to_string(::getpid());
   OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd.valid()) return Status::IoError("cannot create " + tmp + ": " + std::strerror(errno));
@@ -848,7 +698,8 @@ Status Cl100kVocabulary::WriteTable(const std::string& source, const std::string
     }
     return true;
   };
-  const bool ok = write_all(head) && write_all(body) && ::fsync(fd.get()) == 0;
+  const bool ok = write_all(std::string_view(reinterpret_cast<const char*>(&h), sizeof(h))) && write_all(slots) &&
+                  write_all(arena) && ::fsync(fd.get()) == 0;
   if (!ok || ::rename(tmp.c_str(), table.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
@@ -862,38 +713,31 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
   auto corrupt = [&](const std::string& what) { return Status::Corruption(table + ": " + what); };
   const std::optional<SourceStamp> stamp = StampOf(source);
   if (!stamp) return Status::IoError("cannot stat " + source);
-  OwnedFd fd(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
-  struct stat st;
-  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return corrupt("cannot be read");
-  const size_t file_size = static_cast<size_t>(st.st_size);
-  // The header and the block checksums: two blocks for cl100k.
-  std::string head(std::min(file_size, 2 * kTableBlock), '\0');
-  if (::pread(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
-    return corrupt("cannot be read");
+  auto file = std::make_shared<MappedFile>();
+  {
+    OwnedFd fd(::open(table.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return corrupt("cannot be read");
+    if (static_cast<size_t>(st.st_size) < sizeof(TableHeader)) return corrupt("shorter than its header");
+    file->size = static_cast<size_t>(st.st_size);
+    file->addr = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (file->addr == MAP_FAILED) return corrupt("cannot be mapped");
   }
-  if (head.size() < sizeof(TableHeader)) return corrupt("shorter than its header");
+  const std::string_view bytes = file->bytes();
   TableHeader h;
-  std::memcpy(&h, head.data(), sizeof(h));
+  std::memcpy(&h, bytes.data(), sizeof(h));
   if (std::memcmp(h.magic, kTableMagic, sizeof(h.magic)) != 0) return corrupt("not a cl100k table");
   if (h.source_size != stamp->size || h.source_inode != stamp->inode || h.source_mtime_ns != stamp->mtime_ns) {
     return corrupt("made for another vocabulary file");
   }
   if (h.slot_count == 0 || (h.slot_count & (h.slot_count - 1)) != 0 || h.slot_count > (1u << 24) ||
-      h.arena_size > (1u << 30) || h.entries < 1000 || 5 * h.entries > 4 * h.slot_count) {
-    return corrupt("of another layout");
+      h.arena_size > (1u << 30) || h.entries < 1000 || 5 * h.entries > 4 * h.slot_count ||
+      bytes.size() != sizeof(TableHeader) + h.slot_count * sizeof(Slot) + h.arena_size) {
+    return corrupt("torn or of another layout");
   }
-  const size_t body_size = h.slot_count * sizeof(Slot) + h.arena_size;
-  const size_t blocks = (body_size + kTableBlock - 1) / kTableBlock;
-  const size_t body_offset = TableBodyOffset(blocks);
-  if (file_size != body_offset + body_size) return corrupt("torn or of another layout");
-  std::vector<uint64_t> sums(blocks);
-  const size_t sums_at = sizeof(TableHeader), sums_bytes = blocks * sizeof(uint64_t);
-  if (sums_at + sums_bytes <= head.size()) {
-    std::memcpy(sums.data(), head.data() + sums_at, sums_bytes);
-  } else if (::pread(fd.get(), sums.data(), sums_bytes, sums_at) != static_cast<ssize_t>(sums_bytes)) {
-    return corrupt("cannot be read");
-  }
-  if (HeaderChecksum(h, sums) != h.checksum) return corrupt("its header's checksum differs");
+  const std::string_view slots = bytes.substr(sizeof(TableHeader), h.slot_count * sizeof(Slot));
+  const std::string_view arena = bytes.substr(sizeof(TableHeader) + slots.size());
+  if ((TableChecksum(slots) ^ (TableChecksum(arena) * 0x9E3779B97F4A7C15ull)) != h.checksum) return corrupt("checksum differs");
   std::shared_ptr<Cl100kVocabulary> v(new Cl100kVocabulary());
   v->path_ = source;
   v->entries_ = h.entries;
@@ -901,17 +745,19 @@ Result<std::shared_ptr<const Cl100kVocabulary>> Cl100kVocabulary::LoadTable(cons
   for (uint32_t r : v->single_byte_) {
     if (r == kNoRank) return corrupt("a single byte has no token");
   }
-  auto file = std::make_shared<TableFile>(h.slot_count * sizeof(Slot), body_size, std::move(sums));
-  if (file->body.data() == nullptr) return Status::IoError("cannot allocate memory for " + table);
-  file->fd = std::move(fd);
-  file->body_offset = body_offset;
-  file->source_path = source;
-  file->table_path = table;
-  v->slot_data_ = reinterpret_cast<const Slot*>(file->body.data());
+  v->slot_data_ = reinterpret_cast<const Slot*>(slots.data());
   v->slot_count_ = h.slot_count;
-  v->arena_data_ = file->body.data() + h.slot_count * sizeof(Slot);
-  v->arena_size_ = h.arena_size;
-  v->file_ = std::move(file);
+  v->arena_data_ = arena.data();
+  v->arena_size_ = arena.size();
+  // No slot reads outside the arena (one pass without branches: the
+  // offsets and lengths are 32-bit, their sum cannot wrap in 64 bits).
+  uint64_t beyond = 0;
+  for (size_t i = 0; i < v->slot_count_; ++i) {
+    const Slot& s = v->slot_data_[i];
+    beyond |= static_cast<uint64_t>(s.offset) + s.length() > v->arena_size_;
+  }
+  if (beyond != 0) return corrupt("a slot points outside the arena");
+  v->mapping_ = std::move(file);
   return std::shared_ptr<const Cl100kVocabulary>(std::move(v));
 }
 

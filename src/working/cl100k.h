@@ -50,9 +50,9 @@ class Cl100kVocabulary {
   static Result<std::shared_ptr<const Cl100kVocabulary>> Load(const std::string& path);
   // The vocabulary of `path`, loaded once per process and shared. The
   // parse takes tens of milliseconds, so its hash table is kept beside the
-  // file (TablePath) for the next process (LoadTable); a missing, stale or
-  // corrupt table is parsed anew and rewritten (best effort, atomically),
-  // never an error.
+  // file (TablePath) and mapped in place by the next process; a missing,
+  // stale or corrupt table is parsed anew and rewritten (best effort,
+  // atomically), never an error.
   static Result<std::shared_ptr<const Cl100kVocabulary>> LoadShared(const std::string& path);
   // Where the table of the vocabulary `path` is kept, in order of
   // preference: `path` + ".msp-table", then (for a vocabulary in a place
@@ -62,22 +62,10 @@ class Cl100kVocabulary {
   // Writes this vocabulary's table for `source` (the file it was loaded
   // from) to `table`, atomically (a temporary file renamed into place).
   Status WriteTable(const std::string& source, const std::string& table) const;
-  // The vocabulary of the table `table` written for `source`; Corruption
-  // when it is missing, torn, its header damaged or made for another file
-  // (size, inode or time of `source` differ). The table's body (1.7 MB) is
-  // read a 4 KB block at a time as counts reach it, each block checked
-  // against its checksum before use: a short count reads the few blocks it
-  // needs (on a VM each page a process touches first costs a fault; the
-  // whole table read and checked was ~1.5 ms of a search command). A block
-  // found damaged then makes the vocabulary parse `source` anew for the
-  // rest of the process (and rewrite the table), so counts stay exact.
+  // The vocabulary of the table `table` written for `source`, mapped in
+  // place; Corruption when it is missing, torn, checksum-damaged or made
+  // for another file (size, inode or time of `source` differ).
   static Result<std::shared_ptr<const Cl100kVocabulary>> LoadTable(const std::string& source, const std::string& table);
-
-  // Reads and checks whatever of a table (LoadTable) is not read yet:
-  // Corruption naming the table when a block is damaged (counts then come
-  // from the source parsed anew, and the table is rewritten). Ok for a
-  // parsed vocabulary.
-  Status Verify() const;
 
   // Token count of `text` (encode_ordinary(text).size()).
   size_t Count(std::string_view text) const;
@@ -92,8 +80,6 @@ class Cl100kVocabulary {
   static constexpr uint32_t kNoRank = 0xFFFFFFFFu;
   // The rank of the byte string `bytes`, or kNoRank.
   uint32_t Rank(std::string_view bytes) const;
-  // Rank while a table file's blocks are still being read (file_).
-  uint32_t RankFromFile(std::string_view bytes) const;
   // Enters the `length` bytes at `offset` of arena_ (whose HashBytes is
   // `hash`) with `rank`; false (nothing entered) when they are there already.
   bool Insert(uint32_t offset, uint32_t length, uint64_t hash, uint32_t rank);
@@ -107,7 +93,8 @@ class Cl100kVocabulary {
   static uint32_t SlotKey(size_t length, uint64_t hash) {
     return static_cast<uint32_t>(length) << 24 | static_cast<uint32_t>(hash >> 58) << 18;
   }
-  // 8 bytes: the table's size is what a process that counts much reads.
+  // 8 bytes: a process that maps the table reads it whole (its checksum),
+  // so the table's size is what loading it costs.
   struct Slot {
     uint32_t offset = 0;  // into arena_
     uint32_t packed = 0;  // length (bits 24..31; 0: empty slot), tag (18..23), rank (0..17)
@@ -141,13 +128,12 @@ class Cl100kVocabulary {
   std::vector<Slot, ZeroPages<Slot>> slots_;  // open addressing, power-of-two size
   size_t entries_ = 0;
   uint32_t single_byte_[256] = {};  // rank of each one-byte token
-  // What Rank reads: arena_ and slots_, or a table file's body (file_).
+  // What Rank reads: arena_ and slots_, or a mapped table (held by mapping_).
   const char* arena_data_ = nullptr;
   size_t arena_size_ = 0;
   const Slot* slot_data_ = nullptr;
   size_t slot_count_ = 0;
-  struct TableFile;  // the blocks of a table read so far (cl100k.cc)
-  std::shared_ptr<TableFile> file_;
+  std::shared_ptr<const void> mapping_;
 };
 
 // ---- implementation of the template --------------------------------------

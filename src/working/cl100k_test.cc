@@ -12,7 +12,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -34,13 +33,6 @@ std::shared_ptr<const Cl100kVocabulary> Vocabulary() {
   Result<std::shared_ptr<const Cl100kVocabulary>> v = Cl100kVocabulary::LoadShared(*path);
   EXPECT_TRUE(v.ok()) << v.status().ToString();
   return v.ok() ? *v : nullptr;
-}
-
-constexpr size_t kBlock = 4096;  // the table's blocks (cl100k.cc)
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> Pieces(std::string_view text) {
@@ -252,12 +244,10 @@ TEST(Cl100kTest, EscapedRanksLoadAsThePlainOnes) {
 }
 
 // The prebuilt table: LoadShared parses a vocabulary once and leaves its
-// table beside it; the table reads as the same vocabulary; a table that is
-// torn, whose header is damaged or that was made for another file is
-// refused (LoadShared then parses again), and a vocabulary file that
-// changed is not read through its old table. A damaged block of the body
-// is found when a count or Verify reaches it: the counts stay exact (the
-// source parsed anew) and the table is written again.
+// table beside it; the table maps to the same vocabulary; a table that is
+// torn, damaged or made for another file is refused (LoadShared then
+// parses again), and a vocabulary file that changed is not read through
+// its old table.
 TEST(Cl100kTest, PrebuiltTableIsTheSameVocabularyAndRefusedWhenDamaged) {
   auto v = Vocabulary();
   ASSERT_NE(v, nullptr);
@@ -277,57 +267,29 @@ TEST(Cl100kTest, PrebuiltTableIsTheSameVocabularyAndRefusedWhenDamaged) {
   EXPECT_EQ((*mapped)->size(), v->size());
   for (const std::string& t : FixedCorpus()) EXPECT_EQ((*mapped)->Encode(t), v->Encode(t)) << t;
   for (const std::string& t : RandomCorpus()) EXPECT_EQ((*mapped)->Count(t), v->Count(t)) << t;
-  EXPECT_TRUE((*mapped)->Verify().ok());
-  EXPECT_TRUE(v->Verify().ok()) << "a parsed vocabulary";
-  // Read whole by Verify: counted from memory now, the same.
-  for (const std::string& t : FixedCorpus()) EXPECT_EQ((*mapped)->Encode(t), v->Encode(t)) << t;
 
-  const std::string bytes = ReadFile(table);
-  ASSERT_GT(bytes.size(), 3 * kBlock);
-  auto write = [&](const std::string& content) { std::ofstream(table, std::ios::binary | std::ios::trunc) << content; };
+  std::string bytes;
+  {
+    std::ifstream in(table, std::ios::binary);
+    bytes.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 4096u);
   auto refused = [&](const std::string& damaged) {
-    write(damaged);
+    std::ofstream(table, std::ios::binary | std::ios::trunc) << damaged;
     return Cl100kVocabulary::LoadTable(path, table).status().code() == StatusCode::kCorruption;
   };
   EXPECT_TRUE(refused(bytes.substr(0, bytes.size() / 2))) << "torn";
   EXPECT_TRUE(refused(bytes.substr(0, 100))) << "shorter than its header";
   std::string flipped = bytes;
+  flipped[bytes.size() - 10] ^= 1;  // in the arena
+  EXPECT_TRUE(refused(flipped)) << "a damaged arena";
+  flipped = bytes;
+  flipped[bytes.size() / 3] ^= 0x40;  // in the slots
+  EXPECT_TRUE(refused(flipped)) << "a damaged slot";
+  flipped = bytes;
   flipped[0] = 'X';
   EXPECT_TRUE(refused(flipped)) << "another magic";
-  flipped = bytes;
-  flipped[40] ^= 1;  // the header's slot count
-  EXPECT_TRUE(refused(flipped)) << "a damaged layout";
-  flipped = bytes;
-  flipped[64 + 4 * 'A'] ^= 1;  // the rank of "A" (single_byte): only the checksum tells
-  EXPECT_TRUE(refused(flipped)) << "a damaged header";
-  flipped = bytes;
-  flipped[kBlock - 8] ^= 1;  // among the blocks' checksums
-  EXPECT_TRUE(refused(flipped)) << "a damaged checksum list";
-  EXPECT_FALSE(refused(bytes)) << "the intact table reads again";
-
-  // A damaged block of the body: the table loads, and Verify finds it.
-  flipped = bytes;
-  flipped[bytes.size() - 10] ^= 1;  // in the arena's last block
-  write(flipped);
-  auto damaged = Cl100kVocabulary::LoadTable(path, table);
-  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
-  const Status verified = (*damaged)->Verify();
-  EXPECT_EQ(verified.code(), StatusCode::kCorruption);
-  EXPECT_NE(verified.message().find(table), std::string::npos) << verified.ToString();
-  EXPECT_EQ(ReadFile(table), bytes) << "written again from the source";
-  for (const std::string& t : FixedCorpus()) EXPECT_EQ((*damaged)->Encode(t), v->Encode(t)) << t;
-
-  // Every block of the body damaged: the first count meets one, and every
-  // count is still exact.
-  flipped = bytes;
-  for (size_t at = 2 * kBlock + 100; at < bytes.size(); at += kBlock) flipped[at] ^= 0x20;
-  write(flipped);
-  damaged = Cl100kVocabulary::LoadTable(path, table);
-  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
-  for (const std::string& t : FixedCorpus()) EXPECT_EQ((*damaged)->Encode(t), v->Encode(t)) << t;
-  for (const std::string& t : RandomCorpus()) EXPECT_EQ((*damaged)->Count(t), v->Count(t)) << t;
-  EXPECT_EQ(ReadFile(table), bytes) << "written again from the source";
-  EXPECT_EQ((*damaged)->Verify().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(refused(bytes)) << "the intact table maps again";
 
   // The vocabulary file replaced: its table no longer belongs to it.
   const std::string other = dir.path() + "/other.js";
@@ -337,40 +299,6 @@ TEST(Cl100kTest, PrebuiltTableIsTheSameVocabularyAndRefusedWhenDamaged) {
   }
   ASSERT_EQ(std::rename(other.c_str(), path.c_str()), 0);
   EXPECT_EQ(Cl100kVocabulary::LoadTable(path, table).status().code(), StatusCode::kCorruption);
-}
-
-// Threads counting with one table at once read its blocks as they reach
-// them; each gets the parsed vocabulary's counts.
-TEST(Cl100kTest, ThreadsCountWithATableBeingRead) {
-  auto v = Vocabulary();
-  ASSERT_NE(v, nullptr);
-  testing::TempDir dir("cl100k-threads");
-  const std::string path = dir.path() + "/cl100k_base.js";
-  {
-    std::ifstream in(v->path(), std::ios::binary);
-    std::ofstream(path, std::ios::binary) << in.rdbuf();
-  }
-  ASSERT_TRUE(Cl100kVocabulary::LoadShared(path).ok());  // writes the table
-  auto table = Cl100kVocabulary::LoadTable(path, Cl100kVocabulary::TablePaths(path).front());
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
-  const std::vector<std::string> corpus = RandomCorpus();
-  std::vector<size_t> want;
-  for (const std::string& t : corpus) want.push_back(v->Count(t));
-  std::vector<std::vector<size_t>> got(4);
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < got.size(); ++k) {
-    threads.emplace_back([&, k] {
-      // Each thread starts at another text, so that they meet blocks in
-      // different orders.
-      for (size_t i = 0; i < corpus.size(); ++i) got[k].push_back((*table)->Count(corpus[(i + k * 7) % corpus.size()]));
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (size_t k = 0; k < got.size(); ++k) {
-    ASSERT_EQ(got[k].size(), corpus.size());
-    for (size_t i = 0; i < corpus.size(); ++i) EXPECT_EQ(got[k][i], want[(i + k * 7) % corpus.size()]) << k << " " << i;
-  }
-  EXPECT_TRUE((*table)->Verify().ok());
 }
 
 TEST(Cl100kTest, CounterFactory) {
