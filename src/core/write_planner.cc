@@ -48,11 +48,18 @@ void CopyRequestFields(const Request& r, Memory* m) {
 
 // A WriteMany call waiting in the group-commit queue.
 struct WritePlanner::WriteJob {
+  WriteJob(const std::vector<WriteRequest>* r, std::vector<Memory> prepared, TimeMs at)
+      : requests(r), records(std::move(prepared)), now(at) {}
+
   const std::vector<WriteRequest>* requests;
   std::vector<Memory> records;  // prepared and embedded
-  TimeMs now = 0;
+  TimeMs now;
   Result<std::vector<WriteResult>> result = Status::Internal("write not run");
   bool done = false;  // guarded by group_mu_
+  // Woken alone: when its write is done, or when it is to lead the next
+  // group (a shared condition woke every waiting writer after each group,
+  // most of them to sleep again: a futex wake and a mutex handoff each).
+  std::condition_variable turn;
 };
 
 Result<std::vector<WriteResult>> WritePlanner::WriteMany(const std::vector<WriteRequest>& requests) {
@@ -81,7 +88,7 @@ Result<std::vector<WriteResult>> WritePlanner::WriteMany(const std::vector<Write
   WriteJob job{&requests, std::move(records), now};
   std::unique_lock<std::mutex> lock(group_mu_);
   group_queue_.push_back(&job);
-  while (!job.done && group_leader_) group_cv_.wait(lock);
+  while (!job.done && group_leader_) job.turn.wait(lock);
   if (!job.done) {
     // No commit under way: lead until this call's own job is done.
     group_leader_ = true;
@@ -96,11 +103,15 @@ Result<std::vector<WriteResult>> WritePlanner::WriteMany(const std::vector<Write
       lock.unlock();
       RunWriteGroup(group);
       lock.lock();
-      for (WriteJob* j : group) j->done = true;
-      group_cv_.notify_all();
+      // Under the lock: a job woken returns and is gone once it has it.
+      for (WriteJob* j : group) {
+        j->done = true;
+        if (j != &job) j->turn.notify_one();
+      }
     }
     group_leader_ = false;
-    group_cv_.notify_all();
+    // The writer that queued first since leads the next group.
+    if (!group_queue_.empty()) group_queue_.front()->turn.notify_one();
   }
   return std::move(job.result);
 }

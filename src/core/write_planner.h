@@ -100,7 +100,6 @@ class WritePlanner {
 
   const EngineContext& ctx_;
   std::mutex group_mu_;
-  std::condition_variable group_cv_;
   std::deque<WriteJob*> group_queue_;  // guarded by group_mu_
   bool group_leader_ = false;          // guarded by group_mu_
 };
