@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,10 +66,15 @@ std::string_view DropReasonName(DropReason reason) {
 
 namespace {
 
+// HoldAnswerHead's request: set by the processor, read by the worker's
+// stream, cleared after each request.
+thread_local bool t_hold_head = false;
+
 // One request, already read, as cpp-httplib's Stream: reads come from the
 // buffer (its end is the end of the stream: nothing is ever read from the
 // socket), writes go to the socket, each waiting at most the write timeout
-// for room.
+// for room. A held head (HoldAnswerHead) goes with the next write, or with
+// Flush.
 class BufferedRequest final : public httplib::Stream {
  public:
   BufferedRequest(const std::string& request, int fd, const std::string& peer_ip, int peer_port,
@@ -93,22 +99,22 @@ class BufferedRequest final : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
   ssize_t write(const char* ptr, size_t size) override {
-    size_t done = 0;
-    while (done < size) {
-      const ssize_t n = send(fd_, ptr + done, size - done, MSG_NOSIGNAL);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd p{fd_, POLLOUT, 0};
-        if (poll(&p, 1, write_timeout_ms_) <= 0) return -1;
-        continue;
-      }
-      return -1;
+    if (t_hold_head && !head_taken_) {
+      // The answer's head (cpp-httplib writes it first, whole): held.
+      head_taken_ = true;
+      held_.assign(ptr, size);
+      return static_cast<ssize_t>(size);
     }
-    return static_cast<ssize_t>(size);
+    const bool sent = Send(held_, std::string_view(ptr, size));
+    held_.clear();
+    return sent ? static_cast<ssize_t>(size) : -1;
+  }
+  // Sends a head still held. False when the connection failed.
+  bool Flush() {
+    if (held_.empty()) return true;
+    const bool sent = Send(held_, {});
+    held_.clear();
+    return sent;
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     ip = peer_ip_;
@@ -123,6 +129,46 @@ class BufferedRequest final : public httplib::Stream {
   socket_t socket() const override { return fd_ < FD_SETSIZE ? fd_ : -1; }
 
  private:
+  // Sends `first` then `second` (either may be empty) in as few system
+  // calls as the socket takes them.
+  bool Send(std::string_view first, std::string_view second) {
+    iovec parts[2] = {{const_cast<char*>(first.data()), first.size()}, {const_cast<char*>(second.data()), second.size()}};
+    iovec* at = parts;
+    size_t left = 2;
+    while (left > 0) {
+      if (at->iov_len == 0) {
+        ++at;
+        --left;
+        continue;
+      }
+      msghdr m{};
+      m.msg_iov = at;
+      m.msg_iovlen = left;
+      const ssize_t n = sendmsg(fd_, &m, MSG_NOSIGNAL);
+      if (n > 0) {
+        for (size_t k = static_cast<size_t>(n); k > 0;) {
+          const size_t step = std::min(k, at->iov_len);
+          at->iov_base = static_cast<char*>(at->iov_base) + step;
+          at->iov_len -= step;
+          k -= step;
+          if (at->iov_len == 0 && k > 0) {
+            ++at;
+            --left;
+          }
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd p{fd_, POLLOUT, 0};
+        if (poll(&p, 1, write_timeout_ms_) <= 0) return false;
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
   const std::string& request_;
   size_t pos_ = 0;
   int fd_;
@@ -131,6 +177,8 @@ class BufferedRequest final : public httplib::Stream {
   std::string local_ip_;
   int local_port_;
   int write_timeout_ms_;
+  bool head_taken_ = false;  // the first write was seen (held or not)
+  std::string held_;
 };
 
 // Reads what `fd` (non-blocking) has now and hands it to `take` a piece at
@@ -237,6 +285,8 @@ int MillisUntil(Clock::time_point t, Clock::time_point now) {
 }
 
 }  // namespace
+
+void HoldAnswerHead() { t_hold_head = true; }
 
 ConnectionLoop::ConnectionLoop(ConnectionLimits limits, RequestProcessor process,
                                std::function<void(DropReason)> on_drop)
@@ -565,11 +615,14 @@ void ConnectionLoop::Work() {
     const Connection& c = *job.conn;
     BufferedRequest stream(job.request, c.fd, c.client, c.peer_port, c.local_ip, c.local_port, limits_.write_timeout);
     bool keep = false;
+    t_hold_head = false;
     try {
       keep = process_(stream, job.facts) && !job.facts.close_connection;
     } catch (...) {
       keep = false;  // handlers answer their own errors; this is a last resort
     }
+    t_hold_head = false;
+    keep = stream.Flush() && keep;
     {
       std::lock_guard<std::mutex> lock(mu_);
       returned_.emplace_back(job.conn, keep);

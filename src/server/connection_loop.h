@@ -83,6 +83,15 @@ struct RequestFacts {
 // serve another request. Runs on a worker thread.
 using RequestProcessor = std::function<bool(httplib::Stream& in, const RequestFacts& facts)>;
 
+// For a RequestProcessor, once it knows the answer it is about to write is
+// whole (its body in memory, not streamed): the answer's head then waits for
+// the first write after it and both leave in one send — one segment, one
+// wake-up of the client, one system call fewer — instead of two. Only for the
+// calling worker's current request; a head with nothing after it leaves when
+// the processor returns. A streamed answer must not call this: its head
+// would wait for its first chunk.
+void HoldAnswerHead();
+
 // Why the loop closed a connection itself (counted for /metrics).
 enum class DropReason { kHeaderTimeout, kBodyTimeout, kHeadTooLarge, kBadRequest, kClientLimit, kServerLimit, kQueueFull };
 std::string_view DropReasonName(DropReason reason);

@@ -351,8 +351,12 @@ void HttpServer::InstallHooks() {
     SendError(res, 500, "internal", "internal error: " + what);
   });
 
-  http_.set_post_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) { EncodeAnswer(req, res); });
+  http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    EncodeAnswer(req, res);
+    // A body in memory is the whole answer (a streamed one has none yet):
+    // its head and body leave together.
+    if (!res.body.empty()) HoldAnswerHead();
+  });
 
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     RequestScratch& s = Scratch();
