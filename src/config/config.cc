@@ -21,6 +21,7 @@
 
 #include "config/settings_table.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "util/utf8.h"
 
 extern char** environ;
@@ -234,10 +235,9 @@ std::optional<Value> ParseText(const Setting& s, const std::string& text, std::s
       return Value(*v);
     }
     case SettingType::kBool: {
-      const std::string t = Trim(text);
-      if (t == "true" || t == "1" || t == "yes" || t == "on") return Value(true);
-      if (t == "false" || t == "0" || t == "no" || t == "off") return Value(false);
-      return fail();
+      const std::optional<bool> b = BooleanWord(Trim(text));
+      if (!b) return fail();
+      return Value(*b);
     }
     case SettingType::kStringList: {
       std::vector<std::string> items;

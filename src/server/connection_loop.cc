@@ -177,7 +177,7 @@ class BufferedRequest final : public httplib::Stream {
   std::string local_ip_;
   int local_port_;
   int write_timeout_ms_;
-  bool head_taken_ = false;  // the first write was seen (held or not)
+  bool head_taken_ = false;  // this answer's head was held (HoldAnswerHead)
   std::string held_;
 };
 

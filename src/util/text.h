@@ -4,6 +4,7 @@
 #ifndef MSP_UTIL_TEXT_H_
 #define MSP_UTIL_TEXT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,14 @@ inline std::string_view TrimAsciiSpace(std::string_view s) {
   while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// The settings' spellings of a boolean: true / 1 / yes / on, false / 0 /
+// no / off, exactly (the caller trims); nullopt for anything else.
+inline std::optional<bool> BooleanWord(std::string_view word) {
+  if (word == "true" || word == "1" || word == "yes" || word == "on") return true;
+  if (word == "false" || word == "0" || word == "no" || word == "off") return false;
+  return std::nullopt;
 }
 
 // The first item of a `separator`-separated list, trimmed, and `list`
