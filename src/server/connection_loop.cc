@@ -49,7 +49,22 @@ struct ConnectionLoop::Connection {
   bool close_after = false;    // the body is not read ahead
   bool accepts_gzip = false;   // the request being read accepts gzip
   int served = 0;              // requests answered
+  // Parked with the workers: its keep-alive deadline (steady clock, ns);
+  // 0 when not parked; kClaimed once the loop took it back to close.
+  std::atomic<int64_t> parked_until{0};
+  bool in_work_set = false;  // registered in the workers' epoll set
+  bool claimed = false;      // the loop claimed it (loop thread only)
 };
+
+namespace {
+
+constexpr int64_t kClaimed = -1;
+
+int64_t Nanos(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
 
 std::string_view DropReasonName(DropReason reason) {
   switch (reason) {
@@ -279,6 +294,18 @@ HeadFacts ReadHead(std::string_view head) {
   return f;
 }
 
+// cpp-httplib would encode every text answer a client accepts encoded,
+// whatever its size and wherever the client is, and with brotli at its
+// slowest quality (11: 1.9 s for a 1.1 MB list) when offered, as browsers
+// do. Blanked out (same length), Accept-Encoding is the processor's to act
+// on (RequestFacts::accepts_gzip, content_coding.h).
+void BlankAcceptEncoding(const HeadFacts& facts, std::string* request) {
+  for (const auto& [first, last] : facts.accept_encoding) {
+    std::fill(request->begin() + static_cast<std::ptrdiff_t>(first), request->begin() + static_cast<std::ptrdiff_t>(last),
+              ' ');
+  }
+}
+
 int MillisUntil(Clock::time_point t, Clock::time_point now) {
   if (t <= now) return 0;
   return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count()) + 1;
@@ -341,6 +368,15 @@ Result<int> ConnectionLoop::Start(const std::string& host, int port) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.fd = wake_fd_;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  work_epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  jobs_fd_ = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+  if (work_epoll_fd_ < 0 || jobs_fd_ < 0) return Status::Internal(std::string("epoll: ") + std::strerror(errno));
+  // One-shot, re-armed by the worker that took a count: one job wakes one
+  // worker (level-triggered alone, each count woke every idle worker).
+  epoll_event jobs{};
+  jobs.events = EPOLLIN | EPOLLONESHOT;
+  jobs.data.ptr = nullptr;
+  epoll_ctl(work_epoll_fd_, EPOLL_CTL_ADD, jobs_fd_, &jobs);
 
   stopping_ = false;
   workers_stop_ = false;
@@ -359,12 +395,15 @@ void ConnectionLoop::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     workers_stop_ = true;
   }
-  work_cv_.notify_all();
+  const uint64_t tokens = workers_.size();  // one a worker
+  (void)!write(jobs_fd_, &tokens, sizeof(tokens));
   for (std::thread& t : workers_) t.join();
   workers_.clear();
   close(epoll_fd_);
   close(wake_fd_);
-  epoll_fd_ = wake_fd_ = -1;
+  close(work_epoll_fd_);
+  close(jobs_fd_);
+  epoll_fd_ = wake_fd_ = work_epoll_fd_ = jobs_fd_ = -1;
 }
 
 void ConnectionLoop::Loop() {
@@ -372,8 +411,16 @@ void ConnectionLoop::Loop() {
   while (!stopping_) {
     const Clock::time_point now = Clock::now();
     int timeout = 1000;
+    // A connection parked after this wait began is looked at by the next
+    // one: with connections at the workers, the loop wakes at least every
+    // eighth of keep_alive.
+    const int parked_tick = std::max(1, static_cast<int>(limits_.keep_alive.count() / 8));
     for (const auto& [fd, c] : conns_) {
-      if (c->state != Connection::State::kBusy) timeout = std::min(timeout, MillisUntil(c->deadline, now));
+      if (c->state != Connection::State::kBusy) {
+        timeout = std::min(timeout, MillisUntil(c->deadline, now));
+      } else {
+        timeout = std::min(timeout, parked_tick);
+      }
     }
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout);
     for (int i = 0; i < n; ++i) {
@@ -401,6 +448,11 @@ void ConnectionLoop::Loop() {
   }
   for (Connection* c : idle) Close(c);
   for (;;) {
+    // Parked connections are claimed each time round: a worker may park
+    // one it was answering while the loop began to stop.
+    for (const auto& [fd, c] : conns_) {
+      if (c->state == Connection::State::kBusy && !c->claimed) (void)ClaimParked(c.get());
+    }
     TakeBackReturned();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -464,43 +516,83 @@ std::optional<DropReason> ConnectionLoop::MakeRoom(const std::string& client) {
   // connection not being answered that has not finished a request (stalled
   // part-way, or silent since it opened), else the oldest idle kept-alive
   // one.
+  // A connection parked with the workers is an idle kept-alive one, parked
+  // keep_alive before its deadline; one a worker is answering is skipped.
   auto oldest = [this](const std::string* only) -> Connection* {
     Connection* best = nullptr;
     int best_rank = 0;
+    Clock::time_point best_since;
     for (const auto& [fd, c] : conns_) {
-      if (c->state == State::kBusy || (only != nullptr && c->client != *only)) continue;
-      const int rank = c->state == State::kDraining ? -1 : c->state == State::kIdle && c->served > 0 ? 1 : 0;
-      if (best == nullptr || rank < best_rank || (rank == best_rank && c->since < best->since)) {
+      if (c->claimed || (only != nullptr && c->client != *only)) continue;
+      int rank;
+      Clock::time_point since = c->since;
+      if (c->state == State::kBusy) {
+        const int64_t until = c->parked_until.load(std::memory_order_acquire);
+        if (until <= 0) continue;
+        rank = 1;
+        since = Clock::time_point(std::chrono::nanoseconds(until)) - limits_.keep_alive;
+      } else {
+        rank = c->state == State::kDraining ? -1 : c->state == State::kIdle && c->served > 0 ? 1 : 0;
+      }
+      if (best == nullptr || rank < best_rank || (rank == best_rank && since < best_since)) {
         best = c.get();
         best_rank = rank;
+        best_since = since;
       }
     }
     return best;
   };
+  // Closes the victim chosen for `reason`; false when there is none.
+  auto evict = [&](const std::string* only, DropReason reason, std::string_view message) {
+    for (;;) {
+      Connection* victim = oldest(only);
+      if (victim == nullptr) return false;
+      if (victim->state == State::kDraining) {
+        Close(victim);  // answered already
+        return true;
+      }
+      if (victim->state != State::kBusy) {
+        Refuse(victim, 503, "unavailable", message, reason);
+        return true;
+      }
+      // Parked: the same answer, then the worker that sees it shut down
+      // gives it back to be closed. A worker that took it first is
+      // answering it: look again.
+      if (ClaimParked(victim, ErrorAnswer(503, "unavailable", message))) {
+        if (on_drop_) on_drop_(reason);
+        return true;
+      }
+    }
+  };
   auto count = per_client_.find(client);
-  if (count != per_client_.end() && count->second >= limits_.max_connections_per_client) {
-    Connection* victim = oldest(&client);
-    if (victim == nullptr) return DropReason::kClientLimit;
-    if (victim->state == State::kDraining) {
-      Close(victim);  // answered already
-    } else {
-      Refuse(victim, 503, "unavailable",
+  if (count != per_client_.end() && count->second >= limits_.max_connections_per_client &&
+      !evict(&client, DropReason::kClientLimit,
              "closed to make room for a newer connection from the same address "
-             "(server.max_connections_per_client); retry",
-             DropReason::kClientLimit);
-    }
+             "(server.max_connections_per_client); retry")) {
+    return DropReason::kClientLimit;
   }
-  if (static_cast<int>(conns_.size()) >= limits_.max_connections) {
-    Connection* victim = oldest(nullptr);
-    if (victim == nullptr) return DropReason::kServerLimit;
-    if (victim->state == State::kDraining) {
-      Close(victim);
-    } else {
-      Refuse(victim, 503, "unavailable",
-             "closed to make room for a newer connection (server.max_connections); retry", DropReason::kServerLimit);
-    }
+  if (conns_.size() - claimed_ >= static_cast<size_t>(limits_.max_connections) &&
+      !evict(nullptr, DropReason::kServerLimit,
+             "closed to make room for a newer connection (server.max_connections); retry")) {
+    return DropReason::kServerLimit;
   }
   return std::nullopt;
+}
+
+bool ConnectionLoop::ClaimParked(Connection* c, std::string_view answer) {
+  int64_t until = c->parked_until.load(std::memory_order_acquire);
+  if (until <= 0 || !c->parked_until.compare_exchange_strong(until, kClaimed, std::memory_order_acq_rel)) return false;
+  // It no longer counts against the caps; Close knows.
+  c->claimed = true;
+  ++claimed_;
+  if (auto count = per_client_.find(c->client); count != per_client_.end() && --count->second <= 0) {
+    per_client_.erase(count);
+  }
+  // Best effort, as Refuse's.
+  if (!answer.empty()) (void)send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  // Readable now (end of stream, hang-up): the worker waiting on it wakes.
+  shutdown(c->fd, SHUT_RDWR);
+  return true;
 }
 
 void ConnectionLoop::Arm(Connection* c) {
@@ -552,14 +644,7 @@ void ConnectionLoop::Advance(Connection* c) {
       return Refuse(c, 400, "bad_request", "the Content-Length header is not one non-negative integer",
                     DropReason::kBadRequest);
     }
-    // cpp-httplib would encode every text answer a client accepts encoded,
-    // whatever its size and wherever the client is, and with brotli at its
-    // slowest quality (11: 1.9 s for a 1.1 MB list) when offered, as
-    // browsers do. Blanked out (same length), Accept-Encoding is the
-    // processor's to act on (RequestFacts::accepts_gzip, content_coding.h).
-    for (const auto& [first, last] : facts.accept_encoding) {
-      std::fill(c->in.begin() + first, c->in.begin() + last, ' ');
-    }
+    BlankAcceptEncoding(facts, &c->in);
     c->accepts_gzip = facts.accepts_gzip;
     const uint64_t length = facts.content_length.value_or(0);
     bool wait_for_body = !facts.has_transfer_encoding && length <= limits_.max_body_bytes;
@@ -596,41 +681,131 @@ void ConnectionLoop::Advance(Connection* c) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     jobs_.push_back(std::move(job));
   }
-  work_cv_.notify_one();
+  const uint64_t one = 1;
+  (void)!write(jobs_fd_, &one, sizeof(one));
 }
 
 void ConnectionLoop::Work() {
   for (;;) {
+    epoll_event ev{};
+    const int n = epoll_wait(work_epoll_fd_, &ev, 1, -1);
+    if (n <= 0) continue;  // EINTR
+    if (ev.data.ptr != nullptr) {
+      OnParkedReadable(static_cast<Connection*>(ev.data.ptr));
+      continue;
+    }
+    uint64_t token;
+    const bool took = read(jobs_fd_, &token, sizeof(token)) == sizeof(token);
+    epoll_event again{};
+    again.events = EPOLLIN | EPOLLONESHOT;
+    again.data.ptr = nullptr;
+    epoll_ctl(work_epoll_fd_, EPOLL_CTL_MOD, jobs_fd_, &again);  // wakes the next worker if counts are left
+    if (!took) continue;
     Job job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [this] { return !jobs_.empty() || workers_stop_; });
-      if (jobs_.empty()) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (jobs_.empty()) {
+        if (workers_stop_) return;
+        continue;
+      }
       job = std::move(jobs_.front());
       jobs_.pop_front();
       ++busy_;
     }
-    // The loop thread leaves a busy connection alone: its fields are read
-    // here without a lock.
-    const Connection& c = *job.conn;
-    BufferedRequest stream(job.request, c.fd, c.client, c.peer_port, c.local_ip, c.local_port, limits_.write_timeout);
-    bool keep = false;
-    t_hold_head = false;
-    try {
-      keep = process_(stream, job.facts) && !job.facts.close_connection;
-    } catch (...) {
-      keep = false;  // handlers answer their own errors; this is a last resort
-    }
-    t_hold_head = false;
-    keep = stream.Flush() && keep;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      returned_.emplace_back(job.conn, keep);
-      --busy_;
-    }
-    const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
+    Serve(job.conn, job.request, job.facts);
   }
+}
+
+void ConnectionLoop::Serve(Connection* c, const std::string& request, const RequestFacts& facts) {
+  // The loop leaves a connection at the workers alone: its fields are
+  // the worker's until it is parked or returned.
+  BufferedRequest stream(request, c->fd, c->client, c->peer_port, c->local_ip, c->local_port, limits_.write_timeout);
+  bool keep = false;
+  t_hold_head = false;
+  try {
+    keep = process_(stream, facts) && !facts.close_connection;
+  } catch (...) {
+    keep = false;  // handlers answer their own errors; this is a last resort
+  }
+  t_hold_head = false;
+  keep = stream.Flush() && keep;
+  ++c->served;
+  // Bytes behind the request (read by the loop with it) are the loop's to
+  // read on.
+  if (keep && c->in.empty() && !stopping_) return Park(c);
+  Return(c, keep);
+}
+
+void ConnectionLoop::Park(Connection* c) {
+  c->parked_until.store(Nanos(Clock::now() + limits_.keep_alive), std::memory_order_release);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+  ev.data.ptr = c;
+  // Once armed, another worker may have it: nothing of c is touched after.
+  const bool was_in = c->in_work_set;
+  c->in_work_set = true;
+  if (epoll_ctl(work_epoll_fd_, was_in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &ev) == 0) return;
+  // Not parked (out of memory for the set): the loop keeps it.
+  c->in_work_set = was_in;
+  c->parked_until.store(0, std::memory_order_release);
+  Return(c, true);
+}
+
+void ConnectionLoop::OnParkedReadable(Connection* c) {
+  int64_t until = c->parked_until.load(std::memory_order_acquire);
+  if (until == kClaimed || !c->parked_until.compare_exchange_strong(until, 0, std::memory_order_acq_rel)) {
+    return Return(c, false);  // the loop claimed it: to be closed
+  }
+  const bool open = ReadAvailable(c->fd, [&](std::string_view bytes) {
+    c->in.append(bytes);
+    return c->in.size() <= limits_.max_header_bytes + limits_.max_body_bytes;
+  });
+  if (!open) return Return(c, false);  // the client closed, or the connection failed
+  if (c->in.empty()) {
+    // Woken with nothing to read: wait on, with the same deadline.
+    c->parked_until.store(until, std::memory_order_release);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+    ev.data.ptr = c;
+    if (epoll_ctl(work_epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev) == 0) return;
+    c->parked_until.store(0, std::memory_order_release);
+    return Return(c, true);
+  }
+  std::optional<Job> job = TakePlainRequest(c);
+  // Part of a request, or one the loop must look at: its deadlines and
+  // refusals are the loop's.
+  if (!job) return Return(c, true);
+  Serve(c, job->request, job->facts);
+}
+
+std::optional<ConnectionLoop::Job> ConnectionLoop::TakePlainRequest(Connection* c) const {
+  const size_t end = c->in.find("\r\n\r\n");
+  if (end == std::string::npos || end + 4 > limits_.max_header_bytes) return std::nullopt;
+  const size_t head_size = end + 4;
+  const HeadFacts facts = ReadHead(std::string_view(c->in).substr(0, head_size));
+  if (facts.bad || facts.has_transfer_encoding || facts.expect_end > facts.expect_begin) return std::nullopt;
+  const uint64_t length = facts.content_length.value_or(0);
+  if (length > limits_.max_body_bytes || c->in.size() < head_size + length) return std::nullopt;
+  BlankAcceptEncoding(facts, &c->in);
+  const size_t size = head_size + static_cast<size_t>(length);
+  Job job{c, c->in.substr(0, size),
+          RequestFacts{stopping_ || c->served + 1 >= limits_.keep_alive_max_requests, facts.accepts_gzip}};
+  c->in.erase(0, size);
+  return job;
+}
+
+void ConnectionLoop::Return(Connection* c, bool keep) {
+  if (c->in_work_set) {
+    epoll_ctl(work_epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+    c->in_work_set = false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    returned_.emplace_back(c, keep);
+    --busy_;
+  }
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
 }
 
 void ConnectionLoop::TakeBackReturned() {
@@ -641,8 +816,7 @@ void ConnectionLoop::TakeBackReturned() {
   }
   const Clock::time_point now = Clock::now();
   for (auto [c, keep] : back) {
-    ++c->served;
-    if (stopping_) {
+    if (stopping_ || c->claimed) {
       Close(c);
       continue;
     }
@@ -661,8 +835,15 @@ void ConnectionLoop::TakeBackReturned() {
 
 void ConnectionLoop::Expire(Clock::time_point now) {
   std::vector<Connection*> due;
+  const int64_t now_ns = Nanos(now);
   for (const auto& [fd, c] : conns_) {
-    if (c->state != Connection::State::kBusy && c->deadline <= now) due.push_back(c.get());
+    if (c->state != Connection::State::kBusy) {
+      if (c->deadline <= now) due.push_back(c.get());
+    } else if (!c->claimed) {
+      // Parked past keep_alive: closed once its worker gives it back.
+      const int64_t until = c->parked_until.load(std::memory_order_acquire);
+      if (until > 0 && until <= now_ns) (void)ClaimParked(c.get());
+    }
   }
   for (Connection* c : due) {
     if ((c->state == Connection::State::kIdle && c->served > 0) || c->state == Connection::State::kDraining) {
@@ -730,8 +911,11 @@ void ConnectionLoop::Drain(Connection* c) {
 void ConnectionLoop::Close(Connection* c) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
   close(c->fd);
-  auto count = per_client_.find(c->client);
-  if (count != per_client_.end() && --count->second <= 0) per_client_.erase(count);
+  if (c->claimed) {
+    --claimed_;  // not counted in per_client_ since its claim
+  } else if (auto count = per_client_.find(c->client); count != per_client_.end() && --count->second <= 0) {
+    per_client_.erase(count);
+  }
   conns_.erase(c->fd);  // destroys c
 }
 

@@ -29,6 +29,19 @@
 // closes (at most kLingerTime, kLingerBytes): closing with bytes unread would
 // reset the connection and lose the answer on the client's side.
 //
+// A kept-alive connection waits for its next request with the workers, not
+// the loop: after an answer, the worker that wrote it puts the connection in
+// the workers' own epoll set (one-shot), and the worker woken by the next
+// request's bytes reads them and, when they are one plain whole request
+// (head, and a Content-Length body within max_body_bytes; no
+// Transfer-Encoding, no Expect), answers it at once — one wake-up a request
+// instead of three (loop, worker, loop). Anything else — part of a request,
+// bytes behind it, the client closing — goes back to the loop, which reads
+// it under its deadlines as above. The loop still owns every connection's
+// deadline: a parked connection past keep_alive, or chosen to make room, is
+// claimed by the loop (an atomic exchange against the worker's) and shut
+// down, and the worker that sees it hands it back to be closed.
+//
 // Thread-safe: Start / Stop from one thread; the processor runs on the
 // worker threads, concurrently.
 #ifndef MSP_SERVER_CONNECTION_LOOP_H_
@@ -36,7 +49,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -125,6 +137,23 @@ class ConnectionLoop {
 
   void Loop();
   void Work();
+  // A worker answers `request` on `c` (which it owns), then parks `c`
+  // (Park) or hands it back to the loop (Return).
+  void Serve(Connection* c, const std::string& request, const RequestFacts& facts);
+  // Puts `c`, answered and kept alive, in the workers' epoll set.
+  void Park(Connection* c);
+  // A worker woke for a parked `c`: answers its next request, or gives `c`
+  // back to the loop.
+  void OnParkedReadable(Connection* c);
+  // A plain request whole in c->in (see the header comment), taken out of it
+  // as the loop would take it; nullopt and c->in untouched otherwise.
+  std::optional<Job> TakePlainRequest(Connection* c) const;
+  // Hands `c` back to the loop (from the workers' set, if it was parked).
+  void Return(Connection* c, bool keep);
+  // The loop takes a parked connection from the workers, sends it `answer`
+  // (if any) and shuts it down; false when a worker has just taken it to
+  // answer a request.
+  bool ClaimParked(Connection* c, std::string_view answer = {});
   void Accept();
   void OnReadable(Connection* c);
   // Looks for a whole request in c->in and hands it to a worker.
@@ -151,18 +180,22 @@ class ConnectionLoop {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: a worker returned a connection, or Stop()
+  // The workers' epoll set: jobs_fd_ (data.ptr null) and parked connections
+  // (data.ptr the Connection, one-shot).
+  int work_epoll_fd_ = -1;
+  int jobs_fd_ = -1;  // eventfd (semaphore): one count a queued job, or a stop token
   std::atomic<bool> stopping_{false};
   std::thread loop_thread_;
   std::vector<std::thread> workers_;
 
   // Owned by the loop thread.
   std::map<int, std::unique_ptr<Connection>> conns_;
-  std::map<std::string, int> per_client_;
+  std::map<std::string, int> per_client_;  // claimed connections not counted
+  size_t claimed_ = 0;                      // connections claimed, not yet closed
 
   std::mutex mu_;  // guards the fields below
-  std::condition_variable work_cv_;
   std::deque<Job> jobs_;
-  int busy_ = 0;  // jobs taken by workers and not returned
+  int busy_ = 0;  // connections with the workers (answering or parked), not returned
   bool workers_stop_ = false;
   // Connections answered, back to the loop: (connection, keep it).
   std::vector<std::pair<Connection*, bool>> returned_;

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,10 +25,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <httplib.h>
 
 #include "server/auth.h"
+#include "server/connection_loop.h"
 #include "server/http_server.h"
 #include "server/http_status.h"
 #include "server/metrics.h"
@@ -654,6 +658,137 @@ TEST_F(SlowClientTest, ARefusedClientStillSendingGetsItsAnswer) {
   EXPECT_NE(a.body.find("length_required"), std::string::npos) << a.body;
   EXPECT_TRUE(chunked.ClosedByServer());
   EXPECT_EQ(Probe().status, 200);  // and the server is fine
+}
+
+// A kept-alive connection waits for its next request with the workers
+// (connection_loop.h): a request that arrives whole is answered there; one
+// that arrives in pieces, behind another, or with Expect goes back to the
+// loop, and is answered the same. Each request's body reaches the handler
+// whole.
+TEST_F(SlowClientTest, KeptAliveRequestsInPiecesPipelinedOrExpectingAreAnswered) {
+  ServerOptions o;
+  o.threads = 2;
+  Start(o, [](HttpServer& s) {
+    s.Handle({"POST", "/echo",
+              [](const HttpCall& call, httplib::Response& res) { SendJson(res, 200, {{"body", call.req.body}}); },
+              false});
+  });
+  auto echo = [](const std::string& body, const std::string& extra = "") {
+    return "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  auto body_of = [](const RawAnswer& a) { return nlohmann::json::parse(a.body).value("body", "?"); };
+  RawConnection c(port_);
+  ASSERT_TRUE(c.connected());
+  RawAnswer a = c.Exchange(echo("first"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a), "first");
+  // Whole: answered by the worker woken for it, many times over.
+  for (int i = 0; i < 20; ++i) {
+    a = c.Exchange(echo("whole " + std::to_string(i)));
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_EQ(body_of(a), "whole " + std::to_string(i));
+  }
+  // In pieces: the head's first half, then (once the server has surely
+  // looked at it) the rest.
+  const std::string pieces = echo("in two pieces");
+  ASSERT_TRUE(c.Send(pieces.substr(0, 20)));
+  pollfd p{c.fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 200), 0);  // no answer to half a head
+  ASSERT_TRUE(c.Send(pieces.substr(20)));
+  a = c.Read();
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a), "in two pieces");
+  // Two requests in one send: both answered, in order.
+  ASSERT_TRUE(c.Send(echo("one of two") + echo("two of two")));
+  a = c.Read();
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a), "one of two");
+  a = c.Read();
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a), "two of two");
+  // Expect: 100-continue, the body sent after the 100.
+  const std::string expecting = echo("after continue", "Expect: 100-continue\r\n");
+  const size_t body_at = expecting.size() - std::string("after continue").size();
+  EXPECT_EQ(c.Exchange(expecting.substr(0, body_at)).status, 100);
+  a = c.Exchange(expecting.substr(body_at));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(body_of(a), "after continue");
+  // A body over the limit on a kept-alive connection: refused from the head.
+  a = c.Exchange(
+      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n");
+  EXPECT_EQ(a.status, 413) << a.body;
+  EXPECT_TRUE(c.ClosedByServer());
+}
+
+// server.max_connections_per_client counts kept-alive connections waiting
+// with the workers too: the oldest idle one is closed (503) to make room,
+// and the younger one is still answered.
+TEST_F(SlowClientTest, PerClientCapClosesTheOldestIdleKeptAliveConnection) {
+  ServerOptions o;
+  o.max_connections_per_client = 2;
+  Start(o);
+  RawConnection older(port_);
+  ASSERT_TRUE(older.connected());
+  ASSERT_EQ(older.Exchange(kAuthedMetrics).status, 200);
+  RawConnection younger(port_);
+  ASSERT_TRUE(younger.connected());
+  ASSERT_EQ(younger.Exchange(kAuthedMetrics).status, 200);
+  EXPECT_EQ(Probe().status, 200);
+  const RawAnswer evicted = older.Read();
+  EXPECT_EQ(evicted.status, 503) << evicted.body;
+  EXPECT_NE(evicted.body.find("server.max_connections_per_client"), std::string::npos) << evicted.body;
+  EXPECT_TRUE(older.ClosedByServer());
+  const RawAnswer kept = younger.Exchange(kAuthedMetrics);
+  ASSERT_EQ(kept.status, 200);
+  EXPECT_NE(kept.body.find("msp_http_connections_dropped_total{reason=\"client_limit\"} 1"), std::string::npos)
+      << kept.body;
+}
+
+// Stopping the server closes the kept-alive connections waiting with the
+// workers, and returns.
+TEST_F(SlowClientTest, StopClosesKeptAliveConnections) {
+  Start(ServerOptions{});
+  std::vector<std::unique_ptr<RawConnection>> kept;
+  for (int i = 0; i < 5; ++i) {
+    kept.push_back(std::make_unique<RawConnection>(port_));
+    ASSERT_EQ(kept.back()->Exchange(kAuthedMetrics).status, 200) << "connection " << i;
+  }
+  server_->Stop();
+  for (auto& c : kept) EXPECT_TRUE(c->ClosedByServer());
+}
+
+// An idle kept-alive connection, waiting with the workers after its
+// answers, is closed after keep_alive; Stop closes one still waiting.
+TEST(ConnectionLoopTest, IdleKeptAliveConnectionsCloseAfterKeepAlive) {
+  ConnectionLimits limits;
+  limits.keep_alive = std::chrono::milliseconds(300);
+  limits.header_timeout = std::chrono::milliseconds(600000);
+  limits.workers = 2;
+  std::atomic<int> answered{0};
+  ConnectionLoop loop(
+      limits,
+      [&answered](httplib::Stream& out, const RequestFacts&) {
+        static constexpr char kAnswer[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        ++answered;
+        return out.write(kAnswer, sizeof(kAnswer) - 1) == static_cast<ssize_t>(sizeof(kAnswer) - 1);
+      },
+      nullptr);
+  auto port = loop.Start("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  RawConnection used(*port);
+  ASSERT_TRUE(used.connected());
+  for (int i = 0; i < 3; ++i) {
+    const RawAnswer a = used.Exchange(kHealthz);
+    ASSERT_EQ(a.status, 200);
+    EXPECT_EQ(a.body, "ok");
+  }
+  EXPECT_TRUE(used.ClosedByServer());
+  EXPECT_EQ(answered.load(), 3);
+  RawConnection again(*port);
+  EXPECT_EQ(again.Exchange(kHealthz).status, 200);
+  loop.Stop();
+  EXPECT_TRUE(again.ClosedByServer());
 }
 
 // Host and Origin on the server's own routes (REST's are in tests/http).
