@@ -737,15 +737,19 @@ void ConnectionLoop::Serve(Connection* c, const std::string& request, const Requ
 }
 
 void ConnectionLoop::Park(Connection* c) {
+  // The worker that wakes for c, or the loop claiming it, acquires
+  // parked_until: every write to c comes before its store, and once armed
+  // another worker may have c — nothing of c is touched after.
+  const int fd = c->fd;
+  const bool was_in = c->in_work_set;
+  c->in_work_set = true;
   c->parked_until.store(Nanos(Clock::now() + limits_.keep_alive), std::memory_order_release);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   ev.data.ptr = c;
-  // Once armed, another worker may have it: nothing of c is touched after.
-  const bool was_in = c->in_work_set;
-  c->in_work_set = true;
-  if (epoll_ctl(work_epoll_fd_, was_in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &ev) == 0) return;
-  // Not parked (out of memory for the set): the loop keeps it.
+  if (epoll_ctl(work_epoll_fd_, was_in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0) return;
+  // Not armed (out of memory for the set), so still this worker's: the
+  // loop keeps it (claimed meanwhile or not: TakeBackReturned knows).
   c->in_work_set = was_in;
   c->parked_until.store(0, std::memory_order_release);
   Return(c, true);
@@ -762,12 +766,13 @@ void ConnectionLoop::OnParkedReadable(Connection* c) {
   });
   if (!open) return Return(c, false);  // the client closed, or the connection failed
   if (c->in.empty()) {
-    // Woken with nothing to read: wait on, with the same deadline.
+    // Woken with nothing to read: wait on, with the same deadline (as Park).
+    const int fd = c->fd;
     c->parked_until.store(until, std::memory_order_release);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
     ev.data.ptr = c;
-    if (epoll_ctl(work_epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev) == 0) return;
+    if (epoll_ctl(work_epoll_fd_, EPOLL_CTL_MOD, fd, &ev) == 0) return;
     c->parked_until.store(0, std::memory_order_release);
     return Return(c, true);
   }
