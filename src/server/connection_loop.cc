@@ -198,7 +198,10 @@ class BufferedRequest final : public httplib::Stream {
 
 // Reads what `fd` (non-blocking) has now and hands it to `take` a piece at
 // a time until nothing more is waiting or `take` returns false. Returns
-// false when the peer closed or the connection failed.
+// false when the peer closed or the connection failed. A read that did not
+// fill the buffer took all that was waiting: no second call to hear
+// EAGAIN (an end of stream behind the bytes is heard at the next
+// readiness, epoll's being level-triggered or re-armed).
 template <typename Take>
 bool ReadAvailable(int fd, Take&& take) {
   char buf[16384];
@@ -206,6 +209,7 @@ bool ReadAvailable(int fd, Take&& take) {
     const ssize_t n = recv(fd, buf, sizeof(buf), 0);
     if (n > 0) {
       if (!take(std::string_view(buf, static_cast<size_t>(n)))) return true;
+      if (static_cast<size_t>(n) < sizeof(buf)) return true;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

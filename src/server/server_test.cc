@@ -441,6 +441,28 @@ TEST_F(HttpServerSocketTest, ClosesAfterTheMaximumRequestCount) {
   EXPECT_TRUE(c.ClosedByServer());
 }
 
+// A client that sends its request and shuts its sending side (as `nc -N`
+// does) is answered before the server closes: the request's bytes are read
+// and answered, the end of stream behind them heard after. (Before: both
+// came in one read, and the connection was closed unanswered.)
+TEST_F(HttpServerSocketTest, AnswersAClientThatShutItsSendingSide) {
+  RawConnection first(port_);
+  ASSERT_TRUE(first.connected());
+  ASSERT_TRUE(first.Send(kHealthz));
+  ASSERT_EQ(shutdown(first.fd(), SHUT_WR), 0);
+  const RawAnswer a = first.Read();
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_TRUE(first.ClosedByServer());
+  // The same on a kept-alive connection, after one answer.
+  RawConnection kept(port_);
+  ASSERT_TRUE(kept.connected());
+  ASSERT_EQ(kept.Exchange(kHealthz).status, 200);
+  ASSERT_TRUE(kept.Send(kHealthz));
+  ASSERT_EQ(shutdown(kept.fd(), SHUT_WR), 0);
+  EXPECT_EQ(kept.Read().status, 200);
+  EXPECT_TRUE(kept.ClosedByServer());
+}
+
 TEST_F(HttpServerSocketTest, ASecondServerCannotTakeAPortInUse) {
   ServerOptions o;
   o.port = port_;
