@@ -24,6 +24,7 @@
 #include "store/record_row.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/encrypted_vfs.h"
+#include "store/sqlite/frame_vfs.h"
 #include "store/sqlite/sqlite_db.h"
 #include "util/time.h"
 
@@ -837,6 +838,12 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& db_path,
   }
 
   if (CannotWrite(db_path)) return OpenReadOnlyStore(db_path, synchronous, options.busy_timeout_ms, vfs);
+  // A plain store writes each WAL frame in one write (frame_vfs.h). Not
+  // under the encrypting VFS: its recovery needs to see the main file as
+  // its own.
+  if (!key) {
+    MSP_ASSIGN_OR_RETURN(vfs, JoinedFramesVfsName(""));
+  }
   MSP_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, vfs));
   sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms);
   if (key) {
