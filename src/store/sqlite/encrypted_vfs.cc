@@ -18,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "store/sqlite/vfs_shim.h"
 #include "util/owned_fd.h"
 
 namespace msp {
@@ -118,11 +119,8 @@ class PageCipher {
 
 // ---- the VFS ----
 
-struct CipherVfs {
-  sqlite3_vfs vfs;  // vfs.pAppData points back here
-  sqlite3_vfs* base;
+struct CipherVfs : ShimVfs {
   std::array<unsigned char, 32> page_key;
-  std::string name;
 };
 
 struct CipherFile {
@@ -361,7 +359,7 @@ const sqlite3_io_methods kCipherMethods = {
     nullptr,
 };
 
-CipherVfs* VfsOf(sqlite3_vfs* vfs) { return static_cast<CipherVfs*>(vfs->pAppData); }
+CipherVfs* VfsOf(sqlite3_vfs* vfs) { return static_cast<CipherVfs*>(ShimOf(vfs)); }
 
 int CipherOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags, int* out_flags) {
   CipherVfs* self = VfsOf(vfs);
@@ -385,33 +383,6 @@ int CipherOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int 
   f->scratch = new std::vector<unsigned char>();
   f->file.pMethods = &kCipherMethods;
   return SQLITE_OK;
-}
-
-int CipherDelete(sqlite3_vfs* v, const char* name, int sync_dir) {
-  return VfsOf(v)->base->xDelete(VfsOf(v)->base, name, sync_dir);
-}
-int CipherAccess(sqlite3_vfs* v, const char* name, int flags, int* out) {
-  return VfsOf(v)->base->xAccess(VfsOf(v)->base, name, flags, out);
-}
-int CipherFullPathname(sqlite3_vfs* v, const char* name, int size, char* out) {
-  return VfsOf(v)->base->xFullPathname(VfsOf(v)->base, name, size, out);
-}
-void* CipherDlOpen(sqlite3_vfs* v, const char* name) { return VfsOf(v)->base->xDlOpen(VfsOf(v)->base, name); }
-void CipherDlError(sqlite3_vfs* v, int size, char* out) { VfsOf(v)->base->xDlError(VfsOf(v)->base, size, out); }
-void (*CipherDlSym(sqlite3_vfs* v, void* handle, const char* symbol))(void) {
-  return VfsOf(v)->base->xDlSym(VfsOf(v)->base, handle, symbol);
-}
-void CipherDlClose(sqlite3_vfs* v, void* handle) { VfsOf(v)->base->xDlClose(VfsOf(v)->base, handle); }
-int CipherRandomness(sqlite3_vfs* v, int size, char* out) {
-  return VfsOf(v)->base->xRandomness(VfsOf(v)->base, size, out);
-}
-int CipherSleep(sqlite3_vfs* v, int micros) { return VfsOf(v)->base->xSleep(VfsOf(v)->base, micros); }
-int CipherCurrentTime(sqlite3_vfs* v, double* out) { return VfsOf(v)->base->xCurrentTime(VfsOf(v)->base, out); }
-int CipherGetLastError(sqlite3_vfs* v, int size, char* out) {
-  return VfsOf(v)->base->xGetLastError(VfsOf(v)->base, size, out);
-}
-int CipherCurrentTimeInt64(sqlite3_vfs* v, sqlite3_int64* out) {
-  return VfsOf(v)->base->xCurrentTimeInt64(VfsOf(v)->base, out);
 }
 
 // ---- the key ----
@@ -540,27 +511,8 @@ Result<std::string> EncryptedVfsName(const StoreKey& key) {
   self->base = base;
   self->page_key = page_key;
   self->name = "msp-aes256gcm-" + std::to_string(registered->size() + 1);
-  sqlite3_vfs& v = self->vfs;
-  std::memset(&v, 0, sizeof(v));
-  v.iVersion = 2;
-  v.szOsFile = static_cast<int>(sizeof(CipherFile)) + base->szOsFile;
-  v.mxPathname = base->mxPathname;
-  v.zName = self->name.c_str();
-  v.pAppData = self.get();
-  v.xOpen = CipherOpen;
-  v.xDelete = CipherDelete;
-  v.xAccess = CipherAccess;
-  v.xFullPathname = CipherFullPathname;
-  v.xDlOpen = CipherDlOpen;
-  v.xDlError = CipherDlError;
-  v.xDlSym = CipherDlSym;
-  v.xDlClose = CipherDlClose;
-  v.xRandomness = CipherRandomness;
-  v.xSleep = CipherSleep;
-  v.xCurrentTime = CipherCurrentTime;
-  v.xGetLastError = CipherGetLastError;
-  v.xCurrentTimeInt64 = CipherCurrentTimeInt64;
-  const int rc = sqlite3_vfs_register(&v, /*makeDflt=*/0);
+  InitShimVfs(self.get(), static_cast<int>(sizeof(CipherFile)), CipherOpen);
+  const int rc = sqlite3_vfs_register(&self->vfs, /*makeDflt=*/0);
   if (rc != SQLITE_OK) return Status::Internal(std::string("sqlite: cannot register the encrypting VFS: ") + sqlite3_errstr(rc));
   std::string name = self->name;
   registered->emplace(page_key, std::move(self));

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "store/sqlite/vfs_shim.h"
+
 namespace msp {
 namespace {
 
@@ -17,12 +19,6 @@ namespace {
 // held.
 constexpr int kFrameHeaderBytes = 24;
 constexpr sqlite3_int64 kWalOwnHeaderBytes = 32;
-
-struct JoinVfs {
-  sqlite3_vfs vfs;
-  sqlite3_vfs* base = nullptr;
-  std::string name;
-};
 
 struct JoinFile {
   sqlite3_file file;  // pMethods: ours
@@ -151,29 +147,41 @@ int JoinUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
   return rc != SQLITE_OK ? rc : RealOf(f)->xUnfetch(f->real, offset, page);
 }
 
-// Two tables: a file offers no more than the base's file does (the
-// encrypting VFS's are version 2: no memory-mapped reads of its pages).
-const sqlite3_io_methods kJoinMethods2 = {
-    2,         JoinClose,        JoinRead,        JoinWrite,        JoinTruncate,         JoinSync,
-    JoinFileSize, JoinLock,      JoinUnlock,      JoinCheckReservedLock, JoinFileControl, JoinSectorSize,
-    JoinDeviceCharacteristics, JoinShmMap, JoinShmLock, JoinShmBarrier, JoinShmUnmap,    nullptr,
-    nullptr,
-};
-const sqlite3_io_methods kJoinMethods3 = {
-    3,         JoinClose,        JoinRead,        JoinWrite,        JoinTruncate,         JoinSync,
-    JoinFileSize, JoinLock,      JoinUnlock,      JoinCheckReservedLock, JoinFileControl, JoinSectorSize,
-    JoinDeviceCharacteristics, JoinShmMap, JoinShmLock, JoinShmBarrier, JoinShmUnmap,    JoinFetch,
-    JoinUnfetch,
-};
-
-JoinVfs* JoinOf(sqlite3_vfs* vfs) { return static_cast<JoinVfs*>(vfs->pAppData); }
-sqlite3_vfs* BaseOf(sqlite3_vfs* vfs) { return JoinOf(vfs)->base; }
+// Two tables: a file offers no more than the base's file does (a version-2
+// base has no memory-mapped reads).
+const sqlite3_io_methods kJoinMethods2 = {2,
+                                          JoinClose,
+                                          JoinRead,
+                                          JoinWrite,
+                                          JoinTruncate,
+                                          JoinSync,
+                                          JoinFileSize,
+                                          JoinLock,
+                                          JoinUnlock,
+                                          JoinCheckReservedLock,
+                                          JoinFileControl,
+                                          JoinSectorSize,
+                                          JoinDeviceCharacteristics,
+                                          JoinShmMap,
+                                          JoinShmLock,
+                                          JoinShmBarrier,
+                                          JoinShmUnmap,
+                                          nullptr,
+                                          nullptr};
+const sqlite3_io_methods kJoinMethods3 = [] {
+  sqlite3_io_methods m = kJoinMethods2;
+  m.iVersion = 3;
+  m.xFetch = JoinFetch;
+  m.xUnfetch = JoinUnfetch;
+  return m;
+}();
 
 int JoinOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags, int* out_flags) {
   JoinFile* f = AsJoin(file);
   std::memset(f, 0, sizeof(JoinFile));
   f->real = reinterpret_cast<sqlite3_file*>(f + 1);
-  const int rc = BaseOf(vfs)->xOpen(BaseOf(vfs), name, f->real, flags, out_flags);
+  sqlite3_vfs* base = ShimOf(vfs)->base;
+  const int rc = base->xOpen(base, name, f->real, flags, out_flags);
   if (rc != SQLITE_OK) return rc;  // pMethods stays null: SQLite does not close it
   f->wal = (flags & SQLITE_OPEN_WAL) != 0;
   if (f->wal) f->joined = new std::vector<unsigned char>();
@@ -181,62 +189,22 @@ int JoinOpen(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int fl
   return SQLITE_OK;
 }
 
-int JoinDelete(sqlite3_vfs* v, const char* name, int sync_dir) { return BaseOf(v)->xDelete(BaseOf(v), name, sync_dir); }
-int JoinAccess(sqlite3_vfs* v, const char* name, int flags, int* out) {
-  return BaseOf(v)->xAccess(BaseOf(v), name, flags, out);
-}
-int JoinFullPathname(sqlite3_vfs* v, const char* name, int size, char* out) {
-  return BaseOf(v)->xFullPathname(BaseOf(v), name, size, out);
-}
-void* JoinDlOpen(sqlite3_vfs* v, const char* name) { return BaseOf(v)->xDlOpen(BaseOf(v), name); }
-void JoinDlError(sqlite3_vfs* v, int size, char* out) { BaseOf(v)->xDlError(BaseOf(v), size, out); }
-void (*JoinDlSym(sqlite3_vfs* v, void* handle, const char* symbol))(void) {
-  return BaseOf(v)->xDlSym(BaseOf(v), handle, symbol);
-}
-void JoinDlClose(sqlite3_vfs* v, void* handle) { BaseOf(v)->xDlClose(BaseOf(v), handle); }
-int JoinRandomness(sqlite3_vfs* v, int size, char* out) { return BaseOf(v)->xRandomness(BaseOf(v), size, out); }
-int JoinSleep(sqlite3_vfs* v, int micros) { return BaseOf(v)->xSleep(BaseOf(v), micros); }
-int JoinCurrentTime(sqlite3_vfs* v, double* out) { return BaseOf(v)->xCurrentTime(BaseOf(v), out); }
-int JoinGetLastError(sqlite3_vfs* v, int size, char* out) { return BaseOf(v)->xGetLastError(BaseOf(v), size, out); }
-int JoinCurrentTimeInt64(sqlite3_vfs* v, sqlite3_int64* out) {
-  return BaseOf(v)->xCurrentTimeInt64(BaseOf(v), out);
-}
-
 }  // namespace
 
 Result<std::string> JoinedFramesVfsName(const std::string& base_name) {
   static std::mutex mu;
-  static auto* registered = new std::map<std::string, std::unique_ptr<JoinVfs>>();  // lives with the process
+  static auto* registered = new std::map<std::string, std::unique_ptr<ShimVfs>>();  // lives with the process
   std::lock_guard<std::mutex> lock(mu);
   auto it = registered->find(base_name);
   if (it != registered->end()) return it->second->name;
   sqlite3_vfs* base = sqlite3_vfs_find(base_name.empty() ? nullptr : base_name.c_str());
   if (base == nullptr) return Status::Internal("sqlite: no VFS named '" + base_name + "' to join WAL frames over");
   if (base->iVersion < 2) return Status::Internal("sqlite: the VFS '" + std::string(base->zName) + "' is too old");
-  auto self = std::make_unique<JoinVfs>();
+  auto self = std::make_unique<ShimVfs>();
   self->base = base;
   self->name = "msp-joined-frames-" + std::string(base->zName);
-  sqlite3_vfs& v = self->vfs;
-  std::memset(&v, 0, sizeof(v));
-  v.iVersion = 2;
-  v.szOsFile = static_cast<int>(sizeof(JoinFile)) + base->szOsFile;
-  v.mxPathname = base->mxPathname;
-  v.zName = self->name.c_str();
-  v.pAppData = self.get();
-  v.xOpen = JoinOpen;
-  v.xDelete = JoinDelete;
-  v.xAccess = JoinAccess;
-  v.xFullPathname = JoinFullPathname;
-  v.xDlOpen = JoinDlOpen;
-  v.xDlError = JoinDlError;
-  v.xDlSym = JoinDlSym;
-  v.xDlClose = JoinDlClose;
-  v.xRandomness = JoinRandomness;
-  v.xSleep = JoinSleep;
-  v.xCurrentTime = JoinCurrentTime;
-  v.xGetLastError = JoinGetLastError;
-  v.xCurrentTimeInt64 = JoinCurrentTimeInt64;
-  const int rc = sqlite3_vfs_register(&v, /*makeDflt=*/0);
+  InitShimVfs(self.get(), static_cast<int>(sizeof(JoinFile)), JoinOpen);
+  const int rc = sqlite3_vfs_register(&self->vfs, /*makeDflt=*/0);
   if (rc != SQLITE_OK) {
     return Status::Internal(std::string("sqlite: cannot register the frame-joining VFS: ") + sqlite3_errstr(rc));
   }
