@@ -670,7 +670,7 @@ void ConnectionLoop::Advance(Connection* c) {
   if (c->in.size() < c->request_size) return;
 
   Job job{c, c->in.substr(0, c->request_size),
-          RequestFacts{c->close_after || stopping_ || c->served + 1 >= limits_.keep_alive_max_requests,
+          RequestFacts{c->close_after || LastRequest(*c),
                        c->accepts_gzip}};
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -736,18 +736,18 @@ void ConnectionLoop::Serve(Connection* c, const std::string& request, const Requ
   ++c->served;
   // Bytes behind the request (read by the loop with it) are the loop's to
   // read on.
-  if (keep && c->in.empty() && !stopping_) return Park(c);
+  if (keep && c->in.empty() && !stopping_) return Park(c, Nanos(Clock::now() + limits_.keep_alive));
   Return(c, keep);
 }
 
-void ConnectionLoop::Park(Connection* c) {
+void ConnectionLoop::Park(Connection* c, int64_t until) {
   // The worker that wakes for c, or the loop claiming it, acquires
   // parked_until: every write to c comes before its store, and once armed
   // another worker may have c — nothing of c is touched after.
   const int fd = c->fd;
   const bool was_in = c->in_work_set;
   c->in_work_set = true;
-  c->parked_until.store(Nanos(Clock::now() + limits_.keep_alive), std::memory_order_release);
+  c->parked_until.store(until, std::memory_order_release);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   ev.data.ptr = c;
@@ -769,17 +769,7 @@ void ConnectionLoop::OnParkedReadable(Connection* c) {
     return c->in.size() <= limits_.max_header_bytes + limits_.max_body_bytes;
   });
   if (!open) return Return(c, false);  // the client closed, or the connection failed
-  if (c->in.empty()) {
-    // Woken with nothing to read: wait on, with the same deadline (as Park).
-    const int fd = c->fd;
-    c->parked_until.store(until, std::memory_order_release);
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
-    ev.data.ptr = c;
-    if (epoll_ctl(work_epoll_fd_, EPOLL_CTL_MOD, fd, &ev) == 0) return;
-    c->parked_until.store(0, std::memory_order_release);
-    return Return(c, true);
-  }
+  if (c->in.empty()) return Park(c, until);  // woken with nothing to read: wait on, same deadline
   std::optional<Job> job = TakePlainRequest(c);
   // Part of a request, or one the loop must look at: its deadlines and
   // refusals are the loop's.
@@ -798,9 +788,13 @@ std::optional<ConnectionLoop::Job> ConnectionLoop::TakePlainRequest(Connection* 
   BlankAcceptEncoding(facts, &c->in);
   const size_t size = head_size + static_cast<size_t>(length);
   Job job{c, c->in.substr(0, size),
-          RequestFacts{stopping_ || c->served + 1 >= limits_.keep_alive_max_requests, facts.accepts_gzip}};
+          RequestFacts{LastRequest(*c), facts.accepts_gzip}};
   c->in.erase(0, size);
   return job;
+}
+
+bool ConnectionLoop::LastRequest(const Connection& c) const {
+  return stopping_ || c.served + 1 >= limits_.keep_alive_max_requests;
 }
 
 void ConnectionLoop::Return(Connection* c, bool keep) {

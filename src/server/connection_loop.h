@@ -49,6 +49,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -140,14 +141,18 @@ class ConnectionLoop {
   // A worker answers `request` on `c` (which it owns), then parks `c`
   // (Park) or hands it back to the loop (Return).
   void Serve(Connection* c, const std::string& request, const RequestFacts& facts);
-  // Puts `c`, answered and kept alive, in the workers' epoll set.
-  void Park(Connection* c);
+  // Puts `c`, answered and kept alive, in the workers' epoll set until
+  // `until` (steady clock, ns): its keep-alive deadline.
+  void Park(Connection* c, int64_t until);
   // A worker woke for a parked `c`: answers its next request, or gives `c`
   // back to the loop.
   void OnParkedReadable(Connection* c);
   // A plain request whole in c->in (see the header comment), taken out of it
   // as the loop would take it; nullopt and c->in untouched otherwise.
   std::optional<Job> TakePlainRequest(Connection* c) const;
+  // The request being taken is c's last: the server stops, or it is the
+  // keep_alive_max_requests-th. Read by whoever owns c.
+  bool LastRequest(const Connection& c) const;
   // Hands `c` back to the loop (from the workers' set, if it was parked).
   void Return(Connection* c, bool keep);
   // The loop takes a parked connection from the workers, sends it `answer`
