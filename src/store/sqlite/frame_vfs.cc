@@ -72,79 +72,55 @@ int JoinWrite(sqlite3_file* file, const void* buffer, int amount, sqlite3_int64 
   return RealOf(f)->xWrite(f->real, buffer, amount, offset);
 }
 
-int JoinRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+// The rest: a held header first, then the base file's own method.
+template <auto Method, typename... Args>
+int FlushThen(sqlite3_file* file, Args... args) {
   JoinFile* f = AsJoin(file);
   const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xRead(f->real, buffer, amount, offset);
+  return rc != SQLITE_OK ? rc : (RealOf(f)->*Method)(f->real, args...);
+}
+int JoinRead(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+  return FlushThen<&sqlite3_io_methods::xRead>(file, buffer, amount, offset);
 }
 int JoinTruncate(sqlite3_file* file, sqlite3_int64 size) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xTruncate(f->real, size);
+  return FlushThen<&sqlite3_io_methods::xTruncate>(file, size);
 }
-int JoinSync(sqlite3_file* file, int flags) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xSync(f->real, flags);
-}
+int JoinSync(sqlite3_file* file, int flags) { return FlushThen<&sqlite3_io_methods::xSync>(file, flags); }
 int JoinFileSize(sqlite3_file* file, sqlite3_int64* size) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xFileSize(f->real, size);
+  return FlushThen<&sqlite3_io_methods::xFileSize>(file, size);
 }
-int JoinLock(sqlite3_file* file, int lock) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xLock(f->real, lock);
-}
-int JoinUnlock(sqlite3_file* file, int lock) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xUnlock(f->real, lock);
-}
+int JoinLock(sqlite3_file* file, int lock) { return FlushThen<&sqlite3_io_methods::xLock>(file, lock); }
+int JoinUnlock(sqlite3_file* file, int lock) { return FlushThen<&sqlite3_io_methods::xUnlock>(file, lock); }
 int JoinCheckReservedLock(sqlite3_file* file, int* out) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xCheckReservedLock(f->real, out);
+  return FlushThen<&sqlite3_io_methods::xCheckReservedLock>(file, out);
 }
 int JoinFileControl(sqlite3_file* file, int op, void* arg) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xFileControl(f->real, op, arg);
-}
-int JoinSectorSize(sqlite3_file* file) { return RealOf(AsJoin(file))->xSectorSize(AsJoin(file)->real); }
-int JoinDeviceCharacteristics(sqlite3_file* file) {
-  return RealOf(AsJoin(file))->xDeviceCharacteristics(AsJoin(file)->real);
+  return FlushThen<&sqlite3_io_methods::xFileControl>(file, op, arg);
 }
 int JoinShmMap(sqlite3_file* file, int region, int size, int extend, void volatile** out) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xShmMap(f->real, region, size, extend, out);
+  return FlushThen<&sqlite3_io_methods::xShmMap>(file, region, size, extend, out);
 }
 int JoinShmLock(sqlite3_file* file, int offset, int n, int flags) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xShmLock(f->real, offset, n, flags);
+  return FlushThen<&sqlite3_io_methods::xShmLock>(file, offset, n, flags);
+}
+int JoinShmUnmap(sqlite3_file* file, int delete_flag) {
+  return FlushThen<&sqlite3_io_methods::xShmUnmap>(file, delete_flag);
+}
+int JoinFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
+  return FlushThen<&sqlite3_io_methods::xFetch>(file, offset, amount, out);
+}
+int JoinUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
+  return FlushThen<&sqlite3_io_methods::xUnfetch>(file, offset, page);
 }
 void JoinShmBarrier(sqlite3_file* file) {
   JoinFile* f = AsJoin(file);
   (void)FlushHeld(f);  // nothing is held here: SQLite's barriers come between whole frames
   RealOf(f)->xShmBarrier(f->real);
 }
-int JoinShmUnmap(sqlite3_file* file, int delete_flag) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xShmUnmap(f->real, delete_flag);
-}
-int JoinFetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xFetch(f->real, offset, amount, out);
-}
-int JoinUnfetch(sqlite3_file* file, sqlite3_int64 offset, void* page) {
-  JoinFile* f = AsJoin(file);
-  const int rc = FlushHeld(f);
-  return rc != SQLITE_OK ? rc : RealOf(f)->xUnfetch(f->real, offset, page);
+// No I/O: nothing to write first.
+int JoinSectorSize(sqlite3_file* file) { return RealOf(AsJoin(file))->xSectorSize(AsJoin(file)->real); }
+int JoinDeviceCharacteristics(sqlite3_file* file) {
+  return RealOf(AsJoin(file))->xDeviceCharacteristics(AsJoin(file)->real);
 }
 
 // Two tables: a file offers no more than the base's file does (a version-2
