@@ -6,10 +6,17 @@
 // LoCoMo-vocabulary records, the built-in embedder), as `msp import` leaves
 // it: both indexes caught up and the vector index persisted.
 //   build/bench/process_bench --msp build/src/cli/msp [--records N] [--runs N] [--data-dir DIR]
-//                             [--keep] [--extra "ARGS"] [--resident]
-// --resident: `msp serve` runs on the store during the timed runs, so each
-// `msp search` is answered over the resident path (docs/cli.md); the first
-// search (before the loop) still opens the store itself.
+//                             [--keep] [--extra "ARGS"] [--resident | --direct]
+// Without either: msp as a user meets it. The first search finds no server
+// on the store's socket, answers itself and starts one in the background
+// (server.resident_autostart: at 10,000 changes and more), and the timed
+// searches meet that server once it is up (docs/cli.md, "The resident
+// path").
+// --resident: a user's `msp serve` runs on the store during the timed runs,
+// so each `msp search` is answered over the resident path; the first search
+// (before the loop) still opens the store itself.
+// --direct: no server at all (MSP_SERVER_RESIDENT_AUTOSTART=0): each search
+// opens the store itself.
 // DIR defaults to a temporary folder (removed unless --keep); an existing
 // store of N records in DIR is reused.
 #include <unistd.h>
@@ -30,6 +37,7 @@
 #include "bench_data.h"
 #include "process_timer.h"
 #include "serve_process.h"
+#include "local/local_socket.h"
 #include "msp/memory.h"
 
 namespace msp::bench {
@@ -43,7 +51,20 @@ struct Settings {
   bool keep = false;
   std::vector<std::string> extra;  // more arguments for `msp search`
   bool resident = false;            // `msp serve` on the store during the runs
+  bool direct = false;              // no server: each search opens the store
 };
+
+// Waits (up to 30 s) until a server answers on `data_dir`'s socket, as the
+// one the first search started does once it has opened the store.
+bool WaitForResident(const std::string& data_dir) {
+  const std::string path = local::SocketPath(data_dir);
+  for (int i = 0; i < 3000; ++i) {
+    Result<std::optional<nlohmann::json>> r = local::Call(path, nlohmann::json{{"v", 1}}, std::chrono::seconds(5));
+    if (r.ok() && r->has_value()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
 
 // Runs argv to completion (standard output discarded); exits the bench when
 // it fails, naming the command.
@@ -139,14 +160,23 @@ int Main(int argc, char** argv) {
       s.keep = true;
     } else if (a == "--resident") {
       s.resident = true;
+    } else if (a == "--direct") {
+      s.direct = true;
     } else if (a == "--extra") {
       std::istringstream words(next());
       for (std::string w; words >> w;) s.extra.push_back(w);
     } else {
-      std::fprintf(stderr, "usage: process_bench --msp PATH [--records N] [--runs N] [--data-dir DIR] [--keep] [--extra ARGS] [--resident]\n");
+      std::fprintf(stderr, "usage: process_bench --msp PATH [--records N] [--runs N] [--data-dir DIR] [--keep] [--extra ARGS] [--resident | --direct]\n");
       return 2;
     }
   }
+  if (s.resident && s.direct) {
+    std::fprintf(stderr, "process_bench: --resident and --direct exclude each other\n");
+    return 2;
+  }
+  // The commands' environment: no server started by a command with
+  // --direct, nor beside the user's with --resident.
+  if (s.direct || s.resident) setenv("MSP_SERVER_RESIDENT_AUTOSTART", "0", 1);
   if (s.msp.empty() || s.runs < 1) {
     std::fprintf(stderr, "process_bench: --msp PATH (the msp binary) is required\n");
     return 2;
@@ -189,6 +219,18 @@ int Main(int argc, char** argv) {
     Run(search(0));
     std::this_thread::sleep_for(std::chrono::seconds(2));
     std::printf("resident: msp serve on %s/msp.sock answers the searches\n", s.data_dir.c_str());
+  } else if (s.direct) {
+    std::printf("direct: no server; each search opens the store\n");
+  } else {
+    // As in --resident, the runs start after the server's warm-up.
+    if (!WaitForResident(s.data_dir)) {
+      std::printf("as a user meets it: no server answers on %s/msp.sock (the store has fewer changes than "
+                  "server.resident_autostart?): each search opens the store\n",
+                  s.data_dir.c_str());
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::printf("as a user meets it: the server the first search started answers the searches\n");
+    }
   }
   std::vector<double> version_wall, version_cpu, search_wall, search_cpu, ratio;
   for (int r = 0; r < s.runs; ++r) {
@@ -207,6 +249,9 @@ int Main(int argc, char** argv) {
   std::printf("  search / version, wall, median of the pairs: %.2fx\n", Median(ratio));
   std::printf("load after: %s\n", LoadNow().c_str());
   server.reset();
+  // A server a search started gives its socket up when asked (as to a
+  // user's `msp serve`) and stops.
+  if (!s.resident && !s.direct) (void)local::Call(local::SocketPath(s.data_dir), local::ResignCall(), std::chrono::seconds(5));
   if (temporary && !s.keep) std::filesystem::remove_all(s.data_dir);
   return 0;
 }

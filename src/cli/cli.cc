@@ -221,9 +221,13 @@ std::vector<Verb> AllVerbs() {
   // Coding agents (verbs_coding.cc; docs/coding-agents.md).
   for (Verb& verb : CodingVerbs()) verbs.push_back(std::move(verb));
   std::vector<Verb> servers = {
-      {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [flags]",
-       "serve the REST API (/v1), MCP over HTTP (/mcp) and the web console (/ui) until SIGINT or SIGTERM", {}, {}, 0, kTakesSettings,
-       &RunServeModule},
+      {"serve", "[--port N] [--bind ADDR] [--api-keys KEY=TENANT,...] [--local-only [--idle-exit SECONDS]] [flags]",
+       "serve the REST API (/v1), MCP over HTTP (/mcp) and the web console (/ui) until SIGINT or SIGTERM",
+       {{"--local-only", "", "serve only msp commands on this data directory, through <data_dir>/msp.sock (no HTTP)"},
+        {"--idle-exit", "SECONDS",
+         "with --local-only: stop after SECONDS without a call, and give the socket to a server started later "
+         "(how a command starts one, server.resident_autostart)"}},
+       {}, 0, kTakesSettings, &RunServeModule},
 #ifdef MSP_HAVE_MCP
       {"mcp", "[flags]", "serve MCP on stdio: one JSON-RPC message a line (see docs/mcp.md)", {}, {}, 0,
        kTakesNamespace | kTakesSettings, &RunMcp},

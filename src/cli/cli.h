@@ -58,6 +58,9 @@ struct Invocation {
   bool show_usage = false;
   // A handler that returns Ok may still ask for a non-zero exit (demo).
   int exit_code = kExitOk;
+  // Set when the resident path found no server listening on the data
+  // directory's socket (resident_start.h may then start one).
+  bool resident_absent = false;
 };
 
 // Traits of a verb.

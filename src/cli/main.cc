@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/resident_start.h"
 #include "util/huge_heap.h"
 #include "util/text.h"
 
@@ -22,6 +23,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (*on) msp::BackHeapWithHugePages(size_t{16} << 20);
+  // The program a command starts as a resident server (resident_start.h):
+  // this one.
+  msp::SetResidentProgram("/proc/self/exe");
   std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   return msp::RunCli(args, std::cin, std::cout, std::cerr);

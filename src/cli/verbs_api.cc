@@ -18,6 +18,7 @@
 #include "cli/answer_text.h"
 #include "cli/cli.h"
 #include "codec/memory_json.h"
+#include "cli/resident_start.h"
 #include "local/local_socket.h"
 #include "msp/digest.h"
 
@@ -244,7 +245,10 @@ Result<std::optional<ResidentReply>> ResidentAnswer(Invocation& inv, const json&
     *inv.err << "msp: warning: " << answer.status().message() << "; answering without the server\n";
     return std::optional<ResidentReply>();
   }
-  if (!answer->has_value()) return std::optional<ResidentReply>();
+  if (!answer->has_value()) {
+    inv.resident_absent = true;
+    return std::optional<ResidentReply>();
+  }
   json& frame = **answer;
   if (frame.contains("printed") && frame["printed"].is_string()) {
     return std::optional<ResidentReply>(ResidentReply{json(), frame["printed"].get<std::string>()});
@@ -367,6 +371,7 @@ Status RunSearch(Invocation& inv) {
   } else {
     PrintAnswer("search", form, answer, *inv.out);
   }
+  if (engine) MaybeStartResident(inv, *engine);
   if (timing && !engine) {
     *inv.err << "timing: answered by the msp server on " << local::SocketPath(inv.config.options.store.data_dir)
              << " in " << ms(started, queried) << " ms, render " << ms(queried, Clock::now()) << " ms\n";
@@ -396,7 +401,9 @@ Result<json> AnswerHere(Invocation& inv, const api::Operation& op, const json& r
     }
     return wm.get();
   };
-  return CallOperation(inv, *engine, request, workflow, &op);
+  Result<json> answer = CallOperation(inv, *engine, request, workflow, &op);
+  if (answer.ok()) MaybeStartResident(inv, *engine);
+  return answer;
 }
 
 }  // namespace

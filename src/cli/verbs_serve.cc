@@ -1,19 +1,28 @@
 // `msp serve`: the REST API (/v1), MCP over HTTP (/mcp) and the web console
-// (/ui) on the embedded default, until SIGINT or SIGTERM.
+// (/ui) on the embedded default, until SIGINT or SIGTERM; with --local-only,
+// only the resident path (<data_dir>/msp.sock), as a command starts it.
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string_view>
 
 #include <ostream>
 
 #include "cli/capture_command.h"
 #include "cli/cli.h"
 #include "cli/index_housekeeping.h"
+#include "cli/resident_start.h"
 #include "cli/serve_resident.h"
 #include "console/console.h"
 #include "local/local_socket.h"
 #include "rest/rest_api.h"
 #include "server/auth.h"
 #include "util/data_file.h"
+#include "util/owned_fd.h"
 #include "server/http_server.h"
 #ifdef MSP_HAVE_MCP
 #include "mcp/mcp_http.h"
@@ -57,14 +66,120 @@ Result<bool> MountMcp(HttpServer& server, MemoryLayer& engine, const Settings& o
 #endif
 }
 
+// Whether this process's program file was replaced (a rebuild or an
+// upgrade): /proc/self/exe then names a deleted file.
+bool ProgramReplaced() {
+  char target[4096];
+  const ssize_t n = readlink("/proc/self/exe", target, sizeof(target) - 1);
+  if (n <= 0) return false;
+  static constexpr std::string_view kDeleted = " (deleted)";
+  const std::string_view t(target, static_cast<size_t>(n));
+  return t.size() > kDeleted.size() && t.substr(t.size() - kDeleted.size()) == kDeleted;
+}
+
 std::string HostForUrl(const std::string& bind) {
   if (bind.find(':') != std::string::npos && bind.front() != '[') return "[" + bind + "]";
   return bind;
 }
 
+// `msp serve --local-only`: the resident path alone, no HTTP. With
+// `idle_s` (--idle-exit; the server a command starts, docs/cli.md) it stops
+// after that many seconds without a call, yields the socket to a server
+// started after it (LocalServer::StartTakingOver), writes its messages to
+// ResidentLogPath once it holds the socket, and stops when its socket or
+// data directory is removed or its program file replaced.
+Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
+  const Settings& options = inv.config.options;
+  if (!options.server.local_socket) {
+    return Usage(inv, "--local-only serves <data_dir>/msp.sock, which server.local_socket = false turns off");
+  }
+  const std::string path = local::SocketPath(options.store.data_dir);
+  if (path.empty()) {
+    return Status::InvalidArgument("the data directory's path is too long for a socket address: no resident path");
+  }
+  sigset_t stop_signals;
+  sigset_t previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  // The socket is taken first, so that commands arriving while the store
+  // opens find a server (which declines: they answer themselves) rather
+  // than none (they would each start another).
+  std::atomic<const ResidentCalls*> ready{nullptr};
+  std::atomic<bool> resigned{false};
+  auto handler = [&ready, &resigned, idle_s](const nlohmann::json& call) {
+    if (idle_s > 0 && local::IsResignCall(call)) {
+      resigned = true;
+      kill(getpid(), SIGTERM);  // to the process: the main thread's sigtimedwait takes it
+      return local::ResignedFrame();
+    }
+    const ResidentCalls* resident = ready.load(std::memory_order_acquire);
+    if (resident == nullptr) return nlohmann::json{{"declined", "the server is opening the store"}};
+    return resident->Answer(call);
+  };
+  Result<std::unique_ptr<local::LocalServer>> started = local::LocalServer::Start(path, handler, 4);
+  if (!started.ok()) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return started.status();
+  }
+  std::unique_ptr<local::LocalServer> server = std::move(started).value();
+  if (idle_s > 0) {
+    // Started by a command, with no terminal: its messages in the log.
+    OwnedFd log(open(ResidentLogPath(options.store.data_dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (log.valid()) (void)dup2(log.get(), STDERR_FILENO);
+  }
+  Result<std::unique_ptr<MemoryLayer>> opened = OpenServedEngine(inv, /*create=*/false);
+  if (!opened.ok()) {
+    server->Stop();
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return opened.status();
+  }
+  const std::unique_ptr<MemoryLayer> engine = std::move(opened).value();
+  const ResidentCalls resident(*engine, options);
+  ready.store(&resident, std::memory_order_release);
+  *inv.err << "msp: answering msp commands on " << path << " (no HTTP)"
+           << (idle_s > 0 ? "; stops after " + std::to_string(idle_s) + " s without a call" : std::string())
+           << "; stop with Ctrl-C or SIGTERM" << std::endl;
+  IndexHousekeeping housekeeping(*engine, *inv.err);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_call = Clock::now();
+  uint64_t calls = 0;
+  std::string why;
+  while (why.empty()) {
+    const timespec tick{1, 0};
+    const int signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+    if (signal_number > 0) {
+      why = resigned ? "a server started on the directory takes the socket"
+                     : signal_number == SIGINT ? "SIGINT" : "SIGTERM";
+    } else if (server->Gone()) {
+      why = path + " was removed";
+    } else if (idle_s > 0) {
+      const uint64_t now_calls = server->answered() + server->refused();
+      if (now_calls != calls) {
+        calls = now_calls;
+        last_call = Clock::now();
+      }
+      if (Clock::now() - last_call >= std::chrono::seconds(idle_s)) {
+        why = std::to_string(idle_s) + " s without a call";
+      } else if (ProgramReplaced()) {
+        why = "its program file was replaced";
+      }
+    }
+  }
+  *inv.err << "msp: " << why << ": stopping" << std::endl;
+  server->Stop();
+  housekeeping.Stop();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunServe(Invocation& inv) {
+  MSP_ASSIGN_OR_RETURN(const int64_t idle_s, inv.flags.GetInt("--idle-exit", 0, 1, 86400));
+  if (inv.flags.Has("--local-only")) return ServeLocalOnly(inv, idle_s);
+  if (idle_s > 0) return Usage(inv, "--idle-exit is for a server with --local-only");
   const Settings& options = inv.config.options;
   const ServerOptions& so = options.server;
   MSP_ASSIGN_OR_RETURN(ApiKeys keys, ApiKeys::Load(so.api_keys, so.api_keys_file));
@@ -114,7 +229,7 @@ Status RunServe(Invocation& inv) {
     Result<std::unique_ptr<local::LocalServer>> started =
         path.empty() ? Result<std::unique_ptr<local::LocalServer>>(
                            Status::InvalidArgument("the data directory's path is too long for a socket address"))
-                     : local::LocalServer::Start(
+                     : local::LocalServer::StartTakingOver(
                            path, [&resident](const nlohmann::json& call) { return resident.Answer(call); }, 4);
     if (started.ok()) {
       local_server = std::move(started).value();

@@ -69,6 +69,12 @@ struct ServerOptions {
   // The resident path (docs/cli.md): `msp serve` listens on
   // <data_dir>/msp.sock and msp commands on that directory call it.
   bool local_socket = true;
+  // A read-only command that finds no server on the socket answers itself
+  // and, when the store has seen at least this many changes (its change
+  // sequence), starts one in the background (`msp serve --local-only`),
+  // which stops after resident_idle_seconds without a call. 0: never.
+  int resident_autostart = 10000;
+  int resident_idle_seconds = 600;
   int stats_cache_ms = 5000;             // /metrics reuses record counts this long
   // Slow clients (docs/rest.md, "Limits"): a request's line and headers
   // must arrive within header_timeout_ms, its body within body_timeout_ms

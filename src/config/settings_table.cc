@@ -44,7 +44,7 @@ Setting NonEmpty(Setting s, std::string_view choices = {}) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr size_t kRows = 145;  // the rows Table() adds (room reserved for them)
+constexpr size_t kRows = 147;  // the rows Table() adds (room reserved for them)
 
 }  // namespace
 
@@ -397,6 +397,17 @@ const std::vector<Setting>& Table() {
              "msp serve also listens on <data_dir>/msp.sock, and an msp command on that data directory (same user, "
              "same answering settings) hands it its read-only operations instead of opening the store; false: "
              "neither (the server does not listen there, the command does not look)."));
+    add(Range(Make("server.resident_autostart", "MSP_SERVER_RESIDENT_AUTOSTART", "--server-resident-autostart",
+                   +[](Settings& o) { return &o.server.resident_autostart; },
+                   "A read-only msp command that finds no server on <data_dir>/msp.sock answers itself and, when "
+                   "the store has seen at least this many changes (its change sequence), starts one in the "
+                   "background for the commands after it (msp serve --local-only: no HTTP); 0: never."),
+              0, 2147483647));
+    add(Range(Make("server.resident_idle_seconds", "MSP_SERVER_RESIDENT_IDLE_SECONDS", "--server-resident-idle-seconds",
+                   +[](Settings& o) { return &o.server.resident_idle_seconds; },
+                   "How long a server that a command started (server.resident_autostart) waits for a call "
+                   "before it stops, in seconds (1..86400)."),
+              1, 86400));
     add(Range(Make("server.stats_cache_ms", "MSP_SERVER_STATS_CACHE_MS", "--server-stats-cache-ms",
                    +[](Settings& o) { return &o.server.stats_cache_ms; },
                    "How long /metrics reuses record counts, in ms (0..3600000)."),

@@ -211,8 +211,43 @@ Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
     (void)unlink(path.c_str());
     return s;
   }
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    server->socket_dev_ = st.st_dev;
+    server->socket_ino_ = st.st_ino;
+  }
   for (int i = 0; i < std::max(1, threads); ++i) server->threads_.emplace_back([s = server.get()] { s->Serve(); });
   return server;
+}
+
+nlohmann::json ResignCall() { return {{"v", 1}, {"resign", true}}; }
+
+bool IsResignCall(const nlohmann::json& call) {
+  return call.is_object() && call.contains("resign") && call["resign"] == true;
+}
+
+nlohmann::json ResignedFrame() { return {{"resigned", true}}; }
+
+Result<std::unique_ptr<LocalServer>> LocalServer::StartTakingOver(const std::string& path, Handler handler,
+                                                                  int threads) {
+  Result<std::unique_ptr<LocalServer>> started = Start(path, handler, threads);
+  if (started.ok() || started.status().code() != StatusCode::kAlreadyExists) return started;
+  Result<std::optional<nlohmann::json>> reply = Call(path, ResignCall(), std::chrono::seconds(5));
+  if (!reply.ok() || !reply->has_value() || (**reply).value("resigned", false) != true) return started;
+  // It stops after its calls in flight (each bounded by its deadline):
+  // the lock is free then.
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(5);
+  while (Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    started = Start(path, handler, threads);
+    if (started.ok() || started.status().code() != StatusCode::kAlreadyExists) return started;
+  }
+  return started;
+}
+
+bool LocalServer::Gone() const {
+  struct stat st;
+  return stat(path_.c_str(), &st) != 0 || st.st_dev != socket_dev_ || st.st_ino != socket_ino_;
 }
 
 LocalServer::~LocalServer() { Stop(); }
@@ -223,7 +258,7 @@ void LocalServer::Stop() {
   if (listen_fd_.valid()) shutdown(listen_fd_.get(), SHUT_RDWR);
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  if (listen_fd_.valid()) (void)unlink(path_.c_str());
+  if (listen_fd_.valid() && !Gone()) (void)unlink(path_.c_str());
   listen_fd_.reset();
   lock_fd_.reset();
 }

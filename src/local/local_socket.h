@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/types.h>
+
 #include <nlohmann/json.hpp>
 
 #include "msp/status.h"
@@ -55,6 +57,15 @@ nlohmann::json ErrorFrame(const Status& status);
 // this build does not know).
 Status StatusOfError(const nlohmann::json& error);
 
+// Giving the socket up. A server that a command started in the background
+// (`msp serve --local-only --idle-exit`) yields to one a user starts: the
+// newcomer, finding the socket held, sends the resign call; such a server
+// answers ResignedFrame() and stops, others answer it as any call they do
+// not know.
+nlohmann::json ResignCall();
+bool IsResignCall(const nlohmann::json& call);
+nlohmann::json ResignedFrame();
+
 class LocalServer {
  public:
   // Answers one call. Runs on the server's threads.
@@ -69,9 +80,18 @@ class LocalServer {
   LocalServer(const LocalServer&) = delete;
   LocalServer& operator=(const LocalServer&) = delete;
 
-  // Stops accepting, lets the calls taken finish, removes the socket file.
-  // Idempotent.
+  // LocalServer::Start, and when another server holds the socket, the
+  // resign call to it: a server that yields is waited for (up to 5 s) and
+  // the socket taken. AlreadyExists when the holder does not yield.
+  static Result<std::unique_ptr<LocalServer>> StartTakingOver(const std::string& path, Handler handler, int threads);
+
+  // Stops accepting, lets the calls taken finish, removes the socket file
+  // (unless the path no longer names this server's socket). Idempotent.
   void Stop();
+
+  // Whether the socket's path no longer names this server's socket: the
+  // file (or the data directory) was removed, or replaced.
+  bool Gone() const;
 
   // Calls answered, and calls refused (another user, a bad frame).
   uint64_t answered() const { return answered_; }
@@ -86,6 +106,8 @@ class LocalServer {
   Handler handler_;
   OwnedFd lock_fd_;
   OwnedFd listen_fd_;
+  dev_t socket_dev_ = 0;  // the socket file bound at path_
+  ino_t socket_ino_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> answered_{0};
   std::atomic<uint64_t> refused_{0};

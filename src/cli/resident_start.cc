@@ -1,0 +1,114 @@
+// Starting a resident server from a command (resident_start.h).
+#include "cli/resident_start.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "local/local_socket.h"
+
+extern char** environ;
+
+namespace msp {
+namespace {
+
+std::string& ResidentProgram() {
+  static std::string* program = new std::string();  // never taken apart at exit
+  return *program;
+}
+
+// The background server's command line: the data directory as this
+// command resolved it, the same configuration file and setting flags (so
+// that it answers with this command's settings), the idle time.
+std::vector<std::string> ServerArgs(const Invocation& inv) {
+  const Settings& options = inv.config.options;
+  std::error_code ec;
+  const std::filesystem::path data_dir = std::filesystem::absolute(options.store.data_dir, ec);
+  std::vector<std::string> args = {ResidentProgram(),
+                                   "serve",
+                                   "--local-only",
+                                   "--idle-exit",
+                                   std::to_string(options.server.resident_idle_seconds),
+                                   "--data-dir",
+                                   ec ? options.store.data_dir : data_dir.string()};
+  if (inv.flags.Has("--config")) {
+    const std::filesystem::path config = std::filesystem::absolute(inv.flags.Get("--config"), ec);
+    args.push_back("--config");
+    args.push_back(ec ? inv.flags.Get("--config") : config.string());
+  }
+  for (const auto& [flag, value] : inv.flags.setting_flags) {
+    if (flag == "--data-dir") continue;
+    args.push_back(flag);
+    args.push_back(value);
+  }
+  return args;
+}
+
+// Starts `args` as a session of its own: standard input, output and error
+// /dev/null (the server opens its log once it holds the socket, so that one
+// started in a race it loses writes nothing there), no descriptor of this
+// process's but those, no signal blocked. Returns its pid, or -1.
+pid_t SpawnDetached(const std::vector<std::string>& args) {
+  posix_spawn_file_actions_t files;
+  posix_spawnattr_t attr;
+  if (posix_spawn_file_actions_init(&files) != 0) return -1;
+  if (posix_spawnattr_init(&attr) != 0) {
+    posix_spawn_file_actions_destroy(&files);
+    return -1;
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  bool ok = posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0) == 0 &&
+            posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0) == 0 &&
+            posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0) == 0 &&
+            posix_spawn_file_actions_addclosefrom_np(&files, 3) == 0 &&
+            posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK) == 0 &&
+            posix_spawnattr_setsigmask(&attr, &none) == 0;
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  // Named in `ps` by the file the program was started from.
+  char named[4096];
+  const ssize_t n = readlink(args[0].c_str(), named, sizeof(named) - 1);
+  if (n > 0) {
+    named[n] = '\0';
+    argv[0] = named;
+  }
+  pid_t pid = -1;
+  if (ok && posix_spawn(&pid, args[0].c_str(), &files, &attr, argv.data(), environ) != 0) pid = -1;
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&files);
+  return pid;
+}
+
+}  // namespace
+
+std::string ResidentLogPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "msp-resident.log").string();
+}
+
+void SetResidentProgram(std::string path) { ResidentProgram() = std::move(path); }
+
+void MaybeStartResident(Invocation& inv, MemoryLayer& engine) {
+  const ServerOptions& so = inv.config.options.server;
+  if (!inv.resident_absent || ResidentProgram().empty() || !so.local_socket || so.resident_autostart <= 0) return;
+  Result<int64_t> seq = engine.LastChangeSeq();
+  if (!seq.ok() || *seq < so.resident_autostart) return;
+  const pid_t pid = SpawnDetached(ServerArgs(inv));
+  if (inv.flags.Has("--timing")) {
+    if (pid > 0) {
+      *inv.err << "timing: started a resident server (pid " << pid << ", msp serve --local-only) for the next commands on "
+               << local::SocketPath(inv.config.options.store.data_dir) << "\n";
+    } else {
+      *inv.err << "timing: could not start a resident server\n";
+    }
+  }
+}
+
+}  // namespace msp
