@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -54,6 +56,53 @@ class LocalSocketTest : public ::testing::Test {
   std::string dir_;
   std::string path_;
 };
+
+// A server that yields (answers the resign call with ResignedFrame and
+// stops) gives the socket to StartTakingOver; one that answers it as any
+// other call keeps it.
+TEST_F(LocalSocketTest, StartTakingOverTakesTheSocketOnlyFromAServerThatYields) {
+  std::unique_ptr<LocalServer> keeper = std::move(LocalServer::Start(path_, Echo, 1)).value();
+  Result<std::unique_ptr<LocalServer>> refused = LocalServer::StartTakingOver(path_, Echo, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
+  keeper->Stop();
+
+  std::atomic<bool> resigned{false};
+  std::unique_ptr<LocalServer> yielding;
+  std::thread stopper;
+  auto yields = [&](const json& call) -> json {
+    if (!IsResignCall(call)) return Echo(call);
+    resigned = true;
+    stopper = std::thread([&yielding] { yielding->Stop(); });  // as the server's main thread would
+    return ResignedFrame();
+  };
+  yielding = std::move(LocalServer::Start(path_, yields, 1)).value();
+  Result<std::unique_ptr<LocalServer>> taken = LocalServer::StartTakingOver(path_, Echo, 1);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  stopper.join();
+  EXPECT_TRUE(resigned);
+  // The newcomer answers, and the yielding server's stop left its socket.
+  Result<std::optional<json>> answer = Call(path_, json{{"x", 1}}, kTimeout);
+  ASSERT_TRUE(answer.ok() && answer->has_value());
+  EXPECT_EQ((**answer)["answer"]["x"], 1);
+  EXPECT_FALSE((*taken)->Gone());
+}
+
+// Gone: the socket file removed or replaced; a server whose path names
+// another socket leaves that one when it stops.
+TEST_F(LocalSocketTest, GoneWhenItsSocketFileIsRemovedOrReplaced) {
+  std::unique_ptr<LocalServer> server = std::move(LocalServer::Start(path_, Echo, 1)).value();
+  EXPECT_FALSE(server->Gone());
+  const std::string aside = path_ + ".aside";
+  fs::rename(path_, aside);
+  EXPECT_TRUE(server->Gone());
+  // Another file at the path: still gone, and kept at Stop.
+  { std::ofstream(path_) << "not ours"; }
+  EXPECT_TRUE(server->Gone());
+  server->Stop();
+  EXPECT_TRUE(fs::exists(path_));
+  fs::rename(aside, path_ + ".old");
+}
 
 TEST_F(LocalSocketTest, AnswersACallAndRemovesItsSocketWhenStopped) {
   auto server = LocalServer::Start(path_, Echo, 2);

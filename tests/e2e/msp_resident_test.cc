@@ -166,4 +166,163 @@ TEST_F(MspTest, ServerWritesTheVectorFileItCaughtUp) {
   EXPECT_TRUE(Contains(Ok({"search", "lake freezes", "--json"}), later));
 }
 
+// The `msp serve --local-only` processes on `data_dir` (by their command
+// lines), zombies left out.
+std::vector<pid_t> ResidentServers(const std::string& data_dir) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(it->path() / "cmdline", std::ios::binary);
+    const std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (!Contains(args, std::string("serve\0--local-only\0", 19)) ||
+        !Contains(args, "--data-dir" + std::string(1, '\0') + data_dir + std::string(1, '\0'))) {
+      continue;
+    }
+    std::ifstream stat(it->path() / "stat");
+    const std::string line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z') continue;
+    out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Whether `done` holds within `seconds`, asked every 50 ms.
+template <typename Done>
+bool Within(int seconds, Done done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A read-only command that finds no server starts one (msp serve
+// --local-only) when the store has seen server.resident_autostart changes;
+// the commands after it are answered by it, as they would answer
+// themselves. It stops after its idle time, when its socket is removed, and
+// gives the socket to a user's `msp serve`.
+TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
+  Ok({"init"});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note"});
+  Ok({"write", "Deploys happen on Tuesdays after the standup meeting", "--tag", "constraint"});
+  const std::vector<std::string> q = {"search", "sunrise lake", "--record-access", "false"};
+  auto with = [](std::vector<std::string> args, std::vector<std::string> more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const std::string alone = Ok(with(q, {"--server-local-socket", "false"}));
+  ASSERT_TRUE(Contains(alone, "paints a sunrise")) << alone;
+  const std::string socket = data_ + "/msp.sock";
+  const std::string log = data_ + "/msp-resident.log";
+  auto answered_by_server = [&] {
+    const Outcome o = Msp(with(q, {"--timing"}));
+    return o.code == 0 && Contains(o.err, "answered by the msp server on " + socket);
+  };
+  auto started_pid = [](const Outcome& o) -> pid_t {
+    const std::string mark = "started a resident server (pid ";
+    const size_t at = o.err.find(mark);
+    return at == std::string::npos ? -1 : static_cast<pid_t>(std::stol(o.err.substr(at + mark.size())));
+  };
+
+  // Below the threshold (10,000 changes by default), or with it 0: none.
+  Outcome r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, alone);
+  EXPECT_FALSE(Contains(r.err, "started a resident server")) << r.err;
+  EXPECT_TRUE(ResidentServers(data_).empty());
+  env_["MSP_SERVER_RESIDENT_AUTOSTART"] = "0";
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "started a resident server")) << r.err;
+  EXPECT_TRUE(ResidentServers(data_).empty());
+  // Bad values: a clear error, nothing started.
+  r = Msp(with(q, {"--server-resident-autostart", "-1"}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--server-resident-autostart must be >= 0")) << r.err;
+  r = Msp(with(q, {"--server-resident-idle-seconds", "0"}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--server-resident-idle-seconds must be >= 1")) << r.err;
+  r = Msp({"serve", "--idle-exit", "5"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--idle-exit is for a server with --local-only")) << r.err;
+  EXPECT_TRUE(ResidentServers(data_).empty());
+  EXPECT_FALSE(fs::exists(socket));
+
+  // One change short of the threshold (two writes: change sequence 2):
+  // none. At the threshold: the command answers itself and starts one; the
+  // commands after it are answered by it once it has opened the store
+  // (those before answer themselves), with the same lines.
+  env_["MSP_SERVER_RESIDENT_AUTOSTART"] = "3";
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "started a resident server")) << r.err;
+  EXPECT_TRUE(ResidentServers(data_).empty());
+  env_["MSP_SERVER_RESIDENT_AUTOSTART"] = "2";
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, alone);
+  EXPECT_TRUE(Contains(r.err, "timing: open")) << r.err;
+  const pid_t pid = started_pid(r);
+  ASSERT_GT(pid, 0) << r.err;
+  ASSERT_TRUE(Within(60, answered_by_server)) << FileText(log);
+  EXPECT_EQ(Ok(q), alone);
+  // One server, however many commands started one while it opened.
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_) == std::vector<pid_t>{pid}; }));
+  EXPECT_TRUE(Contains(FileText(log), "answering msp commands on " + socket)) << FileText(log);
+  // A write by a command is in the server's next answer; a command finding
+  // the server starts no other.
+  const std::string fresh = WriteId({"write", "A sunrise regatta crosses the lake at dawn", "--tag", "note"});
+  r = Msp({"search", "sunrise regatta", "--json", "--timing"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "answered by the msp server")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "started a resident server")) << r.err;
+  EXPECT_TRUE(Contains(r.out, fresh)) << r.out;
+
+  // A user's `msp serve` takes the socket over: the started one stops.
+  ::msp::testing::ChildProcess server = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(server), 0) << server.err;
+  ::msp::testing::ReadStderrUntil(server, [](const std::string& t) { return Contains(t, "SIGTERM"); });
+  EXPECT_TRUE(Contains(server.err, "msp commands here use " + socket)) << server.err;
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
+  EXPECT_TRUE(Contains(FileText(log), "a server started on the directory takes the socket: stopping")) << FileText(log);
+  EXPECT_TRUE(answered_by_server());
+  // A user's server does not give the socket up: the next `msp serve`
+  // serves HTTP without it.
+  ::msp::testing::ChildProcess second = ::msp::testing::SpawnWithStderr(
+      {MSP_BINARY, "--data-dir", data_, "serve", "--port", "0", "--allow-anonymous", "true", "--access-log", "false"});
+  ASSERT_GT(::msp::testing::WaitForListening(second), 0) << second.err;
+  EXPECT_TRUE(Contains(second.err, "no resident path for msp commands")) << second.err;
+  EXPECT_EQ(::msp::testing::Stop(second), 0) << second.err;
+  EXPECT_TRUE(answered_by_server());
+  EXPECT_EQ(::msp::testing::Stop(server), 0) << server.err;
+  EXPECT_FALSE(fs::exists(socket));
+
+  // Its socket removed: it stops.
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_GT(started_pid(r), 0) << r.err;
+  ASSERT_TRUE(Within(60, answered_by_server)) << FileText(log);
+  fs::remove(socket);
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
+  EXPECT_TRUE(Contains(FileText(log), socket + " was removed: stopping")) << FileText(log);
+
+  // Idle for server.resident_idle_seconds: it stops, and removes its socket.
+  env_["MSP_SERVER_RESIDENT_IDLE_SECONDS"] = "1";
+  fs::remove(log);
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_GT(started_pid(r), 0) << r.err;
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
+  EXPECT_TRUE(Contains(FileText(log), "1 s without a call: stopping")) << FileText(log);
+  EXPECT_FALSE(fs::exists(socket));
+}
+
 }  // namespace
