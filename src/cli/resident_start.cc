@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,11 +14,15 @@
 #include <vector>
 
 #include "local/local_socket.h"
+#include "util/owned_fd.h"
 
 extern char** environ;
 
 namespace msp {
 namespace {
+
+// The least time between two starts on one data directory.
+constexpr int kStartGapSeconds = 10;
 
 std::string& ResidentProgram() {
   static std::string* program = new std::string();  // never taken apart at exit
@@ -100,6 +106,28 @@ void MaybeStartResident(Invocation& inv, MemoryLayer& engine) {
   if (!inv.resident_absent || ResidentProgram().empty() || !so.local_socket || so.resident_autostart <= 0) return;
   Result<int64_t> seq = engine.LastChangeSeq();
   if (!seq.ok() || *seq < so.resident_autostart) return;
+  // At most one start every kStartGap, marked by the time of the socket's
+  // lock file (a running server holds its lock; it does not touch the
+  // time): one that cannot start (a read-only data directory, a server
+  // module missing) is not started again by every command.
+  const std::string lock = local::LockPath(local::SocketPath(inv.config.options.store.data_dir));
+  struct stat st;
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (stat(lock.c_str(), &st) == 0) {
+    const double age = static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) +
+                       static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
+    if (age >= 0 && age < kStartGapSeconds) {
+      if (inv.flags.Has("--timing")) {
+        *inv.err << "timing: not starting a resident server: one was started " << Fixed(age, 1)
+                 << " s ago (at most one every " << kStartGapSeconds << " s)\n";
+      }
+      return;
+    }
+  }
+  if (OwnedFd mark(open(lock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)); mark.valid()) {
+    (void)futimens(mark.get(), nullptr);
+  }
   const pid_t pid = SpawnDetached(ServerArgs(inv));
   if (inv.flags.Has("--timing")) {
     if (pid > 0) {

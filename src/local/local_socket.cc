@@ -155,6 +155,8 @@ std::string SocketPath(const std::string& data_dir) {
   return path.size() < sizeof(sockaddr_un::sun_path) ? path : "";
 }
 
+std::string LockPath(const std::string& path) { return path + ".lock"; }
+
 Result<std::optional<nlohmann::json>> Call(const std::string& path, const nlohmann::json& call,
                                            std::chrono::milliseconds timeout) {
   sockaddr_un address;
@@ -188,7 +190,7 @@ Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
                                    std::to_string(sizeof(address.sun_path) - 1) + " bytes");
   }
   std::unique_ptr<LocalServer> server(new LocalServer(path, std::move(handler)));
-  const std::string lock_path = path + ".lock";
+  const std::string lock_path = LockPath(path);
   server->lock_fd_ = OwnedFd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!server->lock_fd_.valid()) {
     return Status::IoError("cannot open " + lock_path + ": " + std::strerror(errno));

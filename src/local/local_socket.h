@@ -38,6 +38,10 @@ namespace msp::local {
 // holds (108 bytes): then there is no resident path for that directory.
 std::string SocketPath(const std::string& data_dir);
 
+// The lock file a server holds while it owns the socket at `path`:
+// <path>.lock.
+std::string LockPath(const std::string& path);
+
 // Largest frame either side accepts.
 inline constexpr size_t kMaxCallBytes = 4u << 20;
 inline constexpr size_t kMaxAnswerBytes = 256u << 20;
@@ -72,7 +76,7 @@ class LocalServer {
   using Handler = std::function<nlohmann::json(const nlohmann::json& call)>;
 
   // Listens at `path` with `threads` threads. The server holds
-  // <path>.lock (flock) while it runs, so that one server per data
+  // LockPath(path) (flock) while it runs, so that one server per data
   // directory owns the socket: AlreadyExists when another holds it. A socket
   // file left by a server that died is replaced.
   static Result<std::unique_ptr<LocalServer>> Start(const std::string& path, Handler handler, int threads);

@@ -266,7 +266,26 @@ TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(Contains(r.err, "started a resident server")) << r.err;
   EXPECT_TRUE(ResidentServers(data_).empty());
+  // A server that cannot start (here: a directory where its socket would
+  // be) is not started again by every command: one start at most every
+  // 10 s, marked by the time of the socket's lock file.
+  const std::string lock = socket + ".lock";
   env_["MSP_SERVER_RESIDENT_AUTOSTART"] = "2";
+  fs::create_directory(socket);
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, alone);
+  ASSERT_GT(started_pid(r), 0) << r.err;
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
+  r = Msp(with(q, {"--timing"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, alone);
+  EXPECT_EQ(started_pid(r), -1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "timing: not starting a resident server: one was started")) << r.err;
+  fs::remove(socket);
+  // The lock file's time set back, as when the last start is long past.
+  auto long_ago = [&] { fs::last_write_time(lock, fs::file_time_type::clock::now() - std::chrono::hours(1)); };
+  long_ago();
   r = Msp(with(q, {"--timing"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, alone);
@@ -308,6 +327,7 @@ TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
   EXPECT_FALSE(fs::exists(socket));
 
   // Its socket removed: it stops.
+  long_ago();
   r = Msp(with(q, {"--timing"}));
   ASSERT_GT(started_pid(r), 0) << r.err;
   ASSERT_TRUE(Within(60, answered_by_server)) << FileText(log);
@@ -318,6 +338,7 @@ TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
   // Idle for server.resident_idle_seconds: it stops, and removes its socket.
   env_["MSP_SERVER_RESIDENT_IDLE_SECONDS"] = "1";
   fs::remove(log);
+  long_ago();
   r = Msp(with(q, {"--timing"}));
   ASSERT_GT(started_pid(r), 0) << r.err;
   EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
