@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <string_view>
 
 #include <ostream>
@@ -97,6 +98,12 @@ Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
   if (path.empty()) {
     return Status::InvalidArgument("the data directory's path is too long for a socket address: no resident path");
   }
+  // No data directory: the store's own message (`msp init` makes one)
+  // rather than the socket's.
+  std::unique_ptr<MemoryLayer> opened_first;
+  if (std::error_code ec; !std::filesystem::is_directory(options.store.data_dir, ec)) {
+    MSP_ASSIGN_OR_RETURN(opened_first, OpenServedEngine(inv, /*create=*/false));
+  }
   sigset_t stop_signals;
   sigset_t previous;
   sigemptyset(&stop_signals);
@@ -129,7 +136,8 @@ Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
     OwnedFd log(open(ResidentLogPath(options.store.data_dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (log.valid()) (void)dup2(log.get(), STDERR_FILENO);
   }
-  Result<std::unique_ptr<MemoryLayer>> opened = OpenServedEngine(inv, /*create=*/false);
+  Result<std::unique_ptr<MemoryLayer>> opened =
+      opened_first ? std::move(opened_first) : OpenServedEngine(inv, /*create=*/false);
   if (!opened.ok()) {
     server->Stop();
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);

@@ -254,6 +254,10 @@ TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
   r = Msp({"serve", "--idle-exit", "5"});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(Contains(r.err, "--idle-exit is for a server with --local-only")) << r.err;
+  r = Exec({"--data-dir", (dir_ / "none").string(), "serve", "--local-only"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_TRUE(Contains(r.err, "no msp store in data directory")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "none"));
   EXPECT_TRUE(ResidentServers(data_).empty());
   EXPECT_FALSE(fs::exists(socket));
 
