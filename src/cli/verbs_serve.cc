@@ -78,6 +78,18 @@ bool ProgramReplaced() {
   return t.size() > kDeleted.size() && t.substr(t.size() - kDeleted.size()) == kDeleted;
 }
 
+// Blocks SIGINT and SIGTERM in this thread, and so in the threads it starts
+// after, for the main thread's sigwait to take them: returns that set, the
+// mask before in *previous.
+sigset_t BlockStopSignals(sigset_t* previous) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, previous);
+  return stop_signals;
+}
+
 std::string HostForUrl(const std::string& bind) {
   if (bind.find(':') != std::string::npos && bind.front() != '[') return "[" + bind + "]";
   return bind;
@@ -104,12 +116,8 @@ Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
   if (std::error_code ec; !std::filesystem::is_directory(options.store.data_dir, ec)) {
     MSP_ASSIGN_OR_RETURN(opened_first, OpenServedEngine(inv, /*create=*/false));
   }
-  sigset_t stop_signals;
   sigset_t previous;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  const sigset_t stop_signals = BlockStopSignals(&previous);
   // The socket is taken first, so that commands arriving while the store
   // opens find a server (which declines: they answer themselves) rather
   // than none (they would each start another).
@@ -216,12 +224,8 @@ Status RunServe(Invocation& inv) {
 
   // SIGINT and SIGTERM are blocked in every thread (the server's threads
   // inherit the mask) and taken by sigwait below, which stops the server.
-  sigset_t stop_signals;
   sigset_t previous;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  const sigset_t stop_signals = BlockStopSignals(&previous);
   Result<int> port = server->Start();
   if (!port.ok()) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
