@@ -201,6 +201,41 @@ TEST_F(EngineTest, ConcurrentWritersShareCommitsAndEachGetsItsOwnResults) {
   }
 }
 
+// Calls that fail while they prepare (here: an empty text), among
+// concurrent writers sharing commits: each failure is its own, every other
+// call is stored, and no writer is left waiting.
+TEST_F(EngineTest, ConcurrentWritersWithFailingCallsAllReturn) {
+  constexpr int kThreads = 12;
+  constexpr int kCalls = 20;
+  std::atomic<int> stored{0}, refused{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls; ++c) {
+        WriteRequest r = Req("artifact " + std::to_string(c) + " of writer " + std::to_string(t), Ns());
+        r.kind = Kind::kArtifact;
+        if ((t + c) % 3 == 0) r.text.clear();
+        auto w = engine_->WriteMany({r});
+        if (r.text.empty()) {
+          (!w.ok() && w.status().code() == StatusCode::kInvalidArgument ? refused : wrong)++;
+        } else if (w.ok() && w->size() == 1 && engine_->Get(Ns(), (*w)[0].id).ok()) {
+          ++stored;
+        } else {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  int empty = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int c = 0; c < kCalls; ++c) empty += (t + c) % 3 == 0;
+  }
+  EXPECT_EQ(refused.load(), empty);
+  EXPECT_EQ(stored.load(), kThreads * kCalls - empty);
+}
+
 TEST_F(EngineTest, ExplainShowsEachSignal) {
   ASSERT_TRUE(engine_->Write(Req("The deployment runbook lives in the ops wiki", Ns())).ok());
   RetrieveRequest r;
