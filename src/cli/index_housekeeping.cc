@@ -2,11 +2,13 @@
 #include "cli/index_housekeeping.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace msp {
 
-IndexHousekeeping::IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle)
-    : engine_(engine), err_(err), thread_([this, idle] { Run(idle); }) {}
+IndexHousekeeping::IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle,
+                                     std::function<void()> warm)
+    : engine_(engine), err_(err), thread_([this, idle, warm = std::move(warm)] { Run(idle, warm); }) {}
 
 IndexHousekeeping::~IndexHousekeeping() { Stop(); }
 
@@ -21,13 +23,14 @@ void IndexHousekeeping::Stop() {
   (void)engine_.PersistIndexes();
 }
 
-void IndexHousekeeping::Run(std::chrono::milliseconds idle) {
+void IndexHousekeeping::Run(std::chrono::milliseconds idle, const std::function<void()>& warm) {
   if (const Status s = engine_.CatchUpIndexes(); !s.ok()) {
     err_ << "msp: warning: catching up the indexes at start: " << s.message() << std::endl;
   } else {
     (void)engine_.PersistIndexes();
   }
   (void)engine_.WarmUp();
+  if (warm) warm();
   int64_t seen = -1;
   int64_t saved_at = -1;  // the sequence the last idle save covered
   auto last_save = std::chrono::steady_clock::now();

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <ostream>
 #include <thread>
@@ -39,7 +40,9 @@ class IndexHousekeeping {
   // it has not moved since the last look, but since the last such save, at
   // least kIdleSaveGap ago, CatchUpIndexes and PersistIndexes.
   // `engine` and `err` must outlive this object.
-  IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle = kIdleSave);
+  // `warm`, when given, is called on the thread once WarmUp has returned.
+  IndexHousekeeping(MemoryLayer& engine, std::ostream& err, std::chrono::milliseconds idle = kIdleSave,
+                    std::function<void()> warm = {});
   // Stop().
   ~IndexHousekeeping();
   IndexHousekeeping(const IndexHousekeeping&) = delete;
@@ -50,7 +53,7 @@ class IndexHousekeeping {
   void Stop();
 
  private:
-  void Run(std::chrono::milliseconds idle);
+  void Run(std::chrono::milliseconds idle, const std::function<void()>& warm);
 
   MemoryLayer& engine_;
   std::ostream& err_;
