@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""msp as an agent's tool meets it: one `msp search` process per question,
+started from Python's subprocess (as agent frameworks and scripts call
+command-line tools), beside `msp version` (the floor: starting msp at all),
+alternately, on LoCoMo questions of conversations the retrieval was not
+tuned on (5..9, 0-based: the held-out half, by default).
+
+    python3 bench/agent_caller.py MSP DATA_DIR [--mode auto|direct] [--questions N] [--rounds R]
+
+--mode auto (default): msp's defaults, so the first search finds no server
+  and starts one (server.resident_autostart; docs/cli.md, "The resident
+  path"); the first 12 searches are printed one by one, and the figures are
+  taken from the 41st on, when the server is warm.
+--mode direct: MSP_SERVER_RESIDENT_AUTOSTART=0 and no server: each search
+  opens the store itself.
+Before each round any server on DATA_DIR is asked to give its socket up
+(the resign call a user's `msp serve` sends) and the start mark is set back,
+so every round starts as a fresh user's would. Prints, per round, the p50
+of search and version and the median of the pair-by-pair ratios.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def resign(data_dir):
+    """Asks a server started by a command on data_dir to stop; waits for it."""
+    path = os.path.join(data_dir, "msp.sock")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5)
+            s.connect(path)
+            body = json.dumps({"v": 1, "resign": True}).encode()
+            s.sendall(struct.pack(">I", len(body)) + body)
+            s.recv(4096)
+    except OSError:
+        return
+    for _ in range(100):
+        if not os.path.exists(path):
+            return
+        time.sleep(0.05)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("msp")
+    ap.add_argument("data_dir")
+    ap.add_argument("--mode", choices=["auto", "direct"], default="auto")
+    ap.add_argument("--questions", type=int, default=120)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--locomo", default=os.environ.get(
+        "MSP_LOCOMO", os.path.join(HERE, "..", "..", "shared", "bench-data", "locomo10.json")))
+    ap.add_argument("--conversations", default="5:10", help="FROM:TO, 0-based, TO exclusive")
+    a = ap.parse_args()
+    lo, hi = (int(x) for x in a.conversations.split(":"))
+    questions = [qa["question"] for conv in json.load(open(a.locomo))[lo:hi] for qa in conv["qa"]]
+    questions = questions[: a.questions]
+    env = dict(os.environ)
+    if a.mode == "direct":
+        env["MSP_SERVER_RESIDENT_AUTOSTART"] = "0"
+
+    def run(args):
+        t = time.perf_counter()
+        subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return (time.perf_counter() - t) * 1000
+
+    with open("/proc/loadavg") as f:
+        print("load before:", " ".join(f.read().split()[:3]))
+    for r in range(a.rounds):
+        resign(a.data_dir)
+        lock = os.path.join(a.data_dir, "msp.sock.lock")
+        if os.path.exists(lock):
+            long_ago = time.time() - 3600
+            os.utime(lock, (long_ago, long_ago))
+        version, search = [], []
+        for q in questions:
+            version.append(run([a.msp, "version"]))
+            search.append(run([a.msp, "--data-dir", a.data_dir, "search", q]))
+        skip = 40 if len(questions) > 60 else 0
+        s, v = search[skip:], version[skip:]
+        print("round %d, %s: first 12 searches (ms) %s" % (r + 1, a.mode, " ".join("%.0f" % x for x in search[:12])))
+        print("round %d, %s: searches %d..%d p50 %.1f ms, msp version p50 %.1f ms, search / version %.2fx"
+              % (r + 1, a.mode, skip + 1, len(search), statistics.median(s), statistics.median(v),
+                 statistics.median([x / y for x, y in zip(s, v)])))
+    resign(a.data_dir)
+    with open("/proc/loadavg") as f:
+        print("load after:", " ".join(f.read().split()[:3]))
+
+
+if __name__ == "__main__":
+    main()
