@@ -8,11 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "config/config.h"
 #include "local/local_socket.h"
 #include "util/owned_fd.h"
 
@@ -29,10 +32,23 @@ std::string& ResidentProgram() {
   return *program;
 }
 
-// The background server's command line: the data directory as this
-// command resolved it, the same configuration file and setting flags (so
-// that it answers with this command's settings), the idle time.
-std::vector<std::string> ServerArgs(const Invocation& inv) {
+// Whether the setting with TOML key `key` holds a secret: given as a
+// flag, it reaches the server through the setting's environment variable
+// rather than its command line, which `ps` shows to every user.
+bool SecretSetting(std::string_view key) {
+  return key == "store.encryption_key" || key.ends_with("api_key") || key.ends_with("api_keys");
+}
+
+// The background server's command line and environment: the data
+// directory as this command resolved it, the same configuration file and
+// setting flags (so that it answers with this command's settings; secrets
+// as variables), the idle time.
+struct ServerLaunch {
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // NAME=VALUE
+};
+
+ServerLaunch LaunchOf(const Invocation& inv) {
   const Settings& options = inv.config.options;
   std::error_code ec;
   const std::filesystem::path data_dir = std::filesystem::absolute(options.store.data_dir, ec);
@@ -48,19 +64,46 @@ std::vector<std::string> ServerArgs(const Invocation& inv) {
     args.push_back("--config");
     args.push_back(ec ? inv.flags.Get("--config") : config.string());
   }
+  // (Starting a server is rare: the settings table is read only then.)
+  std::vector<std::pair<std::string_view, std::string_view>> secret_flags;  // flag, its variable
+  for (const SettingInfo& s : AllSettings()) {
+    if (SecretSetting(s.key) && !s.flag.empty() && !s.env.empty()) secret_flags.emplace_back(s.flag, s.env);
+  }
+  std::vector<std::pair<std::string, std::string>> secrets;  // variable, value
   for (const auto& [flag, value] : inv.flags.setting_flags) {
     if (flag == "--data-dir") continue;
+    auto secret = std::find_if(secret_flags.begin(), secret_flags.end(), [&](const auto& f) { return f.first == flag; });
+    if (secret != secret_flags.end()) {
+      // A list given flag by flag is one comma-separated variable.
+      auto given = std::find_if(secrets.begin(), secrets.end(), [&](const auto& v) { return v.first == secret->second; });
+      if (given == secrets.end()) {
+        secrets.emplace_back(std::string(secret->second), value);
+      } else {
+        given->second += "," + value;
+      }
+      continue;
+    }
     args.push_back(flag);
     args.push_back(value);
   }
-  return args;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(secrets.begin(), secrets.end(), [&](const auto& v) {
+      return entry.size() > v.first.size() && entry.substr(0, v.first.size()) == v.first && entry[v.first.size()] == '=';
+    });
+    if (!replaced) env.emplace_back(entry);
+  }
+  for (const auto& [name, value] : secrets) env.push_back(name + "=" + value);
+  return ServerLaunch{std::move(args), std::move(env)};
 }
 
 // Starts `args` as a session of its own: standard input, output and error
 // /dev/null (the server opens its log once it holds the socket, so that one
 // started in a race it loses writes nothing there), no descriptor of this
 // process's but those, no signal blocked. Returns its pid, or -1.
-pid_t SpawnDetached(const std::vector<std::string>& args) {
+pid_t SpawnDetached(const ServerLaunch& launch) {
+  const std::vector<std::string>& args = launch.args;
   posix_spawn_file_actions_t files;
   posix_spawnattr_t attr;
   if (posix_spawn_file_actions_init(&files) != 0) return -1;
@@ -86,8 +129,11 @@ pid_t SpawnDetached(const std::vector<std::string>& args) {
     named[n] = '\0';
     argv[0] = named;
   }
+  std::vector<char*> envp;
+  for (const std::string& e : launch.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  if (ok && posix_spawn(&pid, args[0].c_str(), &files, &attr, argv.data(), environ) != 0) pid = -1;
+  if (ok && posix_spawn(&pid, args[0].c_str(), &files, &attr, argv.data(), envp.data()) != 0) pid = -1;
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&files);
   return pid;
@@ -128,7 +174,7 @@ void MaybeStartResident(Invocation& inv, MemoryLayer& engine) {
   if (OwnedFd mark(open(lock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)); mark.valid()) {
     (void)futimens(mark.get(), nullptr);
   }
-  const pid_t pid = SpawnDetached(ServerArgs(inv));
+  const pid_t pid = SpawnDetached(LaunchOf(inv));
   if (inv.flags.Has("--timing")) {
     if (pid > 0) {
       *inv.err << "timing: started a resident server (pid " << pid << ", msp serve --local-only) for the next commands on "

@@ -350,4 +350,37 @@ TEST_F(MspTest, ACommandStartsAResidentServerWhereItPays) {
   EXPECT_FALSE(fs::exists(socket));
 }
 
+// A secret given to the command as a flag (here the store's key) reaches
+// the server it starts through its environment, not its command line,
+// which every user can read: the server answers, and its command line
+// holds the data directory but not the key.
+TEST_F(MspTest, AStartedServerGetsSecretFlagsThroughItsEnvironment) {
+  const std::string key(64, 'a');
+  Ok({"init", "--encryption-key", key});
+  Ok({"write", "The user paints a sunrise over the lake every spring", "--tag", "note", "--encryption-key", key});
+  env_["MSP_SERVER_RESIDENT_AUTOSTART"] = "1";
+  const std::vector<std::string> q = {"search", "sunrise lake", "--encryption-key", key, "--timing"};
+  const Outcome first = Msp(q);
+  ASSERT_EQ(first.code, 0) << first.err;
+  ASSERT_TRUE(Contains(first.err, "started a resident server")) << first.err;
+  ASSERT_TRUE(Within(60, [&] {
+    const Outcome o = Msp(q);
+    return o.code == 0 && Contains(o.err, "answered by the msp server") && Contains(o.out, "paints a sunrise");
+  }));
+  const std::vector<pid_t> servers = ResidentServers(data_);
+  ASSERT_EQ(servers.size(), 1u);
+  std::ifstream in("/proc/" + std::to_string(servers[0]) + "/cmdline", std::ios::binary);
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(Contains(cmdline, data_)) << cmdline;
+  EXPECT_FALSE(Contains(cmdline, key)) << cmdline;
+  EXPECT_FALSE(Contains(cmdline, "--encryption-key")) << cmdline;
+  // Without the key a command is not answered by it (its settings differ):
+  // it answers itself, and fails as it would without a server.
+  const Outcome keyless = Msp({"search", "sunrise lake"});
+  EXPECT_NE(keyless.code, 0);
+  EXPECT_TRUE(Contains(keyless.err, "encrypted")) << keyless.err;
+  kill(servers[0], SIGTERM);
+  EXPECT_TRUE(Within(30, [&] { return ResidentServers(data_).empty(); }));
+}
+
 }  // namespace
