@@ -55,7 +55,8 @@ struct Settings {
 };
 
 // Waits (up to 30 s) until a server answers on `data_dir`'s socket, as the
-// one the first search started does once it has opened the store.
+// one the first search started does once it has opened the store (it
+// declines until warm: the runs wait for that as with --resident).
 bool WaitForResident(const std::string& data_dir) {
   const std::string path = local::SocketPath(data_dir);
   for (int i = 0; i < 3000; ++i) {

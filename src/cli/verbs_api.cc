@@ -17,8 +17,8 @@
 #include "api/operations.h"
 #include "cli/answer_text.h"
 #include "cli/cli.h"
-#include "codec/memory_json.h"
 #include "cli/resident_start.h"
+#include "codec/memory_json.h"
 #include "local/local_socket.h"
 #include "msp/digest.h"
 

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <string_view>
 
 #include <ostream>
@@ -110,20 +109,13 @@ Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
   if (path.empty()) {
     return Status::InvalidArgument("the data directory's path is too long for a socket address: no resident path");
   }
-  // No data directory: the store's own message (`msp init` makes one)
-  // rather than the socket's.
-  std::unique_ptr<MemoryLayer> opened_first;
-  if (std::error_code ec; !std::filesystem::is_directory(options.store.data_dir, ec)) {
-    MSP_ASSIGN_OR_RETURN(opened_first, OpenServedEngine(inv, /*create=*/false));
-  }
+  MSP_ASSIGN_OR_RETURN(const std::unique_ptr<MemoryLayer> engine, OpenServedEngine(inv, /*create=*/false));
   sigset_t previous;
   const sigset_t stop_signals = BlockStopSignals(&previous);
-  // The socket is taken first, so that commands arriving while the store
-  // opens find a server (which declines: they answer themselves) rather
-  // than none (they would each start another). It answers once its indexes
-  // are caught up and warm (IndexHousekeeping): a cold server's first
-  // queries, beside its warm-up, took longer than a command's own (84, 46,
-  // 329 ms at 100,000 records against ~20).
+  // It answers once its indexes are caught up and warm (IndexHousekeeping),
+  // declining until then (commands answer themselves): a cold server's
+  // first queries, beside its warm-up, took longer than a command's own
+  // (84, 46, 329 ms at 100,000 records against ~20).
   std::atomic<const ResidentCalls*> ready{nullptr};
   std::atomic<bool> resigned{false};
   auto handler = [&ready, &resigned, idle_s](const nlohmann::json& call) {
@@ -147,14 +139,6 @@ Status ServeLocalOnly(Invocation& inv, int64_t idle_s) {
     OwnedFd log(open(ResidentLogPath(options.store.data_dir).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (log.valid()) (void)dup2(log.get(), STDERR_FILENO);
   }
-  Result<std::unique_ptr<MemoryLayer>> opened =
-      opened_first ? std::move(opened_first) : OpenServedEngine(inv, /*create=*/false);
-  if (!opened.ok()) {
-    server->Stop();
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    return opened.status();
-  }
-  const std::unique_ptr<MemoryLayer> engine = std::move(opened).value();
   const ResidentCalls resident(*engine, options);
   *inv.err << "msp: answering msp commands on " << path << " (no HTTP) once warm"
            << (idle_s > 0 ? "; stops after " + std::to_string(idle_s) + " s without a call" : std::string())
