@@ -116,7 +116,7 @@ int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, co
     scope.mission = flags->Get("--mission");
     Result<std::string> spooled = SpoolObservation(*o, scope, repository);
     if (!spooled.ok()) return fail(spooled.status());
-    if (Status s = SpawnDetached(import_argv); !s.ok()) return fail(s);
+    if (Status s = SpawnImporter(import_argv); !s.ok()) return fail(s);
     return 0;
   }
 
@@ -148,7 +148,7 @@ int RunCaptureCommand(const std::vector<std::string>& args, std::istream& in, co
   if (!prompt.ok()) return fail(prompt.status());
   Result<std::string> spooled = SpoolPrompt(*prompt, repository);
   if (!spooled.ok()) return fail(spooled.status());
-  if (Status s = SpawnDetached(import_argv); !s.ok()) return fail(s);
+  if (Status s = SpawnImporter(import_argv); !s.ok()) return fail(s);
   return 0;
 }
 

@@ -2,8 +2,6 @@
 #include "cli/resident_start.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 
 #include "config/config.h"
 #include "local/local_socket.h"
+#include "util/detached.h"
 #include "util/owned_fd.h"
 
 extern char** environ;
@@ -39,16 +38,13 @@ bool SecretSetting(std::string_view key) {
   return key == "store.encryption_key" || key.ends_with("api_key") || key.ends_with("api_keys");
 }
 
-// The background server's command line and environment: the data
-// directory as this command resolved it, the same configuration file and
-// setting flags (so that it answers with this command's settings; secrets
-// as variables), the idle time.
-struct ServerLaunch {
-  std::vector<std::string> args;
-  std::vector<std::string> env;  // NAME=VALUE
-};
-
-ServerLaunch LaunchOf(const Invocation& inv) {
+// The background server (started detached, util/detached.h, with its
+// messages in its log once it holds the socket, so that one started in a
+// race it loses writes nothing there): its command line and environment,
+// the data directory as this command resolved it, the same configuration
+// file and setting flags (so that it answers with this command's settings;
+// secrets as variables), the idle time.
+DetachedProcess ServerOf(const Invocation& inv) {
   const Settings& options = inv.config.options;
   std::error_code ec;
   const std::filesystem::path data_dir = std::filesystem::absolute(options.store.data_dir, ec);
@@ -95,48 +91,15 @@ ServerLaunch LaunchOf(const Invocation& inv) {
     if (!replaced) env.emplace_back(entry);
   }
   for (const auto& [name, value] : secrets) env.push_back(name + "=" + value);
-  return ServerLaunch{std::move(args), std::move(env)};
-}
-
-// Starts `args` as a session of its own: standard input, output and error
-// /dev/null (the server opens its log once it holds the socket, so that one
-// started in a race it loses writes nothing there), no descriptor of this
-// process's but those, no signal blocked. Returns its pid, or -1.
-pid_t SpawnDetached(const ServerLaunch& launch) {
-  const std::vector<std::string>& args = launch.args;
-  posix_spawn_file_actions_t files;
-  posix_spawnattr_t attr;
-  if (posix_spawn_file_actions_init(&files) != 0) return -1;
-  if (posix_spawnattr_init(&attr) != 0) {
-    posix_spawn_file_actions_destroy(&files);
-    return -1;
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  bool ok = posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0) == 0 &&
-            posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0) == 0 &&
-            posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0) == 0 &&
-            posix_spawn_file_actions_addclosefrom_np(&files, 3) == 0 &&
-            posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK) == 0 &&
-            posix_spawnattr_setsigmask(&attr, &none) == 0;
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  DetachedProcess server;
+  server.program = ResidentProgram();
   // Named in `ps` by the file the program was started from.
-  char named[4096];
-  const ssize_t n = readlink(args[0].c_str(), named, sizeof(named) - 1);
-  if (n > 0) {
-    named[n] = '\0';
-    argv[0] = named;
-  }
-  std::vector<char*> envp;
-  for (const std::string& e : launch.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  if (ok && posix_spawn(&pid, args[0].c_str(), &files, &attr, argv.data(), envp.data()) != 0) pid = -1;
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&files);
-  return pid;
+  std::error_code named_ec;
+  const std::filesystem::path named = std::filesystem::read_symlink(server.program, named_ec);
+  if (!named_ec) args[0] = named.string();
+  server.argv = std::move(args);
+  server.env = std::move(env);
+  return server;
 }
 
 }  // namespace
@@ -174,13 +137,13 @@ void MaybeStartResident(Invocation& inv, MemoryLayer& engine) {
   if (OwnedFd mark(open(lock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)); mark.valid()) {
     (void)futimens(mark.get(), nullptr);
   }
-  const pid_t pid = SpawnDetached(LaunchOf(inv));
+  const Result<pid_t> pid = SpawnDetached(ServerOf(inv));
   if (inv.flags.Has("--timing")) {
-    if (pid > 0) {
-      *inv.err << "timing: started a resident server (pid " << pid << ", msp serve --local-only) for the next commands on "
+    if (pid.ok()) {
+      *inv.err << "timing: started a resident server (pid " << *pid << ", msp serve --local-only) for the next commands on "
                << local::SocketPath(inv.config.options.store.data_dir) << "\n";
     } else {
-      *inv.err << "timing: could not start a resident server\n";
+      *inv.err << "timing: could not start a resident server: " << pid.status().message() << "\n";
     }
   }
 }

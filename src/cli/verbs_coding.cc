@@ -431,7 +431,7 @@ Status RunHookPostToolUse(Invocation& inv) {
                                    AbsolutePath(inv.config.options.store.data_dir), "--capture-repository", repo,
                                    "--capture-log-file", log};
   if (!inv.config.config_file.empty()) argv.insert(argv.end(), {"--config", AbsolutePath(inv.config.config_file)});
-  if (Status s = SpawnDetached(argv); !s.ok()) AppendToLog(log, "hook post-tool-use", s.ToString());
+  if (Status s = SpawnImporter(argv); !s.ok()) AppendToLog(log, "hook post-tool-use", s.ToString());
   return Status::Ok();
 }
 

@@ -2,8 +2,6 @@
 #include "coding/capture.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sched.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/detached.h"
 #include "util/time.h"
 #include "util/utf8.h"
 
@@ -190,34 +189,15 @@ Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string&
   return WriteSpoolFile(SpoolDir(repository), prompt.at, random, body);
 }
 
-Status SpawnDetached(const std::vector<std::string>& argv) {
-  if (argv.empty()) return Status::InvalidArgument("no program to start");
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // fork(), not posix_spawn(): posix_spawn's parent waits until the child's
-  // execve is done, ~10 ms for the large msp binary; after fork() the hook
-  // goes on at once. Not waited for: when the hook exits, init adopts it.
-  const pid_t pid = ::fork();
-  if (pid < 0) return Status::IoError(std::string("cannot start the importer: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setsid();
-    // SCHED_IDLE: the import is housekeeping and must not take the CPU from
-    // the hook that is still exiting or from the agent (readers import the
-    // spool themselves, so a late import loses nothing).
-    sched_param param{};
-    param.sched_priority = 0;
-    ::sched_setscheduler(0, SCHED_IDLE, &param);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, 0);
-      ::dup2(null_fd, 1);
-      ::dup2(null_fd, 2);
-      if (null_fd > 2) ::close(null_fd);
-    }
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
+Status SpawnImporter(const std::vector<std::string>& argv) {
+  // SCHED_IDLE: the import is housekeeping and must not take the CPU from
+  // the hook that is still exiting or from the agent (readers import the
+  // spool themselves, so a late import loses nothing).
+  DetachedProcess importer;
+  importer.argv = argv;
+  importer.idle_priority = true;
+  Result<pid_t> started = SpawnDetached(importer);
+  if (!started.ok()) return started.status().WithContext("the spool importer");
   return Status::Ok();
 }
 

@@ -76,11 +76,10 @@ Result<std::string> SpoolPrompt(const CapturedPrompt& prompt, const std::string&
 // created) through a temporary file and a rename. Returns the path.
 Result<std::string> WriteSpoolFile(const std::string& dir, TimeMs at, uint64_t random, const std::string& body);
 
-// Starts `argv` (argv[0] a path, or a name looked up on PATH) detached: its
-// own session, scheduled SCHED_IDLE, standard streams on /dev/null, not
-// waited for (when the caller exits, init adopts it). IoError when fork
+// Starts the spool importer `argv` (argv[0] a path, or a name looked up on
+// PATH) detached (util/detached.h), scheduled SCHED_IDLE. IoError when fork
 // fails; a failed exec is not reported (the child exits 127).
-Status SpawnDetached(const std::vector<std::string>& argv);
+Status SpawnImporter(const std::vector<std::string>& argv);
 
 // Appends one line "<ISO time> <what>: <message>" to `log_path` (parent
 // directories created). Best effort: failures are ignored.
