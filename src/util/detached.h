@@ -24,10 +24,10 @@ struct DetachedProcess {
 
 // Starts `p` detached: its own session, standard streams on /dev/null, no
 // other descriptor of the caller's, no signal blocked; not waited for (when
-// the caller exits, init adopts it). fork(), not posix_spawn(): posix_spawn's
-// parent waits until the child's execve is done, ~10 ms for the large msp
-// binary. Returns its pid; IoError when fork fails. A failed exec is not
-// reported (the child exits 127).
+// the caller exits, init adopts it). By fork(); posix_spawn() (vfork: the
+// caller waits for the child's execve) measured the same for the capture
+// hook (bench/README.md, "Session 37"). Returns its pid; IoError when fork
+// fails. A failed exec is not reported (the child exits 127).
 Result<pid_t> SpawnDetached(const DetachedProcess& p);
 
 }  // namespace msp
