@@ -6,6 +6,7 @@ alternately, on LoCoMo questions of conversations the retrieval was not
 tuned on (5..9, 0-based: the held-out half, by default).
 
     python3 bench/agent_caller.py MSP DATA_DIR [--mode auto|direct] [--questions N] [--rounds R]
+                                  [--questions-from DIR] [--search-args "ARGS"]
 
 --mode auto (default): msp's defaults, so the first search finds no server
   and starts one (server.resident_autostart; docs/cli.md, "The resident
@@ -17,10 +18,18 @@ Before each round any server on DATA_DIR is asked to give its socket up
 (the resign call a user's `msp serve` sends) and the start mark is set back,
 so every round starts as a fresh user's would. Prints, per round, the p50
 of search and version and the median of the pair-by-pair ratios.
+--questions-from DIR: instead of LoCoMo, queries made from the text files
+  under DIR (documents msp was not built against, e.g. a store made by
+  `msp ingest DIR --mission M`): the first 8 words of lines of 6 to 30
+  words, in an order fixed by a seed. --search-args: more arguments for
+  every search (e.g. "--mission M").
 """
 import argparse
 import json
 import os
+import random
+import re
+import shlex
 import socket
 import statistics
 import struct
@@ -48,6 +57,25 @@ def resign(data_dir):
         time.sleep(0.05)
 
 
+def questions_from(root):
+    """Queries from the text of the files under root (see --questions-from)."""
+    lines = []
+    for base, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            try:
+                with open(os.path.join(base, name), errors="ignore") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                words = re.findall(r"[A-Za-z][A-Za-z0-9'-]+", line)
+                if 6 <= len(words) <= 30 and "<" not in line:
+                    lines.append(" ".join(words[:8]))
+    random.Random(7).shuffle(lines)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("msp")
@@ -58,10 +86,20 @@ def main():
     ap.add_argument("--locomo", default=os.environ.get(
         "MSP_LOCOMO", os.path.join(HERE, "..", "..", "shared", "bench-data", "locomo10.json")))
     ap.add_argument("--conversations", default="5:10", help="FROM:TO, 0-based, TO exclusive")
+    ap.add_argument("--questions-from", help="DIR: queries from the text files under it, not LoCoMo")
+    ap.add_argument("--search-args", default="", help="more arguments for every search")
     a = ap.parse_args()
-    lo, hi = (int(x) for x in a.conversations.split(":"))
-    questions = [qa["question"] for conv in json.load(open(a.locomo))[lo:hi] for qa in conv["qa"]]
+    if a.questions_from:
+        if not os.path.isdir(a.questions_from):
+            ap.error("--questions-from: %s is not a directory" % a.questions_from)
+        questions = questions_from(a.questions_from)
+        if not questions:
+            ap.error("--questions-from: no line of 6 to 30 words in the files under %s" % a.questions_from)
+    else:
+        lo, hi = (int(x) for x in a.conversations.split(":"))
+        questions = [qa["question"] for conv in json.load(open(a.locomo))[lo:hi] for qa in conv["qa"]]
     questions = questions[: a.questions]
+    search_args = shlex.split(a.search_args)
     env = dict(os.environ)
     if a.mode == "direct":
         env["MSP_SERVER_RESIDENT_AUTOSTART"] = "0"
@@ -82,7 +120,7 @@ def main():
         version, search = [], []
         for q in questions:
             version.append(run([a.msp, "version"]))
-            search.append(run([a.msp, "--data-dir", a.data_dir, "search", q]))
+            search.append(run([a.msp, "--data-dir", a.data_dir, "search", q] + search_args))
         skip = 40 if len(questions) > 60 else 0
         s, v = search[skip:], version[skip:]
         print("round %d, %s: first 12 searches (ms) %s" % (r + 1, a.mode, " ".join("%.0f" % x for x in search[:12])))
