@@ -77,6 +77,21 @@ struct LexicalHit {
   std::vector<TermMatch> terms;  // with IndexQuery::session_terms only
 };
 
+// What a ranked lexical search (IndexQuery::sessions empty) left out, so a
+// caller that asked for fewer candidates than it could use can tell whether
+// the rest could change its ranking (Retriever::Search).
+struct LexicalRest {
+  // The hits are every visible record the query matches.
+  bool complete = true;
+  // When not complete: no record left out scores above this (its best
+  // passage's BM25 weight is at most this).
+  double max_score = 0.0;
+  // Whether any document of the index, at the revision searched, is an
+  // episode of a session (when none, hits carry no EpisodePosition and
+  // their episode context is their own score).
+  bool sessions = false;
+};
+
 // The one definition of "record r is visible to query q" (scope, filter,
 // expiry, state). The lexical index encodes the same rules as boolean terms;
 // tests check that the two agree.
@@ -106,8 +121,11 @@ class LexicalIndex {
   virtual Status Reset() = 0;
   // BM25 top `q.limit` over q.text, best first, only records matching q.
   virtual Result<std::vector<IndexHit>> Search(const IndexQuery& q) = 0;
-  // As Search, with each hit's place in its session.
-  virtual Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) = 0;
+  // As Search, with each hit's place in its session; when `rest` is not
+  // null it receives what the search left out (only meaningful without
+  // IndexQuery::sessions).
+  virtual Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q, LexicalRest* rest) = 0;
+  Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) { return SearchEpisodes(q, nullptr); }
   virtual Result<int64_t> DocCount() = 0;
   // For a long-lived process, once: keeps in memory what every search reads
   // of the index's files beside Xapian's own (the docid map: 64 bytes a

@@ -169,15 +169,15 @@ class XapianLexicalIndex final : public LexicalIndex {
   }
 
   Result<std::vector<IndexHit>> Search(const IndexQuery& q) override {
-    MSP_ASSIGN_OR_RETURN(auto found, Find(q, /*with_position=*/false));
+    MSP_ASSIGN_OR_RETURN(auto found, Find(q, /*with_position=*/false, nullptr));
     std::vector<IndexHit> hits;
     hits.reserve(found.size());
     for (auto& h : found) hits.push_back(std::move(h.hit));
     return hits;
   }
 
-  Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q) override {
-    return Find(q, /*with_position=*/true);
+  Result<std::vector<LexicalHit>> SearchEpisodes(const IndexQuery& q, LexicalRest* rest) override {
+    return Find(q, /*with_position=*/true, rest);
   }
 
   // Creates the database if `dir` holds none yet; empties one of an older
@@ -302,10 +302,17 @@ class XapianLexicalIndex final : public LexicalIndex {
     return Status::Ok();
   }
 
-  // The search behind Search and SearchEpisodes (see IndexQuery::sessions).
-  Result<std::vector<LexicalHit>> Find(const IndexQuery& q, bool with_position) {
+  // The search behind Search and SearchEpisodes (see IndexQuery::sessions);
+  // `rest` as SearchEpisodes'.
+  Result<std::vector<LexicalHit>> Find(const IndexQuery& q, bool with_position, LexicalRest* rest) {
+    if (rest != nullptr) *rest = LexicalRest{};
     if (q.limit <= 0) return std::vector<LexicalHit>{};
     return Read<std::vector<LexicalHit>>("search", [&](Reader& r) -> Result<std::vector<LexicalHit>> {
+      // An index without episodes of sessions has no positions to read
+      // (which would read each uncached hit's document).
+      const bool sessions = r.db.get_value_freq(kSlotSession) > 0;
+      const bool positions = with_position && sessions;
+      if (rest != nullptr) *rest = LexicalRest{.complete = true, .max_score = 0.0, .sessions = sessions};
       Xapian::Query text = ParseText(r, q.text);
       std::vector<LexicalHit> hits;
       if (text.empty()) return hits;
@@ -367,11 +374,20 @@ class XapianLexicalIndex final : public LexicalIndex {
         }
         MapIds(r, mset, any_passages);
         std::unordered_set<std::string_view> seen;  // views of r.docs' ids, stable while this runs
-        for (auto it = mset.begin(); it != mset.end() && hits.size() < want; ++it) {
-          const Reader::CachedDoc& d = ReadDoc(r, it, with_position);
+        auto it = mset.begin();
+        double last_weight = 0.0;  // of the last document looked at
+        for (; it != mset.end() && hits.size() < want; ++it) {
+          const Reader::CachedDoc& d = ReadDoc(r, it, positions);
+          last_weight = it.get_weight();
           if (passages && d.passage_end > 0 && !seen.insert(d.id).second) continue;
-          hits.push_back(LexicalHit{IndexHit{d.id, it.get_weight()}, with_position ? d.position : EpisodePosition{},
+          hits.push_back(LexicalHit{IndexHit{d.id, last_weight}, positions ? d.position : EpisodePosition{},
                                     d.passage_begin, d.passage_end, query_match, {}});
+        }
+        // Documents past the last one looked at (ranked, so none weighs
+        // more) are left out, unless the mset held every match.
+        if (rest != nullptr && q.sessions.empty()) {
+          rest->complete = it == mset.end() && mset.size() < fetch;
+          rest->max_score = rest->complete ? 0.0 : last_weight;
         }
         if (!passages || hits.size() >= want || mset.size() < fetch) break;
         fetch *= 4;

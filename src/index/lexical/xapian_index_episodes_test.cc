@@ -3,6 +3,7 @@
 // year terms, and long records indexed as passages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -238,6 +239,79 @@ TEST(XapianIndexPassagesTest, LongRecordsAreFoundOnceByTheirBestPassage) {
   EXPECT_EQ(text.substr((*again)[0].passage_begin, (*again)[0].passage_end - (*again)[0].passage_begin)
                 .find("The miller sold us bread."),
             0u);
+}
+
+// What a ranked search leaves out (LexicalRest): whether its hits are every
+// match, the most a record left out can score (the weight of the last
+// document it looked at, a passage of a long record included), and whether
+// the index holds episodes of sessions at all.
+TEST(XapianIndexRestTest, SaysWhatTheSearchLeftOut) {
+  TempDir dir;
+  RetrievalOptions options;
+  options.passage_bytes = 64;
+  auto opened = OpenLexicalIndex(dir.path() + "/lexical", options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  LexicalIndex& index = **opened;
+  std::vector<Memory> records;
+  for (int i = 0; i < 30; ++i) {
+    // "harbour" i % 4 + 1 times, among other words: weights fall by rank.
+    std::string text = "note " + std::to_string(i);
+    for (int n = 0; n <= i % 4; ++n) text += " harbour ferry";
+    for (int n = 0; n < i % 7; ++n) text += " timetable";
+    records.push_back(Rec("r" + std::to_string(i), text));
+  }
+  // A long record: several passages, each a document; found once.
+  records.push_back(Rec("long",
+                        "The harbour ferry leaves at dawn from the north pier. Tickets are sold on board only. "
+                        "The harbour master keeps the ferry timetable in the harbour office by the north pier."));
+  ASSERT_TRUE(index.Apply(records, {}, 1).ok());
+
+  // Every match asked for: complete, nothing left out.
+  LexicalRest rest;
+  rest.complete = false;
+  rest.sessions = true;
+  IndexQuery all = Query("harbour ferry");
+  auto every = index.SearchEpisodes(all, &rest);
+  ASSERT_TRUE(every.ok()) << every.status().ToString();
+  ASSERT_EQ(every->size(), 31u);
+  EXPECT_TRUE(rest.complete);
+  EXPECT_FALSE(rest.sessions);
+  EXPECT_TRUE((*every)[0].position.session.empty());
+
+  // Fewer asked for: the hits are the first of every match's, and no
+  // record left out outscores max_score, which is at most the last hit's.
+  for (int limit : {1, 5, 12, 30}) {
+    IndexQuery few = Query("harbour ferry");
+    few.limit = limit;
+    auto hits = index.SearchEpisodes(few, &rest);
+    ASSERT_TRUE(hits.ok());
+    ASSERT_EQ(hits->size(), static_cast<size_t>(limit));
+    EXPECT_FALSE(rest.complete) << limit;
+    EXPECT_LE(rest.max_score, hits->back().hit.score) << limit;
+    for (size_t i = 0; i < hits->size(); ++i) {
+      EXPECT_EQ((*hits)[i].hit.id, (*every)[i].hit.id) << limit << " " << i;
+      EXPECT_DOUBLE_EQ((*hits)[i].hit.score, (*every)[i].hit.score) << limit << " " << i;
+    }
+    double left_best = 0.0;
+    for (size_t i = hits->size(); i < every->size(); ++i) left_best = std::max(left_best, (*every)[i].hit.score);
+    EXPECT_LE(left_best, rest.max_score) << limit;
+  }
+
+  // One episode of a session anywhere in the index: sessions, whatever the
+  // query finds.
+  Memory step = Rec("step", "an unrelated turn about lunch");
+  step.kind = Kind::kEpisode;
+  step.layer = Layer::kEpisodic;
+  step.ns.session = "s1";
+  step.step_number = 1;
+  ASSERT_TRUE(index.Apply({step}, {}, 2).ok());
+  auto after = index.SearchEpisodes(Query("harbour ferry"), &rest);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(rest.sessions);
+  EXPECT_TRUE(rest.complete);
+  ASSERT_TRUE(index.Apply({}, {"step"}, 3).ok());
+  ASSERT_TRUE(index.SearchEpisodes(Query("harbour ferry"), &rest).ok());
+  EXPECT_FALSE(rest.sessions);
 }
 
 }  // namespace
