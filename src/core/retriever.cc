@@ -140,7 +140,7 @@ Result<bool> Retriever::VectorSignal(const std::vector<float>& query_vector, con
   }
   if (scan) {
     IndexQuery vq = q;
-    if (ro.vector_candidates > 0) vq.limit = std::max(ro.vector_candidates, r.top_k);
+    vq.limit = std::max(ro.vector_candidates > 0 ? ro.vector_candidates : ro.candidates, r.top_k);
     MSP_ASSIGN_OR_RETURN(std::vector<IndexHit> found, ctx_.vector.Search(query_vector, vq));
     std::unordered_set<std::string_view> have;
     for (const IndexHit& h : vector.hits) have.insert(h.id);
@@ -155,12 +155,12 @@ Result<bool> Retriever::VectorSignal(const std::vector<float>& query_vector, con
   return scan;
 }
 
-Result<std::vector<LexicalHit>> Retriever::SearchLexical(const IndexQuery& q) const {
+Result<std::vector<LexicalHit>> Retriever::SearchLexical(const IndexQuery& q, LexicalRest* rest) const {
   const int64_t resets = ctx_.index_sync.lexical_resets();
-  Result<std::vector<LexicalHit>> hits = ctx_.lexical.SearchEpisodes(q);
+  Result<std::vector<LexicalHit>> hits = ctx_.lexical.SearchEpisodes(q, rest);
   if (hits.ok() || hits.status().code() != StatusCode::kCorruption) return hits;
   MSP_RETURN_IF_ERROR(ctx_.index_sync.RepairLexical(hits.status(), resets));
-  return ctx_.lexical.SearchEpisodes(q);
+  return ctx_.lexical.SearchEpisodes(q, rest);
 }
 
 Result<std::vector<SearchHit>> Retriever::Retrieve(const RetrieveRequest& r) {
@@ -244,16 +244,42 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   }
   MSP_RETURN_IF_ERROR(ctx_.index_sync.CatchUp());
   const TimeMs now = ctx_.clock.NowMs();
+  const RetrievalOptions& ro = ctx_.options.retrieval;
+  const int candidates = std::max(ro.candidates, r.top_k);
+  // A few candidates first, where that can be exact (see Ranked): score
+  // fusion, no explain (it shows ranks among all candidates), no time
+  // travel (it reads every candidate), and an index that held no episodes
+  // of sessions at the last search (so no session ranking either).
+  const int shallow = std::max(kShallowPerHit * r.top_k, kShallowMin);
+  if (shallow < candidates && ro.fusion != Fusion::kRrf && !r.explain && r.as_of <= 0 &&
+      !sessions_seen_.load(std::memory_order_relaxed)) {
+    RetrieveResult first;
+    MSP_ASSIGN_OR_RETURN(bool exact, Ranked(r, now, shallow, /*shallow=*/true, first));
+    if (exact) return first;
+  }
+  RetrieveResult result;
+  MSP_ASSIGN_OR_RETURN(bool answered, Ranked(r, now, candidates, /*shallow=*/false, result));
+  (void)answered;  // always, unless shallow
+  return result;
+}
+
+Result<bool> Retriever::Ranked(const RetrieveRequest& r, TimeMs now, int candidates, bool shallow,
+                               RetrieveResult& result) {
   IndexQuery q;
   q.scope = r.scope;
   q.filter = r.filter;
   if (r.as_of > 0) q.filter.include_superseded = true;  // HeldAt decides
   q.now = now;
   q.text = r.query;
-  q.limit = std::max(ctx_.options.retrieval.candidates, r.top_k);
+  q.limit = candidates;
 
   const RetrievalOptions& ro = ctx_.options.retrieval;
-  MSP_ASSIGN_OR_RETURN(auto lexical_hits, SearchLexical(q));
+  LexicalRest left_out;
+  MSP_ASSIGN_OR_RETURN(auto lexical_hits, SearchLexical(q, &left_out));
+  sessions_seen_.store(left_out.sessions, std::memory_order_relaxed);
+  // Episodes of sessions rank by their neighbours and sessions too, which
+  // candidates left out can lift: only every candidate will do.
+  if (shallow && left_out.sessions) return false;
   // How much of the query its best lexical hit matches, for the calibration
   // (core/calibration.h).
   const double match = lexical_hits.empty() ? 0.0 : lexical_hits.front().query_match;
@@ -267,14 +293,14 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
     in_sessions.sessions = HitSessions(lexical_hits, kMatchSessions);
     in_sessions.session_terms = true;
     if (!in_sessions.sessions.empty()) {
-      MSP_ASSIGN_OR_RETURN(matched, SearchLexical(in_sessions));
+      MSP_ASSIGN_OR_RETURN(matched, SearchLexical(in_sessions, nullptr));
       session_match = SessionBm25(matched, ro.bm25_k1);
     }
     if (ro.context_sessions > 0) {
       IndexQuery around = q;
       around.sessions = TopSessions(in_sessions.sessions, session_match, ro.context_sessions);
       if (!around.sessions.empty()) {
-        MSP_ASSIGN_OR_RETURN(auto more, SearchLexical(around));
+        MSP_ASSIGN_OR_RETURN(auto more, SearchLexical(around, nullptr));
         lexical_hits.insert(lexical_hits.end(), std::make_move_iterator(more.begin()),
                             std::make_move_iterator(more.end()));
       }
@@ -345,6 +371,25 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
   std::vector<FusedHit> fused = direct     ? std::move(*direct)
                                 : by_score ? FuseScores(signals, r.explain)
                                            : FuseReciprocalRank(signals, std::max(1, ro.rrf_k), r.explain);
+  if (shallow && !left_out.complete) {
+    // A record left out scores at most its lexical bound (the last
+    // candidate's BM25 over the best, as the candidates' own scores are
+    // made) with a perfect cosine; a record found by the vector signal
+    // alone, at most w_v / (w_l + w_v), which is less. When the top_k-th
+    // fused score is above that, every candidate would give the same top
+    // top_k, in the same order (ties keep the candidates' order, and a
+    // left-out record cannot tie). The margin covers rounding.
+    double best_bm25 = 0.0, best = 0.0;
+    for (const ContextScore& c : context) {
+      best_bm25 = std::max(best_bm25, c.bm25);
+      best = std::max(best, c.score);
+    }
+    const double lexical_bound =
+        best_bm25 > 0 && best > 0 ? std::clamp(left_out.max_score / best_bm25 / best, 0.0, 1.0) : 1.0;
+    const double bound = (ro.lexical_weight * lexical_bound + ro.vector_weight) / (ro.lexical_weight + ro.vector_weight);
+    const size_t k = static_cast<size_t>(r.top_k);
+    if (fused.size() < k || !(fused[k - 1].score > bound + 1e-9)) return false;
+  }
   calibrate(fused);
   std::unordered_map<std::string_view, const ContextScore*> context_by_id;
   if (r.explain) {
@@ -396,6 +441,7 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
       // Re-check against the record as stored now: the index may lag a
       // concurrent writer, and visibility must never depend on it.
       if (it == by_id.end() || !MatchesQuery(*it->second, q) || (r.as_of > 0 && !HeldAt(*it->second, r.as_of))) {
+        if (shallow) return false;  // the next hits may be among those left out
         stale = true;
         continue;
       }
@@ -439,12 +485,11 @@ Result<RetrieveResult> Retriever::Search(const RetrieveRequest& r) {
     ctx_.access.Note(served, now);
   }
   if (r.context_steps > 0) MSP_RETURN_IF_ERROR(AddContext(r, q, out));
-  RetrieveResult result;
   if (!sessions.empty()) {
     MSP_ASSIGN_OR_RETURN(result.sessions, ResolveSessions(r, q, std::move(sessions), out));
   }
   result.hits = std::move(out);
-  return result;
+  return true;
 }
 
 }  // namespace msp

@@ -8,6 +8,7 @@
 #ifndef MSP_CORE_RETRIEVER_H_
 #define MSP_CORE_RETRIEVER_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,7 +35,15 @@ class Retriever {
   // The lexical index's SearchEpisodes; when the index answers Corruption
   // (damaged under a running engine), it is repaired from the store
   // (IndexSync::RepairLexical) and the search runs again.
-  Result<std::vector<LexicalHit>> SearchLexical(const IndexQuery& q) const;
+  Result<std::vector<LexicalHit>> SearchLexical(const IndexQuery& q, LexicalRest* rest) const;
+
+  // Search past its checks: `candidates` lexical candidates, ranked and
+  // read back into `result`; true when it did. With `shallow`, false
+  // (`result` unspecified, no access noted) unless the result is the one
+  // every candidate (retrieval.candidates) would give: the index holds no
+  // episodes of sessions, no hit was stale, and the candidates left out
+  // (LexicalRest) cannot reach the top top_k; see the definition.
+  Result<bool> Ranked(const RetrieveRequest& r, TimeMs now, int candidates, bool shallow, RetrieveResult& result);
 
   // Fills signals[1], the vector signal, from the lexical one in
   // signals[0]; see the definition.
@@ -63,7 +72,17 @@ class Retriever {
   // while to load, and most hits are short enough not to need it).
   const TokenCounter& Counter() const;
 
+  // The first search's candidates when it can be exact: this many a hit
+  // asked for, at least kShallowMin. Most queries' top 10 stand apart from
+  // their 40th candidate, and Xapian's query costs less the fewer
+  // documents it ranks (bench/README.md, "Session 38").
+  static constexpr int kShallowPerHit = 6;
+  static constexpr int kShallowMin = 60;
+
   const EngineContext& ctx_;
+  // Whether the lexical index held episodes of sessions at the last search
+  // (then the shallow first search is not tried).
+  std::atomic<bool> sessions_seen_{false};
   mutable std::once_flag counter_once_;
   mutable std::unique_ptr<TokenCounter> counter_;
 };
