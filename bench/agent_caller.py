@@ -6,7 +6,7 @@ alternately, on LoCoMo questions of conversations the retrieval was not
 tuned on (5..9, 0-based: the held-out half, by default).
 
     python3 bench/agent_caller.py MSP DATA_DIR [--mode auto|direct] [--questions N] [--rounds R]
-                                  [--questions-from DIR] [--search-args "ARGS"]
+                                  [--questions-from DIR] [--search-args "ARGS"] [--skip N]
 
 --mode auto (default): msp's defaults, so the first search finds no server
   and starts one (server.resident_autostart; docs/cli.md, "The resident
@@ -22,7 +22,8 @@ of search and version and the median of the pair-by-pair ratios.
   under DIR (documents msp was not built against, e.g. a store made by
   `msp ingest DIR --mission M`): the first 8 words of lines of 6 to 30
   words, in an order fixed by a seed. --search-args: more arguments for
-  every search (e.g. "--mission M").
+  every search (e.g. "--mission M"). --skip N: leave out the first N
+  queries, so a change tuned on them is measured on others.
 """
 import argparse
 import json
@@ -88,6 +89,8 @@ def main():
     ap.add_argument("--conversations", default="5:10", help="FROM:TO, 0-based, TO exclusive")
     ap.add_argument("--questions-from", help="DIR: queries from the text files under it, not LoCoMo")
     ap.add_argument("--search-args", default="", help="more arguments for every search")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N queries (e.g. those a change was tuned on)")
     a = ap.parse_args()
     if a.questions_from:
         if not os.path.isdir(a.questions_from):
@@ -98,7 +101,11 @@ def main():
     else:
         lo, hi = (int(x) for x in a.conversations.split(":"))
         questions = [qa["question"] for conv in json.load(open(a.locomo))[lo:hi] for qa in conv["qa"]]
-    questions = questions[: a.questions]
+    if a.skip < 0:
+        ap.error("--skip must be >= 0, got %d" % a.skip)
+    if a.skip >= len(questions):
+        ap.error("--skip %d leaves no query (there are %d)" % (a.skip, len(questions)))
+    questions = questions[a.skip : a.skip + a.questions]
     search_args = shlex.split(a.search_args)
     env = dict(os.environ)
     if a.mode == "direct":
