@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -176,17 +177,26 @@ TEST(XapianIndexFormatTest, DateTermsOffLeavesThemOutAndReopeningRebuilds) {
   EXPECT_EQ(*(*idx)->DocCount(), 0);
 }
 
+// An index whose records longer than 64 bytes are indexed as passages.
+class XapianPassagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RetrievalOptions options;
+    options.passage_bytes = 64;
+    auto opened = OpenLexicalIndex(dir_.path() + "/lexical", options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    index_ = std::move(opened).value();
+  }
+  TempDir dir_;
+  std::unique_ptr<LexicalIndex> index_;
+};
+
 // A record longer than passage_bytes is one document per passage: it ranks
 // by its best passage, is found once, and the hit names the passage; a
 // replace or delete takes every passage, and a Clear and replay (reindex)
 // makes them again.
-TEST(XapianIndexPassagesTest, LongRecordsAreFoundOnceByTheirBestPassage) {
-  TempDir dir;
-  RetrievalOptions options;
-  options.passage_bytes = 64;
-  auto opened = OpenLexicalIndex(dir.path() + "/lexical", options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  LexicalIndex& index = **opened;
+TEST_F(XapianPassagesTest, LongRecordsAreFoundOnceByTheirBestPassage) {
+  LexicalIndex& index = *index_;
   const std::string text =
       "We walked along the river to the old mill. The miller sold us bread. "
       "Later the lighthouse keeper told stories about storms. "
@@ -245,13 +255,8 @@ TEST(XapianIndexPassagesTest, LongRecordsAreFoundOnceByTheirBestPassage) {
 // match, the most a record left out can score (the weight of the last
 // document it looked at, a passage of a long record included), and whether
 // the index holds episodes of sessions at all.
-TEST(XapianIndexRestTest, SaysWhatTheSearchLeftOut) {
-  TempDir dir;
-  RetrievalOptions options;
-  options.passage_bytes = 64;
-  auto opened = OpenLexicalIndex(dir.path() + "/lexical", options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  LexicalIndex& index = **opened;
+TEST_F(XapianPassagesTest, SaysWhatTheSearchLeftOut) {
+  LexicalIndex& index = *index_;
   std::vector<Memory> records;
   for (int i = 0; i < 30; ++i) {
     // "harbour" i % 4 + 1 times, among other words: weights fall by rank.
