@@ -346,10 +346,10 @@ Result<bool> Retriever::Ranked(const RetrieveRequest& r, TimeMs now, int candida
   RankedSignal& vector = signals[1];
   vector = RankedSignal{"cosine", ro.vector_weight, {}};
   const bool by_score = ro.fusion != Fusion::kRrf;
+  // The best context score (by score, the lexical signal is each one over it).
+  double best = 0.0;
+  for (const ContextScore& c : context) best = std::max(best, c.score);
   if (by_score) {
-    // The lexical signal on [0, 1]: the context score over the best one.
-    double best = 0.0;
-    for (const ContextScore& c : context) best = std::max(best, c.score);
     for (size_t i = 0; i < context.size(); ++i) lexical.hits[i].score = best > 0 ? context[i].score / best : 0.0;
   }
   // Whether the vector index's own top candidates were searched; see
@@ -379,11 +379,8 @@ Result<bool> Retriever::Ranked(const RetrieveRequest& r, TimeMs now, int candida
     // fused score is above that, every candidate would give the same top
     // top_k, in the same order (ties keep the candidates' order, and a
     // left-out record cannot tie). The margin covers rounding.
-    double best_bm25 = 0.0, best = 0.0;
-    for (const ContextScore& c : context) {
-      best_bm25 = std::max(best_bm25, c.bm25);
-      best = std::max(best, c.score);
-    }
+    double best_bm25 = 0.0;
+    for (const ContextScore& c : context) best_bm25 = std::max(best_bm25, c.bm25);
     const double lexical_bound =
         best_bm25 > 0 && best > 0 ? std::clamp(left_out.max_score / best_bm25 / best, 0.0, 1.0) : 1.0;
     const double bound = (ro.lexical_weight * lexical_bound + ro.vector_weight) / (ro.lexical_weight + ro.vector_weight);
